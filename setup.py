@@ -1,0 +1,36 @@
+"""robodyn_ros: an ament_python package that also installs with pip."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "robodyn_ros"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    description="Rigid-body dynamics from URDF for ROS 2, fast enough for every control cycle.",
+    license="BSD-3-Clause",
+    python_requires=">=3.10",
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
+    ],
+    install_requires=[
+        "numpy>=1.26",
+        "scipy>=1.11",
+        "numba>=0.60",
+        "urdfdom-py>=1.2",
+    ],
+    extras_require={
+        "test": ["pytest>=8", "pin>=3.4", "example-robot-data>=4", "ruff>=0.6"],
+    },
+    entry_points={
+        "console_scripts": [
+            "robodyn = robodyn_ros.cli:main",
+        ],
+    },
+    zip_safe=True,
+)
