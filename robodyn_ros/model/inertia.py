@@ -1,0 +1,93 @@
+"""Homogeneous transforms and spatial inertias, the small algebra the URDF parser needs.
+
+Placements are 4x4 homogeneous transforms; spatial inertias are 6x6 in ``[linear; angular]``
+order, about a frame origin and in that frame's axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def rotation_from_rpy(rpy: Sequence[float]) -> np.ndarray:
+    """Rotation of URDF's fixed-axis roll, pitch, yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
+    roll, pitch, yaw = (float(angle) for angle in rpy)
+    cr, sr = np.cos(roll), np.sin(roll)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def rotation_about_axis(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula)."""
+    k = skew(axis)
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+
+
+def homogeneous(rotation: np.ndarray, translation: Sequence[float]) -> np.ndarray:
+    """4x4 transform with the given rotation and translation."""
+    transform = np.eye(4)
+    transform[:3, :3] = rotation
+    transform[:3, 3] = translation
+    return transform
+
+
+def pose_from_xyz_rpy(xyz: Sequence[float], rpy: Sequence[float]) -> np.ndarray:
+    """4x4 transform of a URDF ``<origin xyz=... rpy=...>``."""
+    return homogeneous(rotation_from_rpy(rpy), xyz)
+
+
+def joint_transform(axis: np.ndarray, position: float, *, prismatic: bool) -> np.ndarray:
+    """Motion of a one-degree-of-freedom joint at ``position``: a slide or a turn about ``axis``."""
+    if prismatic:
+        return homogeneous(np.eye(3), position * axis)
+    return homogeneous(rotation_about_axis(axis, position), np.zeros(3))
+
+
+def skew(v: Sequence[float]) -> np.ndarray:
+    """Cross-product matrix: ``skew(a) @ b == np.cross(a, b)``."""
+    x, y, z = v
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def spatial_inertia(mass: float, com: np.ndarray, inertia_about_com: np.ndarray) -> np.ndarray:
+    """6x6 inertia about the frame origin, ``[linear; angular]``, of a body with this mass,
+    centre of mass ``com`` and rotational inertia about the centre of mass (frame axes)."""
+    c = skew(com)
+    inertia = np.empty((6, 6))
+    inertia[:3, :3] = mass * np.eye(3)
+    inertia[:3, 3:] = -mass * c
+    inertia[3:, :3] = mass * c
+    inertia[3:, 3:] = inertia_about_com - mass * (c @ c)
+    return inertia
+
+
+def placed_spatial_inertia(
+    mass: float, com_pose: np.ndarray, inertia_in_com_axes: np.ndarray, placement: np.ndarray
+) -> np.ndarray:
+    """Spatial inertia of a link expressed in another frame.
+
+    Args:
+        mass: link mass, kg.
+        com_pose: 4x4 pose of the link's inertial frame (URDF ``<inertial><origin>``) in the
+            link frame.
+        inertia_in_com_axes: 3x3 rotational inertia about the centre of mass, in the axes of
+            the inertial frame.
+        placement: 4x4 pose of the link frame in the frame the result is expressed in.
+    """
+    com_in_frame = placement @ com_pose
+    rotation = com_in_frame[:3, :3]
+    return spatial_inertia(mass, com_in_frame[:3, 3], rotation @ inertia_in_com_axes @ rotation.T)
+
+
+def principal_moments(inertia: np.ndarray) -> np.ndarray:
+    """Eigenvalues of a symmetric 3x3 rotational inertia, ascending."""
+    return np.linalg.eigvalsh(inertia)

@@ -1,0 +1,86 @@
+"""The immutable kinematic tree a URDF becomes: flat arrays a numba kernel can take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+JOINT_KINDS = ("revolute", "continuous", "prismatic")
+
+
+class ModelError(ValueError):
+    """A robot description that cannot become a Model; the message names the file, link or joint."""
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A fixed-base kinematic tree with one degree of freedom per joint.
+
+    Joints are numbered so that ``parent[i] < i``; body ``i`` is the child link of joint ``i``
+    together with every link attached to it by fixed joints. All 6-D quantities are
+    ``[linear; angular]``; all placements are 4x4 homogeneous transforms.
+
+    Attributes:
+        name: robot name from the URDF.
+        root_link: the URDF root link (the fixed base, world for the dynamics).
+        joint_names, joint_kinds: per joint; kinds are ``JOINT_KINDS``.
+        parent: (n,) int64, parent joint of each joint, -1 for the root body.
+        joint_placement: (n, 4, 4) pose of joint i's frame in its parent body's frame at q = 0
+            (the URDF joint origin; the joint frame is the child link frame).
+        motion_subspace: (n, 6) joint axis as a spatial motion in the joint frame:
+            ``[0; axis]`` for revolute and continuous joints, ``[axis; 0]`` for prismatic.
+        spatial_inertia: (n, 6, 6) inertia of body i about the joint frame origin, in joint
+            frame axes, fixed-attached links merged in.
+        lower, upper, velocity_limit, effort_limit: (n,) joint limits, ±inf where the URDF
+            has none (continuous joints have no position limits).
+        damping, friction: (n,) from the URDF ``<dynamics>`` tag, 0 where absent.
+        frame_names: every URDF link, in URDF order.
+        frame_body: (F,) int64, the body each frame is attached to, -1 for the root body.
+        frame_placement: (F, 4, 4) pose of each frame in its body's frame.
+        gravity: (3,) gravitational acceleration in the root frame, m/s².
+    """
+
+    name: str
+    root_link: str
+    joint_names: tuple[str, ...]
+    joint_kinds: tuple[str, ...]
+    parent: np.ndarray
+    joint_placement: np.ndarray
+    motion_subspace: np.ndarray
+    spatial_inertia: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    frame_names: tuple[str, ...]
+    frame_body: np.ndarray
+    frame_placement: np.ndarray
+    gravity: np.ndarray
+
+    def __post_init__(self) -> None:
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
+    @property
+    def nv(self) -> int:
+        """Number of joints (= velocity dimension = configuration dimension)."""
+        return len(self.joint_names)
+
+    @property
+    def total_mass(self) -> float:
+        """Mass of all moving bodies, kg (the fixed base is not counted)."""
+        return float(self.spatial_inertia[:, 0, 0].sum())
+
+    def frame_index(self, frame: str) -> int:
+        """Index of a frame by link name; a clear error lists near names when it is unknown."""
+        try:
+            return self.frame_names.index(frame)
+        except ValueError:
+            raise ModelError(
+                f"unknown frame '{frame}' in robot '{self.name}'; frames are: "
+                + ", ".join(self.frame_names)
+            ) from None

@@ -1,0 +1,513 @@
+"""URDF → Model: parse with urdf_parser_py, validate, and flatten the tree into arrays.
+
+Fixed joints (and joints named in ``locked_joints``) are merged into their moving parent body;
+every URDF link stays a frame. Every error is a ``ModelError`` whose message starts with the
+file (or string source) and names the link or joint at fault.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import urdf_parser_py.xml_reflection.core as xml_reflection_core
+from urdf_parser_py.urdf import URDF, Joint, Link, Pose
+
+from robodyn_ros.model.inertia import (
+    joint_transform,
+    placed_spatial_inertia,
+    pose_from_xyz_rpy,
+    principal_moments,
+)
+from robodyn_ros.model.model import JOINT_KINDS, Model, ModelError
+
+__all__ = ["GRAVITY", "URDFWarning", "load_urdf", "load_urdf_string"]
+
+GRAVITY = (0.0, 0.0, -9.81)
+"""Gravitational acceleration in the root frame, m/s² (REP 103: z up)."""
+
+_DEFAULT_AXIS = (1.0, 0.0, 0.0)  # URDF spec: the axis when <axis> is absent
+_UNSUPPORTED_KINDS = ("floating", "planar")
+# Eigenvalues of a rotational inertia within this of zero count as zero (kg·m²): relative to
+# the largest moment, with an absolute floor for tensors that are rounding noise.
+_INERTIA_RTOL = 1e-9
+_INERTIA_ATOL = 1e-15
+_TRIANGLE_RTOL = 1e-6
+# Numeric attributes (name → how many numbers) of the elements that matter to the dynamics.
+_NUMBER_ATTRIBUTES = {
+    "origin": {"xyz": 3, "rpy": 3},
+    "axis": {"xyz": 3},
+    "mass": {"value": 1},
+    "inertia": dict.fromkeys(("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), 1),
+    "limit": dict.fromkeys(("lower", "upper", "velocity", "effort"), 1),
+    "dynamics": dict.fromkeys(("damping", "friction"), 1),
+    "mimic": dict.fromkeys(("multiplier", "offset"), 1),
+}
+# Children that must appear at most once; urdf_parser_py keeps the first and only prints.
+_SINGLE_CHILDREN = {
+    "link": ("inertial",),
+    "inertial": ("origin", "mass", "inertia"),
+    "joint": ("origin", "axis", "parent", "child", "limit", "dynamics", "mimic"),
+}
+# What urdf_parser_py needs to see: the rest (visuals, materials, transmissions, gazebo tags)
+# does not affect the dynamics and is dropped, so a broken mesh material cannot block a load.
+_KEPT_ROBOT_CHILDREN = ("link", "joint")
+_DROPPED_LINK_CHILDREN = ("visual", "collision")
+
+_LOG = logging.getLogger(__name__)
+_PARSER_LOCK = threading.Lock()  # urdf_parser_py reports through a module-global hook
+
+
+class URDFWarning(UserWarning):
+    """A URDF that loads but is physically doubtful (mimic joints, odd inertias)."""
+
+
+def load_urdf(
+    path: str | os.PathLike[str], *, locked_joints: Mapping[str, float] | None = None
+) -> Model:
+    """Load a URDF file into a fixed-base ``Model``.
+
+    Revolute, continuous and prismatic joints become degrees of freedom, numbered depth-first
+    from the root link (children in file order, so ``parent[i] < i``); fixed joints merge
+    their child link into the moving parent body. Position limits come from ``<limit>``
+    (absent attributes are 0, as the URDF spec says; continuous joints and joints without
+    ``<limit>`` get ±inf), velocity and effort limits are +inf without ``<limit>``, damping
+    and friction 0 without ``<dynamics>``. Visuals, collisions, materials, transmissions and
+    extension tags are ignored.
+
+    Args:
+        path: the URDF file; its name prefixes every error message.
+        locked_joints: joint name → position (rad or m); those joints become fixed at that
+            position, e.g. the fingers of a gripper.
+
+    Raises:
+        ModelError: the file is not a valid fixed-base URDF tree (the message says where).
+        OSError: the file cannot be read.
+
+    Warns:
+        URDFWarning: mimic joints (loaded as independent joints), singular inertias and
+            inertias that violate the triangle inequality.
+    """
+    with open(path, "rb") as file:
+        xml = file.read()
+    return _load(xml, os.fspath(path), locked_joints)
+
+
+def load_urdf_string(
+    xml: str | bytes,
+    *,
+    source: str = "<string>",
+    locked_joints: Mapping[str, float] | None = None,
+) -> Model:
+    """Load a URDF document (e.g. the ``robot_description`` parameter) into a ``Model``.
+
+    ``source`` names the document in error messages. Everything else is as ``load_urdf``.
+    """
+    return _load(xml, source, locked_joints)
+
+
+def _load(xml: str | bytes, source: str, locked_joints: Mapping[str, float] | None) -> Model:
+    document = _parse_xml(xml, source)
+    robot = _parse_robot(document, source)
+    model, notes = _build_model(robot, source, dict(locked_joints or {}))
+    for note in notes:
+        warnings.warn(note, URDFWarning, stacklevel=3)  # the caller of load_urdf*
+    return model
+
+
+# --- XML ------------------------------------------------------------------------------------
+
+
+def _parse_xml(xml: str | bytes, source: str) -> ET.Element:
+    """The XML tree, checked for what urdf_parser_py misses, prints or reports without a name:
+    repeated elements and numbers that are not finite."""
+    try:
+        document = ET.fromstring(xml)
+    except ET.ParseError as error:
+        raise ModelError(f"{source}: malformed XML: {error}") from None
+    if document.tag != "robot":
+        raise ModelError(f"{source}: the root element is <{document.tag}>, a URDF needs <robot>")
+    for element in document:
+        if element.tag in _KEPT_ROBOT_CHILDREN:
+            owner = f"{element.tag} '{element.get('name')}'"
+            _check_single_children(element, owner, f"<{element.tag}>", source)
+            for child in element:
+                if child.tag not in _DROPPED_LINK_CHILDREN:
+                    _check_element(child, owner, "", source)
+    return document
+
+
+def _check_element(element: ET.Element, owner: str, path: str, source: str) -> None:
+    """Check an element of a link or joint and its children; ``path`` is the chain of
+    enclosing elements below the link or joint, e.g. ``<inertial>``."""
+    _check_single_children(element, owner, f"{path}<{element.tag}>", source)
+    for attribute, count in _NUMBER_ATTRIBUTES.get(element.tag, {}).items():
+        text = element.get(attribute)
+        if text is not None and not _are_finite_numbers(text, count):
+            raise ModelError(
+                f'{source}: {owner}: {path}<{element.tag} {attribute}="{text}"> must be '
+                + ("a finite number" if count == 1 else f"{count} finite numbers")
+            )
+    for child in element:
+        _check_element(child, owner, f"{path}<{element.tag}>", source)
+
+
+def _check_single_children(element: ET.Element, owner: str, where: str, source: str) -> None:
+    for tag in _SINGLE_CHILDREN.get(element.tag, ()):
+        count = len(element.findall(tag))
+        if count > 1:
+            raise ModelError(
+                f"{source}: {owner}: {where} has {count} <{tag}> elements; one is allowed "
+                "(parsers silently keep the first): remove the others"
+            )
+
+
+def _are_finite_numbers(text: str, count: int) -> bool:
+    words = text.split()
+    try:
+        return len(words) == count and all(np.isfinite(float(word)) for word in words)
+    except ValueError:
+        return False
+
+
+def _dynamics_only(document: ET.Element) -> bytes:
+    pruned = ET.Element(document.tag, document.attrib)
+    for child in document:
+        if child.tag in _KEPT_ROBOT_CHILDREN:
+            pruned.append(child)
+            for dropped in [c for c in child if c.tag in _DROPPED_LINK_CHILDREN]:
+                child.remove(dropped)
+    return ET.tostring(pruned, encoding="utf-8")
+
+
+@contextmanager
+def _parser_messages() -> Iterator[list[str]]:
+    """Collect what urdf_parser_py would print to stderr (it reports through ``on_error``)."""
+    messages: list[str] = []
+    with _PARSER_LOCK:
+        printer = xml_reflection_core.on_error
+        xml_reflection_core.on_error = messages.append
+        try:
+            yield messages
+        finally:
+            xml_reflection_core.on_error = printer
+
+
+def _parse_robot(document: ET.Element, source: str) -> URDF:
+    with _parser_messages() as messages:
+        try:
+            robot = URDF.from_xml_string(_dynamics_only(document))
+        except Exception as error:  # urdf_parser_py raises Exception, AssertionError, ...
+            reason = " ".join(str(error).split())  # ParseError spans lines
+            raise ModelError(f"{source}: invalid URDF: {reason}") from None
+    for message in messages:
+        if message.startswith(("Unknown tag", "Unknown attribute")):
+            _LOG.debug("%s: ignored %s", source, message[0].lower() + message[1:])
+        else:
+            raise ModelError(f"{source}: invalid URDF: {message}")
+    return robot
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Tree:
+    root: str
+    parent_joint: dict[str, Joint]  # child link → the joint that carries it
+    child_joints: dict[str, list[Joint]]  # link → joints leaving it, in URDF order
+
+
+@dataclass(frozen=True)
+class _Inertial:
+    mass: float
+    com_pose: np.ndarray  # 4x4, inertial frame in the link frame
+    inertia: np.ndarray  # 3x3 about the COM, inertial frame axes
+
+
+def _check_unique_names(robot: URDF, source: str) -> None:
+    for kind, items in (("link", robot.links), ("joint", robot.joints)):
+        seen: set[str] = set()
+        for item in items:
+            if item.name in seen:
+                raise ModelError(f"{source}: {kind} '{item.name}' is defined twice")
+            seen.add(item.name)
+
+
+def _kinematic_tree(robot: URDF, source: str) -> _Tree:
+    links = [link.name for link in robot.links]
+    if not links:
+        raise ModelError(f"{source}: robot '{robot.name}' has no links")
+    known = set(links)
+    parent_joint: dict[str, Joint] = {}
+    child_joints: dict[str, list[Joint]] = {name: [] for name in links}
+    for joint in robot.joints:
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in known:
+                raise ModelError(
+                    f"{source}: joint '{joint.name}' names {role} link '{link}', "
+                    "which is not defined"
+                )
+        if joint.child in parent_joint:
+            raise ModelError(
+                f"{source}: link '{joint.child}' has two parent joints, "
+                f"'{parent_joint[joint.child].name}' and '{joint.name}'; a URDF is a tree, "
+                "every link but the root has exactly one parent joint"
+            )
+        parent_joint[joint.child] = joint
+        child_joints[joint.parent].append(joint)
+    roots = [name for name in links if name not in parent_joint]
+    if len(roots) > 1:
+        raise ModelError(
+            f"{source}: several root links ({', '.join(repr(r) for r in roots)}); exactly one "
+            "link may have no parent joint: connect the others to the tree"
+        )
+    reached = set(_depth_first(roots[0], child_joints)) if roots else set()
+    for name in links:
+        if name not in reached:
+            loop = _loop_through(name, parent_joint)
+            prefix = "no root link, " if not roots else ""
+            raise ModelError(f"{source}: {prefix}the joints form a kinematic loop: {loop}")
+    return _Tree(roots[0], parent_joint, child_joints)
+
+
+def _loop_through(link: str, parent_joint: Mapping[str, Joint]) -> str:
+    """Describe the loop reached by walking up the parents of a link no root reaches."""
+    path: list[str] = []
+    while link not in path:
+        path.append(link)
+        link = parent_joint[link].parent
+    loop = path[path.index(link) :][::-1]
+    return ", ".join(
+        f"joint '{parent_joint[child].name}' ({parent_joint[child].parent} → {child})"
+        for child in loop
+    )
+
+
+def _depth_first(root: str, child_joints: Mapping[str, list[Joint]]) -> Iterator[str]:
+    """Links in depth-first order from the root, children in URDF order."""
+    stack = [root]
+    while stack:
+        link = stack.pop()
+        yield link
+        stack.extend(joint.child for joint in reversed(child_joints[link]))
+
+
+def _check_joint(joint: Joint, source: str) -> None:
+    subject = f"joint '{joint.name}'"
+    if joint.type in _UNSUPPORTED_KINDS:
+        raise ModelError(
+            f"{source}: {subject} is {joint.type}: floating and planar joints are not supported "
+            "(fixed-base robots only); remove it or make it fixed"
+        )
+    if joint.type not in (*JOINT_KINDS, "fixed"):
+        raise ModelError(f"{source}: {subject} has unsupported type '{joint.type}'")
+
+
+def _origin_pose(origin: Pose | None) -> np.ndarray:
+    """4x4 transform of an ``<origin>``, identity when absent."""
+    return np.eye(4) if origin is None else pose_from_xyz_rpy(origin.xyz, origin.rpy)
+
+
+def _joint_axis(joint: Joint, source: str) -> np.ndarray:
+    axis = np.array(joint.axis if joint.axis is not None else _DEFAULT_AXIS, dtype=float)
+    norm = np.linalg.norm(axis)
+    if norm == 0.0:
+        raise ModelError(
+            f"{source}: joint '{joint.name}': <axis xyz> has zero length; give the direction "
+            'of motion, e.g. "0 0 1"'
+        )
+    return axis / norm
+
+
+def _link_inertial(link: Link, source: str, notes: list[str]) -> _Inertial | None:
+    """The validated inertial of a link (None when massless); doubts go to ``notes``."""
+    if link.inertial is None:
+        return None
+    subject = f"link '{link.name}'"
+    inertial = link.inertial
+    if inertial.inertia is None:
+        raise ModelError(f"{source}: {subject}: <inertial> has a <mass> but no <inertia>")
+    mass = float(inertial.mass)
+    if mass < 0.0:
+        raise ModelError(f"{source}: {subject} has negative mass {mass:g} kg")
+    inertia = np.array(inertial.inertia.to_matrix(), dtype=float)
+    _check_rotational_inertia(inertia, mass, source, subject, notes)
+    return _Inertial(mass, _origin_pose(inertial.origin), inertia)
+
+
+def _check_rotational_inertia(
+    inertia: np.ndarray, mass: float, source: str, subject: str, notes: list[str]
+) -> None:
+    moments = principal_moments(inertia)
+    shown = ", ".join(f"{m:.6g}" for m in moments)
+    tolerance = max(_INERTIA_RTOL * np.abs(moments).max(), _INERTIA_ATOL)
+    if moments[0] < -tolerance:
+        raise ModelError(
+            f"{source}: {subject}: <inertia> is not positive semi-definite (principal moments "
+            f"{shown} kg·m²); no body has a negative moment of inertia: fix ixx..izz"
+        )
+    if mass > 0.0 and moments[0] <= tolerance:
+        notes.append(
+            f"{source}: {subject} has mass {mass:g} kg but a singular <inertia> (principal "
+            f"moments {shown} kg·m²): loaded as a point mass or thin rod"
+        )
+    if moments[2] - (moments[0] + moments[1]) > max(_TRIANGLE_RTOL * moments[2], tolerance):
+        notes.append(
+            f"{source}: {subject}: principal moments {shown} kg·m² violate the triangle "
+            "inequality (the largest exceeds the sum of the other two): no rigid body has "
+            "this inertia, check ixx..izz"
+        )
+
+
+def _check_locked_joints(robot: URDF, locked: Mapping[str, float], source: str) -> None:
+    joints = {joint.name: joint for joint in robot.joints}
+    for name, position in locked.items():
+        joint = joints.get(name)
+        if joint is None:
+            moving = ", ".join(j.name for j in robot.joints if j.type in JOINT_KINDS)
+            raise ModelError(
+                f"{source}: locked joint '{name}' is not a joint of robot '{robot.name}'; "
+                f"its moving joints are: {moving}"
+            )
+        if joint.type not in JOINT_KINDS:
+            raise ModelError(
+                f"{source}: locked joint '{name}' is {joint.type}; only revolute, continuous "
+                "and prismatic joints can be locked"
+            )
+        if not np.isfinite(position):
+            raise ModelError(f"{source}: locked joint '{name}': position {position} is not finite")
+
+
+# --- flattening -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _MovingJoint:
+    name: str
+    kind: str
+    parent: int
+    placement: np.ndarray
+    motion_subspace: np.ndarray
+    lower: float
+    upper: float
+    velocity_limit: float
+    effort_limit: float
+    damping: float
+    friction: float
+
+
+@dataclass
+class _Flattened:
+    """The tree with fixed and locked joints merged: moving joints and where each link sits."""
+
+    joints: list[_MovingJoint]
+    link_body: dict[str, int]  # -1 for the root body
+    link_placement: dict[str, np.ndarray]  # in its body's frame
+
+
+def _build_model(robot: URDF, source: str, locked: Mapping[str, float]) -> tuple[Model, list[str]]:
+    """The Model of a parsed URDF, and the warnings it deserves."""
+    notes: list[str] = []
+    _check_unique_names(robot, source)
+    tree = _kinematic_tree(robot, source)
+    for joint in robot.joints:
+        _check_joint(joint, source)
+    _check_locked_joints(robot, locked, source)
+    inertials = {link.name: _link_inertial(link, source, notes) for link in robot.links}
+    flat = _flatten(tree, locked, source)
+    if not flat.joints:
+        raise ModelError(
+            f"{source}: robot '{robot.name}' has no moving (revolute, continuous, prismatic) "
+            "joint left, so there is nothing to compute"
+        )
+    for joint in robot.joints:
+        if joint.mimic is not None and joint.type in JOINT_KINDS and joint.name not in locked:
+            notes.append(
+                f"{source}: joint '{joint.name}' mimics joint '{joint.mimic.joint}'; loaded as "
+                "an independent joint (as Pinocchio does): drive it yourself or lock it"
+            )
+    joints = flat.joints
+    frame_names = tuple(link.name for link in robot.links)
+    model = Model(
+        name=robot.name,
+        root_link=tree.root,
+        joint_names=tuple(j.name for j in joints),
+        joint_kinds=tuple(j.kind for j in joints),
+        parent=np.array([j.parent for j in joints], dtype=np.int64),
+        joint_placement=np.array([j.placement for j in joints]),
+        motion_subspace=np.array([j.motion_subspace for j in joints]),
+        spatial_inertia=_body_inertias(flat, inertials),
+        lower=np.array([j.lower for j in joints]),
+        upper=np.array([j.upper for j in joints]),
+        velocity_limit=np.array([j.velocity_limit for j in joints]),
+        effort_limit=np.array([j.effort_limit for j in joints]),
+        damping=np.array([j.damping for j in joints]),
+        friction=np.array([j.friction for j in joints]),
+        frame_names=frame_names,
+        frame_body=np.array([flat.link_body[name] for name in frame_names], dtype=np.int64),
+        frame_placement=np.array([flat.link_placement[name] for name in frame_names]),
+        gravity=np.array(GRAVITY),
+    )
+    return model, notes
+
+
+def _flatten(tree: _Tree, locked: Mapping[str, float], source: str) -> _Flattened:
+    """Number the moving joints depth-first and merge fixed (and locked) joints into bodies."""
+    flat = _Flattened([], {tree.root: -1}, {tree.root: np.eye(4)})
+    for link in _depth_first(tree.root, tree.child_joints):
+        if link == tree.root:
+            continue
+        joint = tree.parent_joint[link]
+        parent_body = flat.link_body[joint.parent]
+        placement = flat.link_placement[joint.parent] @ _origin_pose(joint.origin)
+        if joint.name in locked:
+            prismatic = joint.type == "prismatic"
+            axis = _joint_axis(joint, source)
+            placement = placement @ joint_transform(axis, locked[joint.name], prismatic=prismatic)
+        if joint.type == "fixed" or joint.name in locked:
+            flat.link_body[link], flat.link_placement[link] = parent_body, placement
+        else:
+            flat.link_body[link], flat.link_placement[link] = len(flat.joints), np.eye(4)
+            flat.joints.append(_moving_joint(joint, parent_body, placement, source))
+    return flat
+
+
+def _body_inertias(flat: _Flattened, inertials: Mapping[str, _Inertial | None]) -> np.ndarray:
+    """(n, 6, 6) spatial inertia of each moving body, its fixed-attached links merged in."""
+    inertias = np.zeros((len(flat.joints), 6, 6))
+    for link, inertial in inertials.items():
+        body = flat.link_body[link]
+        if body >= 0 and inertial is not None:
+            inertias[body] += placed_spatial_inertia(
+                inertial.mass, inertial.com_pose, inertial.inertia, flat.link_placement[link]
+            )
+    return inertias
+
+
+def _moving_joint(joint: Joint, parent: int, placement: np.ndarray, source: str) -> _MovingJoint:
+    axis = _joint_axis(joint, source)
+    zero = np.zeros(3)
+    subspace = np.concatenate([axis, zero] if joint.type == "prismatic" else [zero, axis])
+    limit, dynamics = joint.limit, joint.dynamics
+    has_position_limits = limit is not None and joint.type != "continuous"
+    return _MovingJoint(
+        name=joint.name,
+        kind=joint.type,
+        parent=parent,
+        placement=placement,
+        motion_subspace=subspace,
+        lower=float(limit.lower) if has_position_limits else -np.inf,
+        upper=float(limit.upper) if has_position_limits else np.inf,
+        velocity_limit=float(limit.velocity) if limit is not None else np.inf,
+        effort_limit=float(limit.effort) if limit is not None else np.inf,
+        damping=float(dynamics.damping or 0.0) if dynamics is not None else 0.0,
+        friction=float(dynamics.friction or 0.0) if dynamics is not None else 0.0,
+    )
