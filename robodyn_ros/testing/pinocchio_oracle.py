@@ -1,0 +1,249 @@
+"""Pinocchio asked robodyn's questions, answered in robodyn's conventions.
+
+robodyn orders joints as the caller lists them and gives every joint one coordinate (a continuous
+joint as an angle). Pinocchio orders joints depth-first from the URDF root and stores a
+continuous joint as (cos θ, sin θ). ``PinocchioOracle`` converts between the two so tests and
+benchmarks compare like with like. It takes joint names, not a robodyn Model, so it stays an
+independent oracle; it needs Pinocchio (``pip install pin``), a test/benchmark dependency only.
+
+6-D quantities are ``[linear; angular]`` on both sides. Every method takes one state, ``(nv,)``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+
+class PinocchioOracle:
+    """A fixed-base Pinocchio model of a URDF that speaks in robodyn's joint order.
+
+    Attributes:
+        model, data: the Pinocchio model (locked joints removed) and its workspace, for callers
+            that want to time Pinocchio itself on ``q(...)``/``v(...)`` converted states.
+        joint_names: robodyn's joint order, one coordinate per joint.
+        nv: number of joints.
+    """
+
+    def __init__(
+        self,
+        urdf: str | os.PathLike,
+        joint_names: Sequence[str],
+        *,
+        locked_joints: Mapping[str, float] | None = None,
+        is_string: bool = False,
+    ) -> None:
+        """Build the model.
+
+        Args:
+            urdf: path of a URDF file, or the URDF text itself when ``is_string``.
+            joint_names: every moving joint left after locking, in robodyn's order.
+            locked_joints: joint name → position at which that joint is frozen (a continuous
+                joint's as an angle); the other joints are at neutral while locking.
+            is_string: ``urdf`` is URDF text rather than a path.
+
+        Raises:
+            ValueError: a locked joint is unknown, or ``joint_names`` is not exactly the set of
+                moving joints left, or one of them has more than one degree of freedom.
+        """
+        full = pin.buildModelFromXML(urdf) if is_string else pin.buildModelFromUrdf(os.fspath(urdf))
+        self.model = _lock_joints(full, locked_joints or {})
+        self.data = self.model.createData()
+        self.joint_names = tuple(joint_names)
+        self.nv = len(self.joint_names)
+        _require_every_joint_once(self.model, self.joint_names)
+        self._joint_ids = _joint_ids(self.model, self.joint_names)
+        joints = [self.model.joints[i] for i in self._joint_ids]
+        self._idx_q = np.array([joint.idx_q for joint in joints], dtype=np.int64)
+        self._idx_v = np.array([joint.idx_v for joint in joints], dtype=np.int64)
+        self._is_angle_pair = np.array([joint.nq == 2 for joint in joints], dtype=bool)
+
+    # -- conversions --------------------------------------------------------------------------
+
+    def q(self, q_ours: np.ndarray) -> np.ndarray:
+        """Pinocchio configuration (nq,) of robodyn joint positions (nv,)."""
+        q_ours = self._state(q_ours, "q")
+        q_pin = np.empty(self.model.nq)
+        single = ~self._is_angle_pair
+        q_pin[self._idx_q[single]] = q_ours[single]
+        pair_start = self._idx_q[self._is_angle_pair]
+        angles = q_ours[self._is_angle_pair]
+        q_pin[pair_start] = np.cos(angles)
+        q_pin[pair_start + 1] = np.sin(angles)
+        return q_pin
+
+    def q_to_ours(self, q_pin: np.ndarray) -> np.ndarray:
+        """robodyn joint positions (nv,) of a Pinocchio configuration (nq,); angles in (-π, π]."""
+        q_pin = np.asarray(q_pin, dtype=float)
+        if q_pin.shape != (self.model.nq,):
+            raise ValueError(f"q_pin must have shape ({self.model.nq},), got {q_pin.shape}")
+        q_ours = q_pin[self._idx_q]
+        pair_start = self._idx_q[self._is_angle_pair]
+        q_ours[self._is_angle_pair] = np.arctan2(q_pin[pair_start + 1], q_pin[pair_start])
+        return q_ours
+
+    def v(self, v_ours: np.ndarray) -> np.ndarray:
+        """Pinocchio order of a velocity, acceleration or torque vector (nv,)."""
+        v_pin = np.empty(self.nv)
+        v_pin[self._idx_v] = self._state(v_ours, "v")
+        return v_pin
+
+    def to_ours(self, x_pin: np.ndarray) -> np.ndarray:
+        """robodyn order of a Pinocchio velocity, acceleration or torque vector (nv,)."""
+        return np.asarray(x_pin, dtype=float)[self._idx_v]
+
+    def matrix_to_ours(self, m_pin: np.ndarray) -> np.ndarray:
+        """robodyn order of the rows and columns of an nv×nv Pinocchio matrix."""
+        return np.asarray(m_pin, dtype=float)[np.ix_(self._idx_v, self._idx_v)]
+
+    def jacobian_to_ours(self, j_pin: np.ndarray) -> np.ndarray:
+        """robodyn order of the columns of a k×nv Pinocchio Jacobian."""
+        return np.asarray(j_pin, dtype=float)[:, self._idx_v]
+
+    # -- dynamics ------------------------------------------------------------------------------
+
+    def rnea(
+        self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, f_ext: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Inverse dynamics τ (nv,); ``f_ext`` (nv, 6) as in ``forces``."""
+        args = (self.model, self.data, self.q(q), self.v(qd), self.v(qdd))
+        if f_ext is None:
+            return self.to_ours(pin.rnea(*args))
+        return self.to_ours(pin.rnea(*args, self.forces(f_ext)))
+
+    def aba(
+        self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, f_ext: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Forward dynamics q̈ (nv,); ``f_ext`` (nv, 6) as in ``forces``."""
+        args = (self.model, self.data, self.q(q), self.v(qd), self.v(tau))
+        if f_ext is None:
+            return self.to_ours(pin.aba(*args))
+        return self.to_ours(pin.aba(*args, self.forces(f_ext)))
+
+    def bias_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """C(q, q̇) q̇ + g(q), (nv,)."""
+        return self.to_ours(pin.nonLinearEffects(self.model, self.data, self.q(q), self.v(qd)))
+
+    def gravity_torques(self, q: np.ndarray) -> np.ndarray:
+        """g(q), (nv,)."""
+        return self.to_ours(pin.computeGeneralizedGravity(self.model, self.data, self.q(q)))
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """Joint-space inertia M(q), (nv, nv), symmetric."""
+        return self.matrix_to_ours(_symmetric(pin.crba(self.model, self.data, self.q(q))))
+
+    def mass_matrix_inverse(self, q: np.ndarray) -> np.ndarray:
+        """M(q)⁻¹, (nv, nv), symmetric."""
+        minv = pin.computeMinverse(self.model, self.data, self.q(q))
+        return self.matrix_to_ours(_symmetric(minv))
+
+    def kinetic_energy(self, q: np.ndarray, qd: np.ndarray) -> float:
+        """½ q̇ᵀ M(q) q̇, J."""
+        return float(pin.computeKineticEnergy(self.model, self.data, self.q(q), self.v(qd)))
+
+    def potential_energy(self, q: np.ndarray) -> float:
+        """Gravitational potential energy of the moving bodies, J (zero at the world origin)."""
+        return float(pin.computePotentialEnergy(self.model, self.data, self.q(q)))
+
+    def forces(self, f_ext: np.ndarray) -> pin.StdVec_Force:
+        """Pinocchio's per-joint external forces of robodyn's (nv, 6) ``f_ext``.
+
+        Row i is the wrench ``[force; torque]`` on the body moved by ``joint_names[i]``,
+        expressed in that body's frame (the joint frame = the URDF child link frame) about its
+        origin, which is how Pinocchio takes ``fext``.
+        """
+        f_ext = np.asarray(f_ext, dtype=float)
+        if f_ext.shape != (self.nv, 6):
+            raise ValueError(f"f_ext must have shape ({self.nv}, 6), got {f_ext.shape}")
+        forces = pin.StdVec_Force()
+        forces.extend(pin.Force.Zero() for _ in range(self.model.njoints))
+        for wrench, joint_id in zip(f_ext, self._joint_ids, strict=True):
+            forces[joint_id] = pin.Force(wrench)
+        return forces
+
+    # -- frames --------------------------------------------------------------------------------
+
+    def frame_pose(self, q: np.ndarray, link_name: str) -> np.ndarray:
+        """4x4 pose of a URDF link in the world (the root link frame)."""
+        frame_id = self._link_frame(link_name)
+        pin.framesForwardKinematics(self.model, self.data, self.q(q))
+        return self.data.oMf[frame_id].homogeneous.copy()
+
+    def jacobian(self, q: np.ndarray, link_name: str) -> np.ndarray:
+        """6×nv Jacobian ``[linear; angular]`` of a link's origin, world-aligned axes."""
+        return self.jacobian_to_ours(self._jacobian_pin(self.q(q), link_name))
+
+    def operational_space_inertia(self, q: np.ndarray, link_name: str) -> np.ndarray:
+        """Λ = (J M⁻¹ Jᵀ)⁻¹, 6x6, with the Jacobian of ``jacobian``; needs J of full rank."""
+        q_pin = self.q(q)
+        jac = self._jacobian_pin(q_pin, link_name)
+        minv = _symmetric(pin.computeMinverse(self.model, self.data, q_pin))
+        lam = np.linalg.inv(jac @ minv @ jac.T)
+        return (lam + lam.T) / 2
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _jacobian_pin(self, q_pin: np.ndarray, link_name: str) -> np.ndarray:
+        frame_id = self._link_frame(link_name)
+        return pin.computeFrameJacobian(
+            self.model, self.data, q_pin, frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+        ).copy()
+
+    def _link_frame(self, link_name: str) -> int:
+        if not self.model.existFrame(link_name, pin.FrameType.BODY):
+            links = [f.name for f in self.model.frames if f.type == pin.FrameType.BODY]
+            raise KeyError(f"no link {link_name!r} in the model; links: {', '.join(links)}")
+        return self.model.getFrameId(link_name, pin.FrameType.BODY)
+
+    def _state(self, x: np.ndarray, label: str) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.nv,):
+            raise ValueError(f"{label} must have shape ({self.nv},), got {x.shape}")
+        return x
+
+
+def _lock_joints(model: pin.Model, locked: Mapping[str, float]) -> pin.Model:
+    """The model with the named joints frozen at the given positions (others at neutral)."""
+    if not locked:
+        return model
+    ids = _joint_ids(model, tuple(locked))
+    reference = pin.neutral(model)
+    for joint_id, position in zip(ids, locked.values(), strict=True):
+        joint = model.joints[joint_id]
+        if joint.nq == 2:
+            reference[joint.idx_q : joint.idx_q + 2] = np.cos(position), np.sin(position)
+        else:
+            reference[joint.idx_q] = position
+    return pin.buildReducedModel(model, ids, reference)
+
+
+def _require_every_joint_once(model: pin.Model, names: Sequence[str]) -> None:
+    """Raise unless ``names`` lists each moving joint of the model exactly once."""
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    missing = [name for name in list(model.names)[1:] if name not in names]
+    if repeated or missing:
+        raise ValueError(
+            f"joint_names must list every moving joint once; repeated: {repeated}, "
+            f"missing: {missing}"
+        )
+
+
+def _joint_ids(model: pin.Model, names: Sequence[str]) -> list[int]:
+    """Pinocchio ids of one-degree-of-freedom joints, checked against the model."""
+    known = list(model.names)[1:]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"joints {unknown} are not in the model; its joints: {known}")
+    ids = [model.getJointId(name) for name in names]
+    wide = [name for name, i in zip(names, ids, strict=True) if model.joints[i].nv != 1]
+    if wide:
+        raise ValueError(f"joints {wide} have more than one degree of freedom")
+    return ids
+
+
+def _symmetric(upper: np.ndarray) -> np.ndarray:
+    """The symmetric matrix whose upper triangle Pinocchio filled."""
+    return np.triu(upper) + np.triu(upper, 1).T
