@@ -1,0 +1,89 @@
+"""Forward kinematics of every body and frame, and frame Jacobians."""
+
+import numpy as np
+
+from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.spatial import compose, joint_pose, motion_to_parent
+from robodyn_ros.dynamics.tree import (
+    FRAME_BODY,
+    FRAME_PLACEMENT,
+    INERTIA,
+    POSE,
+    SUBSPACE,
+    parent_of,
+)
+
+
+@kernel_helper
+def forward_kinematics(tree, q, X_world, S_world):
+    """Forward pass: pose X_world[i] of every body in the world (n x 12), and its joint's
+    motion subspace in world axes about the world origin, S_world[i] (n x 6)."""
+    X_local = np.empty(POSE)
+    for i in range(q.shape[0]):
+        lam = parent_of(tree, i)
+        if lam < 0:
+            joint_pose(tree[i], q[i], X_world[i])
+        else:
+            joint_pose(tree[i], q[i], X_local)
+            compose(X_world[lam], X_local, X_world[i])
+        motion_to_parent(X_world[i], tree[i, SUBSPACE:INERTIA], S_world[i])
+
+
+@kernel_helper
+def frame_pose_into(X_world, frame, out):
+    """out (4x4) = pose of the frame's body in the world · pose of the frame in its body."""
+    body = int(frame[FRAME_BODY])
+    X = frame[FRAME_PLACEMENT:]
+    if body >= 0:
+        X = np.empty(POSE)
+        compose(X_world[body], frame[FRAME_PLACEMENT:], X)
+    for r in range(3):
+        out[r, 0], out[r, 1], out[r, 2], out[r, 3] = X[3 * r], X[3 * r + 1], X[3 * r + 2], X[9 + r]
+        out[3, r] = 0.0
+    out[3, 3] = 1.0
+
+
+@kernel_helper
+def frame_jacobian_into(tree, S_world, body, origin, J):
+    """Jacobian (6 x n) of a frame on `body` with its origin at `origin`, world-aligned axes.
+
+    Column j, for each joint on the path to the root, is the joint's world motion [v_O; ω]
+    moved from the world origin to the frame origin: [v_O + ω × origin; ω].
+    """
+    J[:, :] = 0.0
+    j = body
+    while j >= 0:
+        m = S_world[j]
+        J[0, j] = m[0] + m[4] * origin[2] - m[5] * origin[1]
+        J[1, j] = m[1] + m[5] * origin[0] - m[3] * origin[2]
+        J[2, j] = m[2] + m[3] * origin[1] - m[4] * origin[0]
+        J[3, j], J[4, j], J[5, j] = m[3], m[4], m[5]
+        j = parent_of(tree, j)
+
+
+@kernel
+def frame_poses(tree, frames, q, out):
+    """Poses (4x4) of the given frames (F x 13 rows) for a state (n,) or a batch (B, n);
+    out is (..., F, 4, 4)."""
+    Q = np.atleast_2d(q)
+    B, n = Q.shape
+    F = frames.shape[0]
+    OUT = out.reshape((B, F, 4, 4))
+    X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
+    for b in range(B):
+        forward_kinematics(tree, Q[b], X_world, S_world)
+        for k in range(F):
+            frame_pose_into(X_world, frames[k], OUT[b, k])
+
+
+@kernel
+def frame_jacobian(tree, frame, q, out):
+    """Jacobian of one frame (a 13-row) for a state (n,) or a batch (B, n); out (..., 6, n)."""
+    Q = np.atleast_2d(q)
+    B, n = Q.shape
+    OUT = out.reshape((B, 6, n))
+    X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
+    for b in range(B):
+        forward_kinematics(tree, Q[b], X_world, S_world)
+        frame_pose_into(X_world, frame, pose)
+        frame_jacobian_into(tree, S_world, int(frame[FRAME_BODY]), pose[:3, 3], OUT[b])

@@ -1,0 +1,91 @@
+"""The kinematic tree as the kernels take it: one float64 row per joint.
+
+Every call from Python pays for each array argument, so the Model's arrays travel as one:
+
+    PARENT       parent joint index, -1 for the root body
+    PLACEMENT    joint frame in the parent body at q = 0, as a pose (12 numbers, below)
+    SUBSPACE     motion subspace S in the joint frame, [linear; angular] (6)
+    INERTIA      mass, centre of mass (3), rotational inertia about the centre of mass
+                 (3x3 row-major), in body coordinates (13)
+
+A pose is 12 numbers: rotation R row-major (9) then translation p (3); it maps child
+coordinates to parent coordinates, x_parent = R x_child + p. Frames travel the same way: a
+row per frame of FRAME_BODY (the body index, -1 for the root) and its pose in that body.
+"""
+
+import numpy as np
+
+from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.model import Model
+
+PARENT = 0
+PLACEMENT = 1
+SUBSPACE = 13
+INERTIA = 19
+COM = INERTIA + 1
+WIDTH = 32
+
+FRAME_BODY = 0
+FRAME_PLACEMENT = 1
+FRAME_WIDTH = 13
+
+POSE = 12
+
+
+def pose_of(transform: np.ndarray) -> np.ndarray:
+    """(..., 4, 4) homogeneous transforms → (..., 12) poses."""
+    return np.concatenate(
+        [transform[..., :3, :3].reshape(*transform.shape[:-2], 9), transform[..., :3, 3]], axis=-1
+    )
+
+
+def inertia_rows(spatial_inertia: np.ndarray) -> np.ndarray:
+    """(n, 6, 6) spatial inertias about body origins → (n, 13) mass, com, inertia about com."""
+    mass = spatial_inertia[:, 0, 0]
+    safe_mass = np.where(mass > 0.0, mass, 1.0)[:, None, None]
+    skew_com = spatial_inertia[:, 3:, :3] / safe_mass  # the m[c]× block over m
+    com = np.stack([skew_com[:, 2, 1], skew_com[:, 0, 2], skew_com[:, 1, 0]], axis=1)
+    # about the origin I_o = I_c − m [c]×[c]×, so I_c = I_o + m [c]×[c]×
+    inertia_com = spatial_inertia[:, 3:, 3:] + mass[:, None, None] * (skew_com @ skew_com)
+    return np.concatenate([mass[:, None], com, inertia_com.reshape(-1, 9)], axis=1)
+
+
+def pack_tree(model: Model) -> np.ndarray:
+    """The (n, WIDTH) array of a Model's joints and bodies.
+
+    The kernels need the joints in depth-first order (each subtree a contiguous index range):
+    every joint's parent is the joint before it or one of that joint's ancestors.
+    """
+    check_depth_first(model.parent)
+    tree = np.empty((model.nv, WIDTH))
+    tree[:, PARENT] = model.parent
+    tree[:, PLACEMENT:SUBSPACE] = pose_of(model.joint_placement)
+    tree[:, SUBSPACE:INERTIA] = model.motion_subspace
+    tree[:, INERTIA:WIDTH] = inertia_rows(model.spatial_inertia)
+    return tree
+
+
+def check_depth_first(parent: np.ndarray) -> None:
+    """Raise ValueError unless the parent array lists the joints in depth-first order."""
+    path: list[int] = []  # the joints from the root to the previous joint
+    for i, lam in enumerate(parent):
+        while path and path[-1] != lam:
+            path.pop()
+        if lam >= 0 and not path:
+            raise ValueError(f"joints are not in depth-first order: joint {i} (parent {lam})")
+        path.append(i)
+
+
+def pack_frames(model: Model) -> np.ndarray:
+    """The (F, FRAME_WIDTH) array of a Model's frames."""
+    frames = np.empty((len(model.frame_names), FRAME_WIDTH))
+    frames[:, FRAME_BODY] = model.frame_body
+    frames[:, FRAME_PLACEMENT:] = pose_of(model.frame_placement)
+    return frames
+
+
+@kernel_helper
+def parent_of(tree, i):
+    """Parent joint of joint i, -1 for the root body."""
+    return int(tree[i, PARENT])
+
