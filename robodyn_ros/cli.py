@@ -1,0 +1,120 @@
+"""The ``robodyn`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from robodyn_ros.model import ModelError
+from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.robot import Robot
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``robodyn`` console script."""
+    parser = argparse.ArgumentParser(prog="robodyn", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="load a robot and print a summary of its dynamics")
+    demo.add_argument("--urdf", help="URDF file (default: the bundled Franka Emika Panda)")
+    demo.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
+    args = parser.parse_args(argv)
+    try:
+        return run_demo(args.urdf, args.frame)
+    except (ModelError, OSError, ValueError) as error:
+        print(f"robodyn: {error}", file=sys.stderr)
+        return 1
+
+
+def run_demo(urdf: str | None, frame: str | None) -> int:
+    """Print mass, M(q), gravity torques, the end-effector pose and Λ at a few
+    configurations, a consistency check and a timing line."""
+    start = time.perf_counter()
+    path = urdf or bundled_urdf("panda")
+    robot = Robot.from_urdf(path)
+    frame = frame or robot.frame_names[-1]
+    model = robot.model
+    print(f"robot '{model.name}' from {path}")
+    print(f"  {robot.nv} joints: {', '.join(robot.joint_names)}")
+    print(f"  {len(robot.frame_names)} frames; end effector '{frame}'")
+    print(f"  moving mass {model.total_mass:.3f} kg")
+    np.set_printoptions(precision=4, suppress=True, linewidth=110)
+    for name, q in demo_configurations(robot).items():
+        print_configuration(robot, name, q, frame)
+    first_calls = time.perf_counter() - start
+    print_consistency(robot)
+    print_timing(robot, frame)
+    print(f"start-up: load and first call of each function {first_calls:.2f} s "
+          "(includes compiling the kernels the first time they run on this machine)")
+    return 0
+
+
+def demo_configurations(robot: Robot) -> dict[str, np.ndarray]:
+    """Zero, mid-range (middle of finite limits, 0 elsewhere) and a seeded random state."""
+    lower, upper = robot.model.lower, robot.model.upper
+    finite = np.isfinite(lower) & np.isfinite(upper)
+    middle = np.where(finite, 0.5 * (lower + upper), 0.0)
+    rng = np.random.default_rng(0)
+    low, high = np.where(finite, lower, -np.pi), np.where(finite, upper, np.pi)
+    return {"zero": np.zeros(robot.nv), "mid-range": middle, "random": rng.uniform(low, high)}
+
+
+def print_configuration(robot: Robot, name: str, q: np.ndarray, frame: str) -> None:
+    """The dynamics summary at one configuration."""
+    pose = robot.frame_pose(q, frame)
+    print(f"\nconfiguration '{name}': q = {q} rad|m")
+    print(f"  {frame} position {pose[:3, 3]} m")
+    print(f"  gravity torques g(q) = {robot.gravity_torques(q)} N·m|N")
+    print("  joint-space inertia M(q):")
+    print("   ", str(robot.mass_matrix(q)).replace("\n", "\n    "))
+    rank = np.linalg.matrix_rank(robot.jacobian(q, frame))
+    if rank < 6:
+        print(f"  operational-space inertia of {frame}: none, the Jacobian has rank {rank} < 6")
+        return
+    Lambda = robot.operational_space_inertia(q, frame)
+    print(f"  operational-space inertia of {frame}: translational eigenvalues "
+          f"{np.linalg.eigvalsh(Lambda[:3, :3])} kg")
+
+
+def print_consistency(robot: Robot) -> None:
+    """Forward dynamics undoes inverse dynamics, and M is symmetric positive definite."""
+    rng = np.random.default_rng(1)
+    q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 100, robot.nv))
+    roundtrip = robot.forward_dynamics(q, qd, robot.inverse_dynamics(q, qd, qdd))
+    smallest = np.linalg.eigvalsh(robot.mass_matrix(q))[:, 0].min()
+    print(f"\nchecks over 100 random states: max |ABA(RNEA(q̈)) - q̈| = "
+          f"{np.abs(roundtrip - qdd).max():.1e}, smallest eigenvalue of M = {smallest:.3e}")
+
+
+def print_timing(robot: Robot, frame: str) -> None:
+    """Median time of one call from Python for the main functions."""
+    rng = np.random.default_rng(2)
+    q, qd, qdd = rng.uniform(-1.0, 1.0, (3, robot.nv))
+    calls: dict[str, Callable[[], object]] = {
+        "inverse_dynamics": lambda: robot.inverse_dynamics(q, qd, qdd),
+        "mass_matrix": lambda: robot.mass_matrix(q),
+        "forward_dynamics": lambda: robot.forward_dynamics(q, qd, qdd),
+        "operational_space_inertia": lambda: robot.operational_space_inertia(q, frame),
+    }
+    figures = ", ".join(
+        f"{name} {median_call_time(call) * 1e6:.1f} µs" for name, call in calls.items()
+    )
+    print(f"timing, one call from Python: {figures}")
+
+
+def median_call_time(call: Callable[[], object], calls: int = 2000, repeats: int = 5) -> float:
+    """Median over `repeats` of the mean time of `calls` calls, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        times.append((time.perf_counter() - start) / calls)
+    return float(np.median(times))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""Robot: a Model bound to the dynamics kernels, the API most users touch.
+
+Every state argument is one state ``(n,)`` or a batch ``(B, n)``; a batch returns results with
+a leading ``B``. Joint vectors follow ``joint_names``; 6-D quantities are ``[linear; angular]``;
+Jacobians and operational-space inertias are about the frame origin in world-aligned axes.
+
+The methods are called every control cycle, so argument checks come in two steps: a quick
+test that passes for C-contiguous float64 arrays of the right shapes, and only when it fails,
+a conversion that either fixes the input or raises an error naming the argument.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import numpy as np
+
+from robodyn_ros.dynamics import (
+    energy,
+    forward_dynamics,
+    inertia_inverse,
+    inertia_matrix,
+    inverse_dynamics,
+    kinematics,
+    operational_space,
+)
+from robodyn_ros.dynamics.tree import pack_frames, pack_tree
+from robodyn_ros.model import Model, load_urdf, load_urdf_string
+
+_ARRAY = np.ndarray
+_FLOAT = np.dtype(np.float64)
+
+_MASS_MATRIX_INVERSE = {
+    "aba": inertia_inverse.mass_matrix_inverse,
+    "ltdl": inertia_inverse.mass_matrix_inverse_factored,
+}
+_FORWARD_DYNAMICS = {
+    "aba": forward_dynamics.forward_dynamics,
+    "cholesky": forward_dynamics.forward_dynamics_factored,
+}
+
+
+class Robot:
+    """Dynamics of a fixed-base robot: inverse and forward dynamics, mass matrices,
+    kinematics, energy and operational-space inertia, for one state or a batch."""
+
+    MASS_MATRIX_METHODS = ("crba",)
+    MASS_MATRIX_INVERSE_METHODS = tuple(_MASS_MATRIX_INVERSE)
+    FORWARD_DYNAMICS_METHODS = tuple(_FORWARD_DYNAMICS)
+    OPERATIONAL_SPACE_METHODS = ("dense",)
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.nq = self.nv = model.nv
+        self.joint_names = model.joint_names
+        self.frame_names = model.frame_names
+        self._tree = pack_tree(model)
+        self._frames = pack_frames(model)
+        self._frame_rows = {
+            name: self._frames[k : k + 1] for k, name in enumerate(model.frame_names)
+        }
+        self._gravity = np.array(model.gravity, dtype=float)
+
+    @classmethod
+    def from_urdf(
+        cls, path: str | os.PathLike, *, locked_joints: Mapping[str, float] | None = None
+    ) -> Robot:
+        """Load a URDF file; `locked_joints` freezes the named joints at the given positions."""
+        return cls(load_urdf(path, locked_joints=locked_joints))
+
+    @classmethod
+    def from_urdf_string(
+        cls, xml: str | bytes, *, locked_joints: Mapping[str, float] | None = None
+    ) -> Robot:
+        """Load a URDF from its text."""
+        return cls(load_urdf_string(xml, locked_joints=locked_joints))
+
+    def __repr__(self) -> str:
+        return f"Robot('{self.model.name}', nv={self.nv}, frames={len(self.frame_names)})"
+
+    # -- inverse dynamics -------------------------------------------------------------------
+
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
+        """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i by RNEA.
+
+        f_ext: optional wrench [force; torque] on each moving body, shape (..., n, 6); row i
+        acts on the child link of joint i, expressed in that link's frame about its origin.
+        """
+        if f_ext is not None or not _ready(self.nv, q, qd, qdd):
+            q, qd, qdd = self._checked(q, qd=qd, qdd=qdd)
+            f_ext = self._wrenches(f_ext, q.shape)
+        tau = np.empty(q.shape)
+        inverse_dynamics.inverse_dynamics(self._tree, self._gravity, q, qd, qdd, f_ext, tau)
+        return tau
+
+    def bias_forces(self, q, qd) -> np.ndarray:
+        """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
+        if not _ready(self.nv, q, qd):
+            q, qd = self._checked(q, qd=qd)
+        tau = np.empty(q.shape)
+        inverse_dynamics.bias_forces(self._tree, self._gravity, q, qd, tau)
+        return tau
+
+    def gravity_torques(self, q) -> np.ndarray:
+        """g(q): the torques that hold the robot still against gravity."""
+        if not _ready(self.nv, q):
+            (q,) = self._checked(q)
+        tau = np.empty(q.shape)
+        inverse_dynamics.gravity_torques(self._tree, self._gravity, q, tau)
+        return tau
+
+    # -- joint-space inertia ----------------------------------------------------------------
+
+    def mass_matrix(self, q, method: str = "crba") -> np.ndarray:
+        """Joint-space inertia matrix M(q), shape (..., n, n). Methods: MASS_MATRIX_METHODS."""
+        if method != "crba" or not _ready(self.nv, q):
+            (q,) = self._checked(q)
+            _check_method(method, self.MASS_MATRIX_METHODS, "mass_matrix")
+        M = np.empty((*q.shape, self.nv))
+        inertia_matrix.mass_matrix(self._tree, q, M)
+        return M
+
+    def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
+        """M(q)⁻¹, shape (..., n, n). Methods: "aba" (the articulated-body recursion for all
+        unit torques at once, O(n²), M never formed) and "ltdl" (CRBA, the branch-sparse LᵀDL
+        factor of M and n solves)."""
+        kernel = _MASS_MATRIX_INVERSE.get(method)
+        if kernel is None or not _ready(self.nv, q):
+            (q,) = self._checked(q)
+            _check_method(method, self.MASS_MATRIX_INVERSE_METHODS, "mass_matrix_inverse")
+        Minv = np.empty((*q.shape, self.nv))
+        kernel(self._tree, q, Minv)
+        return Minv
+
+    # -- forward dynamics -------------------------------------------------------------------
+
+    def forward_dynamics(self, q, qd, tau, method: str = "aba", f_ext=None) -> np.ndarray:
+        """q̈ = M⁻¹(τ − C q̇ − g + Σ Jᵢᵀ f_ext,i).
+
+        Methods: "aba" (articulated-body algorithm, O(n)) and "cholesky" (CRBA, the LᵀDL
+        factor of M and a solve). f_ext as in `inverse_dynamics`.
+        """
+        kernel = _FORWARD_DYNAMICS.get(method)
+        if kernel is None or f_ext is not None or not _ready(self.nv, q, qd, tau):
+            q, qd, tau = self._checked(q, qd=qd, tau=tau)
+            f_ext = self._wrenches(f_ext, q.shape)
+            _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
+        qdd = np.empty(q.shape)
+        kernel(self._tree, self._gravity, q, qd, tau, f_ext, qdd)
+        return qdd
+
+    # -- kinematics -------------------------------------------------------------------------
+
+    def frame_pose(self, q, frame: str) -> np.ndarray:
+        """Pose of a frame in the world as a 4x4 homogeneous transform, shape (..., 4, 4)."""
+        row = self._frame(frame)
+        if not _ready(self.nv, q):
+            (q,) = self._checked(q)
+        pose = np.empty((*q.shape[:-1], 4, 4))
+        kinematics.frame_poses(self._tree, row, q, pose)
+        return pose
+
+    def frame_poses(self, q) -> np.ndarray:
+        """Poses of every frame, in `frame_names` order, shape (..., F, 4, 4)."""
+        if not _ready(self.nv, q):
+            (q,) = self._checked(q)
+        poses = np.empty((*q.shape[:-1], len(self.frame_names), 4, 4))
+        kinematics.frame_poses(self._tree, self._frames, q, poses)
+        return poses
+
+    def jacobian(self, q, frame: str) -> np.ndarray:
+        """Jacobian of a frame, shape (..., 6, n): the [linear; angular] velocity of the frame
+        origin in world-aligned axes (Pinocchio's LOCAL_WORLD_ALIGNED)."""
+        row = self._frame(frame)
+        if not _ready(self.nv, q):
+            (q,) = self._checked(q)
+        J = np.empty((*q.shape[:-1], 6, self.nv))
+        kinematics.frame_jacobian(self._tree, row[0], q, J)
+        return J
+
+    # -- energy -----------------------------------------------------------------------------
+
+    def kinetic_energy(self, q, qd) -> np.ndarray:
+        """½ q̇ᵀ M(q) q̇ in J; shape () or (B,)."""
+        if not _ready(self.nv, q, qd):
+            q, qd = self._checked(q, qd=qd)
+        T = np.empty(q.shape[:-1])
+        energy.kinetic_energy(self._tree, q, qd, T)
+        return T
+
+    def potential_energy(self, q) -> np.ndarray:
+        """Gravitational potential energy in J, zero with every centre of mass at the height
+        of the world origin; shape () or (B,)."""
+        if not _ready(self.nv, q):
+            (q,) = self._checked(q)
+        V = np.empty(q.shape[:-1])
+        energy.potential_energy(self._tree, self._gravity, q, V)
+        return V
+
+    # -- operational space ------------------------------------------------------------------
+
+    def operational_space_inertia(
+        self, q, frame: str, method: str = "dense", inverse: bool = False
+    ) -> np.ndarray:
+        """Λ = (J M⁻¹ Jᵀ)⁻¹ of a frame, or Λ⁻¹ when `inverse`, shape (..., 6, 6), about the
+        frame origin in world-aligned axes. Methods: OPERATIONAL_SPACE_METHODS."""
+        row = self._frame(frame)
+        if method != "dense" or not _ready(self.nv, q):
+            (q,) = self._checked(q)
+            _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space_inertia")
+        out = np.empty((*q.shape[:-1], 6, 6))
+        try:
+            operational_space.operational_space_inertia(self._tree, row[0], q, bool(inverse), out)
+        except np.linalg.LinAlgError:
+            raise np.linalg.LinAlgError(
+                f"operational_space_inertia: Λ of frame '{frame}' does not exist at this "
+                "configuration: J M⁻¹ Jᵀ is singular (the frame's Jacobian has rank < 6, a "
+                "kinematic singularity); Λ⁻¹ (inverse=True) is defined everywhere"
+            ) from None
+        return out
+
+    # -- argument checks --------------------------------------------------------------------
+
+    def _frame(self, frame: str) -> np.ndarray:
+        row = self._frame_rows.get(frame)
+        if row is None:
+            self.model.frame_index(frame)  # raises, listing the frames
+        return row
+
+    def _checked(self, q, **others) -> tuple[np.ndarray, ...]:
+        """q and the other joint vectors as C-contiguous float64 arrays of one shape, (n,)
+        or (B, n), or an error naming the argument."""
+        q = _as_float_array(q, "q")
+        if q.ndim not in (1, 2) or q.shape[-1] != self.nv:
+            names = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
+            raise ValueError(
+                f"q must have shape ({self.nv},) or (B, {self.nv}), one value per joint "
+                f"({names}); got shape {q.shape}"
+            )
+        arrays = [q]
+        for name, x in others.items():
+            x = _as_float_array(x, name)
+            if x.shape != q.shape:
+                raise ValueError(f"{name} must have the shape of q, {q.shape}; got {x.shape}")
+            arrays.append(x)
+        return tuple(arrays)
+
+    @staticmethod
+    def _wrenches(f_ext, state_shape: tuple[int, ...]) -> np.ndarray | None:
+        if f_ext is None:
+            return None
+        f_ext = _as_float_array(f_ext, "f_ext")
+        expected = (*state_shape, 6)
+        if f_ext.shape != expected:
+            raise ValueError(
+                f"f_ext must have shape {expected}: one [force; torque] per moving body "
+                f"(the child link of each joint) for each state; got {f_ext.shape}"
+            )
+        return f_ext
+
+
+def _ready(n: int, q, *others) -> bool:
+    """True when q is a C-contiguous float64 (n,) or (B, n) array and the others match it."""
+    if not (
+        type(q) is _ARRAY and q.dtype is _FLOAT and 0 < q.ndim < 3 and q.shape[-1] == n
+        and q.flags.c_contiguous
+    ):
+        return False
+    for x in others:
+        if not (
+            type(x) is _ARRAY and x.dtype is _FLOAT and x.shape == q.shape and x.flags.c_contiguous
+        ):
+            return False
+    return True
+
+
+def _as_float_array(x, name: str) -> np.ndarray:
+    """x as a C-contiguous float64 array (no copy when it already is one); numbers only."""
+    array = np.asarray(x)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of numbers; got {array.dtype} values")
+    return np.ascontiguousarray(array, dtype=float)
+
+
+def _check_method(method: str, known: tuple[str, ...], function: str) -> None:
+    if method not in known:
+        raise ValueError(f"{function}: unknown method '{method}'; choose one of {', '.join(known)}")
+
+
+__all__ = ["Robot"]
