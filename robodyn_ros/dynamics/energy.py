@@ -4,8 +4,20 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel
 from robodyn_ros.dynamics.kinematics import forward_kinematics
-from robodyn_ros.dynamics.spatial import dot6, inertia_times, motion_to_child
-from robodyn_ros.dynamics.tree import COM, INERTIA, POSE, WIDTH, parent_of
+from robodyn_ros.dynamics.spatial import (
+    add3,
+    add6,
+    body_inertia_times,
+    dot3,
+    dot6,
+    motion_to_child,
+    pose_at,
+    rotate,
+    scale6,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of
 
 
 @kernel
@@ -15,17 +27,18 @@ def kinetic_energy(tree, q, qd, out):
     B, n = Q.shape
     OUT = out.reshape(B)
     X_world, S_world, v = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6))
-    v_body, h = np.empty(6), np.empty(6)
     for b in range(B):
         forward_kinematics(tree, Q[b], X_world, S_world)
-        OUT[b] = 0.0
+        energy = 0.0
         for i in range(n):
             lam = parent_of(tree, i)
-            for k in range(6):
-                v[i, k] = S_world[i, k] * QD[b, i] + (v[lam, k] if lam >= 0 else 0.0)
-            motion_to_child(X_world[i], v[i], v_body)
-            inertia_times(tree[i, INERTIA:WIDTH], v_body, h)
-            OUT[b] += 0.5 * dot6(v_body, h)
+            v_i = scale6(QD[b, i], vector6(S_world, i))
+            if lam >= 0:
+                v_i = add6(v_i, vector6(v, lam))
+            store(v, i, v_i)
+            v_body = motion_to_child(pose_at(X_world, i, 0), v_i)
+            energy += 0.5 * dot6(v_body, body_inertia_times(body_inertia(tree, i), v_body))
+        OUT[b] = energy
 
 
 @kernel
@@ -36,12 +49,11 @@ def potential_energy(tree, gravity, q, out):
     B, n = Q.shape
     OUT = out.reshape(B)
     X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
+    g = (gravity[0], gravity[1], gravity[2])
     for b in range(B):
         forward_kinematics(tree, Q[b], X_world, S_world)
-        OUT[b] = 0.0
+        energy = 0.0
         for i in range(n):
-            X, mass, com = X_world[i], tree[i, INERTIA], tree[i, COM:COM + 3]
-            for r in range(3):
-                world_com = X[9 + r] + X[3 * r] * com[0] + X[3 * r + 1] * com[1]
-                world_com += X[3 * r + 2] * com[2]
-                OUT[b] -= mass * gravity[r] * world_com
+            X, body = pose_at(X_world, i, 0), body_inertia(tree, i)
+            energy -= body[0] * dot3(g, add3(X[9:12], rotate(X, body[1:4])))
+        OUT[b] = energy

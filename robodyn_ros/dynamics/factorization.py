@@ -43,8 +43,8 @@ def ltdl_solve(LD, tree, x):
 
 
 @kernel_helper
-def factor_mass_matrix(tree, q, LD, X_world, S_world, Ic):
-    """M(q) by CRBA, factored in place into LD."""
-    crba(tree, q, LD, X_world, S_world, Ic)
+def factor_mass_matrix(tree, q, LD, workspace):
+    """M(q) by CRBA, factored in place into LD; workspace from crba_workspace."""
+    crba(tree, q, LD, workspace)
     ltdl(LD, tree)
 

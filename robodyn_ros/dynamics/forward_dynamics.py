@@ -5,72 +5,80 @@ coordinates (Featherstone, RBDA, Table 7.1), and the factored route through CRBA
 import numpy as np
 
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
+from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import inverse_dynamics
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.spatial import (
+    add6,
     dot6,
     force_to_parent,
+    inertia_times,
     inertia_to_world,
-    matvec6,
+    matrix_times,
     motion_cross_force,
     motion_cross_motion,
+    pose_at,
+    scale6,
+    store,
+    store_inertia_matrix,
+    vector6,
 )
-from robodyn_ros.dynamics.tree import INERTIA, POSE, WIDTH, parent_of
+from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of
 
 
 @kernel_helper
-def aba(tree, gravity, q, qd, tau, f_ext, qdd, X_world, S_world, v, c, pA, U, IA):
+def aba(tree, gravity, q, qd, tau, f_ext, qdd, X_world, S_world, v, c, pA, U, D, u, IA):
     """q̈ for one state, written into qdd; f_ext None or (n, 6) body-frame wrenches.
 
     Every quantity is in world axes about the world origin, so articulated inertias pass to
     the parent without a transform. X_world (n x 12), S_world, v, c (velocity-product
-    accelerations, then accelerations), pA, U (n x 6) and IA (n x 6 x 6) are workspaces.
+    accelerations, then accelerations), pA, U (n x 6), D, u (n) and IA (n x 6 x 6) are
+    workspaces.
     """
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
-    D, u, vJ, tmp = np.empty(n), np.empty(n), np.empty(6), np.empty(6)
 
     # forward pass: velocities, velocity-product accelerations c, rigid-body bias forces pA
     for i in range(n):
         lam = parent_of(tree, i)
-        for k in range(6):
-            vJ[k] = S_world[i, k] * qd[i]
-            v[i, k] = vJ[k] + (v[lam, k] if lam >= 0 else 0.0)
-        motion_cross_motion(v[i], vJ, c[i])
-        inertia_to_world(X_world[i], tree[i, INERTIA:WIDTH], IA[i])
-        matvec6(IA[i], v[i], tmp)
-        motion_cross_force(v[i], tmp, pA[i])
+        X = pose_at(X_world, i, 0)
+        vJ = scale6(qd[i], vector6(S_world, i))
+        v_i = add6(vector6(v, lam), vJ) if lam >= 0 else vJ
+        inertia = inertia_to_world(X, body_inertia(tree, i))
+        pA_i = motion_cross_force(v_i, inertia_times(inertia, v_i))
         if f_ext is not None:
-            force_to_parent(X_world[i], f_ext[i], tmp)
-            for k in range(6):
-                pA[i, k] -= tmp[k]
+            pA_i = add6(pA_i, scale6(-1.0, force_to_parent(X, vector6(f_ext, i))))
+        store(v, i, v_i)
+        store(c, i, motion_cross_motion(v_i, vJ))
+        store(pA, i, pA_i)
+        store_inertia_matrix(IA, i, inertia)
 
-    # backward pass: articulated inertias IA and bias forces pA, handed to the parent
+    # backward pass: articulated inertias IA and bias forces pA, handed to the parent:
+    # Ia = IA − U Uᵀ/D, pa = pA + Ia c + U u/D = pA + IA c + U (u − Uᵀc)/D
     for i in range(n - 1, -1, -1):
-        matvec6(IA[i], S_world[i], U[i])
-        D[i] = dot6(S_world[i], U[i])
-        u[i] = tau[i] - dot6(S_world[i], pA[i])
+        S, pA_i = vector6(S_world, i), vector6(pA, i)
+        U_i = matrix_times(IA, i, S)
+        D[i], u[i] = dot6(S, U_i), tau[i] - dot6(S, pA_i)
+        store(U, i, U_i)
         lam = parent_of(tree, i)
         if lam >= 0:
+            c_i = vector6(c, i)
+            pa = add6(pA_i, matrix_times(IA, i, c_i))
+            pa = add6(pa, scale6((u[i] - dot6(U_i, c_i)) / D[i], U_i))
+            store(pA, lam, add6(vector6(pA, lam), pa))
             for r in range(6):
                 for k in range(6):
-                    IA[i, r, k] -= U[i, r] * U[i, k] / D[i]
-            matvec6(IA[i], c[i], tmp)
-            for r in range(6):
-                pA[lam, r] += pA[i, r] + tmp[r] + U[i, r] * u[i] / D[i]
-                for k in range(6):
-                    IA[lam, r, k] += IA[i, r, k]
+                    IA[lam, r, k] += IA[i, r, k] - U_i[r] * U_i[k] / D[i]
 
     # forward pass: accelerations, the base accelerating upwards at g; c becomes a
     a = c
+    a_root = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
     for i in range(n):
         lam = parent_of(tree, i)
-        for k in range(6):
-            a[i, k] += a[lam, k] if lam >= 0 else (-gravity[k] if k < 3 else 0.0)
-        qdd[i] = (u[i] - dot6(U[i], a[i])) / D[i]
-        for k in range(6):
-            a[i, k] += S_world[i, k] * qdd[i]
+        a_i = add6(vector6(a, lam) if lam >= 0 else a_root, vector6(c, i))
+        qdd[i] = (u[i] - dot6(vector6(U, i), a_i)) / D[i]
+        store(a, i, add6(a_i, scale6(qdd[i], vector6(S_world, i))))
 
 
 @kernel
@@ -81,13 +89,16 @@ def forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd):
     QDD = qdd.reshape((B, n))
     X_world, S_world, v = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6))
     c, pA, U, IA = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6, 6))
+    D, u = np.empty(n), np.empty(n)
     if f_ext is None:
         for b in range(B):
-            aba(tree, gravity, Q[b], QD[b], TAU[b], None, QDD[b], X_world, S_world, v, c, pA, U, IA)
+            aba(tree, gravity, Q[b], QD[b], TAU[b], None, QDD[b],
+                X_world, S_world, v, c, pA, U, D, u, IA)
     else:
         F = f_ext.reshape((B, n, 6))
         for b in range(B):
-            aba(tree, gravity, Q[b], QD[b], TAU[b], F[b], QDD[b], X_world, S_world, v, c, pA, U, IA)
+            aba(tree, gravity, Q[b], QD[b], TAU[b], F[b], QDD[b],
+                X_world, S_world, v, c, pA, U, D, u, IA)
 
 
 @kernel
@@ -98,10 +109,9 @@ def forward_dynamics_factored(tree, gravity, q, qd, tau, f_ext, qdd):
     B, n = Q.shape
     QDD = qdd.reshape((B, n))
     inverse_dynamics(tree, gravity, q, qd, np.zeros(q.shape), f_ext, qdd)  # b, into qdd
-    X_world, S_world, Ic = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
-    LD = np.empty((n, n))
+    workspace, LD = crba_workspace(tree, n), np.empty((n, n))
     for b in range(B):
-        factor_mass_matrix(tree, Q[b], LD, X_world, S_world, Ic)
+        factor_mass_matrix(tree, Q[b], LD, workspace)
         for i in range(n):
             QDD[b, i] = TAU[b, i] - QDD[b, i]
         ltdl_solve(LD, tree, QDD[b])

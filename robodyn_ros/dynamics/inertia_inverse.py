@@ -6,69 +6,75 @@ RSS 2018, §V.C); and the factored route, CRBA + LᵀDL and n solves, O(n · dep
 import numpy as np
 
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
+from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
-from robodyn_ros.dynamics.spatial import dot6, inertia_to_world, matvec6
-from robodyn_ros.dynamics.tree import INERTIA, POSE, WIDTH, parent_of
+from robodyn_ros.dynamics.spatial import (
+    dot6,
+    inertia_to_world,
+    matrix_times,
+    pose_at,
+    scale6,
+    store,
+    store_inertia_matrix,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of, subtree_ends
 
 
 @kernel_helper
-def subtree_ends(tree, end):
-    """end[i] = one past the last joint of joint i's subtree; joints are in depth-first order,
-    so the subtree of i is the index range i .. end[i] − 1."""
-    n = end.shape[0]
-    for i in range(n):
-        end[i] = i + 1
-    for i in range(n - 1, -1, -1):
-        lam = parent_of(tree, i)
-        if lam >= 0 and end[i] > end[lam]:
-            end[lam] = end[i]
-
-
-@kernel_helper
-def minv_aba(tree, q, Minv, X_world, S_world, IA, U, D, P, A, end):
-    """M⁻¹ for one state into Minv (n x n). Column j is the ABA answer to τ = e_j with zero
-    velocity and gravity; P[i] (6 x n) holds the bias forces of all columns on body i (nonzero
-    only for the columns of i's subtree), A[i] (6 x n) the accelerations. World frame."""
+def minv_aba(tree, q, Minv, end, X_world, S_world, IA, U, D, P, A):
+    """M⁻¹ for one state into Minv (n x n); end from subtree_ends. Column j is the ABA answer
+    to τ = e_j with zero velocity and gravity. P (6 x n) holds the bias force of column j on
+    the body being processed: the columns of a subtree are a contiguous range that no other
+    subtree touches, so one array serves every body, updated in place from the leaves to the
+    root. A[i] (6 x n) holds the accelerations of body i. World frame."""
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
-    subtree_ends(tree, end)
     for i in range(n):
-        inertia_to_world(X_world[i], tree[i, INERTIA:WIDTH], IA[i])
-        P[i, :, i:end[i]] = 0.0
+        store_inertia_matrix(IA, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
+    P[:, :] = 0.0
 
-    # backward pass: u_i = e_i − Sᵢᵀ Pᵢ over the subtree's columns, kept in row i of Minv
+    # backward pass: u_i = e_i − Sᵢᵀ Pᵢ over the subtree's columns, kept in row i of Minv;
+    # then P becomes the parent's, Pᵢ + Uᵢ uᵢ / Dᵢ
     for i in range(n - 1, -1, -1):
-        S = S_world[i]
-        matvec6(IA[i], S, U[i])
-        D[i] = dot6(S, U[i])
+        S = vector6(S_world, i)
+        U_i = matrix_times(IA, i, S)
+        D[i] = dot6(S, U_i)
+        store(U, i, U_i)
+        U_D = scale6(1.0 / D[i], U_i)
         for j in range(i, end[i]):
-            Minv[i, j] = (1.0 if j == i else 0.0) - (
-                S[0] * P[i, 0, j] + S[1] * P[i, 1, j] + S[2] * P[i, 2, j]
-                + S[3] * P[i, 3, j] + S[4] * P[i, 4, j] + S[5] * P[i, 5, j]
+            u = (1.0 if j == i else 0.0) - (
+                S[0] * P[0, j] + S[1] * P[1, j] + S[2] * P[2, j]
+                + S[3] * P[3, j] + S[4] * P[4, j] + S[5] * P[5, j]
             )
+            Minv[i, j] = u
+            for r in range(6):
+                P[r, j] += U_D[r] * u
         lam = parent_of(tree, i)
         if lam >= 0:
             for r in range(6):
                 for k in range(6):
-                    IA[lam, r, k] += IA[i, r, k] - U[i, r] * U[i, k] / D[i]
-                for j in range(i, end[i]):
-                    P[lam, r, j] += P[i, r, j] + U[i, r] * Minv[i, j] / D[i]
+                    IA[lam, r, k] += IA[i, r, k] - U_D[r] * U_i[k]
 
     # forward pass: row i of M⁻¹ (upper triangle, j ≥ i) and the accelerations it causes
     for i in range(n):
         lam = parent_of(tree, i)
+        S, U_i = vector6(S_world, i), vector6(U, i)
         for j in range(i, n):
             u = Minv[i, j] if j < end[i] else 0.0
             if lam >= 0:
                 u -= (
-                    U[i, 0] * A[lam, 0, j] + U[i, 1] * A[lam, 1, j] + U[i, 2] * A[lam, 2, j]
-                    + U[i, 3] * A[lam, 3, j] + U[i, 4] * A[lam, 4, j] + U[i, 5] * A[lam, 5, j]
+                    U_i[0] * A[lam, 0, j] + U_i[1] * A[lam, 1, j] + U_i[2] * A[lam, 2, j]
+                    + U_i[3] * A[lam, 3, j] + U_i[4] * A[lam, 4, j] + U_i[5] * A[lam, 5, j]
                 )
             qdd = u / D[i]
-            Minv[i, j] = Minv[j, i] = qdd
+            Minv[i, j] = qdd
             for r in range(6):
-                A[i, r, j] = S_world[i, r] * qdd + (A[lam, r, j] if lam >= 0 else 0.0)
+                A[i, r, j] = S[r] * qdd + (A[lam, r, j] if lam >= 0 else 0.0)
+    for i in range(n):  # the lower triangle
+        for j in range(i + 1, n):
+            Minv[j, i] = Minv[i, j]
 
 
 @kernel
@@ -77,11 +83,12 @@ def mass_matrix_inverse(tree, q, Minv):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = Minv.reshape((B, n, n))
-    X_world, S_world, IA = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
-    U, D, P, A = np.empty((n, 6)), np.empty(n), np.empty((n, 6, n)), np.empty((n, 6, n))
     end = np.empty(n, dtype=np.int64)
+    subtree_ends(tree, end)
+    X_world, S_world, IA = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
+    U, D, P, A = np.empty((n, 6)), np.empty(n), np.empty((6, n)), np.empty((n, 6, n))
     for b in range(B):
-        minv_aba(tree, Q[b], OUT[b], X_world, S_world, IA, U, D, P, A, end)
+        minv_aba(tree, Q[b], OUT[b], end, X_world, S_world, IA, U, D, P, A)
 
 
 @kernel
@@ -90,10 +97,9 @@ def mass_matrix_inverse_factored(tree, q, Minv):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = Minv.reshape((B, n, n))
-    X_world, S_world, Ic = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
-    LD, column = np.empty((n, n)), np.empty(n)
+    workspace, LD, column = crba_workspace(tree, n), np.empty((n, n)), np.empty(n)
     for b in range(B):
-        factor_mass_matrix(tree, Q[b], LD, X_world, S_world, Ic)
+        factor_mass_matrix(tree, Q[b], LD, workspace)
         for k in range(n):
             column[:] = 0.0
             column[k] = 1.0

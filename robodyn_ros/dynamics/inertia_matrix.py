@@ -6,32 +6,52 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
-from robodyn_ros.dynamics.spatial import dot6, inertia_to_world, matvec6
-from robodyn_ros.dynamics.tree import INERTIA, POSE, WIDTH, parent_of
+from robodyn_ros.dynamics.spatial import (
+    dot6,
+    inertia_at,
+    inertia_times,
+    inertia_to_world,
+    pose_at,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of, subtree_ends
+
+INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), see spatial.py
 
 
 @kernel_helper
-def crba(tree, q, M, X_world, S_world, Ic):
-    """M(q) for one state, written into M (n x n); X_world, S_world, Ic (n x 6 x 6) workspaces."""
+def crba_workspace(tree, n):
+    """What crba needs besides the state: (end, X_world, S_world, Ic, F), end from
+    subtree_ends, the others workspaces: X_world (n x 12), S_world, F (n x 6), Ic (n x 10)."""
+    end = np.empty(n, dtype=np.int64)
+    subtree_ends(tree, end)
+    return end, np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, INERTIA_SIZE)), np.empty((n, 6))
+
+
+@kernel_helper
+def crba(tree, q, M, workspace):
+    """M(q) for one state, written into M (n x n); workspace from crba_workspace."""
+    end, X_world, S_world, Ic, F = workspace
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     for i in range(n):
-        inertia_to_world(X_world[i], tree[i, INERTIA:WIDTH], Ic[i])
-    F = np.empty(6)
-    M[:, :] = 0.0  # entries of joints on different branches stay zero
-    # backward pass: composite inertia of each subtree; column i is the force it needs to
-    # accelerate along joint i, seen by each joint on the path to the root
+        store(Ic, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
+    # backward pass: composite inertia Ic of each subtree, and F the force it needs to
+    # accelerate along its joint
     for i in range(n - 1, -1, -1):
         lam = parent_of(tree, i)
         if lam >= 0:
-            for r in range(6):
-                for k in range(6):
-                    Ic[lam, r, k] += Ic[i, r, k]
-        matvec6(Ic[i], S_world[i], F)
-        j = i
-        while j >= 0:
-            M[i, j] = M[j, i] = dot6(S_world[j], F)
-            j = parent_of(tree, j)
+            for k in range(INERTIA_SIZE):
+                Ic[lam, k] += Ic[i, k]
+        store(F, i, inertia_times(inertia_at(Ic, i), vector6(S_world, i)))
+    # M[i, j] = Sᵢᵀ Fⱼ for j in the subtree of i, which is the index range i .. end[i] − 1;
+    # entries of joints on different branches are zero
+    M[:, :] = 0.0
+    for i in range(n):
+        S = vector6(S_world, i)
+        for j in range(i, end[i]):
+            M[i, j] = M[j, i] = dot6(S, vector6(F, j))
 
 
 @kernel
@@ -40,6 +60,6 @@ def mass_matrix(tree, q, M):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     MM = M.reshape((B, n, n))
-    X_world, S_world, Ic = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
+    workspace = crba_workspace(tree, n)
     for b in range(B):
-        crba(tree, Q[b], MM[b], X_world, S_world, Ic)
+        crba(tree, Q[b], MM[b], workspace)

@@ -6,15 +6,20 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
+    add6,
+    body_inertia_times,
     dot6,
     force_to_parent,
-    inertia_times,
     joint_pose,
     motion_cross_force,
     motion_cross_motion,
     motion_to_child,
+    pose_at,
+    scale6,
+    store,
+    vector6,
 )
-from robodyn_ros.dynamics.tree import INERTIA, POSE, SUBSPACE, WIDTH, parent_of
+from robodyn_ros.dynamics.tree import PLACEMENT, POSE, body_inertia, parent_of, subspace
 
 
 @kernel_helper
@@ -25,39 +30,36 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
     wrench on each body in the body frame about its origin. X (n x 12: pose of each body in its
     parent), v, a, f (n x 6) are workspaces.
     """
-    vJ, h, tmp, a_root = np.empty(6), np.empty(6), np.empty(6), np.zeros(6)
-    a_root[:3] = -gravity  # the base accelerates upwards at g: every body feels gravity
+    # the base accelerates upwards at g: every body feels gravity
+    a_root = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
+    v_root = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
     # forward pass: velocities, accelerations and the net force on each body
     for i in range(q.shape[0]):
-        S, body, lam = tree[i, SUBSPACE:INERTIA], tree[i, INERTIA:WIDTH], parent_of(tree, i)
-        joint_pose(tree[i], q[i], X[i])
-        if lam >= 0:
-            motion_to_child(X[i], v[lam], v[i])
-            motion_to_child(X[i], a[lam], a[i])
-        else:
-            v[i, :] = 0.0
-            motion_to_child(X[i], a_root, a[i])
-        for k in range(6):
-            vJ[k] = S[k] * qd[i]
-            v[i, k] += vJ[k]
-        motion_cross_motion(v[i], vJ, tmp)
-        for k in range(6):
-            a[i, k] += S[k] * qdd[i] + tmp[k]
-        inertia_times(body, a[i], f[i])
-        inertia_times(body, v[i], h)
-        motion_cross_force(v[i], h, tmp)
-        for k in range(6):
-            f[i, k] += tmp[k] - (f_ext[i, k] if f_ext is not None else 0.0)
+        S, body, lam = subspace(tree, i), body_inertia(tree, i), parent_of(tree, i)
+        X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, q[i])
+        v_parent = vector6(v, lam) if lam >= 0 else v_root
+        a_parent = vector6(a, lam) if lam >= 0 else a_root
+        vJ = scale6(qd[i], S)
+        v_i = add6(motion_to_child(X_i, v_parent), vJ)
+        a_i = add6(motion_to_child(X_i, a_parent), scale6(qdd[i], S))
+        a_i = add6(a_i, motion_cross_motion(v_i, vJ))
+        h_i = body_inertia_times(body, v_i)
+        f_i = add6(body_inertia_times(body, a_i), motion_cross_force(v_i, h_i))
+        if f_ext is not None:
+            f_i = add6(f_i, scale6(-1.0, vector6(f_ext, i)))
+        store(X, i, X_i)
+        store(v, i, v_i)
+        store(a, i, a_i)
+        store(f, i, f_i)
 
     # backward pass: joint torques; each body's force is carried by its parent
     for i in range(q.shape[0] - 1, -1, -1):
-        tau[i] = dot6(tree[i, SUBSPACE:INERTIA], f[i])
+        f_i = vector6(f, i)
+        tau[i] = dot6(subspace(tree, i), f_i)
         lam = parent_of(tree, i)
         if lam >= 0:
-            force_to_parent(X[i], f[i], tmp)
-            for k in range(6):
-                f[lam, k] += tmp[k]
+            store(f, lam, add6(vector6(f, lam), force_to_parent(pose_at(X, i, 0), f_i)))
 
 
 @kernel

@@ -3,14 +3,22 @@
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
-from robodyn_ros.dynamics.spatial import compose, joint_pose, motion_to_parent
+from robodyn_ros.dynamics.spatial import (
+    compose,
+    joint_pose,
+    motion_to_parent,
+    pose_at,
+    store,
+    vector6,
+)
 from robodyn_ros.dynamics.tree import (
     FRAME_BODY,
     FRAME_PLACEMENT,
-    INERTIA,
+    FRAME_WIDTH,
+    PLACEMENT,
     POSE,
-    SUBSPACE,
     parent_of,
+    subspace,
 )
 
 
@@ -18,25 +26,22 @@ from robodyn_ros.dynamics.tree import (
 def forward_kinematics(tree, q, X_world, S_world):
     """Forward pass: pose X_world[i] of every body in the world (n x 12), and its joint's
     motion subspace in world axes about the world origin, S_world[i] (n x 6)."""
-    X_local = np.empty(POSE)
     for i in range(q.shape[0]):
         lam = parent_of(tree, i)
-        if lam < 0:
-            joint_pose(tree[i], q[i], X_world[i])
-        else:
-            joint_pose(tree[i], q[i], X_local)
-            compose(X_world[lam], X_local, X_world[i])
-        motion_to_parent(X_world[i], tree[i, SUBSPACE:INERTIA], S_world[i])
+        X = joint_pose(pose_at(tree, i, PLACEMENT), subspace(tree, i), q[i])
+        if lam >= 0:
+            X = compose(pose_at(X_world, lam, 0), X)
+        store(X_world, i, X)
+        store(S_world, i, motion_to_parent(X, subspace(tree, i)))
 
 
 @kernel_helper
 def frame_pose_into(X_world, frame, out):
     """out (4x4) = pose of the frame's body in the world · pose of the frame in its body."""
     body = int(frame[FRAME_BODY])
-    X = frame[FRAME_PLACEMENT:]
+    X = pose_at(frame.reshape((1, FRAME_WIDTH)), 0, FRAME_PLACEMENT)
     if body >= 0:
-        X = np.empty(POSE)
-        compose(X_world[body], frame[FRAME_PLACEMENT:], X)
+        X = compose(pose_at(X_world, body, 0), X)
     for r in range(3):
         out[r, 0], out[r, 1], out[r, 2], out[r, 3] = X[3 * r], X[3 * r + 1], X[3 * r + 2], X[9 + r]
         out[3, r] = 0.0
@@ -53,7 +58,7 @@ def frame_jacobian_into(tree, S_world, body, origin, J):
     J[:, :] = 0.0
     j = body
     while j >= 0:
-        m = S_world[j]
+        m = vector6(S_world, j)
         J[0, j] = m[0] + m[4] * origin[2] - m[5] * origin[1]
         J[1, j] = m[1] + m[5] * origin[0] - m[3] * origin[2]
         J[2, j] = m[2] + m[3] * origin[1] - m[4] * origin[0]

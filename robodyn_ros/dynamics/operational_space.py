@@ -5,9 +5,28 @@ factor of M, six solves and a 6x6 inverse (Khatib 1987). The reference for faste
 import numpy as np
 
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
-from robodyn_ros.dynamics.jit import kernel
+from robodyn_ros.dynamics.inertia_matrix import crba_workspace
+from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_pose_into
-from robodyn_ros.dynamics.tree import FRAME_BODY, POSE
+from robodyn_ros.dynamics.tree import FRAME_BODY
+
+# Λ⁻¹ with a condition number above this counts as singular: the frame's Jacobian has lost
+# rank, and Λ does not exist there.
+SINGULAR_CONDITION = 1e12
+
+
+@kernel_helper
+def norm1(A):
+    """The 1-norm of a matrix: its largest absolute column sum."""
+    return np.abs(A).sum(axis=0).max()
+
+
+@kernel_helper
+def invert_task_inertia(Lambda_inv, out):
+    """out = Λ = (Λ⁻¹)⁻¹, refusing a Λ⁻¹ that is singular to working precision."""
+    out[:, :] = np.linalg.inv(Lambda_inv)
+    if not norm1(Lambda_inv) * norm1(out) < SINGULAR_CONDITION:
+        raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
 
 
 @kernel
@@ -17,14 +36,17 @@ def operational_space_inertia(tree, frame, q, inverse, out):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = out.reshape((B, 6, 6))
-    X_world, S_world, Ic = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
+    workspace = crba_workspace(tree, n)
+    _, X_world, S_world, _, _ = workspace
     LD, J, MinvJt, pose = np.empty((n, n)), np.empty((6, n)), np.empty((6, n)), np.empty((4, 4))
     for b in range(B):
-        factor_mass_matrix(tree, Q[b], LD, X_world, S_world, Ic)
+        factor_mass_matrix(tree, Q[b], LD, workspace)
         frame_pose_into(X_world, frame, pose)
         frame_jacobian_into(tree, S_world, int(frame[FRAME_BODY]), pose[:3, 3], J)
         MinvJt[:, :] = J
         for r in range(6):
             ltdl_solve(LD, tree, MinvJt[r])
-        Lambda_inv = J @ MinvJt.T
-        OUT[b] = Lambda_inv if inverse else np.linalg.inv(Lambda_inv)
+        if inverse:
+            OUT[b] = J @ MinvJt.T
+        else:
+            invert_task_inertia(J @ MinvJt.T, OUT[b])

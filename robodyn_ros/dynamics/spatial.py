@@ -1,121 +1,77 @@
-"""6-D spatial algebra on plain arrays, [linear; angular] order (Featherstone, "Rigid Body
+"""6-D spatial algebra on tuples of floats, [linear; angular] order (Featherstone, "Rigid Body
 Dynamics Algorithms" (RBDA), ch. 2, with Pinocchio's ordering).
 
 A pose X is 12 numbers, rotation R row-major then translation p (see tree.py); it maps child
 coordinates to parent coordinates. Motions ``m = [v; ω]`` and forces ``f = [f; n]`` are
-6-vectors about a frame origin. Functions write into ``out`` (never aliasing an input) so that
-kernels allocate nothing per body; they are inlined into the kernels that call them.
+6-vectors about a frame origin. A rigid-body inertia is 10 numbers: mass M, first moment
+h = M c (c the centre of mass) and the rotational inertia about the frame origin I_O (xx, xy,
+xz, yy, yz, zz); as a 6x6 matrix it is [[M 1, −[h]×], [[h]×, I_O]] (RBDA eq. 2.63).
+
+The functions take and return tuples, which LLVM keeps in registers; kernels load from and
+store to their arrays only what other bodies read (``vector6``, ``pose_at``, ``store``). All
+are inlined into the kernels that call them, and none makes an array view or allocates.
 """
 
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel_helper
-from robodyn_ros.dynamics.tree import INERTIA, PLACEMENT, SUBSPACE
 
 
 @kernel_helper
-def joint_pose(tree_row, q, X):
-    """X = placement · exp(S q): pose of a body in its parent body at joint position q.
+def vector6(a, i):
+    """Row i of an (n, 6) array."""
+    return a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5]
 
-    S is ``[0; axis]`` (revolute) or ``[axis; 0]`` (prismatic): exp(S q) is a rotation about
-    the unit axis by q (Rodrigues' formula) or a translation q along it.
-    """
-    P = tree_row[PLACEMENT:SUBSPACE]
-    S = tree_row[SUBSPACE:INERTIA]
-    x, y, z = S[3], S[4], S[5]
-    angle = q if (x != 0.0 or y != 0.0 or z != 0.0) else 0.0
-    c, s = np.cos(angle), np.sin(angle)
-    t = 1.0 - c
-    J = (
-        t * x * x + c, t * x * y - s * z, t * x * z + s * y,
-        t * x * y + s * z, t * y * y + c, t * y * z - s * x,
-        t * x * z - s * y, t * y * z + s * x, t * z * z + c,
+
+@kernel_helper
+def pose_at(a, i, start):
+    """The pose at columns start .. start + 11 of row i."""
+    return (
+        a[i, start], a[i, start + 1], a[i, start + 2], a[i, start + 3],
+        a[i, start + 4], a[i, start + 5], a[i, start + 6], a[i, start + 7],
+        a[i, start + 8], a[i, start + 9], a[i, start + 10], a[i, start + 11],
     )
-    for r in range(3):
-        a0, a1, a2 = P[3 * r], P[3 * r + 1], P[3 * r + 2]
-        X[3 * r] = a0 * J[0] + a1 * J[3] + a2 * J[6]
-        X[3 * r + 1] = a0 * J[1] + a1 * J[4] + a2 * J[7]
-        X[3 * r + 2] = a0 * J[2] + a1 * J[5] + a2 * J[8]
-        X[9 + r] = P[9 + r] + q * (a0 * S[0] + a1 * S[1] + a2 * S[2])
 
 
 @kernel_helper
-def compose(A, B, out):
-    """out = A · B for poses."""
-    for r in range(3):
-        a0, a1, a2 = A[3 * r], A[3 * r + 1], A[3 * r + 2]
-        out[3 * r] = a0 * B[0] + a1 * B[3] + a2 * B[6]
-        out[3 * r + 1] = a0 * B[1] + a1 * B[4] + a2 * B[7]
-        out[3 * r + 2] = a0 * B[2] + a1 * B[5] + a2 * B[8]
-        out[9 + r] = A[9 + r] + a0 * B[9] + a1 * B[10] + a2 * B[11]
+def inertia_at(a, i):
+    """The rigid-body inertia in row i of an (n, 10) array."""
+    return (
+        a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4],
+        a[i, 5], a[i, 6], a[i, 7], a[i, 8], a[i, 9],
+    )
 
 
 @kernel_helper
-def motion_to_child(X, m, out):
-    """Motion m in parent coordinates → child coordinates: ω' = Rᵀω, v' = Rᵀ(v − p × ω)."""
-    w0, w1, w2 = m[3], m[4], m[5]
-    v0 = m[0] - X[10] * w2 + X[11] * w1
-    v1 = m[1] - X[11] * w0 + X[9] * w2
-    v2 = m[2] - X[9] * w1 + X[10] * w0
-    for k in range(3):
-        out[k] = X[k] * v0 + X[3 + k] * v1 + X[6 + k] * v2
-        out[3 + k] = X[k] * w0 + X[3 + k] * w1 + X[6 + k] * w2
+def store(a, i, values):
+    """Row i of a (n, len(values)) array = values."""
+    for k in range(len(values)):
+        a[i, k] = values[k]
 
 
 @kernel_helper
-def motion_to_parent(X, m, out):
-    """Motion m in child coordinates → parent coordinates: ω' = Rω, v' = Rv + p × ω'."""
-    for r in range(3):
-        out[3 + r] = X[3 * r] * m[3] + X[3 * r + 1] * m[4] + X[3 * r + 2] * m[5]
-        out[r] = X[3 * r] * m[0] + X[3 * r + 1] * m[1] + X[3 * r + 2] * m[2]
-    out[0] += X[10] * out[5] - X[11] * out[4]
-    out[1] += X[11] * out[3] - X[9] * out[5]
-    out[2] += X[9] * out[4] - X[10] * out[3]
+def dot3(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @kernel_helper
-def force_to_parent(X, f, out):
-    """Force f in child coordinates → parent coordinates: f' = Rf, n' = Rn + p × f'."""
-    for r in range(3):
-        out[r] = X[3 * r] * f[0] + X[3 * r + 1] * f[1] + X[3 * r + 2] * f[2]
-        out[3 + r] = X[3 * r] * f[3] + X[3 * r + 1] * f[4] + X[3 * r + 2] * f[5]
-    out[3] += X[10] * out[2] - X[11] * out[1]
-    out[4] += X[11] * out[0] - X[9] * out[2]
-    out[5] += X[9] * out[1] - X[10] * out[0]
+def cross(a, b):
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
 
 
 @kernel_helper
-def motion_cross_motion(m, n, out):
-    """out = m × n = [ω×v_n + v×ω_n; ω×ω_n] (Featherstone's crm)."""
-    v0, v1, v2, w0, w1, w2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    out[0] = w1 * n[2] - w2 * n[1] + v1 * n[5] - v2 * n[4]
-    out[1] = w2 * n[0] - w0 * n[2] + v2 * n[3] - v0 * n[5]
-    out[2] = w0 * n[1] - w1 * n[0] + v0 * n[4] - v1 * n[3]
-    out[3] = w1 * n[5] - w2 * n[4]
-    out[4] = w2 * n[3] - w0 * n[5]
-    out[5] = w0 * n[4] - w1 * n[3]
+def add3(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
 
 
 @kernel_helper
-def motion_cross_force(m, f, out):
-    """out = m ×* f = [ω×f; ω×n + v×f] (Featherstone's crf)."""
-    v0, v1, v2, w0, w1, w2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    out[0] = w1 * f[2] - w2 * f[1]
-    out[1] = w2 * f[0] - w0 * f[2]
-    out[2] = w0 * f[1] - w1 * f[0]
-    out[3] = w1 * f[5] - w2 * f[4] + v1 * f[2] - v2 * f[1]
-    out[4] = w2 * f[3] - w0 * f[5] + v2 * f[0] - v0 * f[2]
-    out[5] = w0 * f[4] - w1 * f[3] + v0 * f[1] - v1 * f[0]
+def add6(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5]
 
 
 @kernel_helper
-def matvec6(A, x, out):
-    """out = A x for a 6x6 matrix."""
-    for r in range(6):
-        out[r] = (
-            A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2]
-            + A[r, 3] * x[3] + A[r, 4] * x[4] + A[r, 5] * x[5]
-        )
+def scale6(s, a):
+    return s * a[0], s * a[1], s * a[2], s * a[3], s * a[4], s * a[5]
 
 
 @kernel_helper
@@ -125,47 +81,164 @@ def dot6(a, b):
 
 
 @kernel_helper
-def inertia_times(body, m, out):
-    """out = I m for a body inertia (mass M, centre of mass c, I_c; see tree.py) in the frame
-    of m: [M (v + ω × c); c × M (v + ω × c) + I_c ω] (RBDA eq. 2.63)."""
-    mass, c0, c1, c2 = body[0], body[1], body[2], body[3]
-    v0, v1, v2, w0, w1, w2 = m[0], m[1], m[2], m[3], m[4], m[5]
-    h0 = mass * (v0 + w1 * c2 - w2 * c1)
-    h1 = mass * (v1 + w2 * c0 - w0 * c2)
-    h2 = mass * (v2 + w0 * c1 - w1 * c0)
-    out[0], out[1], out[2] = h0, h1, h2
-    out[3] = c1 * h2 - c2 * h1 + body[4] * w0 + body[5] * w1 + body[6] * w2
-    out[4] = c2 * h0 - c0 * h2 + body[7] * w0 + body[8] * w1 + body[9] * w2
-    out[5] = c0 * h1 - c1 * h0 + body[10] * w0 + body[11] * w1 + body[12] * w2
+def rotate(X, x):
+    """R x, R the rotation of pose X (or any 3x3 row-major matrix in X[:9])."""
+    return (
+        X[0] * x[0] + X[1] * x[1] + X[2] * x[2],
+        X[3] * x[0] + X[4] * x[1] + X[5] * x[2],
+        X[6] * x[0] + X[7] * x[1] + X[8] * x[2],
+    )
 
 
 @kernel_helper
-def inertia_to_world(X, body, out):
-    """The 6x6 spatial inertia of a body at pose X, in world axes about the world origin.
-
-    With c the centre of mass and I_c the rotational inertia about it, in world axes:
-    [[M 1, −M[c]×], [M[c]×, I_c − M[c]×[c]×]] (RBDA eq. 2.63).
-    """
-    mass = body[0]
-    c = (
-        X[9] + X[0] * body[1] + X[1] * body[2] + X[2] * body[3],
-        X[10] + X[3] * body[1] + X[4] * body[2] + X[5] * body[3],
-        X[11] + X[6] * body[1] + X[7] * body[2] + X[8] * body[3],
+def rotate_back(X, x):
+    """Rᵀ x, R the rotation of pose X."""
+    return (
+        X[0] * x[0] + X[3] * x[1] + X[6] * x[2],
+        X[1] * x[0] + X[4] * x[1] + X[7] * x[2],
+        X[2] * x[0] + X[5] * x[1] + X[8] * x[2],
     )
-    cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
-    for r in range(3):
-        # row r of R I_c, then times Rᵀ: (R I_c Rᵀ)[r, k]
-        t0 = X[3 * r] * body[4] + X[3 * r + 1] * body[7] + X[3 * r + 2] * body[10]
-        t1 = X[3 * r] * body[5] + X[3 * r + 1] * body[8] + X[3 * r + 2] * body[11]
-        t2 = X[3 * r] * body[6] + X[3 * r + 1] * body[9] + X[3 * r + 2] * body[12]
-        for k in range(3):
-            rotated = t0 * X[3 * k] + t1 * X[3 * k + 1] + t2 * X[3 * k + 2]
-            out[3 + r, 3 + k] = rotated + mass * ((cc if r == k else 0.0) - c[r] * c[k])
-            out[r, k] = mass if r == k else 0.0
-    mc0, mc1, mc2 = mass * c[0], mass * c[1], mass * c[2]
-    out[3, 0], out[3, 1], out[3, 2] = 0.0, -mc2, mc1  # M[c]×
-    out[4, 0], out[4, 1], out[4, 2] = mc2, 0.0, -mc0
-    out[5, 0], out[5, 1], out[5, 2] = -mc1, mc0, 0.0
-    for r in range(3):
-        for k in range(3):
-            out[r, 3 + k] = out[3 + k, r]
+
+
+@kernel_helper
+def compose(A, B):
+    """A · B for poses: rotation R_A R_B (row r of it is R_Bᵀ times row r of R_A), translation
+    p_A + R_A p_B."""
+    return (
+        *rotate_back(B, A[0:3]), *rotate_back(B, A[3:6]), *rotate_back(B, A[6:9]),
+        *add3(A[9:12], rotate(A, B[9:12])),
+    )
+
+
+@kernel_helper
+def joint_pose(placement, S, q):
+    """placement · exp(S q): pose of a body in its parent body at joint position q.
+
+    S is ``[0; axis]`` (revolute) or ``[axis; 0]`` (prismatic): exp(S q) is a rotation about
+    the unit axis by q (Rodrigues' formula) or a translation q along it.
+    """
+    x, y, z = S[3], S[4], S[5]
+    angle = q if (x != 0.0 or y != 0.0 or z != 0.0) else 0.0
+    c, s = np.cos(angle), np.sin(angle)
+    t = 1.0 - c
+    motion = (
+        t * x * x + c, t * x * y - s * z, t * x * z + s * y,
+        t * x * y + s * z, t * y * y + c, t * y * z - s * x,
+        t * x * z - s * y, t * y * z + s * x, t * z * z + c,
+        q * S[0], q * S[1], q * S[2],
+    )
+    return compose(placement, motion)
+
+
+@kernel_helper
+def motion_to_child(X, m):
+    """Motion m in parent coordinates → child coordinates: ω' = Rᵀω, v' = Rᵀ(v − p × ω)."""
+    w = m[3:6]
+    p_cross_w = cross(X[9:12], w)
+    v = (m[0] - p_cross_w[0], m[1] - p_cross_w[1], m[2] - p_cross_w[2])
+    return (*rotate_back(X, v), *rotate_back(X, w))
+
+
+@kernel_helper
+def motion_to_parent(X, m):
+    """Motion m in child coordinates → parent coordinates: ω' = Rω, v' = Rv + p × ω'."""
+    w = rotate(X, m[3:6])
+    return (*add3(rotate(X, m[0:3]), cross(X[9:12], w)), *w)
+
+
+@kernel_helper
+def force_to_parent(X, f):
+    """Force f in child coordinates → parent coordinates: f' = Rf, n' = Rn + p × f'."""
+    f_parent = rotate(X, f[0:3])
+    return (*f_parent, *add3(rotate(X, f[3:6]), cross(X[9:12], f_parent)))
+
+
+@kernel_helper
+def motion_cross_motion(m, n):
+    """m × n = [ω×v_n + v×ω_n; ω×ω_n] (Featherstone's crm)."""
+    v, w = m[0:3], m[3:6]
+    return (*add3(cross(w, n[0:3]), cross(v, n[3:6])), *cross(w, n[3:6]))
+
+
+@kernel_helper
+def motion_cross_force(m, f):
+    """m ×* f = [ω×f; ω×n + v×f] (Featherstone's crf)."""
+    v, w = m[0:3], m[3:6]
+    return (*cross(w, f[0:3]), *add3(cross(w, f[3:6]), cross(v, f[0:3])))
+
+
+@kernel_helper
+def body_inertia_times(body, m):
+    """I m for a body inertia (mass M, centre of mass c, I_c; see tree.py) in the frame of m:
+    [M (v + ω × c); c × M (v + ω × c) + I_c ω] (RBDA eq. 2.63)."""
+    mass, c, w = body[0], body[1:4], m[3:6]
+    v_com = add3(m[0:3], cross(w, c))
+    h = (mass * v_com[0], mass * v_com[1], mass * v_com[2])
+    return (*h, *add3(cross(c, h), rotate(body[4:13], w)))
+
+
+@kernel_helper
+def inertia_to_world(X, body):
+    """The rigid-body inertia (M, h, I_O) of a body (mass M, centre of mass c, I_c; see
+    tree.py) at pose X, in world axes about the world origin: with c and I_c in world axes,
+    h = M c and I_O = R I_c Rᵀ + M (|c|² 1 − c cᵀ) (RBDA eq. 2.63)."""
+    mass = body[0]
+    c = add3(X[9:12], rotate(X, body[1:4]))
+    R0, R1, R2 = X[0:3], X[3:6], X[6:9]  # rows of R
+    T0, T1, T2 = rotate(body[4:13], R0), rotate(body[4:13], R1), rotate(body[4:13], R2)
+    cc = dot3(c, c)
+    return (
+        mass, mass * c[0], mass * c[1], mass * c[2],
+        dot3(T0, R0) + mass * (cc - c[0] * c[0]), dot3(T0, R1) - mass * c[0] * c[1],
+        dot3(T0, R2) - mass * c[0] * c[2], dot3(T1, R1) + mass * (cc - c[1] * c[1]),
+        dot3(T1, R2) - mass * c[1] * c[2], dot3(T2, R2) + mass * (cc - c[2] * c[2]),
+    )
+
+
+@kernel_helper
+def inertia_times(inertia, m):
+    """I m for a rigid-body inertia (M, h, I_O): [M v − h × ω; h × v + I_O ω]."""
+    mass, h, v, w = inertia[0], inertia[1:4], m[0:3], m[3:6]
+    xx, xy, xz, yy, yz, zz = inertia[4:10]
+    I_w = (xx * w[0] + xy * w[1] + xz * w[2], xy * w[0] + yy * w[1] + yz * w[2],
+           xz * w[0] + yz * w[1] + zz * w[2])
+    h_w = cross(h, w)
+    f = (mass * v[0] - h_w[0], mass * v[1] - h_w[1], mass * v[2] - h_w[2])
+    return (*f, *add3(cross(h, v), I_w))
+
+
+@kernel_helper
+def store_inertia_matrix(A, i, inertia):
+    """A[i] (6x6) = the matrix [[M 1, −[h]×], [[h]×, I_O]] of a rigid-body inertia."""
+    mass, h0, h1, h2, xx, xy, xz, yy, yz, zz = inertia
+    store_row(A, i, 0, (mass, 0.0, 0.0, 0.0, h2, -h1))
+    store_row(A, i, 1, (0.0, mass, 0.0, -h2, 0.0, h0))
+    store_row(A, i, 2, (0.0, 0.0, mass, h1, -h0, 0.0))
+    store_row(A, i, 3, (0.0, -h2, h1, xx, xy, xz))
+    store_row(A, i, 4, (h2, 0.0, -h0, xy, yy, yz))
+    store_row(A, i, 5, (-h1, h0, 0.0, xz, yz, zz))
+
+
+@kernel_helper
+def store_row(A, i, r, m):
+    """Row r of A[i] = m, for a (n, 6, 6) array A."""
+    A[i, r, 0], A[i, r, 1], A[i, r, 2], A[i, r, 3], A[i, r, 4], A[i, r, 5] = m
+
+
+@kernel_helper
+def matrix_row_times(A, i, r, x):
+    """Row r of A[i] times x, for a (n, 6, 6) array A."""
+    return (
+        A[i, r, 0] * x[0] + A[i, r, 1] * x[1] + A[i, r, 2] * x[2]
+        + A[i, r, 3] * x[3] + A[i, r, 4] * x[4] + A[i, r, 5] * x[5]
+    )
+
+
+@kernel_helper
+def matrix_times(A, i, x):
+    """A[i] x for a (n, 6, 6) array A."""
+    return (
+        matrix_row_times(A, i, 0, x), matrix_row_times(A, i, 1, x),
+        matrix_row_times(A, i, 2, x), matrix_row_times(A, i, 3, x),
+        matrix_row_times(A, i, 4, x), matrix_row_times(A, i, 5, x),
+    )

@@ -89,3 +89,35 @@ def parent_of(tree, i):
     """Parent joint of joint i, -1 for the root body."""
     return int(tree[i, PARENT])
 
+
+@kernel_helper
+def subspace(tree, i):
+    """Motion subspace S of joint i in its joint frame."""
+    return (
+        tree[i, SUBSPACE], tree[i, SUBSPACE + 1], tree[i, SUBSPACE + 2],
+        tree[i, SUBSPACE + 3], tree[i, SUBSPACE + 4], tree[i, SUBSPACE + 5],
+    )
+
+
+@kernel_helper
+def body_inertia(tree, i):
+    """Mass, centre of mass (3) and rotational inertia about it (9) of body i."""
+    return (
+        tree[i, INERTIA], tree[i, COM], tree[i, COM + 1], tree[i, COM + 2],
+        tree[i, COM + 3], tree[i, COM + 4], tree[i, COM + 5], tree[i, COM + 6],
+        tree[i, COM + 7], tree[i, COM + 8], tree[i, COM + 9], tree[i, COM + 10],
+        tree[i, COM + 11],
+    )
+
+
+@kernel_helper
+def subtree_ends(tree, end):
+    """end[i] = one past the last joint of joint i's subtree; joints are in depth-first order,
+    so the subtree of i is the index range i .. end[i] − 1."""
+    n = end.shape[0]
+    for i in range(n):
+        end[i] = i + 1
+    for i in range(n - 1, -1, -1):
+        lam = parent_of(tree, i)
+        if lam >= 0 and end[i] > end[lam]:
+            end[lam] = end[i]
