@@ -23,12 +23,24 @@ from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of, subtree_end
 
 
 @kernel_helper
-def minv_aba(tree, q, Minv, end, X_world, S_world, IA, U, D, P, A):
-    """M⁻¹ for one state into Minv (n x n); end from subtree_ends. Column j is the ABA answer
-    to τ = e_j with zero velocity and gravity. P (6 x n) holds the bias force of column j on
+def minv_workspace(tree, n):
+    """What minv_aba needs besides the state: (end, X_world, S_world, IA, U, D, P, A), end
+    from subtree_ends, the others workspaces."""
+    end = np.empty(n, dtype=np.int64)
+    subtree_ends(tree, end)
+    X_world, S_world, IA = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
+    U, D, P, A = np.empty((n, 6)), np.empty(n), np.empty((6, n)), np.empty((n, 6, n))
+    return end, X_world, S_world, IA, U, D, P, A
+
+
+@kernel_helper
+def minv_aba(tree, q, Minv, workspace):
+    """M⁻¹ for one state into Minv (n x n); workspace from minv_workspace. Column j is the ABA
+    answer to τ = e_j with zero velocity and gravity. P (6 x n) holds the bias force of column j on
     the body being processed: the columns of a subtree are a contiguous range that no other
     subtree touches, so one array serves every body, updated in place from the leaves to the
     root. A[i] (6 x n) holds the accelerations of body i. World frame."""
+    end, X_world, S_world, IA, U, D, P, A = workspace
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     for i in range(n):
@@ -83,12 +95,9 @@ def mass_matrix_inverse(tree, q, Minv):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = Minv.reshape((B, n, n))
-    end = np.empty(n, dtype=np.int64)
-    subtree_ends(tree, end)
-    X_world, S_world, IA = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
-    U, D, P, A = np.empty((n, 6)), np.empty(n), np.empty((6, n)), np.empty((n, 6, n))
+    workspace = minv_workspace(tree, n)
     for b in range(B):
-        minv_aba(tree, Q[b], OUT[b], end, X_world, S_world, IA, U, D, P, A)
+        minv_aba(tree, Q[b], OUT[b], workspace)
 
 
 @kernel

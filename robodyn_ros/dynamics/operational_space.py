@@ -1,11 +1,11 @@
-"""Operational-space inertia Λ = (J M⁻¹ Jᵀ)⁻¹ of a frame by the dense route: CRBA, the LᵀDL
-factor of M, six solves and a 6x6 inverse (Khatib 1987). The reference for faster methods.
+"""Operational-space inertia Λ = (J M⁻¹ Jᵀ)⁻¹ of a frame by the dense route (Khatib 1987): M⁻¹
+by the O(n²) recursion, the frame Jacobian, J M⁻¹ Jᵀ and a 6x6 inverse. The reference for
+faster methods.
 """
 
 import numpy as np
 
-from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
-from robodyn_ros.dynamics.inertia_matrix import crba_workspace
+from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_pose_into
 from robodyn_ros.dynamics.tree import FRAME_BODY
@@ -36,17 +36,15 @@ def operational_space_inertia(tree, frame, q, inverse, out):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = out.reshape((B, 6, 6))
-    workspace = crba_workspace(tree, n)
-    _, X_world, S_world, _, _ = workspace
-    LD, J, MinvJt, pose = np.empty((n, n)), np.empty((6, n)), np.empty((6, n)), np.empty((4, 4))
+    workspace = minv_workspace(tree, n)
+    _, X_world, S_world, _, _, _, _, _ = workspace
+    Minv, J, pose = np.empty((n, n)), np.empty((6, n)), np.empty((4, 4))
     for b in range(B):
-        factor_mass_matrix(tree, Q[b], LD, workspace)
+        minv_aba(tree, Q[b], Minv, workspace)
         frame_pose_into(X_world, frame, pose)
         frame_jacobian_into(tree, S_world, int(frame[FRAME_BODY]), pose[:3, 3], J)
-        MinvJt[:, :] = J
-        for r in range(6):
-            ltdl_solve(LD, tree, MinvJt[r])
+        Lambda_inv = J @ (Minv @ J.T)
         if inverse:
-            OUT[b] = J @ MinvJt.T
+            OUT[b] = Lambda_inv
         else:
-            invert_task_inertia(J @ MinvJt.T, OUT[b])
+            invert_task_inertia(Lambda_inv, OUT[b])
