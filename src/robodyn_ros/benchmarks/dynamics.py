@@ -22,6 +22,7 @@ from functools import partial
 import numba
 import numpy as np
 import pinocchio as pin
+
 from common import (
     RobotSpec,
     State,
@@ -34,7 +35,6 @@ from common import (
     robot_calls,
     robot_specs,
 )
-
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 TARGET_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics(aba)")

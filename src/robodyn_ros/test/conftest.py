@@ -8,6 +8,7 @@ once and kept for the session (the largest, 256 joints, costs ≈1.2 GB).
 
 from __future__ import annotations
 
+import os
 import warnings
 import zlib
 from collections.abc import Callable
@@ -22,6 +23,11 @@ from robodyn_ros.model import URDFWarning
 from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
 from robodyn_ros.testing import PANDA_FINGERS, example_robot_urdf
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+# ROS tests: discovery on this machine only, a DDS domain of this test run's own, logs in build/
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
+os.environ.setdefault("ROS_LOG_DIR", str(Path(__file__).resolve().parents[3] / "build" / "ros_log"))
 
 BUNDLED_PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
 CHAIN_SIZES = (7, 32, 64, 128, 256)
@@ -160,3 +166,13 @@ def arm_case(request: pytest.FixtureRequest) -> Case:
 def load_robot() -> Callable[[str], Robot]:
     """name → the session's Robot of that case name (CASE_IDS), without building an oracle."""
     return robot_named
+
+
+@pytest.fixture(scope="session")
+def ros():
+    """rclpy initialised once for the session (real DDS, this run's own domain)."""
+    import rclpy
+
+    rclpy.init()
+    yield rclpy
+    rclpy.shutdown()
