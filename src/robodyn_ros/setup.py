@@ -30,6 +30,7 @@ setup(
     entry_points={
         "console_scripts": [
             "robodyn = robodyn_ros.cli:main",
+            "dynamics_node = robodyn_ros.ros.dynamics_node:main",
         ],
     },
     zip_safe=True,
