@@ -258,3 +258,18 @@ def test_another_process_receives_the_dynamics(harness, robot) -> None:
     output, _ = listener.communicate(timeout=10)
     count, entries = (int(x) for x in output.split())
     assert count >= 3 and entries == robot.nv**2
+
+
+def test_pose_orientation_matches_the_rotation() -> None:
+    """quaternion_from_rotation against scipy on random rotations, every branch included."""
+    from scipy.spatial.transform import Rotation
+
+    from robodyn_ros.ros.conversions import quaternion_from_rotation
+
+    rotations = Rotation.random(200, random_state=0)
+    half_turns = Rotation.from_rotvec(np.pi * np.eye(3))  # trace −1: the other branches
+    for rotation in [*rotations, *half_turns]:
+        expected = rotation.as_quat()
+        expected = expected if expected[3] >= 0 else -expected
+        got = quaternion_from_rotation(rotation.as_matrix().tolist())
+        assert np.allclose(got, expected, atol=1e-12) or np.allclose(got, -expected, atol=1e-12)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
 from geometry_msgs.msg import Pose, Twist
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
-from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.robot import Robot
@@ -67,6 +68,13 @@ def _field(
     return picked
 
 
+def float_sequence(values: np.ndarray) -> array:
+    """A float64[] message field from an array, without a per-element check in Python."""
+    sequence = array("d")
+    sequence.frombytes(np.ascontiguousarray(values, dtype=float).tobytes())
+    return sequence
+
+
 def joint_space_message(
     robot: Robot, q: np.ndarray, qd: np.ndarray, effort: np.ndarray | None, method: str
 ) -> JointSpaceDynamics:
@@ -74,15 +82,14 @@ def joint_space_message(
     fills header and computation_time."""
     message = JointSpaceDynamics()
     message.joint_names = list(robot.joint_names)
-    message.position = q.tolist()
-    message.velocity = qd.tolist()
-    message.mass_matrix = robot.mass_matrix(q, method=method).ravel().tolist()
-    bias = robot.bias_forces(q, qd)
-    message.bias_forces = bias.tolist()
-    message.gravity_torques = robot.gravity_torques(q).tolist()
+    message.position = float_sequence(q)
+    message.velocity = float_sequence(qd)
+    message.mass_matrix = float_sequence(robot.mass_matrix(q, method=method))
+    message.bias_forces = float_sequence(robot.bias_forces(q, qd))
+    message.gravity_torques = float_sequence(robot.gravity_torques(q))
     if effort is not None:
-        message.effort = effort.tolist()
-        message.acceleration = robot.forward_dynamics(q, qd, effort).tolist()
+        message.effort = float_sequence(effort)
+        message.acceleration = float_sequence(robot.forward_dynamics(q, qd, effort))
     message.mass_matrix_method = method
     return message
 
@@ -97,12 +104,12 @@ def operational_space_message(
     message.pose = pose_message(robot.frame_pose(q, frame))
     J = robot.jacobian(q, frame)
     message.twist = twist_message(J @ qd)
-    message.jacobian = J.ravel().tolist()
-    message.inertia_inverse = (
-        robot.operational_space_inertia(q, frame, method=method, inverse=True).ravel().tolist()
-    )
+    message.jacobian = float_sequence(J)
+    message.inertia_inverse = robot.operational_space_inertia(
+        q, frame, method=method, inverse=True
+    ).ravel()
     try:
-        message.inertia = robot.operational_space_inertia(q, frame, method=method).ravel().tolist()
+        message.inertia = robot.operational_space_inertia(q, frame, method=method).ravel()
     except np.linalg.LinAlgError:
         message.singular = True
     message.method = method
@@ -112,16 +119,36 @@ def operational_space_message(
 def pose_message(transform: np.ndarray) -> Pose:
     """A 4x4 homogeneous transform as a geometry_msgs/Pose."""
     pose = Pose()
-    pose.position.x, pose.position.y, pose.position.z = (float(x) for x in transform[:3, 3])
-    x, y, z, w = Rotation.from_matrix(transform[:3, :3]).as_quat()
-    pose.orientation.x, pose.orientation.y = float(x), float(y)
-    pose.orientation.z, pose.orientation.w = float(z), float(w)
+    pose.position.x, pose.position.y, pose.position.z = transform[:3, 3].tolist()
+    o = pose.orientation
+    o.x, o.y, o.z, o.w = quaternion_from_rotation(transform[:3, :3].tolist())
     return pose
+
+
+def quaternion_from_rotation(R: list[list[float]]) -> tuple[float, float, float, float]:
+    """(x, y, z, w) of a rotation matrix, w ≥ 0, from the largest of the four candidate
+    diagonal combinations for accuracy (Shepperd 1978)."""
+    trace = R[0][0] + R[1][1] + R[2][2]
+    largest = max(trace, R[0][0], R[1][1], R[2][2])
+    if largest == trace:
+        s = 2.0 * math.sqrt(1.0 + trace)
+        q = ((R[2][1] - R[1][2]) / s, (R[0][2] - R[2][0]) / s, (R[1][0] - R[0][1]) / s, s / 4)
+    elif largest == R[0][0]:
+        s = 2.0 * math.sqrt(1.0 + R[0][0] - R[1][1] - R[2][2])
+        q = (s / 4, (R[0][1] + R[1][0]) / s, (R[0][2] + R[2][0]) / s, (R[2][1] - R[1][2]) / s)
+    elif largest == R[1][1]:
+        s = 2.0 * math.sqrt(1.0 + R[1][1] - R[0][0] - R[2][2])
+        q = ((R[0][1] + R[1][0]) / s, s / 4, (R[1][2] + R[2][1]) / s, (R[0][2] - R[2][0]) / s)
+    else:
+        s = 2.0 * math.sqrt(1.0 + R[2][2] - R[0][0] - R[1][1])
+        q = ((R[0][2] + R[2][0]) / s, (R[1][2] + R[2][1]) / s, s / 4, (R[1][0] - R[0][1]) / s)
+    return q if q[3] >= 0.0 else (-q[0], -q[1], -q[2], -q[3])
 
 
 def twist_message(velocity: np.ndarray) -> Twist:
     """A [linear; angular] 6-vector as a geometry_msgs/Twist."""
     twist = Twist()
-    twist.linear.x, twist.linear.y, twist.linear.z = (float(x) for x in velocity[:3])
-    twist.angular.x, twist.angular.y, twist.angular.z = (float(x) for x in velocity[3:])
+    values = velocity.tolist()
+    twist.linear.x, twist.linear.y, twist.linear.z = values[:3]
+    twist.angular.x, twist.angular.y, twist.angular.z = values[3:]
     return twist

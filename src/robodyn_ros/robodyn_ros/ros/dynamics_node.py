@@ -239,3 +239,7 @@ def main(args: list[str] | None = None) -> None:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

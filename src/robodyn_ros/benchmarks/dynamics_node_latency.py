@@ -1,0 +1,136 @@
+"""dynamics_node under a 1 kHz joint_states stream: latency, drops and CPU.
+
+Starts the node in its own process on the bundled Panda with M, b, g and Λ of one frame
+published each cycle, publishes joint_states at the given rate from this process for the given
+time, and reports:
+- the node's own receive → publish latency (p50/p99 from its diagnostics),
+- end-to-end latency, joint_states publish → JointSpaceDynamics receipt here (p50/p99),
+- dropped messages (joint states sent minus dynamics received) and the node's CPU use.
+
+    .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py [--seconds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+BUNDLED_PANDA = Path(__file__).resolve().parent.parent / "urdf" / "panda.urdf"
+FRAME = "panda_hand_tcp"
+
+
+def node_process(params_file: Path) -> subprocess.Popen:
+    """The dynamics node in its own process."""
+    command = [sys.executable, "-m", "robodyn_ros.ros.dynamics_node",
+               "--ros-args", "--params-file", str(params_file)]
+    return subprocess.Popen(command, env=os.environ.copy(), stderr=subprocess.DEVNULL)
+
+
+def params_yaml(directory: Path) -> Path:
+    urdf = BUNDLED_PANDA.read_text().replace("\n", " ").replace("'", "''")
+    path = directory / "dynamics_node.yaml"
+    path.write_text(
+        "dynamics_node:\n  ros__parameters:\n"
+        f"    robot_description: '{urdf}'\n    frames: ['{FRAME}']\n"
+        "    diagnostic_period: 1.0\n"
+    )
+    return path
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--rate", type=float, default=1000.0, help="joint_states per second")
+    args = parser.parse_args()
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.executors import SingleThreadedExecutor
+    from robodyn_interfaces.msg import JointSpaceDynamics
+    from sensor_msgs.msg import JointState
+
+    from robodyn_ros import Robot
+
+    robot = Robot.from_urdf(BUNDLED_PANDA)
+    with tempfile.TemporaryDirectory() as folder:
+        node = node_process(params_yaml(Path(folder)))
+        rclpy.init()
+        client = rclpy.create_node("latency_client")
+        sent: dict[float, float] = {}  # q[0] carries a sequence number → send time
+        latencies: list[float] = []
+        diagnostics: list[dict[str, str]] = []
+
+        def on_dynamics(message: JointSpaceDynamics) -> None:
+            start = sent.get(message.position[0])
+            if start is not None:
+                latencies.append(time.perf_counter() - start)
+
+        def on_diagnostics(message: DiagnosticArray) -> None:
+            for status in message.status:
+                if status.name.endswith("dynamics_node"):
+                    diagnostics.append({kv.key: kv.value for kv in status.values})
+
+        client.create_subscription(JointSpaceDynamics, "dynamics/joint_space", on_dynamics, 1000)
+        client.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
+        publisher = client.create_publisher(JointState, "joint_states", 1000)
+        executor = SingleThreadedExecutor()
+        executor.add_node(client)
+        spinner = threading.Thread(target=executor.spin, daemon=True)
+        spinner.start()
+
+        message = JointState(name=list(robot.joint_names))
+        rng = np.random.default_rng(0)
+        while publisher.get_subscription_count() == 0 or not diagnostics:  # node up, model in
+            time.sleep(0.05)
+        cpu_start, wall_start = cpu_seconds(node.pid), time.perf_counter()
+        period, count = 1.0 / args.rate, int(args.seconds * args.rate)
+        diagnostics.clear()
+        for k in range(count):
+            q = rng.uniform(-1.0, 1.0, robot.nv)
+            q[0] = k * 1e-6
+            message.position, message.velocity = q.tolist(), rng.uniform(-1, 1, robot.nv).tolist()
+            sent[q[0]] = time.perf_counter()
+            publisher.publish(message)
+            time.sleep(max(0.0, wall_start + (k + 1) * period - time.perf_counter()))
+        time.sleep(1.0)
+        wall = time.perf_counter() - wall_start
+        cpu = cpu_seconds(node.pid) - cpu_start
+        executor.shutdown(timeout_sec=2.0)
+        spinner.join(timeout=2.0)
+        client.destroy_node()
+        rclpy.shutdown()
+        node.terminate()
+        node.wait(timeout=10)
+
+    ms = np.array(latencies) * 1e3
+    in_node = [d for d in diagnostics if d.get("latency p99 (ms)")]
+    print(f"dynamics_node, bundled Panda, M + b + g + Λ of {FRAME} per cycle, "
+          f"{args.rate:.0f} Hz joint_states for {args.seconds:.0f} s")
+    print(f"sent {count}, received {len(latencies)}, dropped {count - len(latencies)}")
+    print(f"end-to-end latency (publish → receipt, two processes): p50 {np.percentile(ms, 50):.3f} "
+          f"ms, p99 {np.percentile(ms, 99):.3f} ms, max {ms.max():.3f} ms")
+    if in_node:
+        p50 = np.median([float(d["latency p50 (ms)"]) for d in in_node])
+        p99 = max(float(d["latency p99 (ms)"]) for d in in_node)
+        print(f"in the node (receive → publish): p50 {p50:.3f} ms, worst per-second p99 "
+              f"{p99:.3f} ms")
+    print(f"node CPU: {100 * cpu / wall:.0f} % of one core")
+
+
+if __name__ == "__main__":
+    main()
