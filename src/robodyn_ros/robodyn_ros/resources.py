@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -30,9 +31,12 @@ def bundled_urdf(name: str = "panda") -> Path:
 
 
 def _ament_share_directory() -> Path | None:
+    """The share folder from the ament index, when a sourced ROS install lists the package."""
+    if not os.environ.get("AMENT_PREFIX_PATH"):  # no ROS environment sourced
+        return None
     try:
         from ament_index_python.packages import get_package_share_directory
-    except ImportError:  # not a ROS install
+    except ImportError:
         return None
     try:
         return Path(get_package_share_directory(PACKAGE))
