@@ -32,6 +32,11 @@ setup(
             "robodyn = robodyn_ros.cli:main",
             "dynamics_node = robodyn_ros.ros.dynamics_node:main",
         ],
+        "robodyn_ros.controllers": [
+            "gravity_compensation = robodyn_ros.control.gravity_compensation:GravityCompensation",
+            "joint_impedance = robodyn_ros.control.joint_impedance:JointImpedance",
+            "operational_space = robodyn_ros.control.operational_space:OperationalSpace",
+        ],
     },
     zip_safe=True,
 )

@@ -1,0 +1,248 @@
+"""The controller plugin interface: `Controller`, `ControllerState` and `load_controller`.
+
+A controller maps the robot's state to joint efforts, once per control cycle::
+
+    controller = load_controller("joint_impedance")()
+    controller.configure(robot, {"stiffness": 100.0, "damping": 10.0})
+    controller.set_target(q_star)
+    tau = controller.update(ControllerState(t, q, qd))
+
+`ControllerState` may carry dynamics a node already has (M, b = C q̇ + g, g, for instance from
+the dynamics node's ``compute_dynamics`` service); a controller computes whatever is missing
+with the robot. Controllers are found by name: the built-ins below, merged with the Python
+entry points of group ``robodyn_ros.controllers`` (a built-in name wins over an entry point of
+the same name). Nothing here imports ROS.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from robodyn_ros.robot import Robot
+
+ENTRY_POINT_GROUP = "robodyn_ros.controllers"
+
+# name → "module:Class", imported on first use
+BUILTIN_CONTROLLERS: Mapping[str, str] = {
+    "gravity_compensation": "robodyn_ros.control.gravity_compensation:GravityCompensation",
+    "joint_impedance": "robodyn_ros.control.joint_impedance:JointImpedance",
+    "operational_space": "robodyn_ros.control.operational_space:OperationalSpace",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class ControllerState:
+    """One sample of the robot's state, with optional precomputed dynamics.
+
+    t: time in s; q, qd: joint positions and velocities (n,), in ``robot.joint_names`` order.
+    M (n, n), bias = C(q, q̇) q̇ + g(q) (n,), gravity = g(q) (n,): optional, computed by the
+    controller with the robot when None. Arrays are converted to float64 and checked (shape,
+    finite values); an error names the field.
+    """
+
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    M: np.ndarray | None = field(default=None)
+    bias: np.ndarray | None = field(default=None)
+    gravity: np.ndarray | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        q = _finite_array(self.q, "q")
+        if q.ndim != 1:
+            raise ValueError(f"ControllerState: q must be one state of shape (n,); got {q.shape}")
+        n = q.shape[0]
+        object.__setattr__(self, "q", q)
+        object.__setattr__(self, "t", float(self.t))
+        expected = {"qd": (n,), "M": (n, n), "bias": (n,), "gravity": (n,)}
+        for name, shape in expected.items():
+            value = getattr(self, name)
+            if value is None:
+                if name == "qd":
+                    raise ValueError("ControllerState: qd is required")
+                continue
+            array = _finite_array(value, name)
+            if array.shape != shape:
+                raise ValueError(
+                    f"ControllerState: {name} must have shape {shape} (n = len(q)); "
+                    f"got {array.shape}"
+                )
+            object.__setattr__(self, name, array)
+
+
+class Controller(abc.ABC):
+    """A joint-effort controller. Subclasses set `PARAMETERS` (name → description), implement
+    `_configure` (validate and store parameters) and `update`, and `set_target` if they track
+    a target. `configure` may be called again to change parameters; it resets the targets."""
+
+    name: ClassVar[str] = ""
+    PARAMETERS: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self) -> None:
+        self._robot: Robot | None = None
+
+    @property
+    def robot(self) -> Robot:
+        if self._robot is None:
+            raise RuntimeError(f"{type(self).__name__}: call configure(robot, parameters) first")
+        return self._robot
+
+    def configure(self, robot: Robot, parameters: Mapping[str, object] | None = None) -> None:
+        """Bind the controller to a robot and set its parameters; a bad parameter raises
+        ValueError naming it (an unknown name too, listing the known ones)."""
+        parameters = dict(parameters or {})
+        unknown = sorted(set(parameters) - set(self.PARAMETERS))
+        if unknown:
+            known = ", ".join(self.PARAMETERS) or "none"
+            raise ValueError(
+                f"{type(self).__name__}: unknown parameter(s) {', '.join(unknown)}; "
+                f"known parameters: {known}"
+            )
+        self._configure(robot, parameters)
+        self._robot = robot
+
+    @abc.abstractmethod
+    def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
+        """Validate and store the parameters (raise ValueError naming a bad one)."""
+
+    @abc.abstractmethod
+    def update(self, state: ControllerState) -> np.ndarray:
+        """Joint efforts (n,) for this state."""
+
+    def set_target(self, *args, **kwargs) -> None:
+        """Set the controller's target; controllers without a target refuse."""
+        raise TypeError(f"{type(self).__name__} has no target to set")
+
+    # -- helpers for subclasses -------------------------------------------------------------
+
+    def _check_state(self, state: ControllerState) -> None:
+        n = self.robot.nv
+        if state.q.shape != (n,):
+            raise ValueError(
+                f"{type(self).__name__}: the state has {state.q.shape[0]} joints; the robot "
+                f"has {n} ({', '.join(self.robot.joint_names)})"
+            )
+
+    def _gravity(self, state: ControllerState) -> np.ndarray:
+        return state.gravity if state.gravity is not None else self.robot.gravity_torques(state.q)
+
+    def _bias(self, state: ControllerState) -> np.ndarray:
+        if state.bias is not None:
+            return state.bias
+        return self.robot.bias_forces(state.q, state.qd)
+
+    def _mass_matrix(self, state: ControllerState) -> np.ndarray:
+        return state.M if state.M is not None else self.robot.mass_matrix(state.q)
+
+
+# -- parameter checks (each error names the parameter) ----------------------------------------
+
+
+def joint_vector(
+    parameters: Mapping[str, object], name: str, n: int, default=None, *, nonnegative=False
+) -> np.ndarray | None:
+    """A scalar (broadcast to n joints) or n finite numbers; `default` when absent."""
+    value = parameters.get(name, default)
+    if value is None:
+        return None
+    return _vector(value, name, n, nonnegative=nonnegative, broadcast=True)
+
+
+def task_vector(parameters: Mapping[str, object], name: str, default, *, nonnegative=True):
+    """A scalar (all six task directions) or six numbers [linear x, y, z; angular x, y, z]."""
+    return _vector(parameters.get(name, default), name, 6, nonnegative=nonnegative, broadcast=True)
+
+
+def positive_float(parameters: Mapping[str, object], name: str, default: float) -> float:
+    value = parameters.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise ValueError(f"parameter '{name}' must be a number; got {value!r}")
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"parameter '{name}' must be a finite number > 0; got {value}")
+    return value
+
+
+def boolean(parameters: Mapping[str, object], name: str, default: bool) -> bool:
+    value = parameters.get(name, default)
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"parameter '{name}' must be true or false; got {value!r}")
+    return bool(value)
+
+
+def _vector(value, name: str, n: int, *, nonnegative: bool, broadcast: bool) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter '{name}' must be numbers; got {value!r}") from None
+    if array.ndim == 0 and broadcast:
+        array = np.full(n, float(array))
+    if array.shape != (n,):
+        raise ValueError(
+            f"parameter '{name}' must be one number or {n} numbers; got shape {array.shape}"
+        )
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"parameter '{name}' must be finite; got {array.tolist()}")
+    if nonnegative and np.any(array < 0):
+        raise ValueError(f"parameter '{name}' must be >= 0; got {array.tolist()}")
+    return array
+
+
+def _finite_array(value, name: str) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"ControllerState: {name} must be numbers; got {array.dtype} values")
+    array = np.ascontiguousarray(array, dtype=float)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"ControllerState: {name} has non-finite values")
+    return array
+
+
+# -- discovery --------------------------------------------------------------------------------
+
+
+def available_controllers() -> list[str]:
+    """Names `load_controller` accepts: the built-ins and the installed entry points."""
+    return sorted({*BUILTIN_CONTROLLERS, *(ep.name for ep in _entry_points())})
+
+
+def load_controller(name: str) -> type[Controller]:
+    """The Controller class registered under `name` (a built-in or an entry point of group
+    ``robodyn_ros.controllers``); an unknown name raises ValueError listing the known ones."""
+    target = BUILTIN_CONTROLLERS.get(name)
+    if target is not None:
+        module, _, attribute = target.partition(":")
+        cls = getattr(importlib.import_module(module), attribute)
+    else:
+        matches = [ep for ep in _entry_points() if ep.name == name]
+        if not matches:
+            raise ValueError(
+                f"unknown controller '{name}'; available: {', '.join(available_controllers())}"
+            )
+        cls = matches[0].load()
+    if not (isinstance(cls, type) and issubclass(cls, Controller)):
+        raise TypeError(f"controller '{name}' ({cls!r}) is not a Controller subclass")
+    return cls
+
+
+def _entry_points():
+    return entry_points(group=ENTRY_POINT_GROUP)
+
+
+__all__ = [
+    "BUILTIN_CONTROLLERS",
+    "ENTRY_POINT_GROUP",
+    "Controller",
+    "ControllerState",
+    "available_controllers",
+    "load_controller",
+]
