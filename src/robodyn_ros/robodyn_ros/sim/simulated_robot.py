@@ -1,0 +1,169 @@
+"""SimulatedRobot: a Robot's forward dynamics integrated in time, with the URDF's joint
+damping, Coulomb friction and limits.
+
+Each `step(tau)`:
+
+1. clips the commanded effort to ``±effort_limit`` (this is the effort "applied", `effort`);
+2. integrates q̈ = FD(q, q̇, τ − d·q̇ − f·tanh(q̇/ε)) over ``dt`` with the chosen integrator,
+   where d, f are the URDF ``<dynamics damping friction>`` values. Coulomb friction −f·sign(q̇)
+   is smoothed to −f·tanh(q̇/ε) so the right-hand side stays continuous and an explicit
+   integrator can take it; ε (`friction_velocity`, rad/s or m/s, default `FRICTION_VELOCITY`)
+   is the speed under which friction acts like a viscous damper of f/ε. Explicit integration
+   is stable while (f/ε)·dt·(M⁻¹)ᵢᵢ stays below about 2, which sets how small ε may be for a
+   given dt and the lightest joint; the smoothing means a resting joint creeps instead of
+   sticking (no static friction).
+3. enforces the limits: velocities are clipped to ``±velocity_limit``; a joint that ends the
+   step beyond a position limit is put back on the limit and the part of its velocity that
+   points out of the range is zeroed (a perfectly inelastic stop, which removes energy; the
+   velocity back into the range is kept). Intermediate integrator stages are not clamped.
+
+Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem; the state is
+not changed. Time is ``steps · dt`` since the last reset, so it does not drift by rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn_ros.robot import Robot
+from robodyn_ros.sim.integrators import INTEGRATORS
+
+FRICTION_VELOCITY = 0.05  # rad/s (m/s): ε of the smoothed Coulomb friction −f·tanh(q̇/ε)
+
+
+class SimulatedRobot:
+    """A robot's state (q, q̇, time) advanced by `step(tau)`.
+
+    Args:
+        robot: the Robot whose forward dynamics (ABA) drive the simulation.
+        integrator: a name in `INTEGRATORS` ("rk4" or "semi_implicit_euler").
+        dt: time step, s.
+        friction_velocity: ε of the friction smoothing (see the module docstring).
+        q, qd: initial state; default q = 0 moved inside the position limits, q̇ = 0.
+    """
+
+    def __init__(
+        self,
+        robot: Robot,
+        integrator: str = "rk4",
+        dt: float = 1e-3,
+        *,
+        friction_velocity: float = FRICTION_VELOCITY,
+        q=None,
+        qd=None,
+    ) -> None:
+        if integrator not in INTEGRATORS:
+            raise ValueError(
+                f"unknown integrator '{integrator}'; choose one of {', '.join(INTEGRATORS)}"
+            )
+        if not (np.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be a positive number of seconds; got {dt}")
+        if not (np.isfinite(friction_velocity) and friction_velocity > 0.0):
+            raise ValueError(f"friction_velocity must be positive; got {friction_velocity}")
+        self.robot = robot
+        self.integrator = integrator
+        self.dt = float(dt)
+        self.friction_velocity = float(friction_velocity)
+        model = robot.model
+        self._integrate = INTEGRATORS[integrator]
+        self._lower = np.array(model.lower, dtype=float)
+        self._upper = np.array(model.upper, dtype=float)
+        self._velocity_limit = np.array(model.velocity_limit, dtype=float)
+        self._effort_limit = np.array(model.effort_limit, dtype=float)
+        self._damping = np.array(model.damping, dtype=float)
+        self._friction = np.array(model.friction, dtype=float)
+        self._effort = np.zeros(robot.nv)
+        self.reset(q, qd)
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def q(self) -> np.ndarray:
+        return self._q.copy()
+
+    @property
+    def qd(self) -> np.ndarray:
+        return self._qd.copy()
+
+    @property
+    def effort(self) -> np.ndarray:
+        """The effort applied in the last step: the command clipped to the effort limits."""
+        return self._effort.copy()
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds since the last reset."""
+        return self._steps * self.dt
+
+    @property
+    def steps(self) -> int:
+        return self._steps
+
+    def default_positions(self) -> np.ndarray:
+        """q = 0 moved to the nearest point inside the position limits."""
+        return np.clip(np.zeros(self.robot.nv), self._lower, self._upper)
+
+    def reset(self, q=None, qd=None) -> None:
+        """Set the state (defaults: `default_positions()`, rest) and time to 0. Positions
+        outside their limits, wrong lengths and non-finite values raise ValueError."""
+        q = self.default_positions() if q is None else self._vector(q, "q")
+        qd = np.zeros(self.robot.nv) if qd is None else self._vector(qd, "qd")
+        outside = (q < self._lower) | (q > self._upper)
+        if outside.any():
+            bad = [
+                f"{self.robot.joint_names[i]}={q[i]:g} not in [{self._lower[i]:g}, "
+                f"{self._upper[i]:g}]"
+                for i in np.flatnonzero(outside)
+            ]
+            raise ValueError(f"q outside the joint limits: {'; '.join(bad)}")
+        self._q, self._qd = q, qd
+        self._effort = np.zeros(self.robot.nv)
+        self._steps = 0
+
+    # -- stepping ---------------------------------------------------------------------------
+
+    def step(self, tau) -> None:
+        """Advance by dt under the commanded joint effort `tau` (one value per joint)."""
+        tau = np.clip(self._vector(tau, "tau"), -self._effort_limit, self._effort_limit)
+        q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
+        np.clip(qd, -self._velocity_limit, self._velocity_limit, out=qd)
+        above, below = q > self._upper, q < self._lower
+        if above.any() or below.any():
+            q = np.clip(q, self._lower, self._upper)
+            qd[above] = np.minimum(qd[above], 0.0)
+            qd[below] = np.maximum(qd[below], 0.0)
+        self._q, self._qd, self._effort = q, qd, tau
+        self._steps += 1
+
+    def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """τ − d·q̇ − f·tanh(q̇/ε): the applied effort with damping and smoothed friction."""
+        return tau - self._damping * qd - self._friction * np.tanh(qd / self.friction_velocity)
+
+    def _acceleration(self, tau: np.ndarray):
+        forward_dynamics = self.robot.forward_dynamics
+
+        def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+            return forward_dynamics(q, qd, self.joint_torques(qd, tau))
+
+        return acceleration
+
+    def _vector(self, x, name: str) -> np.ndarray:
+        """x as a fresh float64 (n,) array with finite values, or a ValueError naming it."""
+        n = self.robot.nv
+        try:
+            array = np.array(x, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be {n} numbers, one per joint; got {x!r}") from None
+        if array.shape != (n,):
+            names = ", ".join(self.robot.joint_names[:8]) + (", ..." if n > 8 else "")
+            raise ValueError(
+                f"{name} must have {n} values, one per joint ({names}); got shape {array.shape}"
+            )
+        bad = ~np.isfinite(array)
+        if bad.any():
+            joints = [self.robot.joint_names[i] for i in np.flatnonzero(bad)]
+            raise ValueError(f"{name} has non-finite values (NaN or inf) for {', '.join(joints)}")
+        return array
+
+
+__all__ = ["FRICTION_VELOCITY", "SimulatedRobot"]
