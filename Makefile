@@ -37,8 +37,8 @@ $(ROS_STAMP): $(STAMP) cmake/ros_wheels.cmake $(wildcard $(INTERFACES)/* $(INTER
 	$(ROS_ENV) cmake --install build/robodyn_interfaces > /dev/null
 	touch $@
 
-run: $(STAMP)
-	$(BIN)/robodyn demo
+run: $(STAMP) $(ROS_STAMP)
+	ROS_LOG_DIR=$(CURDIR)/build/ros_log $(BIN)/robodyn sim
 
 test: $(STAMP) $(ROS_STAMP)
 	$(BIN)/ruff check .

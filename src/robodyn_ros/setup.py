@@ -17,6 +17,8 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
     ],
     install_requires=[
         "numpy>=1.26",
@@ -25,12 +27,14 @@ setup(
         "urdfdom-py>=1.2",
     ],
     extras_require={
-        "test": ["pytest>=8", "pin>=3.4", "example-robot-data>=4", "ruff>=0.6"],
+        "test": ["pytest>=8", "pin>=3.4", "example-robot-data>=4", "ruff>=0.6", "pyyaml"],
     },
     entry_points={
         "console_scripts": [
             "robodyn = robodyn_ros.cli:main",
             "dynamics_node = robodyn_ros.ros.dynamics_node:main",
+            "sim_node = robodyn_ros.ros.sim_node:main",
+            "controller_node = robodyn_ros.ros.controller_node:main",
         ],
         "robodyn_ros.controllers": [
             "gravity_compensation = robodyn_ros.control.gravity_compensation:GravityCompensation",

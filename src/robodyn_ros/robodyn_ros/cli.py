@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from robodyn_ros.model import ModelError
-from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.resources import bundled_urdf, share_directory
 from robodyn_ros.robot import Robot
 
 
@@ -21,8 +23,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="load a robot and print a summary of its dynamics")
     demo.add_argument("--urdf", help="URDF file (default: the bundled Franka Emika Panda)")
     demo.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
+    sim = commands.add_parser(
+        "sim", help="the simulated arm, dynamics and operational-space controller nodes, "
+        "driven through pose targets (ROS 2)"
+    )
+    sim.add_argument("--urdf", help="URDF file (default: the bundled Franka Emika Panda)")
+    sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml)")
+    sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
+    sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
     args = parser.parse_args(argv)
     try:
+        if args.command == "sim":
+            return run_sim(args)
         return run_demo(args.urdf, args.frame)
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
@@ -50,6 +62,18 @@ def run_demo(urdf: str | None, frame: str | None) -> int:
     print(f"start-up: load and first call of each function {first_calls:.2f} s "
           "(includes compiling the kernels the first time they run on this machine)")
     return 0
+
+
+def run_sim(args: argparse.Namespace) -> int:
+    """The ROS 2 simulation in one process; 0 when every target was reached."""
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    from robodyn_ros.ros.simulation import run_simulation
+
+    urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
+    params = Path(args.params) if args.params else share_directory() / "config" / "sim.yaml"
+    reached = run_simulation(urdf, params, args.frame, args.seconds_per_target)
+    print("\nall targets reached" if reached else "\nsome targets were not reached")
+    return 0 if reached else 1
 
 
 def demo_configurations(robot: Robot) -> dict[str, np.ndarray]:
