@@ -16,7 +16,6 @@ joint order, the ros2_control forward-command convention) and ``/diagnostics``.
 from __future__ import annotations
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
@@ -29,6 +28,7 @@ from robodyn_ros.control import ControllerState, load_controller
 from robodyn_ros.model import ModelError
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap
+from robodyn_ros.ros.entry import spin_until_interrupted
 
 PARAMETER_PREFIX = "controller_parameters"
 
@@ -192,15 +192,7 @@ class ControllerNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Run the node until interrupted."""
-    rclpy.init(args=args)
-    node = ControllerNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_until_interrupted(ControllerNode, args)
 
 
 if __name__ == "__main__":

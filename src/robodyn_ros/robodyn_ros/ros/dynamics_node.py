@@ -19,7 +19,6 @@ import time
 from collections import deque
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import ParameterUninitializedException
@@ -39,6 +38,7 @@ from robodyn_ros.ros.conversions import (
     joint_space_message,
     operational_space_message,
 )
+from robodyn_ros.ros.entry import spin_until_interrupted
 
 LATENCY_WINDOW = 2000  # receive → publish latencies kept for the diagnostics' percentiles
 
@@ -230,15 +230,7 @@ class DynamicsNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Run the node until interrupted."""
-    rclpy.init(args=args)
-    node = DynamicsNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_until_interrupted(DynamicsNode, args)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ import threading
 import time
 
 import numpy as np
-import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
@@ -47,6 +46,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from robodyn_ros.model import ModelError
 from robodyn_ros.robot import Robot
+from robodyn_ros.ros.entry import spin_until_interrupted
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
 
 MAX_LAG = 0.25  # s of wall time behind schedule after which pacing restarts from now
@@ -329,12 +329,4 @@ class SimNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Run the node until interrupted."""
-    rclpy.init(args=args)
-    node = SimNode()
-    try:
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_until_interrupted(SimNode, args)
