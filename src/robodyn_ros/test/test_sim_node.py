@@ -176,16 +176,19 @@ def test_gravity_compensation_holds_the_arm(ros, robot) -> None:
         harness.close()
 
 
-def test_real_time_factor_zero_runs_faster_than_real_time(ros) -> None:
+def test_real_time_factor_zero_runs_faster_than_real_time(ros, robot) -> None:
+    """Paced at any real-time factor r, sim time never runs ahead of r × wall time (each
+    publish waits for its deadline); at 0 it is not paced, so it outruns the wall clock.
+    Measured from the first step on, so loading the kernels does not count."""
     harness = Harness(ros, real_time_factor=0.0)
     try:
-        assert wait_for(lambda: len(harness.states) > 0)
-        wall0, first = harness.states[0][0], harness.states[0][1]
-        time.sleep(1.0)
-        wall1, last = harness.states[-1]
+        assert wait_for(lambda: harness.sim_time() >= 3.0, timeout=60.0), (
+            f"real_time_factor 0 did not reach 3 s of sim time: {harness.sim_time()}"
+        )
+        (wall0, first), (wall1, last) = harness.states[1], harness.states[-1]
         ratio = (seconds(last.header.stamp) - seconds(first.header.stamp)) / (wall1 - wall0)
         print(f"real_time_factor 0: {ratio:.1f} x real time")
-        assert ratio >= 3.0, ratio
+        assert ratio > 1.0, ratio
     finally:
         harness.close()
 
