@@ -12,7 +12,7 @@ a conversion that either fixes the input or raises an error naming the argument.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from robodyn_ros.dynamics import (
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.model import Model, load_urdf, load_urdf_string
+from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics
 
 _ARRAY = np.ndarray
 _FLOAT = np.dtype(np.float64)
@@ -61,6 +62,7 @@ class Robot:
             name: self._frames[k : k + 1] for k, name in enumerate(model.frame_names)
         }
         self._gravity = np.array(model.gravity, dtype=float)
+        self._task_rows: dict[tuple[str, ...], np.ndarray] = {}
 
     @classmethod
     def from_urdf(
@@ -220,7 +222,58 @@ class Robot:
             ) from None
         return out
 
+    def operational_space(
+        self,
+        q,
+        qd,
+        frames: str | Sequence[str],
+        method: str = "dense",
+        *,
+        singular_threshold: float = SINGULAR_THRESHOLD,
+        singular_damping: float | None = None,
+    ) -> OperationalSpaceDynamics:
+        """J, Λ⁻¹, Λ, J̄, μ, p and J̇ q̇ of the stacked task of `frames` (one name or several),
+        computed together (see OperationalSpaceDynamics). Λ is damped where the smallest
+        eigenvalue of Λ⁻¹ falls below singular_threshold times the largest, with a damping of
+        up to singular_damping (default: singular_threshold) times the largest; Λ then stays
+        below about 1 / (singular_threshold · s_max). Methods: OPERATIONAL_SPACE_METHODS."""
+        names = (frames,) if isinstance(frames, str) else tuple(frames)
+        rows = self._task_rows.get(names)
+        if rows is None:
+            rows = self._task(names)
+        if method != "dense" or not _ready(self.nv, q, qd):
+            q, qd = self._checked(q, qd=qd)
+            _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space")
+        if singular_damping is None:
+            singular_damping = singular_threshold
+        if not (0.0 < singular_threshold < 1.0 and singular_damping > 0.0):
+            raise ValueError(
+                "operational_space: singular_threshold must be in (0, 1) and singular_damping "
+                f"positive; got {singular_threshold!r} and {singular_damping!r}"
+            )
+        batch, n, m = q.shape[:-1], self.nv, 6 * len(names)
+        J, Jbar = np.empty((*batch, m, n)), np.empty((*batch, n, m))
+        Lambda_inv, Lambda = np.empty((*batch, m, m)), np.empty((*batch, m, m))
+        mu, p, Jdot_qd = np.empty((*batch, m)), np.empty((*batch, m)), np.empty((*batch, m))
+        info = np.empty((*batch, 2))
+        operational_space.operational_space_dynamics(
+            self._tree, self._gravity, rows, q, qd, singular_threshold, singular_damping,
+            J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
+        )
+        rank, condition = info[..., 0].astype(np.int64), info[..., 1]
+        return OperationalSpaceDynamics(
+            names, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, rank, condition
+        )
+
     # -- argument checks --------------------------------------------------------------------
+
+    def _task(self, names: tuple[str, ...]) -> np.ndarray:
+        """The packed frame rows of a task, remembered by name."""
+        if not names:
+            raise ValueError("operational_space: frames must name at least one frame")
+        rows = np.concatenate([self._frame(name) for name in names])
+        self._task_rows[names] = rows
+        return rows
 
     def _frame(self, frame: str) -> np.ndarray:
         row = self._frame_rows.get(frame)

@@ -27,7 +27,6 @@ from robodyn_ros.control.gravity_compensation import GravityCompensation
 from robodyn_ros.control.joint_impedance import JointImpedance
 from robodyn_ros.control.operational_space import (
     OperationalSpace,
-    damped_inverse,
     log_so3,
     quaternion_to_matrix,
     rotation_error,
@@ -154,6 +153,7 @@ def test_operational_space_uses_precomputed_dynamics(robot):
             M=robot.mass_matrix(q),
             bias=robot.bias_forces(q, qd),
             gravity=robot.gravity_torques(q),
+            operational_space={TCP: robot.operational_space(q, qd, TCP, singular_threshold=1e-4)},
         ),
     ):
         controller = OperationalSpace()
@@ -161,6 +161,22 @@ def test_operational_space_uses_precomputed_dynamics(robot):
         controller.set_target(T[:3, 3], T[:3, :3])
         taus.append(controller.update(state))
     np.testing.assert_allclose(taus[0], taus[1], rtol=1e-8, atol=1e-8)
+
+
+def test_operational_space_without_feedback_holds_the_task_acceleration_at_zero(robot):
+    """With Kp = Kd = 0 the law is τ = Jᵀ (μ + p) + Nᵀ (τ_posture + b): μ and p cancel the
+    task's share of C q̇ + g, and the projected terms add no task acceleration, so
+    ẍ = J q̈ + J̇ q̇ = 0 at any state (away from singularities), moving or not."""
+    controller = OperationalSpace()
+    controller.configure(robot, {"frame": TCP, "kp": 0.0, "kd": 0.0, "rest_posture": Q_START})
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        q, qd = Q_START + rng.uniform(-0.3, 0.3, 7), rng.uniform(-1.0, 1.0, 7)
+        tau = controller.update(ControllerState(0.0, q, qd))
+        task = robot.operational_space(q, qd, TCP)
+        xdd = task.J @ robot.forward_dynamics(q, qd, tau) + task.Jdot_qd
+        assert np.abs(xdd).max() < 1e-9, xdd
+        assert np.abs(robot.forward_dynamics(q, qd, tau)).max() > 1e-2  # the joints do move
 
 
 def test_operational_space_at_singularities_is_finite(robot):
@@ -172,21 +188,6 @@ def test_operational_space_at_singularities_is_finite(robot):
         assert np.linalg.eigvalsh(Lambda_inv)[0] < 1e-2  # really (near-)singular
         tau = controller.update(ControllerState(0.0, q, np.ones(7)))
         assert np.all(np.isfinite(tau))
-
-
-def test_damped_inverse():
-    rng = np.random.default_rng(0)
-    V = np.linalg.qr(rng.normal(size=(6, 6)))[0]
-    regular = (V * [0.1, 0.2, 0.5, 10, 20, 100]) @ V.T
-    np.testing.assert_allclose(damped_inverse(regular, 1e-2, 1e-2), np.linalg.inv(regular))
-    singular = (V * [0.0, 0.2, 0.5, 10, 20, 100]) @ V.T
-    Lambda = damped_inverse(singular, 1e-2, 1e-2)
-    assert np.all(np.isfinite(Lambda))
-    assert abs(V[:, 0] @ Lambda @ V[:, 0]) < 1e-9  # no force along the lost direction
-    # continuous at the threshold: s_min just below and at ε give nearly the same Λ
-    at = damped_inverse((V * [1e-2, 0.2, 0.5, 10, 20, 100]) @ V.T, 1e-2, 1e-2)
-    below = damped_inverse((V * [1e-2 - 1e-9, 0.2, 0.5, 10, 20, 100]) @ V.T, 1e-2, 1e-2)
-    np.testing.assert_allclose(at, below, rtol=1e-5)
 
 
 # -- orientation error ------------------------------------------------------------------------
@@ -247,7 +248,7 @@ def test_quaternion_order_is_xyzw():
         (OperationalSpace, {"frame": TCP, "kd": -1.0}, "kd"),
         (OperationalSpace, {"frame": TCP, "null_stiffness": np.ones(8)}, "null_stiffness"),
         (OperationalSpace, {"frame": TCP, "singular_threshold": 0.0}, "singular_threshold"),
-        (OperationalSpace, {"frame": TCP, "singular_damping": True}, "singular_damping"),
+        (OperationalSpace, {"frame": TCP, "singular_threshold": 1.0}, "singular_threshold"),
     ],
 )
 def test_bad_parameters_name_the_parameter(robot, cls, parameters, named):

@@ -25,6 +25,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from robodyn_ros import Robot
+from robodyn_ros.ros.conversions import operational_space_dynamics
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 
 PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
@@ -87,11 +88,17 @@ def wait_for(done: Callable[[], bool], timeout: float = 20.0) -> bool:
 
 @pytest.fixture(scope="module")
 def robot() -> Robot:
-    return Robot.from_urdf(PANDA)
+    """The panda, with the kernels the node calls loaded (on a clean machine, compiled: that
+    would otherwise happen in the node's first callback, past the tests' timeouts)."""
+    robot = Robot.from_urdf(PANDA)
+    q = np.zeros(robot.nv)
+    robot.mass_matrix(q), robot.bias_forces(q, q), robot.forward_dynamics(q, q, q)
+    robot.operational_space(q, q, TIP)
+    return robot
 
 
 @pytest.fixture
-def harness(ros):
+def harness(ros, robot):
     h = Harness(
         ros, robot_description=PANDA.read_text(), frames=[TIP], diagnostic_period=0.2
     )
@@ -135,10 +142,13 @@ def test_published_dynamics_equal_robot(harness, robot) -> None:
         message.acceleration, robot.forward_dynamics(q, qd, tau), rtol=TOLERANCE
     )
     frame = harness.operational_space[-1]
-    assert frame.frame == TIP and not frame.singular
-    np.testing.assert_allclose(
-        np.reshape(frame.inertia, (6, 6)), robot.operational_space_inertia(q, TIP), rtol=1e-10
-    )
+    assert frame.frame == TIP and not frame.singular and frame.rank == 6
+    task = robot.operational_space(q, qd, TIP, singular_threshold=frame.singular_threshold)
+    published = operational_space_dynamics(frame)
+    for name in ("J", "Lambda", "Lambda_inv", "Jbar", "mu", "p", "Jdot_qd", "condition"):
+        np.testing.assert_allclose(
+            getattr(published, name), getattr(task, name), rtol=TOLERANCE, err_msg=name
+        )
     J = robot.jacobian(q, TIP)
     np.testing.assert_allclose(np.reshape(frame.jacobian, (6, n)), J, rtol=TOLERANCE)
     twist = frame.twist
@@ -168,9 +178,9 @@ def test_compute_service_answers_for_the_state_sent(harness, robot) -> None:
     )
     assert list(response.joint_space.acceleration) == []  # no effort sent, none computed
     assert [m.frame for m in response.operational_space] == [TIP, "panda_link4"]
-    # four joints above panda_link4: J has rank 4, Λ does not exist, Λ⁻¹ does
-    assert response.operational_space[1].singular
-    assert not any(response.operational_space[1].inertia)
+    # four joints above panda_link4: J has rank 4, Λ⁻¹ too; Λ is damped, finite
+    link4 = response.operational_space[1]
+    assert link4.singular and link4.rank == 4 and np.all(np.isfinite(link4.inertia))
 
     bad = client.call(ComputeDynamics.Request(frames=["wrist_cam"], state=request.state), 20.0)
     assert not bad.success and "wrist_cam" in bad.message
@@ -178,6 +188,28 @@ def test_compute_service_answers_for_the_state_sent(harness, robot) -> None:
     bad = client.call(ComputeDynamics.Request(state=request.state), 20.0)
     assert not bad.success and "non-finite" in bad.message
     harness.peer.destroy_client(client)
+
+
+def test_quantities_choose_what_is_published(ros, robot) -> None:
+    """quantities: only M here, then everything again, changed at run time."""
+    h = Harness(
+        ros, robot_description=PANDA.read_text(), frames=[TIP], quantities=["mass_matrix"]
+    )
+    try:
+        q, qd, tau = state(4, robot.nv)
+        assert h.publish_until(joint_state(robot, q, qd, tau), lambda: len(h.joint_space) > 2)
+        message = h.joint_space[-1]
+        assert len(message.mass_matrix) == robot.nv**2
+        assert not (message.bias_forces or message.gravity_torques or message.acceleration)
+        assert not h.operational_space
+        refused = h.node.set_parameters([Parameter("quantities", value=["jerk"])])[0]
+        assert not refused.successful and "jerk" in refused.reason
+        h.node.set_parameters([Parameter("quantities", value=["bias_forces", "operational_space"])])
+        assert h.publish_until(joint_state(robot, q, qd, tau), lambda: h.operational_space)
+        message = h.joint_space[-1]
+        assert not message.mass_matrix and len(message.bias_forces) == robot.nv
+    finally:
+        h.close()
 
 
 @pytest.mark.parametrize(

@@ -7,27 +7,22 @@ Task: the pose of ``frame`` (position of its origin and orientation), 6-D quanti
   of the rotation that takes the current orientation to the target, in world axes: zero iff
   the orientations agree, and a target turned by a small +δ about world z gives +δ ẑ.
 - Task velocity ẋ = J q̇.
-- Task force F = Λ (Kp e − Kd ẋ), so that (with the terms below) the task obeys
-  ë ≈ Kp e − Kd ė: a unit-mass spring-damper per direction (Kp in 1/s², Kd in 1/s).
-- Null-space posture: τ_null = (1 − Jᵀ J̄ᵀ) (K_null (q_rest − q) − D_null q̇), with the
-  dynamically consistent inverse J̄ = M⁻¹ Jᵀ Λ, so it does not disturb the task (for Λ exact).
-- Efforts: τ = Jᵀ F + τ_null + b(q, q̇), b = C(q, q̇) q̇ + g(q).
+- Task dynamics (``robot.operational_space``): Λ, J̄ = M⁻¹ Jᵀ Λ, μ = J̄ᵀ C q̇ − Λ J̇ q̇ and
+  p = J̄ᵀ g, so that τ = Jᵀ F gives Λ ẍ + μ + p = F.
+- Efforts (Khatib 1987): τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ_posture + b), with ẍ* = Kp e − Kd ẋ
+  (the task obeys ë ≈ Kp e − Kd ė: a unit-mass spring-damper per direction, Kp in 1/s², Kd in
+  1/s), b = C q̇ + g, and the null-space projector Nᵀ = 1 − Jᵀ J̄ᵀ.
+- Null space: τ_posture = K_null (q_rest − q) − D_null q̇ keeps the posture; b is projected
+  with it because Jᵀ (μ + p) compensates only the task's share of C q̇ + g (Jᵀ J̄ᵀ b): with
+  Nᵀ b the whole of C q̇ + g is compensated (Jᵀ J̄ᵀ b + Nᵀ b = b) and the joints the task leaves
+  free do not sag. Nᵀ adds nothing to the task acceleration (for Λ exact).
 
-Choice of the Coriolis term (documented simplification): the exact operational-space law is
-τ = Jᵀ (Λ ẍ_cmd + μ + p) with μ = J̄ᵀ C q̇ − Λ J̇ q̇ and p = J̄ᵀ g. J̇ q̇ is not available from
-the Robot API, so Coriolis, centrifugal and gravity torques are compensated in joint space by
-adding the whole b(q, q̇) = C q̇ + g to τ instead of Jᵀ (μ + p). This cancels all of C q̇ + g
-(also its null-space part) and leaves only the task-space term Λ J̇ q̇ uncompensated: a
-velocity-squared disturbance that vanishes at rest, so the set point is still reached exactly.
-
-Near singularities: Λ⁻¹ = J M⁻¹ Jᵀ (``robot.operational_space_inertia(q, frame,
-inverse=True)``, or from the state's M when given) is symmetric positive semi-definite,
-Λ⁻¹ = V diag(s) Vᵀ. When its smallest eigenvalue s_min ≥ ε (``singular_threshold``, default
-1e-2; Panda's tcp in ordinary postures has s_min ≈ 0.1) Λ = V diag(1/s) Vᵀ exactly. Below ε,
-Λ = V diag(s / (s² + λ²)) Vᵀ with λ² = λ_max² (1 − (s_min/ε)²) (``singular_damping`` λ_max,
-default 1e-2): damped least squares with variable damping (Nakamura & Hanafusa 1986;
-Maciejewski & Klein 1988), continuous at s_min = ε, bounded by 1/(2λ), and zero along a lost
-direction. Never NaN or infinite.
+Near singularities Λ⁻¹ = J M⁻¹ Jᵀ = V diag(s) Vᵀ loses rank. Λ is inverted exactly while the
+smallest eigenvalue s_min ≥ ε s_max (``singular_threshold`` ε, default 1e-4; the Panda's tcp
+has s_min / s_max ≈ 3e-4 to 6e-4 in ordinary postures) and damped below: damped least squares
+with variable damping (Nakamura & Hanafusa 1986; Maciejewski & Klein 1988), continuous at the
+threshold, bounded, zero along a lost direction, never NaN or infinite (see
+``Robot.operational_space``).
 
 Parameters:
 
@@ -36,7 +31,7 @@ Parameters:
 - ``kd`` (2 √kp, critical damping): Kd, one number or six, 1/s, ≥ 0.
 - ``null_stiffness`` (10): K_null, N·m/rad, one or per joint; ``null_damping`` (2): D_null,
   N·m·s/rad; ``rest_posture``: q_rest (n,), default the first position seen.
-- ``singular_threshold`` (1e-2), ``singular_damping`` (1e-2): ε and λ_max above.
+- ``singular_threshold`` (1e-4): ε above.
 
 The target (`set_target`) is a position (3,) and an orientation as a quaternion (x, y, z, w),
 ROS order, or a 3x3 rotation matrix; a part not set holds the pose of the first `update`.
@@ -69,8 +64,8 @@ class OperationalSpace(Controller):
         "null_stiffness": "K_null, N·m/rad: one number or per joint (default 10)",
         "null_damping": "D_null, N·m·s/rad: one number or per joint (default 2)",
         "rest_posture": "q_rest (n,); default: the first position seen",
-        "singular_threshold": "ε: smallest eigenvalue of Λ⁻¹ inverted exactly (default 1e-2)",
-        "singular_damping": "λ_max: damping of Λ⁻¹'s inverse below ε (default 1e-2)",
+        "singular_threshold": "ε: eigenvalues of Λ⁻¹ below ε times the largest are damped "
+        "(default 1e-4)",
     }
 
     def _configure(self, robot, parameters) -> None:
@@ -89,8 +84,11 @@ class OperationalSpace(Controller):
         self.null_stiffness = joint_vector(parameters, "null_stiffness", n, 10.0, nonnegative=True)
         self.null_damping = joint_vector(parameters, "null_damping", n, 2.0, nonnegative=True)
         self.rest_posture = joint_vector(parameters, "rest_posture", n)
-        self.singular_threshold = positive_float(parameters, "singular_threshold", 1e-2)
-        self.singular_damping = positive_float(parameters, "singular_damping", 1e-2)
+        self.singular_threshold = positive_float(parameters, "singular_threshold", 1e-4)
+        if self.singular_threshold >= 1.0:
+            raise ValueError(
+                f"parameter 'singular_threshold' must be < 1; got {self.singular_threshold}"
+            )
         self.position_target: np.ndarray | None = None
         self.rotation_target: np.ndarray | None = None
 
@@ -126,40 +124,27 @@ class OperationalSpace(Controller):
         if self.rest_posture is None:
             self.rest_posture = q.copy()
 
-        J = robot.jacobian(q, self.frame)
-        if state.M is not None:
-            Minv = np.linalg.inv(state.M)
-            Lambda_inv = J @ Minv @ J.T
-        else:
-            Minv = robot.mass_matrix_inverse(q)
-            Lambda_inv = robot.operational_space_inertia(q, self.frame, inverse=True)
-        Lambda = damped_inverse(Lambda_inv, self.singular_threshold, self.singular_damping)
+        task = state.operational_space.get(self.frame)
+        if task is None:
+            task = robot.operational_space(
+                q, qd, self.frame, singular_threshold=self.singular_threshold
+            )
+        J = task.J
 
         error = np.empty(6)
         error[:3] = self.position_target - pose[:3, 3]
         error[3:] = rotation_error(self.rotation_target, pose[:3, :3])
-        F = Lambda @ (self.kp * error - self.kd * (J @ qd))
+        task_acceleration = self.kp * error - self.kd * (J @ qd)
+        task_force = task.Lambda @ task_acceleration + task.mu + task.p
 
-        tau = J.T @ F + self._bias(state)
         torque_null = self.null_stiffness * (self.rest_posture - q) - self.null_damping * qd
-        if np.any(torque_null):
-            Jbar = Minv @ J.T @ Lambda  # dynamically consistent inverse, n x 6
-            tau += torque_null - J.T @ (Jbar.T @ torque_null)
-        return tau
+        torque_null += self._bias(state)
+        torque_null -= J.T @ (task.Jbar.T @ torque_null)  # Nᵀ τ₀ = τ₀ − Jᵀ J̄ᵀ τ₀
+        return J.T @ task_force + torque_null
 
-
-def damped_inverse(Lambda_inv: np.ndarray, threshold: float, damping: float) -> np.ndarray:
-    """Λ from Λ⁻¹: exact when the smallest eigenvalue ≥ threshold, else damped (see module)."""
-    Lambda_inv = 0.5 * (Lambda_inv + Lambda_inv.T)
-    s, V = np.linalg.eigh(Lambda_inv)
-    s = np.maximum(s, 0.0)
-    s_min = s[0]
-    if s_min >= threshold:
-        inv = 1.0 / s
-    else:
-        lam2 = damping**2 * (1.0 - (s_min / threshold) ** 2)
-        inv = s / (s * s + lam2)
-    return (V * inv) @ V.T
+    @property
+    def task_frames(self) -> tuple[str, ...]:
+        return (self.frame,)
 
 
 def rotation_error(R_target: np.ndarray, R: np.ndarray) -> np.ndarray:

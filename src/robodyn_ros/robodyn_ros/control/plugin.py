@@ -7,7 +7,8 @@ A controller maps the robot's state to joint efforts, once per control cycle::
     controller.set_target(q_star)
     tau = controller.update(ControllerState(t, q, qd))
 
-`ControllerState` may carry dynamics a node already has (M, b = C q̇ + g, g, for instance from
+`ControllerState` may carry dynamics a node already has (M, b = C q̇ + g, g, and the
+operational-space dynamics of the frames in the controller's `task_frames`, for instance from
 the dynamics node's ``compute_dynamics`` service); a controller computes whatever is missing
 with the robot. Controllers are found by name: the built-ins below, merged with the Python
 entry points of group ``robodyn_ros.controllers`` (a built-in name wins over an entry point of
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 if TYPE_CHECKING:
+    from robodyn_ros.operational_space import OperationalSpaceDynamics
     from robodyn_ros.robot import Robot
 
 ENTRY_POINT_GROUP = "robodyn_ros.controllers"
@@ -46,7 +48,8 @@ class ControllerState:
     t: time in s; q, qd: joint positions and velocities (n,), in ``robot.joint_names`` order.
     M (n, n), bias = C(q, q̇) q̇ + g(q) (n,), gravity = g(q) (n,): optional, computed by the
     controller with the robot when None. Arrays are converted to float64 and checked (shape,
-    finite values); an error names the field.
+    finite values); an error names the field. operational_space: frame name → the
+    OperationalSpaceDynamics of that one frame, for frames the controller asks for.
     """
 
     t: float
@@ -55,6 +58,7 @@ class ControllerState:
     M: np.ndarray | None = field(default=None)
     bias: np.ndarray | None = field(default=None)
     gravity: np.ndarray | None = field(default=None)
+    operational_space: Mapping[str, OperationalSpaceDynamics] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         q = _finite_array(self.q, "q")
@@ -117,6 +121,12 @@ class Controller(abc.ABC):
     @abc.abstractmethod
     def update(self, state: ControllerState) -> np.ndarray:
         """Joint efforts (n,) for this state."""
+
+    @property
+    def task_frames(self) -> tuple[str, ...]:
+        """Frames whose operational-space dynamics `update` uses; a node that has them puts
+        them in ControllerState.operational_space."""
+        return ()
 
     def set_target(self, *args, **kwargs) -> None:
         """Set the controller's target; controllers without a target refuse."""

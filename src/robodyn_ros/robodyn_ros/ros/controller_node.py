@@ -5,8 +5,9 @@ Parameters:
     controller (string, "gravity_compensation"): a plugin name (see ``available_controllers``).
     controller_parameters.<name>: the plugin's parameters, e.g. ``controller_parameters.frame``
         (read when the controller is configured).
-    dynamics_source (string, "in_process"): "in_process" computes M, b, g with the node's own
-        Robot; "service" asks the dynamics node's ``compute_dynamics`` service each cycle.
+    dynamics_source (string, "in_process"): "in_process" computes the dynamics with the node's
+        own Robot; "service" asks the dynamics node's ``compute_dynamics`` service each cycle
+        for M, b, g and the operational-space dynamics of the controller's task frames.
 Subscribes ``joint_states``, ``target_pose`` (geometry_msgs/PoseStamped, for the
 operational-space controller) and ``target_joints`` (sensor_msgs/JointState positions, for
 joint impedance). Publishes ``effort_commands`` (std_msgs/Float64MultiArray in the URDF's
@@ -27,7 +28,11 @@ from std_msgs.msg import Float64MultiArray, String
 from robodyn_ros.control import ControllerState, load_controller
 from robodyn_ros.model import ModelError
 from robodyn_ros.robot import Robot
-from robodyn_ros.ros.conversions import JointStateError, JointStateMap
+from robodyn_ros.ros.conversions import (
+    JointStateError,
+    JointStateMap,
+    operational_space_dynamics,
+)
 from robodyn_ros.ros.entry import spin_until_interrupted
 
 PARAMETER_PREFIX = "controller_parameters"
@@ -140,7 +145,7 @@ class ControllerNode(Node):
         if not self._dynamics.service_is_ready():
             self._report("compute_dynamics service not available")
             return
-        request = ComputeDynamics.Request(state=message)
+        request = ComputeDynamics.Request(state=message, frames=list(self.controller.task_frames))
         self._pending = self._dynamics.call_async(request)
         self._pending.add_done_callback(lambda future: self._on_dynamics(future, t, q, qd))
 
@@ -156,6 +161,10 @@ class ControllerNode(Node):
             M=np.reshape(joint_space.mass_matrix, (n, n)),
             bias=np.asarray(joint_space.bias_forces),
             gravity=np.asarray(joint_space.gravity_torques),
+            operational_space={
+                frame.frame: operational_space_dynamics(frame)
+                for frame in response.operational_space
+            },
         )
         self._command(state)
 

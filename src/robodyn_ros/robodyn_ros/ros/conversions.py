@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
-from geometry_msgs.msg import Pose, Twist
+from geometry_msgs.msg import Accel, Pose, Twist, Wrench
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from sensor_msgs.msg import JointState
 
+from robodyn_ros import operational_space
 from robodyn_ros.robot import Robot
 
 
@@ -75,19 +76,31 @@ def float_sequence(values: np.ndarray) -> array:
     return sequence
 
 
+JOINT_SPACE_QUANTITIES = ("mass_matrix", "bias_forces", "gravity_torques", "acceleration")
+
+
 def joint_space_message(
-    robot: Robot, q: np.ndarray, qd: np.ndarray, effort: np.ndarray | None, method: str
+    robot: Robot,
+    q: np.ndarray,
+    qd: np.ndarray,
+    effort: np.ndarray | None,
+    method: str,
+    quantities: Collection[str] = JOINT_SPACE_QUANTITIES,
 ) -> JointSpaceDynamics:
-    """M, b, g (and q̈ when τ is given) at (q, q̇) as a JointSpaceDynamics message; the caller
-    fills header and computation_time."""
+    """The chosen quantities of M, b, g and q̈ (q̈ only when τ is given) at (q, q̇) as a
+    JointSpaceDynamics message; the others stay empty. The caller fills header and
+    computation_time."""
     message = JointSpaceDynamics()
     message.joint_names = list(robot.joint_names)
     message.position = float_sequence(q)
     message.velocity = float_sequence(qd)
-    message.mass_matrix = float_sequence(robot.mass_matrix(q, method=method))
-    message.bias_forces = float_sequence(robot.bias_forces(q, qd))
-    message.gravity_torques = float_sequence(robot.gravity_torques(q))
-    if effort is not None:
+    if "mass_matrix" in quantities:
+        message.mass_matrix = float_sequence(robot.mass_matrix(q, method=method))
+    if "bias_forces" in quantities:
+        message.bias_forces = float_sequence(robot.bias_forces(q, qd))
+    if "gravity_torques" in quantities:
+        message.gravity_torques = float_sequence(robot.gravity_torques(q))
+    if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
         message.acceleration = float_sequence(robot.forward_dynamics(q, qd, effort))
     message.mass_matrix_method = method
@@ -95,25 +108,51 @@ def joint_space_message(
 
 
 def operational_space_message(
-    robot: Robot, q: np.ndarray, qd: np.ndarray, frame: str, method: str
+    robot: Robot, q: np.ndarray, qd: np.ndarray, frame: str, method: str, singular_threshold: float
 ) -> OperationalSpaceDynamics:
-    """Pose, twist, J, Λ⁻¹ and Λ (zero and `singular` where Λ does not exist) of one frame."""
+    """Pose, twist and the operational-space dynamics (Robot.operational_space) of one frame;
+    the caller fills header."""
+    task = robot.operational_space(
+        q, qd, frame, method=method, singular_threshold=singular_threshold
+    )
     message = OperationalSpaceDynamics()
     message.frame = frame
     message.joint_names = list(robot.joint_names)
     message.pose = pose_message(robot.frame_pose(q, frame))
-    J = robot.jacobian(q, frame)
-    message.twist = twist_message(J @ qd)
-    message.jacobian = float_sequence(J)
-    message.inertia_inverse = robot.operational_space_inertia(
-        q, frame, method=method, inverse=True
-    ).ravel()
-    try:
-        message.inertia = robot.operational_space_inertia(q, frame, method=method).ravel()
-    except np.linalg.LinAlgError:
-        message.singular = True
+    message.twist = twist_message(task.J @ qd)
+    message.jacobian = float_sequence(task.J)
+    message.inertia = task.Lambda.ravel()
+    message.inertia_inverse = task.Lambda_inv.ravel()
+    message.dynamically_consistent_inverse = float_sequence(task.Jbar)
+    message.coriolis_wrench = wrench_message(task.mu)
+    message.gravity_wrench = wrench_message(task.p)
+    message.bias_acceleration = accel_message(task.Jdot_qd)
+    message.singular = bool(task.singular)
+    message.rank = int(task.rank)
+    message.condition_number = float(task.condition)
+    message.singular_threshold = singular_threshold
     message.method = method
     return message
+
+
+def operational_space_dynamics(
+    message: OperationalSpaceDynamics,
+) -> operational_space.OperationalSpaceDynamics:
+    """The OperationalSpaceDynamics record of a message (the reverse of
+    operational_space_message), for a controller."""
+    n = len(message.joint_names)
+    return operational_space.OperationalSpaceDynamics(
+        frames=(message.frame,),
+        J=np.reshape(message.jacobian, (6, n)),
+        Lambda_inv=np.reshape(message.inertia_inverse, (6, 6)),
+        Lambda=np.reshape(message.inertia, (6, 6)),
+        Jbar=np.reshape(message.dynamically_consistent_inverse, (n, 6)),
+        mu=six_vector(message.coriolis_wrench.force, message.coriolis_wrench.torque),
+        p=six_vector(message.gravity_wrench.force, message.gravity_wrench.torque),
+        Jdot_qd=six_vector(message.bias_acceleration.linear, message.bias_acceleration.angular),
+        rank=np.array(message.rank),
+        condition=np.array(message.condition_number),
+    )
 
 
 def pose_message(transform: np.ndarray) -> Pose:
@@ -148,7 +187,31 @@ def quaternion_from_rotation(R: list[list[float]]) -> tuple[float, float, float,
 def twist_message(velocity: np.ndarray) -> Twist:
     """A [linear; angular] 6-vector as a geometry_msgs/Twist."""
     twist = Twist()
-    values = velocity.tolist()
-    twist.linear.x, twist.linear.y, twist.linear.z = values[:3]
-    twist.angular.x, twist.angular.y, twist.angular.z = values[3:]
+    fill_vectors(velocity, twist.linear, twist.angular)
     return twist
+
+
+def accel_message(acceleration: np.ndarray) -> Accel:
+    """A [linear; angular] 6-vector as a geometry_msgs/Accel."""
+    accel = Accel()
+    fill_vectors(acceleration, accel.linear, accel.angular)
+    return accel
+
+
+def wrench_message(wrench: np.ndarray) -> Wrench:
+    """A [force; torque] 6-vector as a geometry_msgs/Wrench."""
+    message = Wrench()
+    fill_vectors(wrench, message.force, message.torque)
+    return message
+
+
+def fill_vectors(values: np.ndarray, first, second) -> None:
+    """Two geometry_msgs/Vector3 from the halves of a 6-vector."""
+    x = values.tolist()
+    first.x, first.y, first.z = x[:3]
+    second.x, second.y, second.z = x[3:]
+
+
+def six_vector(first, second) -> np.ndarray:
+    """The 6-vector of two geometry_msgs/Vector3."""
+    return np.array([first.x, first.y, first.z, second.x, second.y, second.z])

@@ -3,8 +3,14 @@
 Parameters (changeable at run time):
     robot_description (string): the URDF; when empty, the node waits for the
         ``robot_description`` topic (transient local, as robot_state_publisher provides it).
+    quantities (string[], all): what is published each cycle, any of "mass_matrix",
+        "bias_forces", "gravity_torques", "acceleration" (when the joint state has efforts) and
+        "operational_space" (one message per frame); what is left out stays empty or unsent.
     mass_matrix_method (string, "crba"), operational_space_method (string, "dense").
     frames (string[]): task frames whose operational-space dynamics are published each cycle.
+    singular_threshold (double, 1e-4): eigenvalues of Λ⁻¹ below this times the largest count
+        as lost and Λ is damped there (Robot.operational_space); 1e-4 as the operational-space
+        controller.
     diagnostic_period (double, 1.0 s).
 Subscribes ``joint_states`` (sensor_msgs/JointState, joints matched by name) and
 ``robot_description`` (std_msgs/String). Publishes ``dynamics/joint_space``
@@ -33,6 +39,7 @@ from std_msgs.msg import String
 from robodyn_ros.model import ModelError
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
+    JOINT_SPACE_QUANTITIES,
     JointStateError,
     JointStateMap,
     joint_space_message,
@@ -40,6 +47,7 @@ from robodyn_ros.ros.conversions import (
 )
 from robodyn_ros.ros.entry import spin_until_interrupted
 
+QUANTITIES = (*JOINT_SPACE_QUANTITIES, "operational_space")
 LATENCY_WINDOW = 2000  # receive → publish latencies kept for the diagnostics' percentiles
 
 
@@ -59,6 +67,8 @@ class DynamicsNode(Node):
         self.declare_parameter("mass_matrix_method", "crba")
         self.declare_parameter("operational_space_method", "dense")
         self.declare_parameter("frames", Parameter.Type.STRING_ARRAY)
+        self.declare_parameter("quantities", list(QUANTITIES))
+        self.declare_parameter("singular_threshold", 1e-4)
         self.declare_parameter("diagnostic_period", 1.0)
         self.add_on_set_parameters_callback(self._check_parameters)
 
@@ -117,6 +127,10 @@ class DynamicsNode(Node):
                 return f"frames: unknown frame(s) {unknown}; frames are {self.robot.frame_names}"
         if name == "robot_description" and value and not self._load(value, "a parameter set"):
             return f"robot_description does not load: {self._last_error}"
+        if name == "quantities" and set(value) - set(QUANTITIES):
+            return f"quantities: unknown {sorted(set(value) - set(QUANTITIES))}; known {QUANTITIES}"
+        if name == "singular_threshold" and not 0.0 < value < 1.0:
+            return f"singular_threshold must be in (0, 1); got {value}"
         if name == "diagnostic_period" and not value > 0.0:
             return "diagnostic_period must be positive"
         return ""
@@ -141,8 +155,10 @@ class DynamicsNode(Node):
         except JointStateError as error:
             self._reject(str(error))
             return
+        quantities = self.get_parameter("quantities").value
+        frames = self._frames() if "operational_space" in quantities else []
         joint_space, operational_space = self._compute(
-            message.header, q, qd, effort, self._frames()
+            message.header, q, qd, effort, frames, quantities
         )
         self._joint_space.publish(joint_space)
         for frame_message in operational_space:
@@ -150,17 +166,20 @@ class DynamicsNode(Node):
         self._latencies.append(time.perf_counter() - received)
         self._cycles += 1
 
-    def _compute(self, header, q, qd, effort, frames):
+    def _compute(self, header, q, qd, effort, frames, quantities=QUANTITIES):
         """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics])."""
         start = time.perf_counter()
         header.frame_id = self.robot.model.root_link
         method = self.get_parameter("mass_matrix_method").value
-        joint_space = joint_space_message(self.robot, q, qd, effort, method)
+        joint_space = joint_space_message(self.robot, q, qd, effort, method, quantities)
         joint_space.header = header
         os_method = self.get_parameter("operational_space_method").value
+        threshold = self.get_parameter("singular_threshold").value
         operational_space = []
         for frame in frames:
-            frame_message = operational_space_message(self.robot, q, qd, frame, os_method)
+            frame_message = operational_space_message(
+                self.robot, q, qd, frame, os_method, threshold
+            )
             frame_message.header = header
             operational_space.append(frame_message)
         joint_space.computation_time = time.perf_counter() - start

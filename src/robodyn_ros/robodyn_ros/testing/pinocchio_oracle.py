@@ -176,6 +176,16 @@ class PinocchioOracle:
         """6×nv Jacobian ``[linear; angular]`` of a link's origin, world-aligned axes."""
         return self.jacobian_to_ours(self._jacobian_pin(self.q(q), link_name))
 
+    def classical_acceleration(self, q: np.ndarray, qd: np.ndarray, link_name: str) -> np.ndarray:
+        """J̇ q̇ of a link: the classical acceleration [a; α] of its origin at q̈ = 0,
+        world-aligned axes."""
+        frame_id = self._link_frame(link_name)
+        pin.forwardKinematics(self.model, self.data, self.q(q), self.v(qd), np.zeros(self.model.nv))
+        pin.updateFramePlacements(self.model, self.data)
+        return pin.getFrameClassicalAcceleration(
+            self.model, self.data, frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+        ).vector.copy()
+
     def operational_space_inertia(self, q: np.ndarray, link_name: str) -> np.ndarray:
         """Λ = (J M⁻¹ Jᵀ)⁻¹, 6x6, with the Jacobian of ``jacobian``; needs J of full rank."""
         q_pin = self.q(q)
