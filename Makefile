@@ -8,6 +8,7 @@ STAMP := $(VENV)/.installed
 PACKAGE := src/robodyn_ros
 INTERFACES := src/robodyn_interfaces
 ROS_STAMP := $(VENV)/.ros-interfaces
+BENCH_STAMP := $(VENV)/.bench
 
 # ROS 2 (Kilted) from PyPI wheels: the runtime, and the tools that build robodyn_interfaces
 ROS_RUNTIME := ros-rclpy ros-rmw-fastrtps-cpp ros-ament-index-python ros-builtin-interfaces \
@@ -44,5 +45,10 @@ test: $(STAMP) $(ROS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q $(PACKAGE)/test
 
-bench: $(STAMP)
+# the benchmarks' extras (matplotlib for the studies' plots)
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '$(PACKAGE)[test,bench]'
+	touch $@
+
+bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/python $(PACKAGE)/benchmarks/dynamics.py

@@ -28,6 +28,7 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=8", "pin>=3.4", "example-robot-data>=4", "ruff>=0.6", "pyyaml"],
+        "bench": ["pin>=3.4", "example-robot-data>=4", "matplotlib>=3.8"],
     },
     entry_points={
         "console_scripts": [

@@ -1,0 +1,147 @@
+"""Joint-space inertia matrix M(q): every Robot.mass_matrix method against Pinocchio's crba on
+random chains of N = 3 … 1024 joints, timed side by side in one process.
+
+    .venv/bin/python src/robodyn_ros/benchmarks/jsim_study.py [--sizes 3,7,64] [--plot out.png]
+
+For each N: µs per Python call of crba, gdahj, recursive_doubling (with its ⌈log₂N⌉ levels),
+rnea_columns, mass_matrix_diagonal and pin.crba (median of `--repeat` interleaved loops), the
+ratios to pin.crba, and the error of each method against our CRBA by Safeea's eq. 32. Pinocchio
+is timed up to N = 256 only: its Data grows as N³ (1.1 GB at 256, ~9 GB at 512). Prints a
+Markdown table, the N from which GDAHJ beats our CRBA, and writes a log-log plot of time
+against N (needs matplotlib: pip install -e 'src/robodyn_ros[bench]').
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numba
+import numpy as np
+import pinocchio as pin
+
+from common import RobotSpec, format_us, interleaved_us, markdown_table, random_state
+from robodyn_ros.dynamics.gdahj import safeea_error
+from robodyn_ros.dynamics.recursive_doubling import level_count
+from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+SIZES = (3, 5, 7, 10, 13, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+METHODS = ("crba", "gdahj", "recursive_doubling", "rnea_columns")
+PIN = "pin.crba"
+DIAGONAL = "diagonal"
+PIN_MAX_N = 256
+DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "jsim_study.png"
+
+
+def bench_chain(n: int, repeat: int, budget_s: float) -> tuple[dict[str, float], float]:
+    """µs per call of each method (and Pinocchio's, up to PIN_MAX_N) on a random n-chain, and
+    the largest eq. 32 error of our methods against our CRBA."""
+    spec = RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n)
+    robot = spec.load()
+    q = random_state(n).q
+    calls: dict[str, Callable[[], object]] = {
+        method: (lambda method=method: robot.mass_matrix(q, method)) for method in METHODS
+    }
+    calls[DIAGONAL] = lambda: robot.mass_matrix_diagonal(q)
+    if n <= PIN_MAX_N:
+        source, _ = spec.urdf()
+        oracle = PinocchioOracle(source, robot.joint_names, is_string=True)
+        q_pin = oracle.q(q)
+        calls[PIN] = lambda: pin.crba(oracle.model, oracle.data, q_pin)
+    times = dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s), strict=True))
+    crba = robot.mass_matrix(q)
+    error = max(float(safeea_error(robot.mass_matrix(q, method), crba)) for method in METHODS)
+    return times, error
+
+
+def crossover(sizes: Sequence[int], runs: dict[int, dict[str, float]]) -> int | None:
+    """The smallest N from which GDAHJ is faster than our CRBA at every larger N measured."""
+    found = None
+    for n in reversed(sizes):
+        if runs[n]["gdahj"] >= runs[n]["crba"]:
+            break
+        found = n
+    return found
+
+
+def study_table(sizes: Sequence[int], runs: dict[int, dict[str, float]], errors: dict) -> str:
+    header = [
+        "N", "levels", *(f"{m} µs" for m in METHODS), "diag µs", "pin.crba µs",
+        *(f"{m}/pin" for m in METHODS), "crba/gdahj", "eq. 32",
+    ]
+    rows = []
+    for n in sizes:
+        t = runs[n]
+        pin_us = t.get(PIN)
+        ratios = [f"{t[m] / pin_us:.2f}" if pin_us else "—" for m in METHODS]
+        rows.append([
+            str(n), str(level_count(n)), *(format_us(t[m]) for m in METHODS),
+            format_us(t[DIAGONAL]), format_us(pin_us) if pin_us else "—",
+            *ratios, f"{t['crba'] / t['gdahj']:.2f}", f"{errors[n]:.0e}",
+        ])
+    return markdown_table(header, rows)
+
+
+def plot(sizes: Sequence[int], runs: dict[int, dict[str, float]], path: Path) -> str:
+    """Write the log-log plot of time against N; what was done, for the output."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: matplotlib is not installed (pip install -e 'src/robodyn_ros[bench]')"
+    figure, axes = plt.subplots(figsize=(7, 5))
+    for name in (*METHODS, DIAGONAL, PIN):
+        xs = [n for n in sizes if name in runs[n]]
+        axes.loglog(xs, [runs[n][name] for n in xs], marker="o", label=name)
+    axes.set_xlabel("N (joints of a random chain)")
+    axes.set_ylabel("µs per Python call")
+    axes.set_title("Joint-space inertia matrix: robodyn_ros methods vs Pinocchio")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    return f"plot: {path}"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=list(SIZES),
+        help="comma-separated joint counts (default: 3 … 1024)",
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="timed loops per call (default 5)")
+    parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help="PNG to write")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    budget_s = 0.01
+    print(
+        f"Pinocchio {pin.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
+        f"{os.cpu_count()} CPUs; random chains (seed 0); median of {args.repeat} interleaved "
+        f"loops of ~{budget_s * 1e3:g} ms; eq. 32 = the largest error of our methods vs our CRBA\n"
+    )
+    runs, errors = {}, {}
+    for n in args.sizes:
+        runs[n], errors[n] = bench_chain(n, args.repeat, budget_s)
+        gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
+    print(study_table(args.sizes, runs, errors) + "\n")
+    n_cross = crossover(args.sizes, runs)
+    print(
+        "GDAHJ is faster than our CRBA from N = "
+        + (f"{n_cross} on (measured sizes)" if n_cross else "— (never at every larger N)")
+        + "; the paper: from 13 DOF on, best CRBA/GDAHJ 2.2"
+    )
+    print(plot(args.sizes, runs, args.plot))
+
+
+if __name__ == "__main__":
+    main()
