@@ -111,6 +111,7 @@ def robot_calls(robot: Robot, frame: str, s: State) -> dict[str, Callable[[], ob
         "kinetic_energy": lambda: robot.kinetic_energy(s.q, s.qd),
         "potential_energy": lambda: robot.potential_energy(s.q),
         "operational_space_inertia": lambda: robot.operational_space_inertia(s.q, frame),
+        "operational_space": lambda: robot.operational_space(s.q, s.qd, frame),
     }
 
 

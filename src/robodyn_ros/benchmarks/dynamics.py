@@ -35,6 +35,7 @@ from common import (
     robot_calls,
     robot_specs,
 )
+from robodyn_ros.operational_space import OperationalSpaceDynamics
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 TARGET_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics(aba)")
@@ -90,6 +91,7 @@ def pinocchio_peers(oracle: PinocchioOracle, frame: str, s: State) -> list[Peer]
     frame_id = model.getFrameId(frame, pin.FrameType.BODY)
     lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
     contacts, contact_data = _frame_contact(model, frame_id)
+    zero = np.zeros(model.nv)
 
     def frame_pose() -> pin.SE3:
         pin.forwardKinematics(model, data, q)
@@ -105,6 +107,20 @@ def pinocchio_peers(oracle: PinocchioOracle, frame: str, s: State) -> list[Peer]
         J = pin.computeFrameJacobian(model, data, q, frame_id, lwa)
         Minv = _symmetric(pin.computeMinverse(model, data, q))
         return np.linalg.inv(J @ Minv @ J.T)
+
+    def operational_space() -> np.ndarray:
+        J = pin.computeFrameJacobian(model, data, q, frame_id, lwa)
+        Minv = _symmetric(pin.computeMinverse(model, data, q))
+        g = pin.computeGeneralizedGravity(model, data, q)
+        coriolis = pin.nonLinearEffects(model, data, q, v) - g
+        pin.forwardKinematics(model, data, q, v, zero)
+        pin.updateFramePlacement(model, data, frame_id)
+        Jdot_qd = pin.getFrameClassicalAcceleration(model, data, frame_id, lwa).vector
+        MinvJT = Minv @ J.T
+        Lambda = np.linalg.inv(J @ MinvJT)
+        Jbar = MinvJT @ Lambda
+        mu = Jbar.T @ coriolis - Lambda @ Jdot_qd
+        return np.concatenate([Lambda.ravel(), mu, Jbar.T @ g, Jdot_qd])
 
     def lambda_delassus() -> np.ndarray:
         return np.linalg.inv(pin.computeDelassusMatrix(model, data, q, contacts, contact_data))
@@ -138,6 +154,11 @@ def pinocchio_peers(oracle: PinocchioOracle, frame: str, s: State) -> list[Peer]
             partial(pin.computePotentialEnergy, model, data, q),
         ),
         ("operational_space_inertia", "frameJacobian+Minverse, inv(J Minv Jᵀ)", lambda_dense),
+        (
+            "operational_space",
+            "Jacobian, Minverse, nle, gravity, classical acc.; Λ, J̄, μ, p",
+            operational_space,
+        ),
     ]
     delassus = Peer(
         "operational_space_inertia",
@@ -175,9 +196,10 @@ def _symmetric(upper: np.ndarray) -> np.ndarray:
 
 
 def oracle_answers(
-    oracle: PinocchioOracle, frame: str, s: State
+    oracle: PinocchioOracle, frame: str, s: State, peers: Sequence[Peer]
 ) -> dict[str, Callable[[], object]]:
-    """Pinocchio's answer to each Robot function, in robodyn's joint order."""
+    """Pinocchio's answer to each Robot function, in robodyn's joint order (operational_space:
+    its peer's [Λ; μ; p; J̇q̇], all task-space)."""
     return {
         "inverse_dynamics": lambda: oracle.rnea(s.q, s.qd, s.qdd),
         "bias_forces": lambda: oracle.bias_forces(s.q, s.qd),
@@ -191,10 +213,13 @@ def oracle_answers(
         "kinetic_energy": lambda: oracle.kinetic_energy(s.q, s.qd),
         "potential_energy": lambda: oracle.potential_energy(s.q),
         "operational_space_inertia": lambda: oracle.operational_space_inertia(s.q, frame),
+        "operational_space": next(p.call for p in peers if p.row == "operational_space"),
     }
 
 
 def relative_error(ours: object, expected: object) -> float:
+    if isinstance(ours, OperationalSpaceDynamics):
+        ours = np.concatenate([ours.Lambda.ravel(), ours.mu, ours.p, ours.Jdot_qd])
     ours, expected = np.asarray(ours, dtype=float), np.asarray(expected, dtype=float)
     return float(np.max(np.abs(ours - expected)) / max(np.max(np.abs(expected)), 1e-300))
 
@@ -210,8 +235,8 @@ def bench_robot(spec: RobotSpec, repeat: int, budget_s: float) -> tuple[int, lis
         warnings.simplefilter("ignore")
         oracle = load_oracle(spec, robot.joint_names)
     ours = robot_calls(robot, spec.frame, state)
-    expected = oracle_answers(oracle, spec.frame, state)
     peers = pinocchio_peers(oracle, spec.frame, state)
+    expected = oracle_answers(oracle, spec.frame, state, peers)
     results = []
     for function, call in ours.items():
         group = [peer for peer in peers if peer.function == function]

@@ -73,12 +73,14 @@ def main() -> None:
         client = rclpy.create_node("latency_client")
         sent: dict[float, float] = {}  # q[0] carries a sequence number → send time
         latencies: list[float] = []
+        computation: list[float] = []  # the node's own computation_time of each message
         diagnostics: list[dict[str, str]] = []
 
         def on_dynamics(message: JointSpaceDynamics) -> None:
             start = sent.get(message.position[0])
             if start is not None:
                 latencies.append(time.perf_counter() - start)
+                computation.append(message.computation_time)
 
         def on_diagnostics(message: DiagnosticArray) -> None:
             for status in message.status:
@@ -124,6 +126,9 @@ def main() -> None:
     print(f"sent {count}, received {len(latencies)}, dropped {count - len(latencies)}")
     print(f"end-to-end latency (publish → receipt, two processes): p50 {np.percentile(ms, 50):.3f} "
           f"ms, p99 {np.percentile(ms, 99):.3f} ms, max {ms.max():.3f} ms")
+    compute_ms = np.array(computation) * 1e3
+    print(f"computation in the node (dynamics and messages, before publishing): "
+          f"p50 {np.percentile(compute_ms, 50):.3f} ms, p99 {np.percentile(compute_ms, 99):.3f} ms")
     if in_node:
         p50 = np.median([float(d["latency p50 (ms)"]) for d in in_node])
         p99 = max(float(d["latency p99 (ms)"]) for d in in_node)

@@ -21,6 +21,7 @@ Bad input is logged, reported in the diagnostics and skipped; the node keeps ser
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import deque
 
@@ -48,6 +49,10 @@ from robodyn_ros.ros.conversions import (
 from robodyn_ros.ros.entry import spin_until_interrupted
 
 QUANTITIES = (*JOINT_SPACE_QUANTITIES, "operational_space")
+# joint_states kept while a cycle runs, and dynamics kept for a reliable subscriber: 100 ms at
+# 1 kHz, so that a pause of either process (a scheduler hiccup, a garbage collection) delays
+# messages rather than drops them
+QUEUE_DEPTH = 100
 LATENCY_WINDOW = 2000  # receive → publish latencies kept for the diagnostics' percentiles
 
 
@@ -74,10 +79,14 @@ class DynamicsNode(Node):
 
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.create_subscription(String, "robot_description", self._on_description, latched)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
-        self._joint_space = self.create_publisher(JointSpaceDynamics, "dynamics/joint_space", 10)
+        self.create_subscription(
+            JointState, "joint_states", self._on_joint_state, QUEUE_DEPTH
+        )
+        self._joint_space = self.create_publisher(
+            JointSpaceDynamics, "dynamics/joint_space", QUEUE_DEPTH
+        )
         self._operational_space = self.create_publisher(
-            OperationalSpaceDynamics, "dynamics/operational_space", 10
+            OperationalSpaceDynamics, "dynamics/operational_space", QUEUE_DEPTH
         )
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_service(ComputeDynamics, "compute_dynamics", self._on_compute)
@@ -98,9 +107,12 @@ class DynamicsNode(Node):
         except (ModelError, ValueError) as error:
             self._report(f"robot description from {source} not loaded: {error}")
             return False
+        start = time.perf_counter()
+        warm_up(robot, self.get_parameter("mass_matrix_method").value)
         self.robot, self._joint_map = robot, JointStateMap(robot.joint_names)
         self.get_logger().info(
-            f"loaded robot '{robot.model.name}' from {source}: {robot.nv} joints"
+            f"loaded robot '{robot.model.name}' from {source}: {robot.nv} joints, kernels "
+            f"ready in {time.perf_counter() - start:.2f} s"
         )
         return True
 
@@ -245,6 +257,18 @@ class DynamicsNode(Node):
         array.header.stamp = self.get_clock().now().to_msg()
         self._diagnostics.publish(array)
         self._cycles = self._rejected = 0
+
+
+def warm_up(robot: Robot, mass_matrix_method: str) -> None:
+    """Load (on a new install: compile) every kernel a cycle calls, so that the first joint
+    state is answered as fast as the others; then exempt what exists now (the robot, the
+    modules) from the garbage collector's scans, which shortens the pauses of a cycle."""
+    q = np.zeros(robot.nv)
+    joint_space_message(robot, q, q, q, mass_matrix_method)
+    robot.operational_space(q, q, robot.frame_names[-1])
+    robot.frame_pose(q, robot.frame_names[-1])
+    gc.collect()
+    gc.freeze()
 
 
 def main(args: list[str] | None = None) -> None:
