@@ -7,7 +7,7 @@ from array import array
 from collections.abc import Collection, Sequence
 
 import numpy as np
-from geometry_msgs.msg import Accel, Pose, Twist, Wrench
+from geometry_msgs.msg import Pose, Vector3
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from sensor_msgs.msg import JointState
 
@@ -118,15 +118,16 @@ def operational_space_message(
     message = OperationalSpaceDynamics()
     message.frame = frame
     message.joint_names = list(robot.joint_names)
-    message.pose = pose_message(robot.frame_pose(q, frame))
-    message.twist = twist_message(task.J @ qd)
+    fill_pose(message.pose, robot.frame_pose(q, frame))
+    fill_vectors(task.J @ qd, message.twist.linear, message.twist.angular)
     message.jacobian = float_sequence(task.J)
     message.inertia = task.Lambda.ravel()
     message.inertia_inverse = task.Lambda_inv.ravel()
     message.dynamically_consistent_inverse = float_sequence(task.Jbar)
-    message.coriolis_wrench = wrench_message(task.mu)
-    message.gravity_wrench = wrench_message(task.p)
-    message.bias_acceleration = accel_message(task.Jdot_qd)
+    fill_vectors(task.mu, message.coriolis_wrench.force, message.coriolis_wrench.torque)
+    fill_vectors(task.p, message.gravity_wrench.force, message.gravity_wrench.torque)
+    acceleration = message.bias_acceleration
+    fill_vectors(task.Jdot_qd, acceleration.linear, acceleration.angular)
     message.singular = bool(task.singular)
     message.rank = int(task.rank)
     message.condition_number = float(task.condition)
@@ -155,13 +156,11 @@ def operational_space_dynamics(
     )
 
 
-def pose_message(transform: np.ndarray) -> Pose:
-    """A 4x4 homogeneous transform as a geometry_msgs/Pose."""
-    pose = Pose()
+def fill_pose(pose: Pose, transform: np.ndarray) -> None:
+    """A geometry_msgs/Pose (filled in place) from a 4x4 homogeneous transform."""
     pose.position.x, pose.position.y, pose.position.z = transform[:3, 3].tolist()
     o = pose.orientation
     o.x, o.y, o.z, o.w = quaternion_from_rotation(transform[:3, :3].tolist())
-    return pose
 
 
 def quaternion_from_rotation(R: list[list[float]]) -> tuple[float, float, float, float]:
@@ -184,34 +183,14 @@ def quaternion_from_rotation(R: list[list[float]]) -> tuple[float, float, float,
     return q if q[3] >= 0.0 else (-q[0], -q[1], -q[2], -q[3])
 
 
-def twist_message(velocity: np.ndarray) -> Twist:
-    """A [linear; angular] 6-vector as a geometry_msgs/Twist."""
-    twist = Twist()
-    fill_vectors(velocity, twist.linear, twist.angular)
-    return twist
-
-
-def accel_message(acceleration: np.ndarray) -> Accel:
-    """A [linear; angular] 6-vector as a geometry_msgs/Accel."""
-    accel = Accel()
-    fill_vectors(acceleration, accel.linear, accel.angular)
-    return accel
-
-
-def wrench_message(wrench: np.ndarray) -> Wrench:
-    """A [force; torque] 6-vector as a geometry_msgs/Wrench."""
-    message = Wrench()
-    fill_vectors(wrench, message.force, message.torque)
-    return message
-
-
-def fill_vectors(values: np.ndarray, first, second) -> None:
-    """Two geometry_msgs/Vector3 from the halves of a 6-vector."""
+def fill_vectors(values: np.ndarray, first: Vector3, second: Vector3) -> None:
+    """Two geometry_msgs/Vector3 (filled in place) from the halves of a 6-vector, [linear;
+    angular] or [force; torque]."""
     x = values.tolist()
     first.x, first.y, first.z = x[:3]
     second.x, second.y, second.z = x[3:]
 
 
-def six_vector(first, second) -> np.ndarray:
+def six_vector(first: Vector3, second: Vector3) -> np.ndarray:
     """The 6-vector of two geometry_msgs/Vector3."""
     return np.array([first.x, first.y, first.z, second.x, second.y, second.z])
