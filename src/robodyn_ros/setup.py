@@ -27,7 +27,15 @@ setup(
         "urdfdom-py>=1.2",
     ],
     extras_require={
-        "test": ["pytest>=8", "pin>=3.4", "example-robot-data>=4", "ruff>=0.6", "pyyaml"],
+        "test": [
+            "pytest>=8",
+            "pin>=3.4",
+            "example-robot-data>=4",
+            "ruff>=0.6",
+            "pyyaml",
+            "dask[distributed]>=2024.1",
+        ],
+        "dask": ["dask[distributed]>=2024.1"],
         "bench": ["pin>=3.4", "example-robot-data>=4", "matplotlib>=3.8"],
     },
     entry_points={

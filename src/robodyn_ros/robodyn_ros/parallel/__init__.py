@@ -1,0 +1,46 @@
+"""Executor backends for independent work: batches of states, scenarios, bag chunks.
+
+    with backend("threads", workers=2) as pool:
+        qdd = pool.batch(robot, "forward_dynamics", Q, QD, TAU)  # a chunk per worker
+        results = pool.map(simulate_scenario, scenarios)
+
+Backends: "serial" (the reference), "threads" (the kernels release the GIL), "processes" (a
+spawned process pool; each worker gets the robot once) and "dask" (dask.distributed: a
+LocalCluster, or a running cluster's `address`). Every backend answers as serial does; a
+failing item raises ParallelError naming it; a set cancel event raises CancelledError.
+"""
+
+from __future__ import annotations
+
+from robodyn_ros.parallel.base import Backend, CancelledError, ParallelError
+from robodyn_ros.parallel.local import ProcessBackend, SerialBackend, ThreadBackend
+
+BACKENDS = ("serial", "threads", "processes", "dask")
+
+
+def backend(name: str, workers: int = 2, **options) -> Backend:
+    """The backend called `name` (BACKENDS) with `workers` workers; "dask" also takes
+    `address`, a running scheduler's."""
+    if name == "serial":
+        return SerialBackend(**options)
+    if name == "threads":
+        return ThreadBackend(workers, **options)
+    if name == "processes":
+        return ProcessBackend(workers, **options)
+    if name == "dask":
+        from robodyn_ros.parallel.dask_cluster import DaskBackend
+
+        return DaskBackend(workers, **options)
+    raise ValueError(f"unknown backend '{name}'; choose one of {', '.join(BACKENDS)}")
+
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "CancelledError",
+    "ParallelError",
+    "ProcessBackend",
+    "SerialBackend",
+    "ThreadBackend",
+    "backend",
+]

@@ -1,0 +1,119 @@
+"""The backend interface: map a function over items, or a Robot function over a batch of
+states, on some set of workers; an error names the item, cancellation stops what is pending."""
+
+from __future__ import annotations
+
+import abc
+import itertools
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from robodyn_ros.robot import Robot
+
+
+class ParallelError(RuntimeError):
+    """A task failed; the message names the item and the original error."""
+
+
+class CancelledError(RuntimeError):
+    """The caller's cancel event was set before every item was done."""
+
+
+class Backend(abc.ABC):
+    """Runs independent work on `workers` workers. Use it as a context manager (or call
+    close()) to release the workers."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, workers: int = 2) -> None:
+        if not (isinstance(workers, int) and workers >= 1):
+            raise ValueError(f"{self.name} backend: workers must be an integer ≥ 1: {workers!r}")
+        self.workers = workers
+
+    @abc.abstractmethod
+    def map(
+        self,
+        function: Callable[[Any], Any],
+        items: Iterable[Any],
+        *,
+        cancel: threading.Event | None = None,
+    ) -> list[Any]:
+        """[function(item) for item in items], in order. A failing item raises ParallelError
+        naming its index; a set `cancel` event cancels what has not started and raises
+        CancelledError. Processes and Dask need a picklable (module-level) function."""
+
+    def batch(self, robot: Robot, function: str, *states: np.ndarray, **options) -> np.ndarray:
+        """robot.<function>(*states, **options) for a batch, its (B, n) states split into one
+        contiguous chunk per worker; the chunks' answers concatenated in order."""
+        chunks = split_batch(states, self.workers)
+        return np.concatenate(self._map_robot(robot, RobotCall(robot, function, options), chunks))
+
+    def _map_robot(
+        self, robot: Robot, call: RobotCall, chunks: list[tuple[np.ndarray, ...]]
+    ) -> list[np.ndarray]:
+        return self.map(call, chunks)
+
+    def close(self) -> None:  # noqa: B027 (a backend without workers has nothing to release)
+        """Release the workers."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RobotCall:
+    """robot.<function>(*chunk, **options) for one chunk of a batch; pickled without its
+    robot, which the process and Dask workers hold already."""
+
+    def __init__(self, robot: Robot, function: str, options: dict) -> None:
+        self.robot, self.function, self.options = robot, function, options
+        self.__name__ = function
+
+    def __call__(self, chunk: tuple[np.ndarray, ...], robot: Robot | None = None) -> np.ndarray:
+        return getattr(robot or self.robot, self.function)(*chunk, **self.options)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "robot": None}
+
+
+def split_batch(states: Sequence[np.ndarray], parts: int) -> list[tuple[np.ndarray, ...]]:
+    """The states (each (B, ...), one B) cut into at most `parts` contiguous chunks."""
+    if not states:
+        raise ValueError("batch: give at least one batch of states")
+    arrays = [np.ascontiguousarray(s, dtype=float) for s in states]
+    size = arrays[0].shape[0] if arrays[0].ndim == 2 else 0
+    if arrays[0].ndim != 2 or any(a.shape[0] != size for a in arrays):
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise ValueError(f"batch: states must be (B, n) arrays with one B; got {shapes}")
+    bounds = np.linspace(0, size, min(parts, max(size, 1)) + 1).astype(int)
+    return [tuple(a[lo:hi] for a in arrays) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+
+
+def failure(index: int, function: Callable, error: BaseException) -> ParallelError:
+    name = getattr(function, "__name__", type(function).__name__)
+    return ParallelError(f"item {index} ({name}) failed: {type(error).__name__}: {error}")
+
+
+def collect(futures: Sequence[Any], function: Callable, cancel: threading.Event | None) -> list:
+    """The futures' results in order (concurrent.futures or Dask futures: done, result and
+    cancel); while one runs, a set `cancel` event cancels it and the rest."""
+    results = []
+    for index, future in enumerate(futures):
+        while cancel is not None and not future.done():
+            if cancel.wait(0.02):
+                for pending in futures[index:]:
+                    pending.cancel()
+                raise CancelledError(f"cancelled with {index} of {len(futures)} items done")
+        try:
+            results.append(future.result())
+        except Exception as error:
+            for pending in futures[index + 1 :]:
+                pending.cancel()
+            raise failure(index, function, error) from error
+    return results

@@ -1,0 +1,122 @@
+"""Backends on this machine: serial (the reference), threads (the kernels release the GIL) and
+processes (each worker gets the robot once)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from robodyn_ros.parallel.base import Backend, CancelledError, RobotCall, collect, failure
+
+if TYPE_CHECKING:
+    from robodyn_ros.robot import Robot
+
+
+class SerialBackend(Backend):
+    """Everything in the calling thread, in order: the reference the others must equal."""
+
+    name = "serial"
+
+    def __init__(self, workers: int = 1) -> None:
+        super().__init__(workers)
+
+    def map(self, function, items, *, cancel=None) -> list[Any]:
+        results = []
+        for index, item in enumerate(items):
+            if cancel is not None and cancel.is_set():
+                raise CancelledError(f"cancelled with {index} items done")
+            try:
+                results.append(function(item))
+            except Exception as error:
+                raise failure(index, function, error) from error
+        return results
+
+
+class _PoolBackend(Backend):
+    """A concurrent.futures pool, made on first use."""
+
+    def __init__(self, workers: int = 2) -> None:
+        super().__init__(workers)
+        self._pool: Executor | None = None
+
+    def _executor(self) -> Executor:
+        if self._pool is None:
+            self._pool = self._make_pool()
+        return self._pool
+
+    def _make_pool(self) -> Executor:
+        raise NotImplementedError
+
+    def map(
+        self,
+        function: Callable[[Any], Any],
+        items: Iterable[Any],
+        *,
+        cancel: threading.Event | None = None,
+    ) -> list[Any]:
+        pool = self._executor()
+        return collect([pool.submit(function, item) for item in items], function, cancel)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class ThreadBackend(_PoolBackend):
+    """A thread pool. The kernels release the GIL, so a batch cut into one chunk per thread
+    runs on every core; Python-heavy functions gain little."""
+
+    name = "threads"
+
+    def _make_pool(self) -> Executor:
+        return ThreadPoolExecutor(self.workers, thread_name_prefix="robodyn")
+
+
+_WORKER_ROBOT: Robot | None = None  # in a process worker: the robot of its pool
+
+
+def _set_worker_robot(robot: Robot) -> None:
+    global _WORKER_ROBOT
+    _WORKER_ROBOT = robot
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _call_worker_robot(call: RobotCall, chunk: tuple[np.ndarray, ...]) -> np.ndarray:
+    return call(chunk, _WORKER_ROBOT)
+
+
+class ProcessBackend(_PoolBackend):
+    """A process pool. For batches, each worker receives the robot once, when the pool starts
+    (a new robot starts a new pool); `map` pickles its function and items. Workers are spawned,
+    so each imports robodyn_ros (and loads the kernels) once, about a second."""
+
+    name = "processes"
+
+    def __init__(self, workers: int = 2) -> None:
+        super().__init__(workers)
+        self._robot: Robot | None = None
+
+    def _make_pool(self) -> Executor:
+        robot = self._robot
+        initializer = None if robot is None else _set_worker_robot
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),  # forking a process with threads
+            initializer=initializer,  # (DDS, numba) can deadlock the child
+            initargs=() if robot is None else (robot,),
+        )
+
+    def _map_robot(self, robot, call, chunks) -> list[np.ndarray]:
+        if robot is not self._robot:
+            self.close()
+            self._robot = robot
+        pool = self._executor()
+        futures = [pool.submit(_call_worker_robot, call, chunk) for chunk in chunks]
+        return collect(futures, call, None)
