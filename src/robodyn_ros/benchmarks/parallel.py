@@ -1,0 +1,133 @@
+"""Batches of states on the parallel backends, against Pinocchio, in one process.
+
+    .venv/bin/python src/robodyn_ros/benchmarks/parallel.py [--batch 10000] [--dask-batch 100000]
+
+The bundled Panda, B random states: M (mass_matrix), q̈ (forward_dynamics, ABA) and Λ of the
+tcp (operational_space_inertia), ours serial (one kernel call over the batch) and on the
+threads backend with 1 and 2 threads, against a Python loop over Pinocchio's call and, for
+ABA, `pin.abaInParallel` with 2 threads. Then the Dask backend (a LocalCluster of 2 worker
+processes) on a larger batch of ABA, against the threads backend: its overhead. Each figure
+is the best of `--repeat` runs, ms per batch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pinocchio as pin
+
+from common import BUNDLED_PANDA, format_ms, mark, markdown_table
+from robodyn_ros import Robot
+from robodyn_ros.parallel import backend
+
+FRAME = "panda_hand_tcp"
+TARGET_VS_PINOCCHIO = 0.5  # ABA, 2 threads, against pin.abaInParallel with 2 threads
+TARGET_SPEED_UP = 1.7  # ABA, threads backend, 1 → 2 threads
+
+
+def best_ms(call: Callable[[], object], repeat: int) -> float:
+    call()  # warm up: compiles, starts pools
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times) * 1e3
+
+
+def pinocchio_loop(name: str, model, data, frame_id: int, Q, QD, TAU) -> Callable[[], object]:
+    """A Python loop over Pinocchio's call for each state (Pinocchio's column order = ours:
+    the bundled Panda has no continuous joints)."""
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+    def mass_matrix():
+        return [pin.crba(model, data, q) for q in Q]
+
+    def forward_dynamics():
+        return [pin.aba(model, data, q, v, t) for q, v, t in zip(Q, QD, TAU, strict=True)]
+
+    def operational_space_inertia():
+        answers = []
+        for q in Q:
+            J = pin.computeFrameJacobian(model, data, q, frame_id, lwa)
+            answers.append(np.linalg.inv(J @ pin.computeMinverse(model, data, q) @ J.T))
+        return answers
+
+    return {"mass_matrix": mass_matrix, "forward_dynamics": forward_dynamics,
+            "operational_space_inertia": operational_space_inertia}[name]
+
+
+def time_function(robot: Robot, name: str, states, pools, repeat: int) -> list[float]:
+    """ms per batch of robot.<name>: serial, then on each pool."""
+    options = {"frame": FRAME} if name == "operational_space_inertia" else {}
+    timings = [best_ms(lambda: getattr(robot, name)(*states, **options), repeat)]
+    for pool in pools:
+        timings.append(best_ms(lambda p=pool: p.batch(robot, name, *states, **options), repeat))
+    return timings
+
+
+def time_aba_in_parallel(model, Q, QD, TAU, repeat: int) -> float:
+    """ms per batch of pin.abaInParallel with 2 threads (states as columns)."""
+    pool = pin.ModelPool(model, 2)
+    columns = [np.asfortranarray(x.T) for x in (Q, QD, TAU)]
+    return best_ms(lambda: pin.abaInParallel(2, pool, *columns), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--dask-batch", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+
+    robot = Robot.from_urdf(BUNDLED_PANDA)
+    model = pin.buildModelFromUrdf(str(BUNDLED_PANDA))
+    data = model.createData()
+    frame_id = model.getFrameId(FRAME)
+    rng = np.random.default_rng(0)
+    Q, QD, TAU = (rng.uniform(-1.0, 1.0, (args.batch, robot.nv)) for _ in range(3))
+    arguments = {
+        "mass_matrix": (Q,),
+        "forward_dynamics": (Q, QD, TAU),
+        "operational_space_inertia": (Q,),
+    }
+
+    rows, ratios = [], {}
+    with backend("threads", workers=1) as one, backend("threads", workers=2) as two:
+        for name, states in arguments.items():
+            timings = time_function(robot, name, states, (one, two), args.repeat)
+            loop = best_ms(pinocchio_loop(name, model, data, frame_id, Q, QD, TAU), args.repeat)
+            parallel = "—"
+            if name == "forward_dynamics":
+                pin_two = time_aba_in_parallel(model, Q, QD, TAU, args.repeat)
+                parallel = format_ms(pin_two)
+                ratios = {"vs pin": timings[2] / pin_two, "speed-up": timings[1] / timings[2]}
+            rows.append([name, *map(format_ms, timings), f"{timings[1] / timings[2]:.2f}",
+                         format_ms(loop), parallel])
+
+    print(f"Bundled Panda (7 joints), B = {args.batch} states, ms per batch (best of "
+          f"{args.repeat})\n")
+    print(markdown_table(
+        ["function", "serial", "threads 1", "threads 2", "1→2 speed-up", "pin loop",
+         "pin.abaInParallel 2"],
+        rows,
+    ))
+    print(f"\nABA, 2 threads: {ratios['vs pin']:.2f} x pin.abaInParallel (2 threads) "
+          f"{mark(ratios['vs pin'] <= TARGET_VS_PINOCCHIO)} target ≤ {TARGET_VS_PINOCCHIO}; "
+          f"1 → 2 threads: {ratios['speed-up']:.2f} x "
+          f"{mark(ratios['speed-up'] >= TARGET_SPEED_UP)} target ≥ {TARGET_SPEED_UP}")
+
+    Q, QD, TAU = (rng.uniform(-1.0, 1.0, (args.dask_batch, robot.nv)) for _ in range(3))
+    with backend("threads", workers=2) as threads, backend("dask", workers=2) as dask:
+        t_threads = best_ms(lambda: threads.batch(robot, "forward_dynamics", Q, QD, TAU), 3)
+        t_dask = best_ms(lambda: dask.batch(robot, "forward_dynamics", Q, QD, TAU), 3)
+    print(f"\nDask (LocalCluster, 2 worker processes), ABA over B = {args.dask_batch}: "
+          f"{format_ms(t_dask)} ms against {format_ms(t_threads)} ms on 2 threads "
+          f"(overhead {t_dask - t_threads:.0f} ms: shipping the states and answers)")
+
+
+if __name__ == "__main__":
+    main()
