@@ -182,6 +182,21 @@ def test_compute_service_answers_for_the_state_sent(harness, robot) -> None:
     link4 = response.operational_space[1]
     assert link4.singular and link4.rank == 4 and np.all(np.isfinite(link4.inertia))
 
+    # methods asked in the request win over the node's parameters
+    request.mass_matrix_method, request.forward_dynamics_method = "gdahj", "cholesky"
+    request.state.effort = [0.0, *reversed(np.linspace(-1.0, 1.0, n).tolist())]
+    asked = client.call(request, timeout_sec=20.0).joint_space
+    assert (asked.mass_matrix_method, asked.forward_dynamics_method) == ("gdahj", "cholesky")
+    np.testing.assert_allclose(
+        np.reshape(asked.mass_matrix, (n, n)), robot.mass_matrix(q, method="gdahj"), rtol=1e-12
+    )
+    tau = np.linspace(-1.0, 1.0, n)
+    np.testing.assert_allclose(
+        asked.acceleration, robot.forward_dynamics(q, qd, tau, method="cholesky"), rtol=1e-12
+    )
+    request.state.effort = []
+    request.mass_matrix_method = request.forward_dynamics_method = ""
+
     bad = client.call(ComputeDynamics.Request(frames=["wrist_cam"], state=request.state), 20.0)
     assert not bad.success and "wrist_cam" in bad.message
     request.state.position[3] = float("nan")

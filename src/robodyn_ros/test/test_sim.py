@@ -195,9 +195,25 @@ def test_bad_commands_raise_and_leave_the_state(panda, command, message) -> None
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
 
 
+@pytest.mark.parametrize("method", [m for m in Robot.FORWARD_DYNAMICS_METHODS if m != "aba"])
+def test_every_forward_dynamics_method_follows_the_aba_trajectory(panda, method: str) -> None:
+    """0.2 s under a constant effort: the trajectory of each method stays within 1e-8 rad of
+    ABA's (direct methods differ by rounding; iterative ones by their default tolerance)."""
+    sims = [SimulatedRobot(panda, forward_dynamics_method=m) for m in ("aba", method)]
+    tau = np.linspace(-2.0, 2.0, panda.nv)
+    for _ in range(200):
+        for sim in sims:
+            sim.step(tau)
+    assert sims[1].forward_dynamics_method == method
+    assert np.abs(sims[0].q - sims[1].q).max() < 1e-8
+    assert np.abs(sims[0].q - sims[0].default_positions()).max() > 1e-3  # it moved
+
+
 def test_bad_construction_and_reset(panda) -> None:
     with pytest.raises(ValueError, match="unknown integrator 'euler'"):
         SimulatedRobot(panda, "euler")
+    with pytest.raises(ValueError, match="unknown forward_dynamics_method 'magic'"):
+        SimulatedRobot(panda, forward_dynamics_method="magic")
     with pytest.raises(ValueError, match="dt must be"):
         SimulatedRobot(panda, dt=0.0)
     sim = SimulatedRobot(panda)

@@ -84,26 +84,28 @@ def joint_space_message(
     q: np.ndarray,
     qd: np.ndarray,
     effort: np.ndarray | None,
-    method: str,
+    methods: tuple[str, str] = ("crba", "aba"),
     quantities: Collection[str] = JOINT_SPACE_QUANTITIES,
 ) -> JointSpaceDynamics:
     """The chosen quantities of M, b, g and q̈ (q̈ only when τ is given) at (q, q̇) as a
-    JointSpaceDynamics message; the others stay empty. The caller fills header and
-    computation_time."""
+    JointSpaceDynamics message, with the (mass matrix, forward dynamics) methods; the others
+    stay empty. The caller fills header and computation_time."""
     message = JointSpaceDynamics()
     message.joint_names = list(robot.joint_names)
     message.position = float_sequence(q)
     message.velocity = float_sequence(qd)
     if "mass_matrix" in quantities:
-        message.mass_matrix = float_sequence(robot.mass_matrix(q, method=method))
+        message.mass_matrix = float_sequence(robot.mass_matrix(q, method=methods[0]))
     if "bias_forces" in quantities:
         message.bias_forces = float_sequence(robot.bias_forces(q, qd))
     if "gravity_torques" in quantities:
         message.gravity_torques = float_sequence(robot.gravity_torques(q))
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
-        message.acceleration = float_sequence(robot.forward_dynamics(q, qd, effort))
-    message.mass_matrix_method = method
+        message.acceleration = float_sequence(
+            robot.forward_dynamics(q, qd, effort, method=methods[1])
+        )
+    message.mass_matrix_method, message.forward_dynamics_method = methods
     return message
 
 

@@ -6,7 +6,8 @@ Parameters (changeable at run time):
     quantities (string[], all): what is published each cycle, any of "mass_matrix",
         "bias_forces", "gravity_torques", "acceleration" (when the joint state has efforts) and
         "operational_space" (one message per frame); what is left out stays empty or unsent.
-    mass_matrix_method (string, "crba"), operational_space_method (string, "dense").
+    mass_matrix_method (string, "crba"), forward_dynamics_method (string, "aba"),
+        operational_space_method (string, "dense"): any method of the Robot function.
     frames (string[]): task frames whose operational-space dynamics are published each cycle.
     singular_threshold (double, 1e-4): eigenvalues of Λ⁻¹ below this times the largest count
         as lost and Λ is damped there (Robot.operational_space); 1e-4 as the operational-space
@@ -70,6 +71,7 @@ class DynamicsNode(Node):
 
         self.declare_parameter("robot_description", "")
         self.declare_parameter("mass_matrix_method", "crba")
+        self.declare_parameter("forward_dynamics_method", "aba")
         self.declare_parameter("operational_space_method", "dense")
         self.declare_parameter("frames", Parameter.Type.STRING_ARRAY)
         self.declare_parameter("quantities", list(QUANTITIES))
@@ -108,7 +110,13 @@ class DynamicsNode(Node):
             self._report(f"robot description from {source} not loaded: {error}")
             return False
         start = time.perf_counter()
-        warm_up(robot, self.get_parameter("mass_matrix_method").value)
+        warm_up(
+            robot,
+            (
+                self.get_parameter("mass_matrix_method").value,
+                self.get_parameter("forward_dynamics_method").value,
+            ),
+        )
         self.robot, self._joint_map = robot, JointStateMap(robot.joint_names)
         self.get_logger().info(
             f"loaded robot '{robot.model.name}' from {source}: {robot.nv} joints, kernels "
@@ -131,6 +139,8 @@ class DynamicsNode(Node):
         name, value = parameter.name, parameter.value
         if name == "mass_matrix_method" and value not in Robot.MASS_MATRIX_METHODS:
             return f"mass_matrix_method must be one of {Robot.MASS_MATRIX_METHODS}"
+        if name == "forward_dynamics_method" and value not in Robot.FORWARD_DYNAMICS_METHODS:
+            return f"forward_dynamics_method must be one of {Robot.FORWARD_DYNAMICS_METHODS}"
         if name == "operational_space_method" and value not in Robot.OPERATIONAL_SPACE_METHODS:
             return f"operational_space_method must be one of {Robot.OPERATIONAL_SPACE_METHODS}"
         if name == "frames" and self.robot is not None:
@@ -170,7 +180,7 @@ class DynamicsNode(Node):
         quantities = self.get_parameter("quantities").value
         frames = self._frames() if "operational_space" in quantities else []
         joint_space, operational_space = self._compute(
-            message.header, q, qd, effort, frames, quantities
+            message.header, q, qd, effort, frames, quantities, self._methods()
         )
         self._joint_space.publish(joint_space)
         for frame_message in operational_space:
@@ -178,14 +188,22 @@ class DynamicsNode(Node):
         self._latencies.append(time.perf_counter() - received)
         self._cycles += 1
 
-    def _compute(self, header, q, qd, effort, frames, quantities=QUANTITIES):
+    def _methods(self, requested: tuple[str, str, str] = ("", "", "")) -> tuple[str, str, str]:
+        """The (mass matrix, forward dynamics, operational space) methods: the parameters,
+        where `requested` has none."""
+        names = ("mass_matrix_method", "forward_dynamics_method", "operational_space_method")
+        return tuple(
+            method or self.get_parameter(name).value
+            for method, name in zip(requested, names, strict=True)
+        )
+
+    def _compute(self, header, q, qd, effort, frames, quantities, methods):
         """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics])."""
         start = time.perf_counter()
         header.frame_id = self.robot.model.root_link
-        method = self.get_parameter("mass_matrix_method").value
-        joint_space = joint_space_message(self.robot, q, qd, effort, method, quantities)
+        joint_space = joint_space_message(self.robot, q, qd, effort, methods[:2], quantities)
         joint_space.header = header
-        os_method = self.get_parameter("operational_space_method").value
+        os_method = methods[2]
         threshold = self.get_parameter("singular_threshold").value
         operational_space = []
         for frame in frames:
@@ -203,8 +221,16 @@ class DynamicsNode(Node):
             response.message = "no robot description loaded yet"
             return response
         unknown = [frame for frame in request.frames if frame not in self.robot.frame_names]
-        methods = (request.mass_matrix_method, request.operational_space_method)
-        known = (Robot.MASS_MATRIX_METHODS, Robot.OPERATIONAL_SPACE_METHODS)
+        methods = (
+            request.mass_matrix_method,
+            request.forward_dynamics_method,
+            request.operational_space_method,
+        )
+        known = (
+            Robot.MASS_MATRIX_METHODS,
+            Robot.FORWARD_DYNAMICS_METHODS,
+            Robot.OPERATIONAL_SPACE_METHODS,
+        )
         bad_methods = [m for m, ok in zip(methods, known, strict=True) if m and m not in ok]
         if unknown or bad_methods:
             response.message = (
@@ -217,7 +243,8 @@ class DynamicsNode(Node):
             response.message = str(error).replace("joint_states:", "state:")
             return response
         joint_space, operational_space = self._compute(
-            request.state.header, q, qd, effort, request.frames
+            request.state.header, q, qd, effort, request.frames, QUANTITIES,
+            self._methods(methods),
         )
         response.success, response.joint_space = True, joint_space
         response.operational_space = operational_space
@@ -259,12 +286,12 @@ class DynamicsNode(Node):
         self._cycles = self._rejected = 0
 
 
-def warm_up(robot: Robot, mass_matrix_method: str) -> None:
+def warm_up(robot: Robot, methods: tuple[str, str]) -> None:
     """Load (on a new install: compile) every kernel a cycle calls, so that the first joint
     state is answered as fast as the others; then exempt what exists now (the robot, the
     modules) from the garbage collector's scans, which shortens the pauses of a cycle."""
     q = np.zeros(robot.nv)
-    joint_space_message(robot, q, q, q, mass_matrix_method)
+    joint_space_message(robot, q, q, q, methods)
     robot.operational_space(q, q, robot.frame_names[-1])
     robot.frame_pose(q, robot.frame_names[-1])
     gc.collect()

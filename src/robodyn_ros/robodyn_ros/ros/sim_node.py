@@ -4,6 +4,7 @@ Parameters:
     robot_description (string): the URDF; when empty, the node waits for the
         ``robot_description`` topic (transient local, as robot_state_publisher provides it).
     integrator (string, "rk4"): "rk4" or "semi_implicit_euler".
+    forward_dynamics_method (string, "aba"): any of Robot.FORWARD_DYNAMICS_METHODS.
     dt (double, 0.001 s): integration step.
     publish_period (double, 0.01 s): joint_states and /clock go out every publish_period of
         sim time (rounded to a whole number of steps, at least one).
@@ -77,6 +78,7 @@ class SimNode(Node):
 
         self.declare_parameter("robot_description", "")
         self.declare_parameter("integrator", "rk4")
+        self.declare_parameter("forward_dynamics_method", "aba")
         self.declare_parameter("dt", 0.001)
         self.declare_parameter("publish_period", 0.01)
         self.declare_parameter("real_time_factor", 1.0)
@@ -137,6 +139,7 @@ class SimNode(Node):
                 robot,
                 self.get_parameter("integrator").value,
                 self.get_parameter("dt").value,
+                forward_dynamics_method=self.get_parameter("forward_dynamics_method").value,
                 friction_velocity=self.get_parameter("friction_velocity").value,
             )
         except (ModelError, ValueError) as error:
@@ -148,14 +151,16 @@ class SimNode(Node):
                 sim.reset(initial)
             except ValueError as error:
                 self._report(f"initial_positions ignored: {error}")
-        sim.robot.forward_dynamics(sim.q, sim.qd, np.zeros(robot.nv))  # load the kernel now
+        start = sim.q
+        sim.step(np.zeros(robot.nv))  # load the kernels now, then start over
+        sim.reset(start)
         period = self.get_parameter("publish_period").value
         self._steps_per_publish = max(1, round(period / sim.dt))
         self._command = np.zeros(robot.nv)
         self._sim = sim  # the loop picks it up at its next publish
         self.get_logger().info(
             f"simulating robot '{robot.model.name}' from {source}: {robot.nv} joints, "
-            f"{sim.integrator}, dt {sim.dt:g} s"
+            f"{sim.integrator}, {sim.forward_dynamics_method}, dt {sim.dt:g} s"
         )
         return True
 
@@ -183,6 +188,11 @@ class SimNode(Node):
         name, value = parameter.name, parameter.value
         if name == "integrator" and value not in INTEGRATORS:
             return f"integrator must be one of {tuple(INTEGRATORS)}; got '{value}'"
+        if name == "forward_dynamics_method" and value not in Robot.FORWARD_DYNAMICS_METHODS:
+            return (
+                f"forward_dynamics_method must be one of {Robot.FORWARD_DYNAMICS_METHODS}; "
+                f"got '{value}'"
+            )
         if name in ("dt", "publish_period", "friction_velocity", "diagnostic_period") and not (
             isinstance(value, float) and value > 0.0 and np.isfinite(value)
         ):

@@ -35,8 +35,9 @@ class SimulatedRobot:
     """A robot's state (q, q̇, time) advanced by `step(tau)`.
 
     Args:
-        robot: the Robot whose forward dynamics (ABA) drive the simulation.
+        robot: the Robot whose forward dynamics drive the simulation.
         integrator: a name in `INTEGRATORS` ("rk4" or "semi_implicit_euler").
+        forward_dynamics_method: a `Robot.FORWARD_DYNAMICS_METHODS` name (default "aba").
         dt: time step, s.
         friction_velocity: ε of the friction smoothing (see the module docstring).
         q, qd: initial state; default q = 0 moved inside the position limits, q̇ = 0.
@@ -48,10 +49,16 @@ class SimulatedRobot:
         integrator: str = "rk4",
         dt: float = 1e-3,
         *,
+        forward_dynamics_method: str = "aba",
         friction_velocity: float = FRICTION_VELOCITY,
         q=None,
         qd=None,
     ) -> None:
+        if forward_dynamics_method not in robot.FORWARD_DYNAMICS_METHODS:
+            raise ValueError(
+                f"unknown forward_dynamics_method '{forward_dynamics_method}'; choose one of "
+                f"{', '.join(robot.FORWARD_DYNAMICS_METHODS)}"
+            )
         if integrator not in INTEGRATORS:
             raise ValueError(
                 f"unknown integrator '{integrator}'; choose one of {', '.join(INTEGRATORS)}"
@@ -62,6 +69,7 @@ class SimulatedRobot:
             raise ValueError(f"friction_velocity must be positive; got {friction_velocity}")
         self.robot = robot
         self.integrator = integrator
+        self.forward_dynamics_method = forward_dynamics_method
         self.dt = float(dt)
         self.friction_velocity = float(friction_velocity)
         model = robot.model
@@ -140,10 +148,10 @@ class SimulatedRobot:
         return tau - self._damping * qd - self._friction * np.tanh(qd / self.friction_velocity)
 
     def _acceleration(self, tau: np.ndarray):
-        forward_dynamics = self.robot.forward_dynamics
+        forward_dynamics, method = self.robot.forward_dynamics, self.forward_dynamics_method
 
         def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-            return forward_dynamics(q, qd, self.joint_torques(qd, tau))
+            return forward_dynamics(q, qd, self.joint_torques(qd, tau), method=method)
 
         return acceleration
 
