@@ -69,6 +69,16 @@ def test_batch_equals_serial(pool, panda, states, method: str, count: int) -> No
     assert np.array_equal(answer, expected), f"{pool.name}: {method} differs"
 
 
+def test_a_bound_robot_runs_its_functions_on_the_backend(pool, panda, states) -> None:
+    bound = pool.bind(panda)
+    assert np.array_equal(bound.mass_matrix(states[0]), panda.mass_matrix(states[0]))
+    expected = panda.operational_space_inertia(states[0], "panda_hand_tcp")
+    assert np.array_equal(bound.operational_space_inertia(states[0], frame="panda_hand_tcp"),
+                          expected)
+    with pytest.raises(AttributeError, match="no function 'nv'"):
+        bound.nv  # noqa: B018
+
+
 def test_batch_passes_options(pool, panda, states) -> None:
     expected = panda.forward_dynamics(*states, method="cholesky")
     answer = pool.batch(panda, "forward_dynamics", *states, method="cholesky")

@@ -4,6 +4,7 @@ states, on some set of workers; an error names the item, cancellation stops what
 from __future__ import annotations
 
 import abc
+import functools
 import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -57,6 +58,11 @@ class Backend(abc.ABC):
     ) -> list[np.ndarray]:
         return self.map(call, chunks)
 
+    def bind(self, robot: Robot) -> BoundRobot:
+        """The robot with its functions run as batches on this backend:
+        ``pool.bind(robot).forward_dynamics(Q, QD, TAU)``."""
+        return BoundRobot(self, robot)
+
     def close(self) -> None:  # noqa: B027 (a backend without workers has nothing to release)
         """Release the workers."""
 
@@ -65,6 +71,19 @@ class Backend(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class BoundRobot:
+    """A Robot whose functions run on a backend: every positional argument is a (B, n) batch
+    (give the others, such as `frame`, by keyword)."""
+
+    def __init__(self, backend: Backend, robot: Robot) -> None:
+        self.backend, self.robot = backend, robot
+
+    def __getattr__(self, name: str) -> Callable[..., np.ndarray]:
+        if name.startswith("_") or not callable(getattr(self.robot, name, None)):
+            raise AttributeError(f"a Robot has no function '{name}' to run on a backend")
+        return functools.partial(self.backend.batch, self.robot, name)
 
 
 class RobotCall:
