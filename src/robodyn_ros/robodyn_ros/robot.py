@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from robodyn_ros.dynamics import (
+    conjugate_gradient,
+    constraint_forces,
     energy,
     forward_dynamics,
     gdahj,
@@ -28,8 +30,10 @@ from robodyn_ros.dynamics import (
     operational_space,
     recursive_doubling,
     rnea_columns,
+    schur,
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
+from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, load_urdf, load_urdf_string
 from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics
 
@@ -45,10 +49,36 @@ _MASS_MATRIX = {
 _MASS_MATRIX_INVERSE = {
     "aba": inertia_inverse.mass_matrix_inverse,
     "ltdl": inertia_inverse.mass_matrix_inverse_factored,
+    "schur": schur.mass_matrix_inverse_schur,
 }
 _FORWARD_DYNAMICS = {
     "aba": forward_dynamics.forward_dynamics,
     "cholesky": forward_dynamics.forward_dynamics_factored,
+    "schur": schur.forward_dynamics_schur,
+}
+_CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
+_ITERATIVE_FORWARD_DYNAMICS = {
+    method.name: method
+    for method in (
+        IterativeMethod("cg", conjugate_gradient.forward_dynamics_cg, False),
+        IterativeMethod("pcg", conjugate_gradient.forward_dynamics_cg, True),
+        *(
+            IterativeMethod(
+                name,
+                constraint_forces.forward_dynamics_constraint_forces,
+                scheme,
+                _CONSTRAINT_PARAMETERS,
+                tunable,
+            )
+            for name, scheme, tunable in (
+                ("jacobi", constraint_forces.JACOBI, ()),
+                ("gauss_seidel", constraint_forces.GAUSS_SEIDEL, ()),
+                ("sor", constraint_forces.SOR, _CONSTRAINT_PARAMETERS),
+                ("jacobi_si", constraint_forces.JACOBI_SI, ("spectral_radius",)),
+                ("jacobi_cg", constraint_forces.JACOBI_CG, ()),
+            )
+        ),
+    )
 }
 
 
@@ -58,7 +88,7 @@ class Robot:
 
     MASS_MATRIX_METHODS = tuple(_MASS_MATRIX)
     MASS_MATRIX_INVERSE_METHODS = tuple(_MASS_MATRIX_INVERSE)
-    FORWARD_DYNAMICS_METHODS = tuple(_FORWARD_DYNAMICS)
+    FORWARD_DYNAMICS_METHODS = (*_FORWARD_DYNAMICS, *_ITERATIVE_FORWARD_DYNAMICS)
     OPERATIONAL_SPACE_METHODS = ("dense",)
 
     def __init__(self, model: Model) -> None:
@@ -152,8 +182,10 @@ class Robot:
 
     def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
         """M(q)⁻¹, shape (..., n, n). Methods: "aba" (the articulated-body recursion for all
-        unit torques at once, O(n²), M never formed) and "ltdl" (CRBA, the branch-sparse LᵀDL
-        factor of M and n solves)."""
+        unit torques at once, O(n²), M never formed), "ltdl" (CRBA, the branch-sparse LᵀDL
+        factor of M and n solves) and "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the block-tridiagonal
+        constraint-force matrix factored once by block LᵀDL, then a column per joint, O(n²);
+        serial chains of bodies with mass only, else ValueError)."""
         kernel = _MASS_MATRIX_INVERSE.get(method)
         if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
@@ -164,17 +196,39 @@ class Robot:
 
     # -- forward dynamics -------------------------------------------------------------------
 
-    def forward_dynamics(self, q, qd, tau, method: str = "aba", f_ext=None) -> np.ndarray:
+    def forward_dynamics(
+        self, q, qd, tau, method: str = "aba", f_ext=None, **options
+    ) -> np.ndarray | tuple[np.ndarray, IterationInfo]:
         """q̈ = M⁻¹(τ − C q̇ − g + Σ Jᵢᵀ f_ext,i).
 
-        Methods: "aba" (articulated-body algorithm, O(n)) and "cholesky" (CRBA, the LᵀDL
-        factor of M and a solve). f_ext as in `inverse_dynamics`.
+        Direct methods: "aba" (articulated-body algorithm, O(n)), "cholesky" (CRBA, the LᵀDL
+        factor of M and a solve) and "schur" (the joint constraint forces of Sharf &
+        D'Eleuterio's block-tridiagonal system solved exactly by block LᵀDL, O(n)).
+        Iterative methods: "cg" and "pcg" (Fijany & Scheid's CCG and PCG-DS on M q̈ = τ − b,
+        each product M p one O(n) Newton–Euler pass, M never formed; PCG-DS preconditioned by
+        diag M) and the iterative solves of the constraint forces, "jacobi", "gauss_seidel",
+        "sor" (option `omega`, default Young's optimum from an estimate of the Jacobi spectral
+        radius, or from option `spectral_radius`), "jacobi_si" (Chebyshev; option
+        `spectral_radius`, default estimated by power iteration) and "jacobi_cg". Their
+        options `tol`, `max_iterations`, `initial_guess` (a q̈) and `info` (return
+        ``(qdd, IterationInfo)``) are described in robodyn_ros.iteration; not converging
+        raises ConvergenceError unless `info` is set. The constraint-force methods ("schur"
+        and the five above) need a serial chain of bodies with mass, else ValueError.
+        f_ext as in `inverse_dynamics`.
         """
         kernel = _FORWARD_DYNAMICS.get(method)
-        if kernel is None or f_ext is not None or not _ready(self.nv, q, qd, tau):
+        if kernel is None or options or f_ext is not None or not _ready(self.nv, q, qd, tau):
             q, qd, tau = self._checked(q, qd=qd, tau=tau)
             f_ext = self._wrenches(f_ext, q.shape)
             _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
+            iterative = _ITERATIVE_FORWARD_DYNAMICS.get(method)
+            if iterative is not None:
+                return iterative.solve(self._tree, self._gravity, q, qd, tau, f_ext, options)
+            if options:
+                raise ValueError(
+                    f"forward_dynamics: method '{method}' is direct and takes no options; got "
+                    f"{', '.join(options)}"
+                )
         qdd = np.empty(q.shape)
         kernel(self._tree, self._gravity, q, qd, tau, f_ext, qdd)
         return qdd

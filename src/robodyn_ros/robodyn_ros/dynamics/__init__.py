@@ -30,6 +30,10 @@ KERNEL_MODULES = (
     "forward_dynamics",
     "energy",
     "operational_space",
+    "fixed_frame",
+    "conjugate_gradient",
+    "constraint_forces",
+    "schur",
 )
 
 

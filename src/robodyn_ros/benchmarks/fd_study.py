@@ -1,0 +1,254 @@
+"""Forward dynamics from the papers (issue 6): iterations and time of every
+Robot.forward_dynamics method, against Sharf & D'Eleuterio's Table 2 and Fig. 2 and pin.aba.
+
+    .venv/bin/python src/robodyn_ros/benchmarks/fd_study.py [--sizes 5,16,64] [--plot out.png]
+
+1. Table 2: a 5-DOF anthropomorphic arm (shoulder yaw and pitch, elbow, wrist pitch and roll),
+   a planar maneuver (the three pitch joints move) and a 3-D one (all five), PD-tracked for
+   T = MANEUVER_S by RK4; each iterative method at ε = 1e-7 (TOL = 1e-6), cold (q̈ = 0 / λ = 0)
+   and warm-started from the previous call's q̈: mean iterations per call, and the largest
+   |q − q_aba| at the end.
+2. Fig. 2b: mean iterations against N on random chains (random_chain_urdf(N, seed=0)) over a
+   short maneuver of the same kind, cold and warm, capped at CAP iterations ("cap" when a call
+   hit it).
+3. Fig. 2a: µs per call against N for every method (iterative: ε = 1e-7, warm start from the
+   exact q̈ of a nearby state, as in a simulation) and pin.aba; the fitted growth exponent of
+   J-CG; the targets (a Schur / constraint-force method within 2x our ABA at N = 256, our ABA
+   ≤ 1.0x pin.aba at every N). Writes a log-log plot (default build/fd_study.png).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from common import (
+    RobotSpec,
+    format_us,
+    interleaved_us,
+    mark,
+    markdown_table,
+    random_state,
+)
+from robodyn_ros import Robot
+from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+SIZES = (5, 8, 16, 32, 64, 128, 256)
+ITERATIVE = ("cg", "pcg", "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg")
+DIRECT = ("aba", "cholesky", "schur")
+CONSTRAINT_DIRECT = ("schur",)
+TOL, EPSILON = 1e-6, 1e-7
+CAP = 5000
+DT = 5e-3
+MANEUVER_S = 2.0
+SWEEP_STEPS = 10  # RK4 steps of the maneuver per N in part 2
+PIN = "pin.aba"
+DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "fd_study.png"
+
+# The arm: (joint axis, link length along x, link mass); shoulder and wrist bodies are short.
+ARM = (
+    ("0 0 1", 0.05, 2.0),  # shoulder yaw
+    ("0 1 0", 0.45, 6.0),  # shoulder pitch: upper arm
+    ("0 1 0", 0.40, 4.0),  # elbow: forearm
+    ("0 1 0", 0.05, 1.0),  # wrist pitch
+    ("1 0 0", 0.10, 0.8),  # wrist roll: hand
+)
+PLANAR = np.array([0.0, 1.0, 1.0, 1.0, 0.0])  # which joints the planar maneuver moves
+
+
+def arm_urdf() -> str:
+    """The 5-DOF anthropomorphic arm: slender links, inertia of a rod of the link's length."""
+    links = ['<link name="base"/>']
+    joints = []
+    parent, offset = "base", 0.1
+    for i, (axis, length, mass) in enumerate(ARM):
+        rod = mass * length**2 / 12.0
+        small = 1e-2 * mass
+        links.append(
+            f'<link name="link_{i}"><inertial><origin xyz="{length / 2} 0 0"/>'
+            f'<mass value="{mass}"/><inertia ixx="{small}" ixy="0" ixz="0" iyy="{rod + small}"'
+            f' iyz="0" izz="{rod + small}"/></inertial></link>'
+        )
+        joints.append(
+            f'<joint name="joint_{i}" type="revolute"><parent link="{parent}"/>'
+            f'<child link="link_{i}"/><origin xyz="{offset} 0 0"/><axis xyz="{axis}"/>'
+            '<limit lower="-3.14" upper="3.14" effort="100" velocity="10"/></joint>'
+        )
+        parent, offset = f"link_{i}", length
+    return f'<robot name="arm5">{"".join(links + joints)}</robot>'
+
+
+def maneuver(robot: Robot, moving: np.ndarray, steps: int, **options) -> tuple[np.ndarray, list]:
+    """RK4 of a PD-tracked maneuver q_ref(t) = 0.8 sin(t) on the moving joints; returns the
+    final q and the IterationInfo of every call (empty for a direct method). With options
+    `warm`, each call starts from the previous call's q̈."""
+    warm = options.pop("warm", False)
+    q, qd = np.zeros(robot.nv), np.zeros(robot.nv)
+    infos: list = []
+    guess = np.zeros(robot.nv)
+
+    def acceleration(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        nonlocal guess
+        tau = 20.0 * (0.8 * np.sin(t) * moving - q) - 4.0 * qd + robot.gravity_torques(q)
+        if "method" not in options:
+            return robot.forward_dynamics(q, qd, tau)
+        start = {"initial_guess": guess} if warm else {}
+        qdd, info = robot.forward_dynamics(q, qd, tau, info=True, **start, **options)
+        infos.append(info)
+        guess = qdd
+        return qdd
+
+    for k in range(steps):
+        t = k * DT
+        k1 = (qd, acceleration(t, q, qd))
+        k2 = (qd + 0.5 * DT * k1[1],
+              acceleration(t + 0.5 * DT, q + 0.5 * DT * k1[0], qd + 0.5 * DT * k1[1]))
+        k3 = (qd + 0.5 * DT * k2[1],
+              acceleration(t + 0.5 * DT, q + 0.5 * DT * k2[0], qd + 0.5 * DT * k2[1]))
+        k4 = (qd + DT * k3[1], acceleration(t + DT, q + DT * k3[0], qd + DT * k3[1]))
+        q = q + DT / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0])
+        qd = qd + DT / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1])
+    return q, infos
+
+
+def mean_iterations(infos: list) -> str:
+    iterations = [info.iterations for info in infos]
+    capped = not all(info.converged for info in infos)
+    return f"{np.mean(iterations):.1f}" + (" cap" if capped else "")
+
+
+def table2() -> str:
+    robot = Robot.from_urdf_string(arm_urdf())
+    steps = round(MANEUVER_S / DT)
+    rows = []
+    for name, moving in (("I (planar)", PLANAR), ("II (3-D)", np.ones(robot.nv))):
+        reference, _ = maneuver(robot, moving, steps)
+        for method in ITERATIVE:
+            cells = [name, method]
+            for warm in (False, True):
+                q, infos = maneuver(robot, moving, steps, method=method, tol=EPSILON,
+                                    max_iterations=CAP, warm=warm)
+                cells += [mean_iterations(infos), f"{np.max(np.abs(q - reference)):.1e}"]
+            rows.append(cells)
+    header = ["maneuver", "method", "iterations cold", "max |q - q_aba| cold", "iterations warm",
+              "max |q - q_aba| warm"]
+    return markdown_table(header, rows, left=2)
+
+
+def iterations_against_n(sizes: tuple[int, ...]) -> tuple[str, dict[str, list[float]]]:
+    rows, warm_means = [], {method: [] for method in ITERATIVE}
+    for n in sizes:
+        robot = RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n).load()
+        moving = np.ones(n)
+        cells = [str(n)]
+        for method in ITERATIVE:
+            for warm in (False, True):
+                _, infos = maneuver(robot, moving, SWEEP_STEPS, method=method, tol=EPSILON,
+                                    max_iterations=CAP, warm=warm)
+                cells.append(mean_iterations(infos))
+                if warm:
+                    warm_means[method].append(float(np.mean([i.iterations for i in infos])))
+        rows.append(cells)
+        print(f"  iterations, N = {n} done", flush=True)
+    header = ["N", *(f"{m} {w}" for m in ITERATIVE for w in ("cold", "warm"))]
+    return markdown_table(header, rows), warm_means
+
+
+def timed_calls(spec: RobotSpec) -> dict[str, Callable[[], object]]:
+    """One call of every method and of pin.aba on a random state of the robot."""
+    robot = spec.load()
+    s = random_state(robot.nv)
+    warm = robot.forward_dynamics(s.q + 1e-3, s.qd, s.tau)  # a nearby state's q̈
+    calls: dict[str, Callable[[], object]] = {
+        method: (lambda method=method: robot.forward_dynamics(s.q, s.qd, s.tau, method))
+        for method in DIRECT
+    }
+    for method in ITERATIVE:
+        calls[method] = lambda method=method: robot.forward_dynamics(
+            s.q, s.qd, s.tau, method, tol=EPSILON, max_iterations=CAP, initial_guess=warm,
+            info=True,
+        )
+    source, _ = spec.urdf()
+    oracle = PinocchioOracle(source, robot.joint_names, is_string=True)
+    q_pin, v_pin, t_pin = oracle.q(s.q), oracle.v(s.qd), oracle.v(s.tau)
+    calls[PIN] = lambda: pin.aba(oracle.model, oracle.data, q_pin, v_pin, t_pin)
+    return calls
+
+
+def time_against_n(sizes: tuple[int, ...], repeat: int, budget_s: float):
+    times: dict[int, dict[str, float]] = {}
+    for n in sizes:
+        calls = timed_calls(RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n))
+        times[n] = dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s),
+                            strict=True))
+        print(f"  time, N = {n} done", flush=True)
+    return times
+
+
+def growth_exponent(sizes: tuple[int, ...], us: list[float]) -> float:
+    """The slope of log t against log N over N ≥ 16 (all sizes if fewer than two)."""
+    keep = [i for i, n in enumerate(sizes) if n >= 16] or list(range(len(sizes)))
+    return float(np.polyfit(np.log([sizes[i] for i in keep]), np.log([us[i] for i in keep]), 1)[0])
+
+
+def plot(sizes, times, iterations, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    for method in (*DIRECT, *ITERATIVE, PIN):
+        left.loglog(sizes, [times[n][method] for n in sizes], marker="o", label=method)
+    left.set(xlabel="N (joints)", ylabel="µs per call", title="forward dynamics, time")
+    for method, means in iterations.items():
+        right.loglog(sizes, means, marker="o", label=method)
+    right.set(xlabel="N (joints)", ylabel="mean iterations per call (warm)",
+              title=f"iterations at ε = {EPSILON:g}, cap {CAP}")
+    for axes in (left, right):
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=0.02, help="s per timed loop")
+    parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT)
+    args = parser.parse_args()
+    sizes = tuple(int(n) for n in args.sizes.split(","))
+
+    print("## Table 2: the 5-DOF arm, TOL = 1e-6, ε = 1e-7\n")
+    print(table2(), "\n", flush=True)
+    print("## Iterations against N (random chains, mean per call)\n")
+    table, warm_means = iterations_against_n(sizes)
+    print(table, "\n", flush=True)
+    times = time_against_n(sizes, args.repeat, args.budget)
+    methods = (*DIRECT, *ITERATIVE)
+    rows = [[str(n), *(format_us(times[n][m]) for m in (*methods, PIN)),
+             f"{times[n]['aba'] / times[n][PIN]:.2f}"] for n in sizes]
+    print("## µs per call against N\n")
+    print(markdown_table(["N", *methods, PIN, "aba/pin"], rows), "\n")
+    exponent = growth_exponent(sizes, [times[n]["jacobi_cg"] for n in sizes])
+    print(f"J-CG time grows as N^{exponent:.2f} (Sharf & D'Eleuterio: N^1.12)")
+    largest = sizes[-1]
+    constraint = (*CONSTRAINT_DIRECT, "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg")
+    best = min(constraint, key=lambda m: times[largest][m])
+    ratio = times[largest][best] / times[largest]["aba"]
+    print(f"{mark(ratio <= 2.0)} N = {largest}: fastest Schur/constraint-force method {best} at "
+          f"{ratio:.2f}x our ABA (target ≤ 2x)")
+    worst = max(times[n]["aba"] / times[n][PIN] for n in sizes)
+    print(f"{mark(worst <= 1.0)} our ABA ≤ 1.0x pin.aba at every N: worst {worst:.2f}x")
+    plot(sizes, times, warm_means, args.plot)
+    print(f"plot: {args.plot}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Forward dynamics by conjugate gradient on M q̈ = τ − b without forming M (Fijany & Scheid,
+"Efficient conjugate gradient algorithms for computation of the manipulator forward dynamics"):
+CCG (eqs. 5–9) and PCG-DS (eqs. 10–15, preconditioned by diag M).
+
+Each product M p is one Newton–Euler pass with zero velocity and gravity, every vector projected
+in one fixed frame (fixed_frame.py), so an iteration costs O(n) and no rotation: the projections
+are made once per state. PCG-DS takes diag M from the H_i, K_i recursion (inertia_diagonal.py,
+eqs. 64–67), whose forward kinematics are the projections the CG passes then use.
+
+Stopping test: the true relative residual ‖τ − b − M q̈‖ / ‖τ − b‖ ≤ tol. The recursively updated
+residual drifts from the true one by rounding, so when it passes the test the true residual is
+computed and, if it fails, the iteration restarts from there.
+"""
+
+import numpy as np
+
+from robodyn_ros.dynamics.fixed_frame import (
+    ZERO6,
+    gravity_acceleration,
+    newton_euler,
+    velocity_terms,
+    world_inertias,
+)
+from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
+from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.kinematics import forward_kinematics
+
+
+@kernel_helper
+def cg_workspace(n):
+    """(diagonal workspace, inertia (n x 10), v, c, bias, a, f (n x 6), rhs, diag, r, z, p,
+    Mp (n))."""
+    return (
+        diagonal_workspace(n), np.empty((n, 10)), np.empty((n, 6)), np.empty((n, 6)),
+        np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty(n), np.empty(n),
+        np.empty(n), np.empty(n), np.empty(n), np.empty(n),
+    )
+
+
+@kernel_helper
+def residual(tree, S_world, inertia, rhs, x, r, a, f):
+    """r = rhs − M x; returns ‖r‖."""
+    newton_euler(tree, S_world, inertia, x, ZERO6, None, None, r, a, f)
+    for i in range(r.shape[0]):
+        r[i] = rhs[i] - r[i]
+    return np.sqrt(np.dot(r, r))
+
+
+@kernel_helper
+def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, tol, max_iterations, ws):
+    """Solve M x = rhs by PCG with the preconditioner diag(diag) (all ones: CCG), x holding the
+    initial guess; returns (iterations, relative residual)."""
+    _, _, _, _, _, a, f, _, _, r, z, p, Mp = ws
+    scale = np.sqrt(np.dot(rhs, rhs))
+    scale = scale if scale > 0.0 else 1.0
+    iterations = 0
+    relative = residual(tree, S_world, inertia, rhs, x, r, a, f) / scale
+    while relative > tol and iterations < max_iterations:
+        z[:] = r / diag  # eq. 10
+        p[:] = z
+        rz = np.dot(r, z)
+        while iterations < max_iterations:
+            newton_euler(tree, S_world, inertia, p, ZERO6, None, None, Mp, a, f)
+            alpha = rz / np.dot(p, Mp)  # eqs. 7, 13
+            x += alpha * p  # eqs. 8, 14
+            r -= alpha * Mp  # eqs. 9, 15
+            iterations += 1
+            if np.sqrt(np.dot(r, r)) <= tol * scale:
+                break
+            z[:] = r / diag  # eq. 10
+            rz_next = np.dot(r, z)
+            p *= rz_next / rz  # eqs. 5, 11: β
+            p += z  # eqs. 6, 12
+            rz = rz_next
+        relative = residual(tree, S_world, inertia, rhs, x, r, a, f) / scale
+    return iterations, relative
+
+
+@kernel_helper
+def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, tol,
+                        max_iterations, ws):
+    """q̈ for one state into qdd (holding the initial guess); returns (iterations, residual)."""
+    (X_world, S_world, _), inertia, v, c, bias, a, f, rhs, diag, _, _, _, _ = ws
+    if preconditioned:
+        inertia_diagonal(tree, q, diag, ws[0])  # also the projections X_world, S_world
+    else:
+        forward_kinematics(tree, q, X_world, S_world)
+        diag[:] = 1.0
+    world_inertias(tree, X_world, inertia)
+    velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias)
+    # r0 = τ − b, b = g1(q, q̇, 0, f_ext) (Fijany & Scheid eq. 47)
+    newton_euler(tree, S_world, inertia, np.zeros(q.shape[0]), gravity_acceleration(gravity),
+                 c, bias, rhs, a, f)
+    for i in range(q.shape[0]):
+        rhs[i] = tau[i] - rhs[i]
+    return conjugate_gradient(tree, S_world, inertia, rhs, qdd, diag, tol, max_iterations, ws)
+
+
+@kernel
+def forward_dynamics_cg(tree, gravity, q, qd, tau, f_ext, guess, preconditioned, tol,
+                        max_iterations, qdd, stats):
+    """CCG or PCG-DS for a state (n,) or a batch (B, n); guess None (start from q̈ = 0) or like
+    q; f_ext None or (..., n, 6). stats (B, 2) gets the iterations and the relative residual."""
+    Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
+    B, n = Q.shape
+    QDD = qdd.reshape((B, n))
+    if guess is None:
+        QDD[:, :] = 0.0
+    else:
+        QDD[:, :] = guess.reshape((B, n))
+    ws = cg_workspace(n)
+    for b in range(B):
+        F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
+        stats[b, 0], stats[b, 1] = cg_forward_dynamics(
+            tree, gravity, Q[b], QD[b], TAU[b], F, QDD[b], preconditioned, tol, max_iterations, ws
+        )

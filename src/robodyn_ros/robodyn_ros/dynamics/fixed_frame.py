@@ -1,0 +1,83 @@
+"""The Newton–Euler recursions with every vector and tensor projected in ONE fixed frame (world
+axes about the world origin), shared by the iterative and Schur forward-dynamics methods: a body
+passes its motions and forces to its neighbours without any transform, so once the projections
+are made (one forward-kinematics pass) each recursion costs O(n) with no rotations (Fijany &
+Scheid, "Efficient conjugate gradient algorithms for computation of the manipulator forward
+dynamics", §III.3, with the world frame in place of their end-effector frame).
+"""
+
+from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.spatial import (
+    add6,
+    dot6,
+    force_to_parent,
+    inertia_at,
+    inertia_times,
+    inertia_to_world,
+    motion_cross_force,
+    motion_cross_motion,
+    pose_at,
+    scale6,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import body_inertia, parent_of
+
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@kernel_helper
+def gravity_acceleration(gravity):
+    """The base's acceleration upwards at g: every body feels gravity."""
+    return -gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0
+
+
+@kernel_helper
+def world_inertias(tree, X_world, inertia):
+    """inertia[i] (n x 10) = body i's rigid-body inertia (M, h, I_O) in world coordinates."""
+    for i in range(X_world.shape[0]):
+        store(inertia, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
+
+
+@kernel_helper
+def velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias):
+    """Forward pass: velocities v, velocity-product accelerations c_i = v_i × S_i q̇_i and bias
+    forces v_i ×* I_i v_i − f_ext,i (f_ext None or (n, 6) body-frame wrenches), world frame."""
+    for i in range(qd.shape[0]):
+        lam = parent_of(tree, i)
+        vJ = scale6(qd[i], vector6(S_world, i))
+        v_i = add6(vector6(v, lam), vJ) if lam >= 0 else vJ
+        bias_i = motion_cross_force(v_i, inertia_times(inertia_at(inertia, i), v_i))
+        if f_ext is not None:
+            bias_i = add6(bias_i, scale6(-1.0, force_to_parent(pose_at(X_world, i, 0),
+                                                               vector6(f_ext, i))))
+        store(v, i, v_i)
+        store(c, i, motion_cross_motion(v_i, vJ))
+        store(bias, i, bias_i)
+
+
+@kernel_helper
+def newton_euler(tree, S_world, inertia, qdd, a_root, c, bias, tau, a, f):
+    """τ = M q̈ + b in the fixed frame, written into tau (Fijany & Scheid eqs. 38–46, their g1);
+    with c and bias None and a_root zero it is τ = M q̈ (eqs. 28–32, their g3), the product of
+    the conjugate-gradient iterations. Afterwards f[i] is the spatial force joint i transmits to
+    its subtree; a and f (n x 6) are workspaces."""
+    n = qdd.shape[0]
+    # forward pass: accelerations and each body's net force
+    for i in range(n):
+        lam = parent_of(tree, i)
+        a_i = add6(vector6(a, lam) if lam >= 0 else a_root, scale6(qdd[i], vector6(S_world, i)))
+        if c is not None:
+            a_i = add6(a_i, vector6(c, i))
+        f_i = inertia_times(inertia_at(inertia, i), a_i)
+        if bias is not None:
+            f_i = add6(f_i, vector6(bias, i))
+        store(a, i, a_i)
+        store(f, i, f_i)
+    # backward pass: joint forces, each carried by the parent without a transform
+    for i in range(n - 1, -1, -1):
+        f_i = vector6(f, i)
+        tau[i] = dot6(vector6(S_world, i), f_i)
+        lam = parent_of(tree, i)
+        if lam >= 0:
+            store(f, lam, add6(vector6(f, lam), f_i))

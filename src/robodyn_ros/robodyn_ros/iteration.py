@@ -1,0 +1,120 @@
+"""Iterative forward-dynamics methods behind Robot.forward_dynamics: their options, and the
+record of how an iteration ended.
+
+Options every iterative method takes (anything else raises ValueError naming it):
+
+- ``tol`` (default 1e-10): the stopping threshold. CG and PCG-DS stop when the relative
+  residual ‖τ − b − M q̈‖ / ‖τ − b‖ ≤ tol; the constraint-force methods when the relative change
+  of the constraint forces between two iterates ‖f⁽ⁱ⁾ − f⁽ⁱ⁻¹⁾‖ / ‖f⁽ⁱ⁾‖ ≤ tol (Sharf &
+  D'Eleuterio §5; they advise tol ≈ TOL/10 of the integrator).
+- ``max_iterations`` (default 10 000): the cap on iterations (sweeps) per state.
+- ``initial_guess``: a q̈ to start from, shaped like q (a warm start from the previous step).
+  The constraint-force methods turn it into constraint forces by one Newton–Euler pass.
+- ``info`` (default False): return ``(qdd, IterationInfo)`` instead of ``qdd``.
+
+Not converging within max_iterations is never silent: with ``info=True`` the answer comes back
+with ``converged`` False; without it, ConvergenceError is raised.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_TOL = 1e-10
+DEFAULT_MAX_ITERATIONS = 10_000
+COMMON_OPTIONS = ("tol", "max_iterations", "initial_guess", "info")
+
+
+@dataclass(frozen=True)
+class IterationInfo:
+    """How an iterative solve ended: for one state plain numbers, for a batch (B,) arrays.
+
+    iterations: iterations (sweeps) done; residual: the quantity the stopping test compared with
+    tol (see the module docstring); converged: whether it reached tol.
+    """
+
+    iterations: int | np.ndarray
+    residual: float | np.ndarray
+    converged: bool | np.ndarray
+
+
+class ConvergenceError(ValueError):
+    """An iterative method did not reach its tolerance within max_iterations."""
+
+
+@dataclass(frozen=True)
+class IterativeMethod:
+    """An iterative forward-dynamics kernel and the options it takes.
+
+    The kernel is called as ``kernel(tree, gravity, q, qd, tau, f_ext, guess, variant, tol,
+    max_iterations, *parameters, qdd, stats)``: `variant` picks the scheme within the kernel,
+    `parameters` are the values of the options named in `parameters` (NaN when not given: the
+    kernel chooses), of which the user may set those in `tunable`.
+    """
+
+    name: str
+    kernel: Callable[..., None]
+    variant: int | bool
+    parameters: tuple[str, ...] = ()
+    tunable: tuple[str, ...] = ()
+
+    def check(self, options: Mapping[str, object]) -> None:
+        """Raise ValueError for an option this method does not take."""
+        allowed = (*COMMON_OPTIONS, *self.tunable)
+        for key in options:
+            if key not in allowed:
+                raise ValueError(
+                    f"forward_dynamics: method '{self.name}' takes no option '{key}'; its "
+                    f"options are {', '.join(allowed)}"
+                )
+
+    def solve(self, tree, gravity, q, qd, tau, f_ext, options: Mapping[str, object]):
+        """q̈, or (q̈, IterationInfo) when options['info']; q, qd, tau checked arrays."""
+        self.check(options)
+        tol = float(options.get("tol", DEFAULT_TOL))
+        max_iterations = int(options.get("max_iterations", DEFAULT_MAX_ITERATIONS))
+        if not (tol > 0.0 and max_iterations > 0):
+            raise ValueError(
+                f"forward_dynamics: method '{self.name}' needs tol > 0 and max_iterations > 0; "
+                f"got {tol!r} and {max_iterations!r}"
+            )
+        guess = options.get("initial_guess")
+        if guess is not None:
+            guess = np.ascontiguousarray(guess, dtype=float)
+            if guess.shape != q.shape:
+                raise ValueError(
+                    f"forward_dynamics: initial_guess must have the shape of q, {q.shape}; "
+                    f"got {guess.shape}"
+                )
+        parameters = [float(options.get(name, math.nan)) for name in self.parameters]
+        qdd = np.empty(q.shape)
+        stats = np.empty((1 if q.ndim == 1 else q.shape[0], 2))
+        self.kernel(tree, gravity, q, qd, tau, f_ext, guess, self.variant, tol, max_iterations,
+                    *parameters, qdd, stats)
+        return finish(self.name, qdd, stats, tol, bool(options.get("info", False)))
+
+
+def finish(name: str, qdd: np.ndarray, stats: np.ndarray, tol: float, info: bool):
+    """qdd, or (qdd, IterationInfo) when `info`; raises ConvergenceError if a state did not
+    converge and `info` is False. stats (B, 2): iterations and residual of each state."""
+    iterations, residual = stats[:, 0].astype(np.int64), stats[:, 1]
+    converged = residual <= tol
+    if not info:
+        if not converged.all():
+            worst = int(np.argmax(residual))
+            raise ConvergenceError(
+                f"forward_dynamics: method '{name}' did not converge: residual "
+                f"{residual[worst]:.3e} > tol {tol:.1e} after {iterations[worst]} iterations "
+                "(raise max_iterations or tol, or pass info=True to get the answer anyway)"
+            )
+        return qdd
+    if qdd.ndim == 1:
+        return qdd, IterationInfo(int(iterations[0]), float(residual[0]), bool(converged[0]))
+    return qdd, IterationInfo(iterations, residual, converged)
+
+
+__all__ = ["ConvergenceError", "IterationInfo", "IterativeMethod"]
