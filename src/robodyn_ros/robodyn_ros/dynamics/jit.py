@@ -6,9 +6,11 @@ from numba import njit
 # the flags that assume finite values, so NaN and inf still propagate to the results.
 FASTMATH = {"contract", "reassoc", "arcp"}
 
-kernel = njit(cache=True, nogil=True, fastmath=FASTMATH)
-"""A kernel called from Python: compiled on first use, cached on disk. It releases the GIL,
-so threads run kernels on every core at once (the threads backend of robodyn_ros.parallel)."""
+kernel = njit(cache=True, fastmath=FASTMATH)
+"""A kernel called from Python: compiled on first use, cached on disk. It keeps the GIL:
+releasing it (nogil) let the threads backend run on every core, but made each of the many
+short calls of a control or simulation loop wait for the GIL behind the node's other threads
+(sim_node ran at a third of real time)."""
 
 kernel_helper = njit(cache=True, inline="always", fastmath=FASTMATH)
 """A piece of a kernel, inlined into the kernels that call it."""

@@ -70,8 +70,8 @@ class _PoolBackend(Backend):
 
 
 class ThreadBackend(_PoolBackend):
-    """A thread pool. The kernels release the GIL, so a batch cut into one chunk per thread
-    runs on every core; Python-heavy functions gain little."""
+    """A thread pool. The kernels keep the GIL (see dynamics.jit), so threads overlap only
+    what releases it (I/O, numpy's larger operations); for compute, use processes or Dask."""
 
     name = "threads"
 
