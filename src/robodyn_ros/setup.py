@@ -25,6 +25,8 @@ setup(
         "scipy>=1.11",
         "numba>=0.60",
         "urdfdom-py>=1.2",
+        "rosbags>=0.10",
+        "matplotlib>=3.8",
     ],
     extras_require={
         "test": [
