@@ -31,10 +31,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml)")
     sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
     sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
+    add_bag_commands(commands)
     args = parser.parse_args(argv)
     try:
         if args.command == "sim":
             return run_sim(args)
+        if args.command == "bag":
+            return run_bag(args)
         return run_demo(args.urdf, args.frame)
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
@@ -74,6 +77,61 @@ def run_sim(args: argparse.Namespace) -> int:
     reached = run_simulation(urdf, params, args.frame, args.seconds_per_target)
     print("\nall targets reached" if reached else "\nsome targets were not reached")
     return 0 if reached else 1
+
+
+def add_bag_commands(commands: argparse._SubParsersAction) -> None:
+    """`robodyn bag analyze` and `robodyn bag replay`."""
+    bag = commands.add_parser("bag", help="analyse or replay a rosbag2 of joint states")
+    actions = bag.add_subparsers(dest="bag_command", required=True)
+    analyze = actions.add_parser(
+        "analyze", help="the dynamics of a recorded run: residuals, cond(M), energy, Λ; a CSV, "
+        "a report, plots and a bag of robodyn_interfaces messages"
+    )
+    analyze.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
+    analyze.add_argument("--urdf", required=True, help="URDF file of the recorded robot")
+    analyze.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
+    analyze.add_argument("--frames", nargs="*", default=[], help="frames for Λ and manipulability")
+    analyze.add_argument("--window", type=int, default=11,
+                         help="Savitzky-Golay window, samples (odd), for q̇ and q̈")
+    analyze.add_argument("--mass-matrix-method", default="crba", choices=Robot.MASS_MATRIX_METHODS)
+    analyze.add_argument("--forward-dynamics-method", default="aba",
+                         choices=Robot.FORWARD_DYNAMICS_METHODS)
+    analyze.add_argument("--backend", default="serial",
+                         choices=("serial", "threads", "processes", "dask"))
+    analyze.add_argument("--workers", type=int, default=2)
+    analyze.add_argument("--output", help="output folder (default: <bag>_dynamics beside it)")
+    analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    analyze.add_argument("--no-bag", action="store_true", help="skip the output bag")
+    analyze.add_argument("--progress", action="store_true", default=None,
+                         help="show the progress bar even when stderr is not a terminal")
+    replay = actions.add_parser("replay", help="publish a bag's joint states and /clock (ROS 2)")
+    replay.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
+    replay.add_argument("--topic", default="/joint_states", help="the topic to publish")
+    replay.add_argument("--rate", type=float, default=1.0, help="speed: 2 plays twice as fast")
+
+
+def run_bag(args: argparse.Namespace) -> int:
+    """`robodyn bag analyze` (prints the report) or `robodyn bag replay`."""
+    if args.bag_command == "replay":
+        os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        from robodyn_ros.ros.bag_replay import replay_bag
+
+        count = replay_bag(args.bag, args.topic, args.rate)
+        print(f"published {count} messages of {args.topic} from {args.bag}")
+        return 0
+    from robodyn_ros.bag import AnalysisOptions, analyze_bag
+
+    options = AnalysisOptions(
+        topic=args.topic, frames=tuple(args.frames), window=args.window,
+        mass_matrix_method=args.mass_matrix_method,
+        forward_dynamics_method=args.forward_dynamics_method, backend=args.backend,
+        workers=args.workers, output=Path(args.output) if args.output else None,
+        plots=not args.no_plots, dynamics_bag=not args.no_bag, progress=args.progress,
+    )
+    outputs = analyze_bag(args.bag, Robot.from_urdf(args.urdf), options)
+    print(outputs.report, end="")
+    print(f"written to {outputs.folder}: {', '.join(p.name for p in outputs.files)}")
+    return 0
 
 
 def demo_configurations(robot: Robot) -> dict[str, np.ndarray]:

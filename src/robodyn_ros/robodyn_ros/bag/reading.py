@@ -1,0 +1,296 @@
+"""Joint states out of a rosbag2 (sqlite3 or mcap), in a robot's joint order.
+
+Stamps are the messages' header stamps (the bag's receive times when every header stamp is
+zero). Messages recorded out of stamp order are sorted with a BagWarning; two messages with one
+stamp are an error, since no time derivative exists between them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rosbags.rosbag2 import Reader
+from rosbags.rosbag2.errors import ReaderError
+
+from robodyn_ros.bag.errors import BagError, BagWarning
+from robodyn_ros.bag.typestore import typestore
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+STORAGE_SUFFIXES = {".db3": "sqlite3", ".mcap": "mcap"}
+# what rosbags, sqlite3 and the mcap parser raise on a damaged file
+READ_ERRORS = (ReaderError, sqlite3.Error, OSError, EOFError, ValueError, KeyError, IndexError)
+
+
+@dataclass(frozen=True, eq=False)
+class RecordedRun:
+    """The joint states of one topic, in the robot's joint order, sorted by stamp.
+
+    stamps (B,): int64 ns. position (B, n). velocity (B, n), or None when some message has
+    none. effort (B, n) with NaN rows for messages without efforts, or None when no message
+    has any. storage: "sqlite3" or "mcap", as the bag.
+    """
+
+    bag: Path
+    topic: str
+    storage: str
+    joint_names: tuple[str, ...]
+    stamps: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray | None
+    effort: np.ndarray | None
+
+    @property
+    def times(self) -> np.ndarray:
+        """Seconds since the first sample."""
+        return (self.stamps - self.stamps[0]) * 1e-9
+
+    def __len__(self) -> int:
+        return len(self.stamps)
+
+
+@dataclass
+class _Columns:
+    """Message fields gathered while reading, one list entry per message."""
+
+    stamps: list[int]
+    receive_times: list[int]
+    position: list[np.ndarray]
+    velocity: list[np.ndarray | None]
+    effort: list[np.ndarray | None]
+
+
+def storage_of(bag: Path) -> str:
+    """"sqlite3" or "mcap": the storage of a rosbag2 folder, from its data files."""
+    for suffix, storage in STORAGE_SUFFIXES.items():
+        if any(bag.glob(f"*{suffix}")):
+            return storage
+    raise BagError(f"bag {bag}: no .db3 or .mcap data file in the folder")
+
+
+@contextmanager
+def open_bag(bag: str | Path) -> Iterator[Reader]:
+    """An open rosbags Reader of a rosbag2 folder, or a BagError naming what is wrong."""
+    path = Path(bag)
+    if not (path / "metadata.yaml").is_file():
+        raise BagError(f"bag {path}: not a rosbag2 folder (no metadata.yaml in it)")
+    reader = Reader(path)
+    try:
+        reader.open()
+    except READ_ERRORS as error:
+        raise BagError(f"bag {path}: cannot be opened (damaged or truncated?): {error}") from error
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+def read_joint_states(
+    bag: str | Path, topic: str, joint_names: Sequence[str]
+) -> RecordedRun:
+    """The sensor_msgs/JointState messages of `topic`, the joints picked by name (extra joints
+    ignored with a BagWarning), sorted by stamp."""
+    path = Path(bag)
+    with open_bag(path) as reader:
+        connections = topic_connections(reader, path, topic)
+        names = tuple(joint_names)
+        columns = _read_columns(reader, connections, path, topic, names)
+    return _recorded_run(path, topic, names, columns)
+
+
+def topic_info(reader: Reader, bag: Path, topic: str):
+    """rosbags' TopicInfo (msgtype, connections) of a topic, or a BagError listing the bag's
+    topics and their types."""
+    topics = reader.topics
+    if topic not in topics:
+        listed = ", ".join(f"{name} ({info.msgtype})" for name, info in sorted(topics.items()))
+        raise BagError(f"bag {bag}: no topic '{topic}'; the bag's topics: {listed or 'none'}")
+    return topics[topic]
+
+
+def topic_connections(reader: Reader, bag: Path, topic: str) -> list:
+    """The connections of a JointState topic, or a BagError naming the topic's type."""
+    info = topic_info(reader, bag, topic)
+    if info.msgtype != JOINT_STATE:
+        raise BagError(f"bag {bag}: topic '{topic}' holds {info.msgtype}, not {JOINT_STATE}")
+    return info.connections
+
+
+def _read_columns(
+    reader: Reader, connections: list, bag: Path, topic: str, joint_names: tuple[str, ...]
+) -> _Columns:
+    store = typestore()
+    columns = _Columns([], [], [], [], [])
+    picker = _JointPicker(joint_names, bag, topic)
+    expected = sum(connection.msgcount for connection in connections)
+    try:
+        for _, receive_time, raw in reader.messages(connections=connections):
+            message = store.deserialize_cdr(raw, JOINT_STATE)
+            _append(columns, picker, message, receive_time, len(columns.stamps))
+    except READ_ERRORS as error:
+        raise BagError(
+            f"bag {bag}: reading '{topic}' failed after {len(columns.stamps)} of {expected} "
+            f"messages (damaged or truncated file?): {type(error).__name__}: {error}"
+        ) from error
+    if len(columns.stamps) != expected:
+        raise BagError(
+            f"bag {bag}: '{topic}' has {len(columns.stamps)} readable messages of the "
+            f"{expected} its metadata lists: the file is truncated"
+        )
+    if not columns.stamps:
+        raise BagError(f"bag {bag}: topic '{topic}' has no messages")
+    return columns
+
+
+def _append(columns: _Columns, picker: _JointPicker, message, receive_time: int, k: int) -> None:
+    index = picker.index(tuple(message.name))
+    count = len(message.name)
+    stamp = message.header.stamp
+    columns.stamps.append(stamp.sec * 1_000_000_000 + stamp.nanosec)
+    columns.receive_times.append(receive_time)
+    columns.position.append(picker.field(message.position, "position", count, index, k))
+    columns.velocity.append(picker.optional(message.velocity, "velocity", count, index, k))
+    columns.effort.append(picker.optional(message.effort, "effort", count, index, k))
+
+
+class _JointPicker:
+    """The robot's joints out of a message's name list, with one index map per name list."""
+
+    def __init__(self, joint_names: tuple[str, ...], bag: Path, topic: str) -> None:
+        self.joint_names, self.where = joint_names, f"bag {bag}, topic '{topic}'"
+        self._maps: dict[tuple[str, ...], np.ndarray] = {}
+
+    def index(self, names: tuple[str, ...]) -> np.ndarray:
+        index = self._maps.get(names)
+        if index is None:
+            index = self._maps[names] = self._map(names)
+        return index
+
+    def _map(self, names: tuple[str, ...]) -> np.ndarray:
+        position = {name: k for k, name in enumerate(names)}
+        missing = [name for name in self.joint_names if name not in position]
+        extra = [name for name in names if name not in self.joint_names]
+        if missing:
+            raise BagError(
+                f"{self.where}: the messages name joints {', '.join(names) or '(none)'}; "
+                f"the URDF's joints {', '.join(missing)} are not among them"
+                + (f", and {', '.join(extra)} are not in the URDF" if extra else "")
+            )
+        if extra:
+            warnings.warn(
+                f"{self.where}: joints not in the URDF are ignored: {', '.join(extra)}",
+                BagWarning, stacklevel=4,
+            )
+        return np.array([position[name] for name in self.joint_names], dtype=np.int64)
+
+    def field(self, values, field: str, count: int, index: np.ndarray, k: int) -> np.ndarray:
+        if len(values) != count:
+            raise BagError(
+                f"{self.where}: message {k} has {len(values)} {field} values for {count} names"
+            )
+        return np.asarray(values, dtype=float)[index]
+
+    def optional(self, values, field: str, count: int, index, k: int) -> np.ndarray | None:
+        return self.field(values, field, count, index, k) if len(values) else None
+
+
+def _recorded_run(bag: Path, topic: str, names: tuple[str, ...], columns: _Columns) -> RecordedRun:
+    where = f"bag {bag}, topic '{topic}'"
+    stamps = _stamps(columns, where)
+    order = _stamp_order(stamps, where)
+    position = np.stack(columns.position)[order]
+    velocity = _complete_field(columns.velocity, "velocity", where)
+    effort = _partial_field(columns.effort, names, where)
+    velocity = None if velocity is None else velocity[order]
+    effort = None if effort is None else effort[order]
+    _require_finite(position, "position", where)
+    if velocity is not None:
+        _require_finite(velocity, "velocity", where)
+    if effort is not None:
+        _require_finite(effort, "effort", where, missing_rows=True)
+    return RecordedRun(
+        bag, topic, storage_of(bag), names, stamps[order], position, velocity, effort
+    )
+
+
+def _stamps(columns: _Columns, where: str) -> np.ndarray:
+    stamps = np.array(columns.stamps, dtype=np.int64)
+    if not stamps.any():
+        warnings.warn(
+            f"{where}: every header stamp is zero; using the times the bag recorded instead",
+            BagWarning, stacklevel=4,
+        )
+        stamps = np.array(columns.receive_times, dtype=np.int64)
+    return stamps
+
+
+def _stamp_order(stamps: np.ndarray, where: str) -> np.ndarray:
+    """Indices that sort the messages by stamp: a warning when the bag's order differs, an
+    error when two messages share a stamp."""
+    backwards = int(np.count_nonzero(np.diff(stamps) < 0))
+    order = np.argsort(stamps, kind="stable")
+    if backwards:
+        warnings.warn(
+            f"{where}: header stamps go backwards {backwards} time(s) in the recorded order; "
+            "the messages are analysed in stamp order",
+            BagWarning, stacklevel=4,
+        )
+    sorted_stamps = stamps[order]
+    repeated = np.flatnonzero(np.diff(sorted_stamps) == 0)
+    if repeated.size:
+        first = order[repeated[0] : repeated[0] + 2]
+        raise BagError(
+            f"{where}: {repeated.size} message(s) repeat an earlier header stamp (first: "
+            f"messages {first[0]} and {first[1]} at {sorted_stamps[repeated[0]]} ns); stamps "
+            "must increase strictly to differentiate over time"
+        )
+    return order
+
+
+def _complete_field(values: list[np.ndarray | None], field: str, where: str) -> np.ndarray | None:
+    """The field when every message has it; None (with a warning if only some lack it)."""
+    absent = sum(value is None for value in values)
+    if absent == 0:
+        return np.stack(values)
+    if absent < len(values):
+        warnings.warn(
+            f"{where}: {absent} of {len(values)} messages have no {field}; it is derived from "
+            "the positions for every message",
+            BagWarning, stacklevel=4,
+        )
+    return None
+
+
+def _partial_field(values: list[np.ndarray | None], names, where: str) -> np.ndarray | None:
+    """The field with NaN rows where a message lacks it; None when no message has it."""
+    absent = sum(value is None for value in values)
+    if absent == len(values):
+        return None
+    if absent:
+        warnings.warn(
+            f"{where}: {absent} of {len(values)} messages have no effort; their residual is NaN",
+            BagWarning, stacklevel=4,
+        )
+    empty = np.full(len(names), np.nan)
+    return np.stack([empty if value is None else value for value in values])
+
+
+def _require_finite(
+    values: np.ndarray, field: str, where: str, missing_rows: bool = False
+) -> None:
+    """A BagError unless every value is finite (or, with missing_rows, every row is finite
+    or all NaN: a message without the field)."""
+    broken = ~np.isfinite(values).all(axis=1)
+    if missing_rows:
+        broken &= ~np.isnan(values).all(axis=1)
+    bad = np.flatnonzero(broken)
+    if bad.size:
+        raise BagError(
+            f"{where}: {field} has non-finite values in {bad.size} message(s), the first at "
+            f"sample {bad[0]} in stamp order"
+        )

@@ -1,0 +1,237 @@
+"""`robodyn bag analyze` on bags written at test time (sqlite3 and mcap) from a known
+trajectory, with efforts from Pinocchio's RNEA plus Gaussian noise of known σ: the analysis
+recovers σ as the residual RMS, its per-sample quantities match Pinocchio and dense references,
+its output bag holds what Robot computes, and bad bags give errors naming what is wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import BUNDLED_PANDA, case_named
+
+from robodyn_ros.bag import (
+    AnalysisOptions,
+    BagError,
+    BagWarning,
+    analyze,
+    analyze_bag,
+    read_joint_states,
+    write_joint_states,
+)
+from robodyn_ros.bag.reading import open_bag
+from robodyn_ros.bag.typestore import typestore
+from robodyn_ros.cli import main
+from robodyn_ros.testing.trajectories import sine_trajectory
+
+SAMPLES, RATE = 2000, 500.0
+SIGMA = 0.2  # N·m, the effort noise the residual RMS must recover
+RMS_TOLERANCE = 0.08  # relative: the RMS of 2000 samples scatters by σ/√4000 ≈ 1.6 %
+DERIVATIVE_ATOL = 1e-3  # N·m: τ from Savitzky-Golay q̈ against τ at the exact q̈ (σ = 0.2)
+SECOND_DERIVATIVE_ATOL = 0.05  # N·m: the cubic fit's q̈ bias (ω⁴ terms) over 11 samples at 500 Hz
+WINDOW = 11  # samples
+TIP = "panda_hand_tcp"
+STORAGES = ("sqlite3", "mcap")
+
+
+@pytest.fixture(scope="module")
+def case():
+    return case_named("bundled_panda")
+
+
+@pytest.fixture(scope="module")
+def recorded(case):
+    """The known trajectory, the exact RNEA torques (Pinocchio) and the noisy efforts."""
+    trajectory = sine_trajectory(case.robot, SAMPLES, RATE, seed=3)
+    exact = np.array([
+        case.oracle.rnea(q, qd, qdd)
+        for q, qd, qdd in zip(trajectory.q, trajectory.qd, trajectory.qdd, strict=True)
+    ])
+    noise = np.random.default_rng(4).normal(0.0, SIGMA, exact.shape)
+    return trajectory, exact, exact + noise
+
+
+def write_bag(path, storage, case, recorded, *, velocity=True, order=None, stamps=None):
+    """The recorded run as a bag, joints in reversed order (a driver's own order); `order`:
+    the samples in the order the bag records them (at increasing times)."""
+    trajectory, _, effort = recorded
+    names = list(reversed(case.robot.joint_names))
+    flip = slice(None, None, -1)
+    rows = slice(None) if order is None else order
+    write_joint_states(
+        path, storage, names,
+        trajectory.stamps[rows] if stamps is None else stamps,
+        trajectory.q[rows][:, flip],
+        trajectory.qd[rows][:, flip] if velocity else None,
+        effort[rows][:, flip],
+        recorded=trajectory.stamps,
+    )
+    return path
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_residual_rms_recovers_the_noise(tmp_path, case, recorded, storage) -> None:
+    bag = write_bag(tmp_path / "run", storage, case, recorded)
+    options = AnalysisOptions(frames=(TIP,), output=tmp_path / "out", plots=storage == "mcap")
+    outputs = analyze_bag(bag, case.robot, options)
+    analysis = outputs.analysis
+    trajectory, exact, effort = recorded
+
+    np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
+    np.testing.assert_allclose(analysis.torque, exact, atol=DERIVATIVE_ATOL, rtol=0)
+    np.testing.assert_array_equal(analysis.run.stamps, trajectory.stamps)
+    check_against_references(case, analysis, trajectory)
+
+    report = outputs.report
+    assert all(name in report for name in case.robot.joint_names)
+    assert "worst instants" in report and "cond(M)" in report
+    check_csv(outputs.folder / "samples.csv", analysis)
+    if storage == "mcap":
+        pngs = sorted(p.name for p in outputs.folder.glob("*.png"))
+        assert pngs == sorted(["energy.png", "inertia_eigenvalues_panda_hand_tcp.png",
+                               "mass_matrix_condition.png", "torque_residual.png"])
+        assert all((outputs.folder / p).stat().st_size > 10_000 for p in pngs)
+    check_dynamics_bag(outputs.folder / "dynamics", storage, case.robot, analysis, effort)
+
+
+def check_against_references(case, analysis, trajectory) -> None:
+    """cond(M), energies, Λ's eigenvalues and manipulability against Pinocchio, every 97th
+    sample."""
+    oracle = case.oracle
+    for k in range(0, SAMPLES, 97):
+        q, qd = trajectory.q[k], analysis.velocity[k]
+        M = oracle.mass_matrix(q)
+        assert analysis.mass_matrix_condition[k] == pytest.approx(np.linalg.cond(M), rel=1e-8)
+        assert analysis.kinetic_energy[k] == pytest.approx(oracle.kinetic_energy(q, qd), rel=1e-10)
+        assert analysis.potential_energy[k] == pytest.approx(oracle.potential_energy(q), abs=1e-9)
+        Lambda = oracle.operational_space_inertia(q, TIP)
+        frame = analysis.frames[0]
+        np.testing.assert_allclose(
+            frame.inertia_eigenvalues[k], np.linalg.eigvalsh(Lambda), rtol=1e-7
+        )
+        J = oracle.jacobian(q, TIP)
+        assert frame.manipulability[k] == pytest.approx(np.sqrt(np.linalg.det(J @ J.T)), rel=1e-9)
+    np.testing.assert_allclose(analysis.velocity, trajectory.qd, rtol=0, atol=0)  # recorded
+
+
+def check_csv(path, analysis) -> None:
+    table = np.genfromtxt(path, delimiter=",", names=True)
+    assert len(table) == SAMPLES
+    joint = analysis.joint_names[3]
+    np.testing.assert_allclose(table[f"residual_{joint}"], analysis.residual[:, 3], rtol=1e-8)
+    np.testing.assert_allclose(table["cond_M"], analysis.mass_matrix_condition, rtol=1e-8)
+    np.testing.assert_allclose(table["time_s"], analysis.run.times, atol=1e-9)
+
+
+def check_dynamics_bag(path, storage, robot, analysis, effort) -> None:
+    """The output bag, read back: one JointSpaceDynamics and one OperationalSpaceDynamics per
+    joint state, at its stamp, holding what Robot computes there."""
+    assert any(path.glob("*.db3" if storage == "sqlite3" else "*.mcap"))
+    store, n = typestore(), robot.nv
+    joint_space, operational = [], []
+    with open_bag(path) as reader:
+        for connection, recorded, raw in reader.messages():
+            message = store.deserialize_cdr(raw, connection.msgtype)
+            stamp = message.header.stamp.sec * 10**9 + message.header.stamp.nanosec
+            assert stamp == recorded
+            target = joint_space if connection.topic == "dynamics/joint_space" else operational
+            target.append((stamp, message))
+    assert [s for s, _ in joint_space] == analysis.run.stamps.tolist()
+    assert [s for s, _ in operational] == analysis.run.stamps.tolist()
+    for k in (0, 777, SAMPLES - 1):
+        q, qd = analysis.run.position[k], analysis.velocity[k]
+        message = joint_space[k][1]
+        assert list(message.joint_names) == list(robot.joint_names)
+        np.testing.assert_array_equal(message.position, q)
+        np.testing.assert_allclose(message.mass_matrix.reshape(n, n), robot.mass_matrix(q),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(message.bias_forces, robot.bias_forces(q, qd), rtol=1e-12)
+        np.testing.assert_allclose(message.effort, effort[k], rtol=1e-12)
+        np.testing.assert_allclose(message.acceleration,
+                                   robot.forward_dynamics(q, qd, effort[k]), rtol=1e-10)
+        frame = operational[k][1]
+        task = robot.operational_space(q, qd, TIP, singular_threshold=frame.singular_threshold)
+        assert frame.frame == TIP and frame.rank == task.rank
+        np.testing.assert_allclose(frame.inertia.reshape(6, 6), task.Lambda, rtol=1e-10)
+        np.testing.assert_allclose(frame.jacobian.reshape(6, n), task.J, rtol=1e-12, atol=1e-15)
+        position = frame.pose.position
+        np.testing.assert_allclose([position.x, position.y, position.z],
+                                   robot.frame_pose(q, TIP)[:3, 3], rtol=1e-12)
+
+
+def test_positions_only_are_differentiated(tmp_path, case, recorded) -> None:
+    """No velocities recorded: q̇ and q̈ both from Savitzky-Golay; the residual still gives σ."""
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded, velocity=False)
+    run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    assert run.velocity is None
+    analysis = analyze(case.robot, run, window=WINDOW)
+    trajectory, exact, _ = recorded
+    np.testing.assert_allclose(analysis.velocity, trajectory.qd, atol=1e-4)  # edges: 5e-5
+    inside = slice(WINDOW, -WINDOW)  # the filter is least accurate within a window of the ends
+    np.testing.assert_allclose(analysis.torque[inside], exact[inside], atol=SECOND_DERIVATIVE_ATOL)
+    np.testing.assert_allclose(analysis.torque, exact, atol=0.1)
+    np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
+
+
+def test_missing_topic_lists_the_topics(tmp_path, case, recorded) -> None:
+    bag = write_bag(tmp_path / "run", "mcap", case, recorded)
+    listed = r"the bag's topics: /joint_states \(sensor_msgs/msg/JointState\)"
+    with pytest.raises(BagError, match=rf"no topic '/arm/joint_states'; {listed}"):
+        read_joint_states(bag, "/arm/joint_states", case.robot.joint_names)
+    # the command says the same and fails
+    assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA), "--topic", "/js",
+                 "--output", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_joints_not_in_the_urdf(tmp_path, case, recorded) -> None:
+    trajectory = recorded[0]
+    names = [f"ur_joint{k}" for k in range(case.robot.nv)]
+    write_joint_states(tmp_path / "ur", "sqlite3", names, trajectory.stamps, trajectory.q)
+    unknown = r"panda_joint1.*are not among them.*ur_joint0.*not in the URDF"
+    with pytest.raises(BagError, match=unknown):
+        read_joint_states(tmp_path / "ur", "/joint_states", case.robot.joint_names)
+    extra = [*case.robot.joint_names, "gripper_joint"]
+    state = np.column_stack([trajectory.q, np.zeros(SAMPLES)])
+    write_joint_states(tmp_path / "extra", "sqlite3", extra, trajectory.stamps, state)
+    with pytest.warns(BagWarning, match="gripper_joint"):
+        run = read_joint_states(tmp_path / "extra", "/joint_states", case.robot.joint_names)
+    np.testing.assert_array_equal(run.position, trajectory.q)
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_truncated_bag_is_an_error(tmp_path, case, recorded, storage) -> None:
+    bag = write_bag(tmp_path / "run", storage, case, recorded)
+    (data,) = bag.glob("*.db3" if storage == "sqlite3" else "*.mcap")
+    size = data.stat().st_size
+    with data.open("r+b") as file:
+        file.truncate(size // 2)
+    with pytest.raises(BagError, match=rf"bag {bag}.*(truncated|damaged)"):
+        read_joint_states(bag, "/joint_states", case.robot.joint_names)
+
+
+def test_stamps_out_of_order_are_sorted_with_a_warning(tmp_path, case, recorded) -> None:
+    order = np.arange(SAMPLES)
+    order[[100, 101]] = order[[101, 100]]  # recorded in the wrong order
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded, order=order)
+    with pytest.warns(BagWarning, match="backwards 1 time"):
+        run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    trajectory = recorded[0]
+    np.testing.assert_array_equal(run.stamps, trajectory.stamps)
+    np.testing.assert_array_equal(run.position, trajectory.q)
+
+
+def test_repeated_stamps_are_an_error(tmp_path, case, recorded) -> None:
+    stamps = recorded[0].stamps.copy()
+    stamps[500] = stamps[499]
+    bag = write_bag(tmp_path / "run", "mcap", case, recorded, stamps=stamps)
+    with pytest.raises(BagError, match=r"repeat an earlier header stamp.*messages 499 and 500"):
+        read_joint_states(bag, "/joint_states", case.robot.joint_names)
+
+
+def test_bad_window_and_missing_bag(tmp_path, case, recorded) -> None:
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded, velocity=False)
+    run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    with pytest.raises(BagError, match=r"window must be an odd number.*got 10"):
+        analyze(case.robot, run, window=10)
+    with pytest.raises(BagError, match=r"nowhere: not a rosbag2 folder"):
+        read_joint_states(tmp_path / "nowhere", "/joint_states", case.robot.joint_names)
