@@ -172,6 +172,20 @@ def test_positions_only_are_differentiated(tmp_path, case, recorded) -> None:
     np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
 
 
+def test_command_writes_the_report_and_csv(tmp_path, case, recorded, capsys) -> None:
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded)
+    out = tmp_path / "out"
+    assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA), "--window", "15",
+                 "--output", str(out), "--no-plots", "--no-bag"]) == 0
+    printed = capsys.readouterr().out
+    assert "over 15 samples" in printed and printed.startswith((out / "report.txt").read_text())
+    assert sorted(p.name for p in out.iterdir()) == ["report.txt", "samples.csv"]
+    # a second run does not overwrite the first
+    assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA),
+                 "--output", str(out)]) == 1
+    assert "already holds an analysis" in capsys.readouterr().err
+
+
 def test_missing_topic_lists_the_topics(tmp_path, case, recorded) -> None:
     bag = write_bag(tmp_path / "run", "mcap", case, recorded)
     listed = r"the bag's topics: /joint_states \(sensor_msgs/msg/JointState\)"
