@@ -21,7 +21,8 @@ ROS_ENV := VIRTUAL_ENV=$(CURDIR)/$(VENV) AMENT_PREFIX_PATH=$(CURDIR)/$(VENV) \
 
 .PHONY: run test bench
 
-$(STAMP): $(PACKAGE)/setup.py $(PACKAGE)/setup.cfg $(PACKAGE)/package.xml
+$(STAMP): $(PACKAGE)/setup.py $(PACKAGE)/setup.cfg $(PACKAGE)/package.xml $(PACKAGE)/pyproject.toml \
+		$(wildcard $(PACKAGE)/robodyn_ros/*.c)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '$(PACKAGE)[test]'

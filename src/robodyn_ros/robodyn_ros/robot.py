@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from robodyn_ros._state_call import StateCall
 from robodyn_ros.dynamics import (
     conjugate_gradient,
     constraint_forces,
@@ -31,6 +33,7 @@ from robodyn_ros.dynamics import (
     recursive_doubling,
     rnea_columns,
     schur,
+    state_entries,
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
@@ -82,6 +85,43 @@ _ITERATIVE_FORWARD_DYNAMICS = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _OneState:
+    """A robot's single-state calls that enter the compiled kernels directly (StateCall):
+    each answers one state of C-contiguous float64 vectors, or returns None for anything
+    else, which the Robot's general path then converts, checks or batches."""
+
+    inverse_dynamics: StateCall
+    bias_forces: StateCall
+    gravity_torques: StateCall
+    mass_matrix: StateCall
+    mass_matrix_diagonal: StateCall
+    mass_matrix_inverse: StateCall
+    forward_dynamics: StateCall
+    kinetic_energy: StateCall
+    potential_energy: StateCall
+
+    @classmethod
+    def bind(cls, tree: np.ndarray, gravity: np.ndarray) -> _OneState:
+        entries, n = state_entries(), tree.shape[0]
+
+        def call(function: str, inputs: int, *out_shape: int) -> StateCall:
+            address = getattr(entries, f"{function}_entry").address
+            return StateCall(address, tree, gravity, inputs, out_shape)
+
+        return cls(
+            inverse_dynamics=call("inverse_dynamics", 3, n),
+            bias_forces=call("bias_forces", 2, n),
+            gravity_torques=call("gravity_torques", 1, n),
+            mass_matrix=call("mass_matrix", 1, n, n),
+            mass_matrix_diagonal=call("mass_matrix_diagonal", 1, n),
+            mass_matrix_inverse=call("mass_matrix_inverse", 1, n, n),
+            forward_dynamics=call("forward_dynamics", 3, n),
+            kinetic_energy=call("kinetic_energy", 2),
+            potential_energy=call("potential_energy", 1),
+        )
+
+
 class Robot:
     """Dynamics of a fixed-base robot: inverse and forward dynamics, mass matrices,
     kinematics, energy and operational-space inertia, for one state or a batch."""
@@ -103,6 +143,11 @@ class Robot:
         }
         self._gravity = np.array(model.gravity, dtype=float)
         self._task_rows: dict[tuple[str, ...], np.ndarray] = {}
+        self._one_state = _OneState.bind(self._tree, self._gravity)
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its Model (for the process and Dask backends); rebuilt on arrival."""
+        return (type(self), (self.model,))
 
     @classmethod
     def from_urdf(
@@ -129,6 +174,10 @@ class Robot:
         f_ext: optional wrench [force; torque] on each moving body, shape (..., n, 6); row i
         acts on the child link of joint i, expressed in that link's frame about its origin.
         """
+        if f_ext is None:
+            tau = self._one_state.inverse_dynamics(q, qd, qdd)
+            if tau is not None:
+                return tau
         if f_ext is not None or not _ready(self.nv, q, qd, qdd):
             q, qd, qdd = self._checked(q, qd=qd, qdd=qdd)
             f_ext = self._wrenches(f_ext, q.shape)
@@ -138,6 +187,9 @@ class Robot:
 
     def bias_forces(self, q, qd) -> np.ndarray:
         """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
+        tau = self._one_state.bias_forces(q, qd)
+        if tau is not None:
+            return tau
         if not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
         tau = np.empty(q.shape)
@@ -146,6 +198,9 @@ class Robot:
 
     def gravity_torques(self, q) -> np.ndarray:
         """g(q): the torques that hold the robot still against gravity."""
+        tau = self._one_state.gravity_torques(q)
+        if tau is not None:
+            return tau
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         tau = np.empty(q.shape)
@@ -163,6 +218,10 @@ class Robot:
         & Orin: ⌈log₂n⌉ levels of independent set combinations; serial chains only, a tree
         raises ValueError) and "rnea_columns" (n inverse-dynamics calls, the baseline).
         """
+        if method == "crba":
+            M = self._one_state.mass_matrix(q)
+            if M is not None:
+                return M
         kernel = _MASS_MATRIX.get(method)
         if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
@@ -174,6 +233,9 @@ class Robot:
     def mass_matrix_diagonal(self, q) -> np.ndarray:
         """diag M(q), shape (..., n), in O(n) by the composite first and second moments of
         mass (Fijany & Scheid), without forming M."""
+        diag = self._one_state.mass_matrix_diagonal(q)
+        if diag is not None:
+            return diag
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         diag = np.empty(q.shape)
@@ -186,6 +248,10 @@ class Robot:
         factor of M and n solves) and "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the block-tridiagonal
         constraint-force matrix factored once by block LᵀDL, then a column per joint, O(n²);
         serial chains of bodies with mass only, else ValueError)."""
+        if method == "aba":
+            Minv = self._one_state.mass_matrix_inverse(q)
+            if Minv is not None:
+                return Minv
         kernel = _MASS_MATRIX_INVERSE.get(method)
         if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
@@ -216,6 +282,10 @@ class Robot:
         and the five above) need a serial chain of bodies with mass, else ValueError.
         f_ext as in `inverse_dynamics`.
         """
+        if method == "aba" and f_ext is None and not options:
+            qdd = self._one_state.forward_dynamics(q, qd, tau)
+            if qdd is not None:
+                return qdd
         kernel = _FORWARD_DYNAMICS.get(method)
         if kernel is None or options or f_ext is not None or not _ready(self.nv, q, qd, tau):
             q, qd, tau = self._checked(q, qd=qd, tau=tau)
@@ -266,6 +336,9 @@ class Robot:
 
     def kinetic_energy(self, q, qd) -> np.ndarray:
         """½ q̇ᵀ M(q) q̇ in J; shape () or (B,)."""
+        T = self._one_state.kinetic_energy(q, qd)
+        if T is not None:
+            return T
         if not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
         T = np.empty(q.shape[:-1])
@@ -275,6 +348,9 @@ class Robot:
     def potential_energy(self, q) -> np.ndarray:
         """Gravitational potential energy in J, zero with every centre of mass at the height
         of the world origin; shape () or (B,)."""
+        V = self._one_state.potential_energy(q)
+        if V is not None:
+            return V
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         V = np.empty(q.shape[:-1])

@@ -160,6 +160,47 @@ def test_wrong_joint_count_names_the_joints(panda) -> None:
             panda.frame_pose(bad, "panda_hand")
 
 
+def _variants(x: np.ndarray) -> dict[str, object]:
+    """One state in the forms a single-state call must convert rather than read in place."""
+    strided = np.zeros(2 * x.size)
+    strided[::2] = x
+    read_only = x.copy()
+    read_only.flags.writeable = False
+    return {
+        "list": x.tolist(),
+        "float32": x.astype(np.float32),
+        "int": np.round(x).astype(np.int64),
+        "strided": strided[::2],
+        "big-endian": x.astype(">f8"),
+        "read-only": read_only,
+    }
+
+
+ONE_STATE_CALLS = {
+    "inverse_dynamics": lambda r, x: r.inverse_dynamics(x, x, x),
+    "bias_forces": lambda r, x: r.bias_forces(x, x),
+    "gravity_torques": lambda r, x: r.gravity_torques(x),
+    "mass_matrix": lambda r, x: r.mass_matrix(x),
+    "mass_matrix_diagonal": lambda r, x: r.mass_matrix_diagonal(x),
+    "mass_matrix_inverse": lambda r, x: r.mass_matrix_inverse(x),
+    "forward_dynamics": lambda r, x: r.forward_dynamics(x, x, x),
+    "kinetic_energy": lambda r, x: r.kinetic_energy(x, x),
+    "potential_energy": lambda r, x: r.potential_energy(x),
+}
+
+
+@pytest.mark.parametrize("function", ONE_STATE_CALLS)
+def test_a_single_state_in_any_form_gives_the_same_answer(panda, function: str) -> None:
+    """A plain float64 state enters the kernel directly; every other form is converted first.
+    Both must answer alike, and alike the batch path."""
+    call = ONE_STATE_CALLS[function]
+    x = np.linspace(-1.0, 1.0, panda.nv)
+    assert np.array_equal(call(panda, x[None])[0], call(panda, x))
+    for form, variant in _variants(x).items():
+        expected = call(panda, np.array(variant, dtype=float))  # float32, int: values change
+        assert np.array_equal(call(panda, variant), expected), f"{function}: {form} state"
+
+
 def test_mismatched_state_shapes(panda) -> None:
     z = np.zeros(7)
     with pytest.raises(ValueError, match=r"qd must have the shape of q, \(7,\); got \(6,\)"):

@@ -4,12 +4,19 @@ Compiled kernels are cached on disk. numba checks a cached kernel only against i
 file, not against the helpers inlined into it, so the cache folder is keyed by a digest of every
 module here (and the numba version): editing any kernel starts a fresh cache. The folder is
 ``$NUMBA_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/robodyn_ros`` (``~/.cache/robodyn_ros``).
+
+The kernels compile on first call. The single-state C entries (``state_entry``) compile, or
+load from the cache, all at once when ``state_entries()`` is first called.
 """
 
 import hashlib
 import importlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import numba
 
@@ -35,12 +42,13 @@ KERNEL_MODULES = (
     "constraint_forces",
     "schur",
 )
+ENTRY_MODULE = "state_entry"
 
 
 def kernel_cache_dir() -> Path:
     """The on-disk cache folder for this exact version of the kernels."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for module in KERNEL_MODULES:
+    for module in (*KERNEL_MODULES, ENTRY_MODULE):
         digest.update(Path(__file__).with_name(f"{module}.py").read_bytes())
     base = os.environ.get("NUMBA_CACHE_DIR") or Path(
         os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "robodyn_ros"
@@ -48,14 +56,24 @@ def kernel_cache_dir() -> Path:
     return Path(base, f"kernels-{digest.hexdigest()[:16]}")
 
 
-def _import_kernels() -> None:
+@contextmanager
+def _kernel_cache() -> Iterator[None]:
+    """numba caches what is compiled (or decorated, for cfuncs) inside in kernel_cache_dir()."""
     previous = numba.config.CACHE_DIR
     numba.config.CACHE_DIR = str(kernel_cache_dir())
     try:
-        for module in KERNEL_MODULES:
-            importlib.import_module(f"{__name__}.{module}")
+        yield
     finally:
         numba.config.CACHE_DIR = previous
 
 
-_import_kernels()
+@cache
+def state_entries() -> ModuleType:
+    """The module of single-state C entries, compiled or loaded from the cache on first use."""
+    with _kernel_cache():
+        return importlib.import_module(f"{__name__}.{ENTRY_MODULE}")
+
+
+with _kernel_cache():
+    for _module in KERNEL_MODULES:
+        importlib.import_module(f"{__name__}.{_module}")

@@ -1,0 +1,176 @@
+/* StateCall: one state in, one array out, through a compiled kernel's C entry point.
+ *
+ * Entering numba's dispatcher from Python costs about 0.1 µs per array argument on top of a
+ * fixed price, as much as a 7-joint kernel itself. A StateCall holds a kernel's C address
+ * (a numba cfunc of robodyn_ros.dynamics.state_entry) and the robot's packed arrays, checks
+ * its arguments in a few C comparisons and calls the kernel directly:
+ *
+ *     void kernel(const double *tree, const double *gravity, int64 n,
+ *                 const double *x0, const double *x1, const double *x2, double *out)
+ *
+ * A call with anything but `inputs` C-contiguous, aligned, native float64 vectors of length n
+ * returns None and touches nothing, so the caller takes its general path (conversions,
+ * batches, error messages). The kernel runs with the GIL held, as every kernel does.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#define MAX_INPUTS 3
+#define MAX_OUT_NDIM 2
+
+typedef void (*state_kernel)(const double *tree, const double *gravity, int64_t n,
+                             const double *x0, const double *x1, const double *x2, double *out);
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    state_kernel kernel;
+    PyArrayObject *tree;
+    PyArrayObject *gravity;
+    npy_intp n;
+    Py_ssize_t inputs;
+    int out_ndim;
+    npy_intp out_shape[MAX_OUT_NDIM];
+} StateCall;
+
+/* Whether x is a vector the kernel can read in place: exactly an ndarray, (n,), float64 in
+ * native byte order, C-contiguous and aligned. */
+static int is_state(PyObject *x, npy_intp n) {
+    if (!PyArray_CheckExact(x)) {
+        return 0;
+    }
+    PyArrayObject *array = (PyArrayObject *)x;
+    return PyArray_NDIM(array) == 1 && PyArray_DIM(array, 0) == n &&
+           PyArray_TYPE(array) == NPY_DOUBLE && PyArray_ISNOTSWAPPED(array) &&
+           PyArray_ISCARRAY_RO(array);
+}
+
+static PyObject *state_call(PyObject *callable, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames) {
+    StateCall *self = (StateCall *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || nargs != self->inputs) {
+        Py_RETURN_NONE;
+    }
+    const double *x[MAX_INPUTS] = {NULL, NULL, NULL};
+    for (Py_ssize_t k = 0; k < nargs; k++) {
+        if (!is_state(args[k], self->n)) {
+            Py_RETURN_NONE;
+        }
+        x[k] = (const double *)PyArray_DATA((PyArrayObject *)args[k]);
+    }
+    PyObject *out = PyArray_SimpleNew(self->out_ndim, self->out_shape, NPY_DOUBLE);
+    if (out == NULL) {
+        return NULL;
+    }
+    self->kernel((const double *)PyArray_DATA(self->tree),
+                 (const double *)PyArray_DATA(self->gravity), (int64_t)self->n, x[0], x[1], x[2],
+                 (double *)PyArray_DATA((PyArrayObject *)out));
+    return out;
+}
+
+/* A packed array the kernel may keep a pointer to: C-contiguous float64, owned by the call. */
+static int check_packed(PyObject *x, const char *name) {
+    if (!PyArray_Check(x) || PyArray_TYPE((PyArrayObject *)x) != NPY_DOUBLE ||
+        !PyArray_ISCARRAY_RO((PyArrayObject *)x) || !PyArray_ISNOTSWAPPED((PyArrayObject *)x)) {
+        PyErr_Format(PyExc_TypeError, "StateCall: %s must be a C-contiguous float64 array", name);
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"address", "tree", "gravity", "inputs", "out_shape", NULL};
+    unsigned long long address;
+    PyObject *tree, *gravity, *out_shape;
+    Py_ssize_t inputs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!", keywords, &address, &tree, &gravity,
+                                     &inputs, &PyTuple_Type, &out_shape) ||
+        !check_packed(tree, "tree") || !check_packed(gravity, "gravity")) {
+        return NULL;
+    }
+    Py_ssize_t out_ndim = PyTuple_GET_SIZE(out_shape);
+    if (address == 0 || inputs < 1 || inputs > MAX_INPUTS || out_ndim > MAX_OUT_NDIM ||
+        PyArray_NDIM((PyArrayObject *)tree) != 2) {
+        PyErr_SetString(PyExc_ValueError,
+                        "StateCall: needs a kernel address, 1 to 3 inputs, an output of at most "
+                        "2 dimensions and a 2-D tree");
+        return NULL;
+    }
+    npy_intp shape[MAX_OUT_NDIM];
+    for (Py_ssize_t k = 0; k < out_ndim; k++) {
+        shape[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(out_shape, k));
+        if (shape[k] < 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "StateCall: out_shape must be non-negative");
+            }
+            return NULL;
+        }
+    }
+    StateCall *self = (StateCall *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->vectorcall = state_call;
+    self->kernel = (state_kernel)(uintptr_t)address;
+    Py_INCREF(tree);
+    self->tree = (PyArrayObject *)tree;
+    Py_INCREF(gravity);
+    self->gravity = (PyArrayObject *)gravity;
+    self->n = PyArray_DIM(self->tree, 0);
+    self->inputs = inputs;
+    self->out_ndim = (int)out_ndim;
+    for (Py_ssize_t k = 0; k < out_ndim; k++) {
+        self->out_shape[k] = shape[k];
+    }
+    return (PyObject *)self;
+}
+
+static void state_call_dealloc(StateCall *self) {
+    Py_XDECREF(self->tree);
+    Py_XDECREF(self->gravity);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject StateCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "robodyn_ros._state_call.StateCall",
+    .tp_doc = "StateCall(address, tree, gravity, inputs, out_shape): call a compiled "
+              "single-state kernel; None when the arguments are not plain float64 states.",
+    .tp_basicsize = sizeof(StateCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(StateCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = state_call_new,
+    .tp_dealloc = (destructor)state_call_dealloc,
+};
+
+static struct PyModuleDef state_call_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_state_call",
+    .m_doc = "Calls of compiled single-state kernels that bypass numba's dispatcher.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__state_call(void) {
+    import_array();
+    if (PyType_Ready(&StateCallType) < 0) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&state_call_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&StateCallType);
+    if (PyModule_AddObject(module, "StateCall", (PyObject *)&StateCallType) < 0) {
+        Py_DECREF(&StateCallType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
