@@ -50,8 +50,10 @@ class ConvergenceError(ValueError):
 class IterativeMethod:
     """An iterative forward-dynamics kernel and the options it takes.
 
-    The kernel is called as ``kernel(tree, gravity, q, qd, tau, f_ext, guess, variant, tol,
-    max_iterations, *parameters, qdd, stats)``: `variant` picks the scheme within the kernel,
+    The kernel is called as ``kernel(tree, gravity, q, qd, tau, f_ext, guess, warm, variant,
+    tol, max_iterations, *parameters, qdd, stats)`` with arrays only (one state as a batch of
+    one, zero wrenches for no f_ext, `warm` False for no guess), so that each of these large
+    kernels compiles for one signature. `variant` picks the scheme within the kernel,
     `parameters` are the values of the options named in `parameters` (NaN when not given: the
     kernel chooses), of which the user may set those in `tunable`.
     """
@@ -91,11 +93,14 @@ class IterativeMethod:
                     f"got {guess.shape}"
                 )
         parameters = [float(options.get(name, math.nan)) for name in self.parameters]
-        qdd = np.empty(q.shape)
-        stats = np.empty((1 if q.ndim == 1 else q.shape[0], 2))
-        self.kernel(tree, gravity, q, qd, tau, f_ext, guess, self.variant, tol, max_iterations,
+        batch = q.reshape(-1, q.shape[-1]).shape
+        wrenches = np.zeros((*batch, 6)) if f_ext is None else f_ext.reshape((*batch, 6))
+        start = np.zeros(batch) if guess is None else guess.reshape(batch)
+        qdd, stats = np.empty(batch), np.empty((batch[0], 2))
+        self.kernel(tree, gravity, q.reshape(batch), qd.reshape(batch), tau.reshape(batch),
+                    wrenches, start, guess is not None, self.variant, tol, max_iterations,
                     *parameters, qdd, stats)
-        return finish(self.name, qdd, stats, tol, bool(options.get("info", False)))
+        return finish(self.name, qdd.reshape(q.shape), stats, tol, bool(options.get("info", False)))
 
 
 def finish(name: str, qdd: np.ndarray, stats: np.ndarray, tol: float, info: bool):

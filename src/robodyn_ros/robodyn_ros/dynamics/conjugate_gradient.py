@@ -97,20 +97,19 @@ def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, t
 
 
 @kernel
-def forward_dynamics_cg(tree, gravity, q, qd, tau, f_ext, guess, preconditioned, tol,
+def forward_dynamics_cg(tree, gravity, q, qd, tau, f_ext, guess, warm, preconditioned, tol,
                         max_iterations, qdd, stats):
-    """CCG or PCG-DS for a state (n,) or a batch (B, n); guess None (start from q̈ = 0) or like
-    q; f_ext None or (..., n, 6). stats (B, 2) gets the iterations and the relative residual."""
-    Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
-    B, n = Q.shape
-    QDD = qdd.reshape((B, n))
-    if guess is None:
-        QDD[:, :] = 0.0
+    """CCG or PCG-DS for a batch q, qd, tau (B, n), f_ext (B, n, 6), into qdd (B, n); from
+    guess (B, n) when warm, else from q̈ = 0. stats (B, 2) gets the iterations and the relative
+    residual. One signature for every use, so the kernel compiles once."""
+    B, n = q.shape
+    if warm:
+        qdd[:, :] = guess
     else:
-        QDD[:, :] = guess.reshape((B, n))
+        qdd[:, :] = 0.0
     ws = cg_workspace(n)
     for b in range(B):
-        F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
         stats[b, 0], stats[b, 1] = cg_forward_dynamics(
-            tree, gravity, Q[b], QD[b], TAU[b], F, QDD[b], preconditioned, tol, max_iterations, ws
+            tree, gravity, q[b], qd[b], tau[b], f_ext[b], qdd[b], preconditioned, tol,
+            max_iterations, ws,
         )

@@ -471,23 +471,22 @@ def solve_iteratively(scheme, omega, mu, tol, max_iterations, ws, iw):
 
 
 @kernel
-def forward_dynamics_constraint_forces(tree, gravity, q, qd, tau, f_ext, guess, scheme, tol,
-                                       max_iterations, omega, spectral_radius, qdd, stats):
-    """q̈ by an iterative solve of the constraint forces, for a state (n,) or a batch (B, n);
-    guess None (start from λ = 0) or a q̈ like q; stats (B, 2): iterations, relative change."""
+def forward_dynamics_constraint_forces(tree, gravity, q, qd, tau, f_ext, guess, warm, scheme,
+                                       tol, max_iterations, omega, spectral_radius, qdd, stats):
+    """q̈ (B, n) by an iterative solve of the constraint forces for a batch q, qd, tau (B, n),
+    f_ext (B, n, 6); from the constraint forces of the q̈ in guess (B, n) when warm, else from
+    λ = 0. stats (B, 2): iterations, relative change. One signature for every use, so the
+    kernel compiles once."""
     check_chain(tree)
-    Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
-    B, n = Q.shape
-    QDD = qdd.reshape((B, n))
+    B, n = q.shape
     ws, iw = system_workspace(n), iteration_workspace(n)
     for b in range(B):
-        F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
-        a_root = assemble(tree, gravity, Q[b], QD[b], TAU[b], F, ws)
-        if guess is None:
-            ws[15][:, :] = 0.0
+        a_root = assemble(tree, gravity, q[b], qd[b], tau[b], f_ext[b], ws)
+        if warm:
+            constraint_forces_of(tree, guess[b], a_root, ws)
         else:
-            constraint_forces_of(tree, guess.reshape((B, n))[b], a_root, ws)
+            ws[15][:, :] = 0.0
         stats[b, 0], stats[b, 1] = solve_iteratively(scheme, omega, spectral_radius, tol,
                                                      max_iterations, ws, iw)
-        joint_accelerations(ws[15], ws[12], a_root, ws, QDD[b])
+        joint_accelerations(ws[15], ws[12], a_root, ws, qdd[b])
 
