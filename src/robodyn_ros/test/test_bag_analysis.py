@@ -21,6 +21,7 @@ from robodyn_ros.bag import (
 from robodyn_ros.bag.reading import open_bag
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.cli import main
+from robodyn_ros.parallel import backend
 from robodyn_ros.testing.trajectories import sine_trajectory
 
 SAMPLES, RATE = 2000, 500.0
@@ -170,6 +171,19 @@ def test_positions_only_are_differentiated(tmp_path, case, recorded) -> None:
     np.testing.assert_allclose(analysis.torque[inside], exact[inside], atol=SECOND_DERIVATIVE_ATOL)
     np.testing.assert_allclose(analysis.torque, exact, atol=0.1)
     np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
+
+
+def test_process_workers_answer_as_serial(tmp_path, case, recorded) -> None:
+    """Time chunks computed whole in spawned worker processes equal the serial analysis."""
+    bag = write_bag(tmp_path / "run", "mcap", case, recorded)
+    run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    serial = analyze(case.robot, run, frames=[TIP], chunk=300)
+    with backend("processes", workers=2) as pool:
+        parallel = analyze(case.robot, run, frames=[TIP], chunk=300, pool=pool)
+    for name in ("torque", "residual", "mass_matrix_condition", "kinetic_energy"):
+        np.testing.assert_array_equal(getattr(parallel, name), getattr(serial, name), err_msg=name)
+    np.testing.assert_array_equal(parallel.frames[0].inertia_eigenvalues,
+                                  serial.frames[0].inertia_eigenvalues)
 
 
 def test_command_writes_the_report_and_csv(tmp_path, case, recorded, capsys) -> None:

@@ -1,7 +1,7 @@
 """What the dynamics say about a recorded run, per sample: inverse-dynamics torques and their
 residual against the measured efforts, cond(M), kinetic and potential energy, and for chosen
-frames the eigenvalues of Λ and the manipulability. Computed in time chunks, each chunk's
-states split over the workers of a parallel backend."""
+frames the eigenvalues of Λ and the manipulability. Computed in time chunks, one chunk per
+task on a parallel backend, so that M and Λ are reduced where they are computed."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import numpy as np
 from robodyn_ros.bag.derivatives import velocities_and_accelerations
 from robodyn_ros.bag.reading import RecordedRun
 from robodyn_ros.parallel import Backend, SerialBackend
-from robodyn_ros.parallel.base import BoundRobot
 from robodyn_ros.robot import Robot
 
 CHUNK = 50_000  # samples per time chunk: bounds the memory of M and Λ (≈ 20 MB for 7 joints)
@@ -79,33 +78,59 @@ def analyze(
     chunk: int = CHUNK,
     progress: Callable[[int], None] | None = None,
 ) -> Analysis:
-    """The Analysis of `run` on `pool` (default serial); `progress(samples)` after each chunk."""
+    """The Analysis of `run` on `pool` (default serial): time chunks of `chunk` samples, each
+    computed whole (kernels and reductions) by one worker, `pool.workers` chunks at a time;
+    `progress(samples)` after each round."""
     for frame in frames:
         robot.model.frame_index(frame)  # raises, listing the frames
     velocity, acceleration = velocities_and_accelerations(run, window)
-    size, n = len(run), robot.nv
-    torque = np.empty((size, n))
-    condition, kinetic, potential = np.empty(size), np.empty(size), np.empty(size)
-    eigenvalues = {frame: np.empty((size, 6)) for frame in frames}
-    manipulability = {frame: np.empty(size) for frame in frames}
-    bound = (pool or SerialBackend()).bind(robot)
-    for lo in range(0, size, chunk):
-        part = slice(lo, min(lo + chunk, size))
-        q, qd, qdd = run.position[part], velocity[part], acceleration[part]
-        torque[part] = bound.inverse_dynamics(q, qd, qdd)
-        condition[part] = matrix_condition(bound.mass_matrix(q, method=mass_matrix_method))
-        kinetic[part] = bound.kinetic_energy(q, qd)
-        potential[part] = bound.potential_energy(q)
-        for frame in frames:
-            eigenvalues[frame][part], manipulability[frame][part] = frame_measures(bound, q, frame)
+    pool = pool or SerialBackend()
+    task = ChunkDynamics(robot, tuple(frames), mass_matrix_method)
+    chunk = max(1, min(chunk, -(-len(run) // pool.workers)))  # every worker gets a chunk
+    chunks = [
+        (run.position[lo : lo + chunk], velocity[lo : lo + chunk], acceleration[lo : lo + chunk])
+        for lo in range(0, len(run), chunk)
+    ]
+    results = []
+    for first in range(0, len(chunks), pool.workers):
+        results += pool.map(task, chunks[first : first + pool.workers])
         if progress is not None:
-            progress(part.stop - part.start)
-    measures = tuple(FrameMeasures(f, eigenvalues[f], manipulability[f]) for f in frames)
+            progress(sum(len(c[0]) for c in chunks[first : first + pool.workers]))
+    torque, condition, kinetic, potential, *per_frame = (
+        np.concatenate(parts) for parts in zip(*results, strict=True)
+    )
+    measures = tuple(
+        FrameMeasures(frame, per_frame[2 * k], per_frame[2 * k + 1])
+        for k, frame in enumerate(frames)
+    )
     residual = None if run.effort is None else run.effort - torque
     return Analysis(
         run, tuple(robot.joint_names), velocity, acceleration, torque, residual, condition,
         kinetic, potential, measures, mass_matrix_method, window,
     )
+
+
+class ChunkDynamics:
+    """The per-sample results of one time chunk (q, q̇, q̈): (τ, cond(M), T, V, then per
+    frame the eigenvalues of Λ and the manipulability). Picklable, for process and Dask
+    workers: the robot travels with it (about 10 kB)."""
+
+    def __init__(self, robot: Robot, frames: tuple[str, ...], mass_matrix_method: str) -> None:
+        self.robot, self.frames, self.mass_matrix_method = robot, frames, mass_matrix_method
+        self.__name__ = "bag analysis chunk"
+
+    def __call__(self, chunk: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
+        robot = self.robot
+        q, qd, qdd = (np.ascontiguousarray(x) for x in chunk)
+        results = [
+            robot.inverse_dynamics(q, qd, qdd),
+            matrix_condition(robot.mass_matrix(q, method=self.mass_matrix_method)),
+            robot.kinetic_energy(q, qd),
+            robot.potential_energy(q),
+        ]
+        for frame in self.frames:
+            results += frame_measures(robot, q, frame)
+        return tuple(results)
 
 
 def matrix_condition(M: np.ndarray) -> np.ndarray:
@@ -114,14 +139,14 @@ def matrix_condition(M: np.ndarray) -> np.ndarray:
     return eigenvalues[..., -1] / eigenvalues[..., 0]
 
 
-def frame_measures(bound: BoundRobot, q: np.ndarray, frame: str) -> tuple[np.ndarray, np.ndarray]:
+def frame_measures(robot: Robot, q: np.ndarray, frame: str) -> tuple[np.ndarray, np.ndarray]:
     """(eigenvalues of Λ (B, 6) ascending, manipulability (B,)) of a frame, Λ's from Λ⁻¹'s,
     which exists everywhere: inf where Λ⁻¹ has a zero eigenvalue."""
     inverse_eigenvalues = np.linalg.eigvalsh(
-        bound.operational_space_inertia(q, frame=frame, inverse=True)
+        robot.operational_space_inertia(q, frame, inverse=True)
     )
     with np.errstate(divide="ignore"):
         eigenvalues = np.where(inverse_eigenvalues > 0.0, 1.0 / inverse_eigenvalues, np.inf)
-    J = bound.jacobian(q, frame=frame)
+    J = robot.jacobian(q, frame)
     manipulability = np.sqrt(np.clip(np.linalg.det(J @ np.swapaxes(J, -1, -2)), 0.0, None))
     return eigenvalues[:, ::-1], manipulability
