@@ -5,11 +5,12 @@
 The bundled Panda on a 1 kHz sine trajectory with efforts, written once per storage (sqlite3,
 mcap) under build/bag_benchmark/. Reading (rosbags: deserialising every JointState, picking
 the joints, sorting and checking stamps) and the Savitzky-Golay q̈ are timed apart from the
-dynamics. The dynamics run in time chunks of 50,000 samples (as `robodyn bag analyze` does),
-each chunk's states split over the backend's workers (`pool.batch`): M + inverse dynamics
-(the target: ≥ 200,000 samples/s on 2 cores), the same plus Λ of the tcp, and the whole
-analysis (cond(M), energies, eigenvalues of Λ, manipulability). Samples per second, best of
-`--repeat` runs after a warm-up chunk; serial, threads, processes and Dask with 2 workers.
+dynamics. M + inverse dynamics (the target: ≥ 200,000 samples/s on 2 cores) and the same plus
+Λ of the tcp run in time chunks of 50,000 samples, each chunk's states split over the
+backend's workers (`pool.batch`, the matrices sent back); the whole analysis (`analyze`: τ,
+cond(M), energies, eigenvalues of Λ, manipulability) gives each worker whole time chunks and
+gets back the per-sample numbers only. Samples per second, best of `--repeat` runs after a
+warm-up; serial, threads, processes and Dask with 2 workers.
 """
 
 from __future__ import annotations
