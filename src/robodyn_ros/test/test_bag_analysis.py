@@ -215,7 +215,8 @@ def test_joints_not_in_the_urdf(tmp_path, case, recorded) -> None:
     trajectory = recorded[0]
     names = [f"ur_joint{k}" for k in range(case.robot.nv)]
     write_joint_states(tmp_path / "ur", "sqlite3", names, trajectory.stamps, trajectory.q)
-    unknown = r"panda_joint1.*are not among them.*ur_joint0.*not in the URDF"
+    unknown = r"^bag .*ur, topic '/joint_states': the messages name joints ur_joint0.*; the " \
+        r"URDF's joints panda_joint1.* are not among them, and ur_joint0.* are not in the URDF$"
     with pytest.raises(BagError, match=unknown):
         read_joint_states(tmp_path / "ur", "/joint_states", case.robot.joint_names)
     extra = [*case.robot.joint_names, "gripper_joint"]

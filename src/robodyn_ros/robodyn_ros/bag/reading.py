@@ -132,6 +132,8 @@ def _read_columns(
         for _, receive_time, raw in reader.messages(connections=connections):
             message = store.deserialize_cdr(raw, JOINT_STATE)
             _append(columns, picker, message, receive_time, len(columns.stamps))
+    except BagError:
+        raise
     except READ_ERRORS as error:
         raise BagError(
             f"bag {bag}: reading '{topic}' failed after {len(columns.stamps)} of {expected} "
