@@ -9,9 +9,13 @@ acceleration, the joint-space dynamics M q̈ + C q̇ + g = τ seen from the task
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from robodyn_ros.model import Model
 
 # Λ from Λ⁻¹ = V diag(s) Vᵀ: eigenvalues below SINGULAR_THRESHOLD · s_max are damped (see
 # dynamics.operational_space.damped_task_inertia), which bounds Λ by about
@@ -20,6 +24,9 @@ import numpy as np
 # 1e3 to 1e6 (the Panda's tcp). A controller wants a larger threshold (the operational-space
 # controller's default is 1e-4).
 SINGULAR_THRESHOLD = 1e-8
+
+# The six task axes of a frame, [linear; angular], by name.
+TASK_AXES = ("x", "y", "z", "rx", "ry", "rz")
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +40,8 @@ class OperationalSpaceDynamics:
     force. p (m,): p = J̄ᵀ g, its gravity force. Jdot_qd (m,): J̇ q̇, the classical acceleration
     of each frame origin and the angular acceleration at q̈ = 0. rank: eigenvalues of Λ⁻¹
     inverted exactly, m unless near a singularity (then Λ is damped). condition: the
-    condition number of Λ⁻¹ (inf where it is singular).
+    condition number of Λ⁻¹ (inf where it is singular). axes: the task axes of each frame
+    (indices into [linear; angular]), m = len(axes) rows per frame.
     """
 
     frames: tuple[str, ...]
@@ -46,6 +54,7 @@ class OperationalSpaceDynamics:
     Jdot_qd: np.ndarray
     rank: np.ndarray
     condition: np.ndarray
+    axes: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
 
     @property
     def singular(self) -> np.ndarray:
@@ -56,3 +65,43 @@ class OperationalSpaceDynamics:
         """Nᵀ = 1 − Jᵀ J̄ᵀ (n, n): a joint torque τ₀ applied as Nᵀ τ₀ gives no task acceleration."""
         n = self.J.shape[-1]
         return np.eye(n) - np.swapaxes(self.J, -1, -2) @ np.swapaxes(self.Jbar, -1, -2)
+
+
+def task_axes(axes: str | Sequence[int | str] | None) -> tuple[int, ...]:
+    """The task axes of each frame, as indices into [linear; angular]: None (all six), indices
+    0–5, names from TASK_AXES, or one string of names ("xyz", "xy rz"); ValueError naming
+    what is wrong."""
+    if axes is None:
+        return (0, 1, 2, 3, 4, 5)
+    items = re.findall(r"r?[xyz]|\S", axes) if isinstance(axes, str) else list(axes)
+    chosen = []
+    for item in items:
+        if isinstance(item, str) and item in TASK_AXES:
+            chosen.append(TASK_AXES.index(item))
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool) and 0 <= item < 6:
+            chosen.append(int(item))
+        else:
+            raise ValueError(
+                f"axes: {item!r} is not a task axis; give indices 0-5 into [linear; angular] or "
+                f"names from {', '.join(TASK_AXES)} (e.g. 'xyz')"
+            )
+    if not chosen or len(set(chosen)) != len(chosen):
+        raise ValueError(f"axes must name at least one task axis, each once; got {axes!r}")
+    return tuple(chosen)
+
+
+def check_tip_task(model: Model, frames: Sequence[str], function: str) -> None:
+    """ValueError unless the robot is a serial chain and every frame is on its last body, as
+    the Schur-complement route Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E needs."""
+    chain = np.array_equal(model.parent, np.arange(model.nv) - 1)
+    for frame in frames:
+        body = model.frame_body[model.frame_index(frame)]
+        if not chain or body != model.nv - 1:
+            on = "the fixed base" if body < 0 else f"the body of joint '{model.joint_names[body]}'"
+            where = "the robot is a tree" if not chain else f"frame '{frame}' is on {on}"
+            raise ValueError(
+                f"{function}: method 'schur' (the Schur complement of the constraint-force "
+                "matrix) needs a serial chain and frames "
+                f"on its last body (the child of joint '{model.joint_names[-1]}'); {where}. "
+                "Use 'recursive' (trees, any frame) or 'dense'"
+            )

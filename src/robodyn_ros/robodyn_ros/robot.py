@@ -38,7 +38,12 @@ from robodyn_ros.dynamics import (
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, load_urdf, load_urdf_string
-from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics
+from robodyn_ros.operational_space import (
+    SINGULAR_THRESHOLD,
+    OperationalSpaceDynamics,
+    check_tip_task,
+    task_axes,
+)
 
 _ARRAY = np.ndarray
 _FLOAT = np.dtype(np.float64)
@@ -58,6 +63,11 @@ _FORWARD_DYNAMICS = {
     "aba": forward_dynamics.forward_dynamics,
     "cholesky": forward_dynamics.forward_dynamics_factored,
     "schur": schur.forward_dynamics_schur,
+}
+_OPERATIONAL_SPACE_INERTIA = {
+    "dense": operational_space.operational_space_inertia,
+    "recursive": operational_space.operational_space_inertia_recursive,
+    "schur": operational_space.operational_space_inertia_schur,
 }
 _CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
 _ITERATIVE_FORWARD_DYNAMICS = {
@@ -129,7 +139,7 @@ class Robot:
     MASS_MATRIX_METHODS = tuple(_MASS_MATRIX)
     MASS_MATRIX_INVERSE_METHODS = tuple(_MASS_MATRIX_INVERSE)
     FORWARD_DYNAMICS_METHODS = (*_FORWARD_DYNAMICS, *_ITERATIVE_FORWARD_DYNAMICS)
-    OPERATIONAL_SPACE_METHODS = ("dense",)
+    OPERATIONAL_SPACE_METHODS = tuple(_OPERATIONAL_SPACE_INERTIA)
 
     def __init__(self, model: Model) -> None:
         self.model = model
@@ -142,7 +152,8 @@ class Robot:
             name: self._frames[k : k + 1] for k, name in enumerate(model.frame_names)
         }
         self._gravity = np.array(model.gravity, dtype=float)
-        self._task_rows: dict[tuple[str, ...], np.ndarray] = {}
+        self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
+        self._tip_tasks: set[tuple[str, ...]] = set()  # checked for the "schur" method
         self._one_state = _OneState.bind(self._tree, self._gravity)
 
     def __reduce__(self) -> tuple:
@@ -360,22 +371,47 @@ class Robot:
     # -- operational space ------------------------------------------------------------------
 
     def operational_space_inertia(
-        self, q, frame: str, method: str = "dense", inverse: bool = False
+        self,
+        q,
+        frame: str | Sequence[str],
+        method: str = "dense",
+        inverse: bool = False,
+        *,
+        axes=None,
     ) -> np.ndarray:
-        """Λ = (J M⁻¹ Jᵀ)⁻¹ of a frame, or Λ⁻¹ when `inverse`, shape (..., 6, 6), about the
-        frame origin in world-aligned axes. Methods: OPERATIONAL_SPACE_METHODS."""
-        row = self._frame(frame)
-        if method != "dense" or not _ready(self.nv, q):
+        """Λ = (J M⁻¹ Jᵀ)⁻¹ of a frame, or of the stacked task of several frames (a list of
+        names), or Λ⁻¹ when `inverse`, shape (..., m, m), about each frame origin in
+        world-aligned axes. `axes` selects task axes of every frame (C Λ⁻¹ Cᵀ): None (all six,
+        [linear; angular]), indices 0–5, or names "x", "y", "z", "rx", "ry", "rz" (one string
+        such as "xyz" too); m = 6 or len(axes), times the number of frames.
+
+        Methods (OPERATIONAL_SPACE_METHODS), all exact to rounding: "dense" (J M⁻¹ Jᵀ with M⁻¹
+        by the O(n²) recursion; the reference), "recursive" (O(n), no n x n matrix: the
+        articulated-body inertias and the inverse-inertia recursion Ω_i = T_iᵀ Ω_λ T_i +
+        S_i S_iᵀ / D_i, trees and several frames) and "schur" (Fijany's Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E
+        from the block elimination of the constraint-force matrix 𝒜 from the base, O(n),
+        and Λ of one whole frame directly as I_N + W_N R⁻¹ W_Nᵀ, the paper's second form;
+        frames on the last body of a serial chain of bodies with mass, else ValueError; its
+        Λ⁻¹ is exact to about 1e-12 relative, 𝒜 carrying the inverse inertias of light
+        links). Λ does not exist where Λ⁻¹ is singular (LinAlgError); Robot.operational_space
+        damps it there."""
+        names, rows, selection, _ = self._task(frame, axes)
+        kernel = _OPERATIONAL_SPACE_INERTIA.get(method)
+        if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space_inertia")
-        out = np.empty((*q.shape[:-1], 6, 6))
+        if method == "schur" and names not in self._tip_tasks:
+            check_tip_task(self.model, names, "operational_space_inertia")
+            self._tip_tasks.add(names)
+        m = selection.shape[0]
+        out = np.empty((*q.shape[:-1], m, m))
         try:
-            operational_space.operational_space_inertia(self._tree, row[0], q, bool(inverse), out)
-        except np.linalg.LinAlgError:
+            kernel(self._tree, rows, selection, q, bool(inverse), out)
+        except (np.linalg.LinAlgError, ZeroDivisionError):
             raise np.linalg.LinAlgError(
-                f"operational_space_inertia: Λ of frame '{frame}' does not exist at this "
-                "configuration: J M⁻¹ Jᵀ is singular (the frame's Jacobian has rank < 6, a "
-                "kinematic singularity); Λ⁻¹ (inverse=True) is defined everywhere"
+                f"operational_space_inertia: Λ of frame(s) {', '.join(map(repr, names))} does "
+                "not exist at this configuration: J M⁻¹ Jᵀ is singular (the task Jacobian has "
+                "lost rank, a kinematic singularity); Λ⁻¹ (inverse=True) is defined everywhere"
             ) from None
         return out
 
@@ -386,21 +422,25 @@ class Robot:
         frames: str | Sequence[str],
         method: str = "dense",
         *,
+        axes=None,
         singular_threshold: float = SINGULAR_THRESHOLD,
         singular_damping: float | None = None,
     ) -> OperationalSpaceDynamics:
         """J, Λ⁻¹, Λ, J̄, μ, p and J̇ q̇ of the stacked task of `frames` (one name or several),
-        computed together (see OperationalSpaceDynamics). Λ is damped where the smallest
-        eigenvalue of Λ⁻¹ falls below singular_threshold times the largest, with a damping of
-        up to singular_damping (default: singular_threshold) times the largest; Λ then stays
-        below about 1 / (singular_threshold · s_max). Methods: OPERATIONAL_SPACE_METHODS."""
-        names = (frames,) if isinstance(frames, str) else tuple(frames)
-        rows = self._task_rows.get(names)
-        if rows is None:
-            rows = self._task(names)
-        if method != "dense" or not _ready(self.nv, q, qd):
+        computed together (see OperationalSpaceDynamics); `axes` selects task axes as in
+        operational_space_inertia. Λ is damped where the smallest eigenvalue of Λ⁻¹ falls
+        below singular_threshold times the largest, with a damping of up to singular_damping
+        (default: singular_threshold) times the largest; Λ then stays below about
+        1 / (singular_threshold · s_max). Methods (OPERATIONAL_SPACE_METHODS): the route to
+        Λ⁻¹; the rest comes from M⁻¹ by the O(n²) recursion whatever the method."""
+        names, rows, selection, chosen = self._task(frames, axes)
+        route = _OPERATIONAL_SPACE_INERTIA.get(method)
+        if route is None or not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space")
+        if method == "schur" and names not in self._tip_tasks:
+            check_tip_task(self.model, names, "operational_space")
+            self._tip_tasks.add(names)
         if singular_damping is None:
             singular_damping = singular_threshold
         if not (0.0 < singular_threshold < 1.0 and singular_damping > 0.0):
@@ -408,29 +448,41 @@ class Robot:
                 "operational_space: singular_threshold must be in (0, 1) and singular_damping "
                 f"positive; got {singular_threshold!r} and {singular_damping!r}"
             )
-        batch, n, m = q.shape[:-1], self.nv, 6 * len(names)
+        batch, n, m = q.shape[:-1], self.nv, selection.shape[0]
         J, Jbar = np.empty((*batch, m, n)), np.empty((*batch, n, m))
         Lambda_inv, Lambda = np.empty((*batch, m, m)), np.empty((*batch, m, m))
         mu, p, Jdot_qd = np.empty((*batch, m)), np.empty((*batch, m)), np.empty((*batch, m))
         info = np.empty((*batch, 2))
+        given = method != "dense"
+        if given:
+            route(self._tree, rows, selection, q, True, Lambda_inv)
         operational_space.operational_space_dynamics(
-            self._tree, self._gravity, rows, q, qd, singular_threshold, singular_damping,
-            J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
+            self._tree, self._gravity, rows, selection, q, qd, singular_threshold,
+            singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
         )
         rank, condition = info[..., 0].astype(np.int64), info[..., 1]
         return OperationalSpaceDynamics(
-            names, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, rank, condition
+            names, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, rank, condition, chosen
         )
 
     # -- argument checks --------------------------------------------------------------------
 
-    def _task(self, names: tuple[str, ...]) -> np.ndarray:
-        """The packed frame rows of a task, remembered by name."""
-        if not names:
-            raise ValueError("operational_space: frames must name at least one frame")
-        rows = np.concatenate([self._frame(name) for name in names])
-        self._task_rows[names] = rows
-        return rows
+    def _task(self, frames, axes) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]:
+        """(frame names, packed frame rows, selected task rows, axes) of a task of one frame
+        name or several and its axes, remembered."""
+        names = (frames,) if isinstance(frames, str) else tuple(frames)
+        key = (names, axes if axes is None or isinstance(axes, str) else tuple(axes))
+        task = self._tasks.get(key)
+        if task is None:
+            if not names:
+                raise ValueError("operational_space: frames must name at least one frame")
+            rows = np.concatenate([self._frame(name) for name in names])
+            chosen = task_axes(axes)
+            selection = np.array(
+                [6 * k + axis for k in range(len(names)) for axis in chosen], dtype=np.int64
+            )
+            task = self._tasks[key] = (names, rows, selection, chosen)
+        return task
 
     def _frame(self, frame: str) -> np.ndarray:
         row = self._frame_rows.get(frame)

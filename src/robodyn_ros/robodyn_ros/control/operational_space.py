@@ -32,6 +32,8 @@ Parameters:
 - ``null_stiffness`` (10): K_null, N·m/rad, one or per joint; ``null_damping`` (2): D_null,
   N·m·s/rad; ``rest_posture``: q_rest (n,), default the first position seen.
 - ``singular_threshold`` (1e-4): ε above.
+- ``operational_space_method`` ("dense"): the route to Λ⁻¹, any of
+  ``Robot.OPERATIONAL_SPACE_METHODS`` ("recursive": O(n), trees; "schur": the tip of a chain).
 
 The target (`set_target`) is a position (3,) and an orientation as a quaternion (x, y, z, w),
 ROS order, or a 3x3 rotation matrix; a part not set holds the pose of the first `update`.
@@ -51,6 +53,7 @@ from robodyn_ros.control.plugin import (
     positive_float,
     task_vector,
 )
+from robodyn_ros.operational_space import check_tip_task
 
 
 class OperationalSpace(Controller):
@@ -66,6 +69,8 @@ class OperationalSpace(Controller):
         "rest_posture": "q_rest (n,); default: the first position seen",
         "singular_threshold": "ε: eigenvalues of Λ⁻¹ below ε times the largest are damped "
         "(default 1e-4)",
+        "operational_space_method": "the route to Λ⁻¹: one of Robot.OPERATIONAL_SPACE_METHODS "
+        "(default dense)",
     }
 
     def _configure(self, robot, parameters) -> None:
@@ -89,6 +94,14 @@ class OperationalSpace(Controller):
             raise ValueError(
                 f"parameter 'singular_threshold' must be < 1; got {self.singular_threshold}"
             )
+        self.method = parameters.get("operational_space_method", "dense")
+        if self.method not in robot.OPERATIONAL_SPACE_METHODS:
+            raise ValueError(
+                "parameter 'operational_space_method' must be one of "
+                f"{', '.join(robot.OPERATIONAL_SPACE_METHODS)}; got {self.method!r}"
+            )
+        if self.method == "schur":
+            check_tip_task(robot.model, (frame,), "parameter 'operational_space_method'")
         self.position_target: np.ndarray | None = None
         self.rotation_target: np.ndarray | None = None
 
@@ -127,7 +140,7 @@ class OperationalSpace(Controller):
         task = state.operational_space.get(self.frame)
         if task is None:
             task = robot.operational_space(
-                q, qd, self.frame, singular_threshold=self.singular_threshold
+                q, qd, self.frame, self.method, singular_threshold=self.singular_threshold
             )
         J = task.J
 

@@ -1,24 +1,50 @@
-"""Operational-space dynamics of task frames by the dense route (Khatib 1987): M⁻¹ by the O(n²)
-recursion, the frame Jacobians, Λ⁻¹ = J M⁻¹ Jᵀ and its inverse; and what an operational-space
-controller needs besides: J̄, μ, p and J̇ q̇. The reference for faster methods.
+"""Operational-space dynamics of task frames (Khatib 1987): Λ⁻¹, the operational-space
+inertia Λ, and what an operational-space controller needs besides: J̄, μ, p and J̇ q̇.
+
+Λ⁻¹ of the stacked task of F frames (6F x 6F, [linear; angular] about each frame origin in
+world-aligned axes) by three routes, each then cut to the selected task rows:
+
+- dense: M⁻¹ by the O(n²) recursion, the frame Jacobians and J M⁻¹ Jᵀ; the reference.
+- recursive: O(n), no n x n matrix. The articulated inertias of ABA's backward pass (world
+  frame, RBDA Table 7.1) give the response of body k at rest to a force F on it, a_k = Ω_k F:
+  Ω_i = T_iᵀ Ω_λ T_i + S_i S_iᵀ / D_i with T_i = 1 − U_i S_iᵀ / D_i, U_i = IA_i S_i,
+  D_i = S_iᵀ U_i, Ω of the fixed base 0 (the inverse articulated-body inertia recursion of
+  Featherstone, "Exploiting sparsity in operational-space dynamics", IJRR 2010, eqs. 21–24, in
+  one frame). Between frames on bodies k and h with deepest common ancestor c:
+  Ω_hk = Φ_hᵀ Ω_c Φ_k, Φ_k = T_{c'} ⋯ T_k the product down the path from c to k (zero when
+  the paths meet only at the base).
+- schur: Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E of the tip of a serial chain (schur.tip_inverse_inertia).
+
+A frame at point p of body k is reached by X_p = [1, −[p]×; 0, 1]: Λ⁻¹_hk = X_ph Ω_hk X_pkᵀ.
 """
 
 import numpy as np
 
+from robodyn_ros.dynamics.constraint_forces import C, check_chain, invert_spd, system_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
-from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_pose_into
+from robodyn_ros.dynamics.kinematics import (
+    forward_kinematics,
+    frame_jacobian_into,
+    frame_pose_into,
+)
+from robodyn_ros.dynamics.schur import tip_inertia, tip_inverse_inertia
 from robodyn_ros.dynamics.spatial import (
     add3,
     add6,
     cross,
+    dot6,
+    inertia_to_world,
+    matrix_times,
     motion_cross_motion,
+    pose_at,
     scale6,
     store,
+    store_inertia_matrix,
     vector6,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY, POSE, parent_of
+from robodyn_ros.dynamics.tree import FRAME_BODY, POSE, body_inertia, parent_of
 
 # Λ⁻¹ with a condition number above this counts as singular: the frame's Jacobian has lost
 # rank, and Λ does not exist there.
@@ -33,31 +59,288 @@ def norm1(A):
 
 @kernel_helper
 def invert_task_inertia(Lambda_inv, out):
-    """out = Λ = (Λ⁻¹)⁻¹, refusing a Λ⁻¹ that is singular to working precision."""
-    out[:, :] = np.linalg.inv(Lambda_inv)
-    if not norm1(Lambda_inv) * norm1(out) < SINGULAR_CONDITION:
+    """out = Λ = (Λ⁻¹)⁻¹ by Gauss–Jordan (Λ⁻¹ is symmetric positive semi-definite, no pivoting
+    needed), refusing a Λ⁻¹ that is singular to working precision; Λ⁻¹ is overwritten."""
+    size = norm1(Lambda_inv)
+    invert_spd(Lambda_inv, out, Lambda_inv)
+    if not size * norm1(out) < SINGULAR_CONDITION:
         raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
 
 
+@kernel_helper
+def articulated_workspace(n):
+    """What articulated_task_inverse needs: (X_world, S_world, IA, U, D, Omega, on_path, pose)."""
+    return (
+        np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6)), np.empty((n, 6)),
+        np.empty(n), np.empty((n, 6, 6)), np.empty(n, dtype=np.bool_), np.empty((4, 4)),
+    )
+
+
+@kernel_helper
+def articulated_inertias(tree, q, ws):
+    """ABA's backward pass at rest (RBDA Table 7.1), world frame: IA_λ += IA_i − U_i U_iᵀ / D_i,
+    U_i = IA_i S_i, D_i = S_iᵀ U_i; after forward kinematics into ws."""
+    X_world, S_world, IA, U, D = ws[:5]
+    n = q.shape[0]
+    forward_kinematics(tree, q, X_world, S_world)
+    for i in range(n):
+        store_inertia_matrix(IA, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
+    for i in range(n - 1, -1, -1):
+        S = vector6(S_world, i)
+        U_i = matrix_times(IA, i, S)
+        D[i] = dot6(S, U_i)
+        store(U, i, U_i)
+        lam = parent_of(tree, i)
+        if lam >= 0:
+            for r in range(6):
+                for k in range(6):
+                    IA[lam, r, k] += IA[i, r, k] - U_i[r] * U_i[k] / D[i]
+
+
+@kernel_helper
+def propagate_inverse_inertia(Omega, i, lam, S, U, D):
+    """Ω_i = T_iᵀ Ω_λ T_i + S_i S_iᵀ / D_i, T_i = 1 − U_i S_iᵀ / D_i (Featherstone 2010, eq. 24):
+    with w = Ω_λ U_i and σ = U_iᵀ w, Ω_λ − (S wᵀ + w Sᵀ) / D + S Sᵀ (σ / D + 1) / D."""
+    if lam < 0:
+        for r in range(6):
+            for s in range(6):
+                Omega[i, r, s] = S[r] * S[s] / D
+        return
+    w = matrix_times(Omega, lam, U)
+    c = (dot6(U, w) / D + 1.0) / D
+    for r in range(6):
+        for s in range(6):
+            Omega[i, r, s] = Omega[lam, r, s] - (S[r] * w[s] + w[r] * S[s]) / D + S[r] * S[s] * c
+
+
+@kernel_helper
+def common_ancestor(tree, a, b):
+    """The deepest body on the paths of bodies a and b to the base (-1: the base); depth-first
+    order puts every parent before its children."""
+    while a != b:
+        if a > b:
+            a = parent_of(tree, a)
+        else:
+            b = parent_of(tree, b)
+    return a
+
+
+@kernel_helper
+def transfer(tree, S_world, U, D, body, ancestor, Phi):
+    """Phi (6 x 6) = T_{c'} ⋯ T_body, the force transfer from `body` up to its ancestor c:
+    T_j Φ = Φ − U_j (S_jᵀ Φ) / D_j for each joint j on the way."""
+    Phi[:, :] = 0.0
+    for r in range(6):
+        Phi[r, r] = 1.0
+    j = body
+    while j != ancestor:
+        S, U_j = vector6(S_world, j), vector6(U, j)
+        for s in range(6):
+            t = (S[0] * Phi[0, s] + S[1] * Phi[1, s] + S[2] * Phi[2, s] + S[3] * Phi[3, s]
+                 + S[4] * Phi[4, s] + S[5] * Phi[5, s]) / D[j]
+            for r in range(6):
+                Phi[r, s] -= U_j[r] * t
+        j = parent_of(tree, j)
+
+
+@kernel_helper
+def subtract_moments(block, p_row, p_col, to, by):
+    """block[to + j, c] −= (p_row × block[by : by + 3, c])_j for every column c, then
+    block[r, to + j] −= (p_col × block[r, by : by + 3])_j for every row r."""
+    for c in range(6):
+        m = cross(p_row, (block[by, c], block[by + 1, c], block[by + 2, c]))
+        for j in range(3):
+            block[to + j, c] -= m[j]
+    for r in range(6):
+        m = cross(p_col, (block[r, by], block[r, by + 1], block[r, by + 2]))
+        for j in range(3):
+            block[r, to + j] -= m[j]
+
+
+@kernel_helper
+def shift_to_points(block, p_row, p_col):
+    """block ← X_row block X_colᵀ, X_p = [1, −[p]×; 0, 1]: a response about the world origin
+    moved to the frame origins (v_p = v_O − p × ω, and the force's moment likewise)."""
+    subtract_moments(block, p_row, p_col, 0, 3)
+
+
+@kernel_helper
+def shift_inertia_to_point(Lambda, p):
+    """Λ ← X_p⁻ᵀ Λ X_p⁻¹ (X_p as in shift_to_points): an inertia about the world origin moved
+    to the point p; the bottom rows and right columns lose p × the top ones."""
+    subtract_moments(Lambda, p, p, 3, 0)
+
+
+@kernel_helper
+def frame_origin(X_world, frame, pose):
+    frame_pose_into(X_world, frame, pose)
+    return pose[0, 3], pose[1, 3], pose[2, 3]
+
+
+@kernel_helper
+def articulated_task_inverse(tree, frames, q, full, ws, Phi_row, Phi_col, T):
+    """full (6F x 6F) = Λ⁻¹ of the stacked task of F frames by the O(n) recursion (module
+    docstring); ws from articulated_workspace, Phi_row, Phi_col and T 6 x 6 workspaces."""
+    X_world, S_world, _, U, D, Omega, on_path, pose = ws
+    articulated_inertias(tree, q, ws)
+    on_path[:] = False
+    for k in range(frames.shape[0]):
+        j = int(frames[k, FRAME_BODY])
+        while j >= 0 and not on_path[j]:
+            on_path[j] = True
+            j = parent_of(tree, j)
+    for i in range(q.shape[0]):
+        if on_path[i]:
+            propagate_inverse_inertia(Omega, i, parent_of(tree, i), vector6(S_world, i),
+                                      vector6(U, i), D[i])
+    for k in range(frames.shape[0]):
+        body_k = int(frames[k, FRAME_BODY])
+        p_k = frame_origin(X_world, frames[k], pose)
+        for h in range(k + 1):
+            body_h = int(frames[h, FRAME_BODY])
+            block = full[6 * h : 6 * h + 6, 6 * k : 6 * k + 6]
+            c = common_ancestor(tree, body_h, body_k)
+            if c < 0:
+                block[:, :] = 0.0
+            elif body_h == c and body_k == c:
+                block[:, :] = Omega[c]
+            else:
+                transfer(tree, S_world, U, D, body_h, c, Phi_row)
+                transfer(tree, S_world, U, D, body_k, c, Phi_col)
+                T[:, :] = Omega[c] @ Phi_col
+                block[:, :] = Phi_row.T @ T
+            shift_to_points(block, frame_origin(X_world, frames[h], pose), p_k)
+            if h != k:
+                full[6 * k : 6 * k + 6, 6 * h : 6 * h + 6] = block.T
+
+
+@kernel_helper
+def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
+    """full (6F x 6F) = J M⁻¹ Jᵀ of the stacked task, J (6F x n) the stacked frame Jacobians."""
+    _, X_world, S_world, _, _, _, _, _ = workspace
+    pose = np.empty((4, 4))
+    minv_aba(tree, q, Minv, workspace)
+    for k in range(frames.shape[0]):
+        frame_pose_into(X_world, frames[k], pose)
+        frame_jacobian_into(tree, S_world, int(frames[k, FRAME_BODY]), pose[:3, 3],
+                            J[6 * k : 6 * k + 6])
+    full[:, :] = J @ (Minv @ J.T)
+
+
+@kernel_helper
+def schur_task_inverse(tree, frames, q, full, ws, sw):
+    """full (6F x 6F) of frames on the tip body of a serial chain, from its Λ⁻¹ about the
+    world origin (schur.tip_inverse_inertia); sw = (Yinv, Y, K, work, Omega (6 x 6), pose)."""
+    Yinv, Y, K, work, Omega, pose = sw
+    tip_inverse_inertia(tree, q, ws, Yinv, Y, K, work, Omega)
+    X_world = ws[0]
+    for k in range(frames.shape[0]):
+        p_k = frame_origin(X_world, frames[k], pose)
+        for h in range(frames.shape[0]):
+            block = full[6 * h : 6 * h + 6, 6 * k : 6 * k + 6]
+            block[:, :] = Omega
+            shift_to_points(block, frame_origin(X_world, frames[h], pose), p_k)
+
+
+@kernel_helper
+def schur_direct_inertia(tree, frame, q, out, ws, sw):
+    """out (6 x 6) = Λ of one frame on the tip of a serial chain by the direct form
+    (schur.tip_inertia), refused where the pivot R is singular to working precision."""
+    Rinv, R, K, work, _, pose = sw
+    tip_inertia(tree, q, ws, Rinv, R, K, work, out)
+    if not norm1(R) * norm1(Rinv) < SINGULAR_CONDITION:
+        raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
+    shift_inertia_to_point(out, frame_origin(ws[0], frame, pose))
+
+
+@kernel_helper
+def whole_frame(frames, rows):
+    """Whether the task is one frame with its six axes in order."""
+    if frames.shape[0] != 1 or rows.shape[0] != 6:
+        return False
+    for r in range(6):
+        if rows[r] != r:
+            return False
+    return True
+
+
+@kernel_helper
+def schur_workspace_of(n):
+    """(system_workspace(n), (Yinv, Y, K, work (5 x 5), Omega (6 x 6), pose (4 x 4)))."""
+    return system_workspace(n), (
+        np.empty((C, C)), np.empty((C, C)), np.empty((C, C)), np.empty((C, C)),
+        np.empty((6, 6)), np.empty((4, 4)),
+    )
+
+
+@kernel_helper
+def select_task(full, rows, out):
+    """out (m x m) = the rows and columns `rows` of full."""
+    for r in range(rows.shape[0]):
+        for s in range(rows.shape[0]):
+            out[r, s] = full[rows[r], rows[s]]
+
+
+@kernel_helper
+def task_output(full, rows, inverse, selected, out):
+    """out = the selected Λ⁻¹, or Λ when not `inverse`."""
+    if inverse:
+        select_task(full, rows, out)
+    else:
+        select_task(full, rows, selected)
+        invert_task_inertia(selected, out)
+
+
 @kernel
-def operational_space_inertia(tree, frame, q, inverse, out):
-    """Λ (or Λ⁻¹ when `inverse`) of one frame (a 13-row), world-aligned axes at the frame
-    origin, for a state (n,) or a batch (B, n); out is (..., 6, 6)."""
+def operational_space_inertia(tree, frames, rows, q, inverse, out):
+    """Λ (or Λ⁻¹ when `inverse`) of the task rows `rows` (indices into the 6F rows of the F
+    frames' [linear; angular], F x 13 frame rows) by the dense route, for a state (n,) or a
+    batch (B, n); out is (..., m, m)."""
     Q = np.atleast_2d(q)
     B, n = Q.shape
-    OUT = out.reshape((B, 6, 6))
+    m, F6 = rows.shape[0], 6 * frames.shape[0]
+    OUT = out.reshape((B, m, m))
     workspace = minv_workspace(tree, n)
-    _, X_world, S_world, _, _, _, _, _ = workspace
-    Minv, J, pose = np.empty((n, n)), np.empty((6, n)), np.empty((4, 4))
+    Minv, J = np.empty((n, n)), np.empty((F6, n))
+    full, selected = np.empty((F6, F6)), np.empty((m, m))
     for b in range(B):
-        minv_aba(tree, Q[b], Minv, workspace)
-        frame_pose_into(X_world, frame, pose)
-        frame_jacobian_into(tree, S_world, int(frame[FRAME_BODY]), pose[:3, 3], J)
-        Lambda_inv = J @ (Minv @ J.T)
-        if inverse:
-            OUT[b] = Lambda_inv
+        dense_task_inverse(tree, frames, Q[b], full, workspace, Minv, J)
+        task_output(full, rows, inverse, selected, OUT[b])
+
+
+@kernel
+def operational_space_inertia_recursive(tree, frames, rows, q, inverse, out):
+    """operational_space_inertia by the O(n) articulated-body recursion (trees)."""
+    Q = np.atleast_2d(q)
+    B, n = Q.shape
+    m, F6 = rows.shape[0], 6 * frames.shape[0]
+    OUT = out.reshape((B, m, m))
+    ws = articulated_workspace(n)
+    Phi_row, Phi_col, T = np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6))
+    full, selected = np.empty((F6, F6)), np.empty((m, m))
+    for b in range(B):
+        articulated_task_inverse(tree, frames, Q[b], full, ws, Phi_row, Phi_col, T)
+        task_output(full, rows, inverse, selected, OUT[b])
+
+
+@kernel
+def operational_space_inertia_schur(tree, frames, rows, q, inverse, out):
+    """operational_space_inertia by Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E (frames on the tip of a serial chain);
+    Λ of one whole frame by the direct form (schur_direct_inertia)."""
+    check_chain(tree)
+    Q = np.atleast_2d(q)
+    B, n = Q.shape
+    m, F6 = rows.shape[0], 6 * frames.shape[0]
+    OUT = out.reshape((B, m, m))
+    ws, sw = schur_workspace_of(n)
+    full, selected = np.empty((F6, F6)), np.empty((m, m))
+    direct = not inverse and whole_frame(frames, rows)
+    for b in range(B):
+        if direct:
+            schur_direct_inertia(tree, frames[0], Q[b], OUT[b], ws, sw)
         else:
-            invert_task_inertia(Lambda_inv, OUT[b])
+            schur_task_inverse(tree, frames, Q[b], full, ws, sw)
+            task_output(full, rows, inverse, selected, OUT[b])
 
 
 @kernel_helper
@@ -114,23 +397,25 @@ def damped_task_inertia(Lambda_inv, threshold, damping, Lambda, info):
 
 @kernel
 def operational_space_dynamics(
-    tree, gravity, frames, q, qd, threshold, damping,
+    tree, gravity, frames, rows, q, qd, threshold, damping, given,
     J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
 ):
-    """The operational-space dynamics of the stacked task of F frames (F x 13 rows), m = 6F
-    rows, world-aligned axes at each frame origin, for a state (n,) or a batch (B, n):
-    J (m x n), Λ⁻¹ = J M⁻¹ Jᵀ, Λ (damped_task_inertia), J̄ = M⁻¹ Jᵀ Λ (n x m),
-    μ = J̄ᵀ C q̇ − Λ J̇ q̇, p = J̄ᵀ g and J̇ q̇ (m,) (Khatib 1987), info (2,)."""
+    """The operational-space dynamics of the task rows `rows` (m indices into the 6F rows of the
+    F frames' [linear; angular], F x 13 frame rows), world-aligned axes at each frame origin,
+    for a state (n,) or a batch (B, n): J (m x n), Λ⁻¹ = J M⁻¹ Jᵀ (or, when `given`, Λ⁻¹
+    as the caller filled it in by another route), Λ (damped_task_inertia), J̄ = M⁻¹ Jᵀ Λ
+    (n x m), μ = J̄ᵀ C q̇ − Λ J̇ q̇, p = J̄ᵀ g and J̇ q̇ (m,) (Khatib 1987), info (2,)."""
     Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
     B, n = Q.shape
-    m = 6 * frames.shape[0]
+    m, F6 = rows.shape[0], 6 * frames.shape[0]
     OUT_J, OUT_JBAR = J.reshape((B, m, n)), Jbar.reshape((B, n, m))
     OUT_LI, OUT_L = Lambda_inv.reshape((B, m, m)), Lambda.reshape((B, m, m))
     OUT_MU, OUT_P, OUT_JDQD = mu.reshape((B, m)), p.reshape((B, m)), Jdot_qd.reshape((B, m))
     OUT_INFO = info.reshape((B, 2))
     workspace = minv_workspace(tree, n)
     _, X_world, S_world, _, _, _, _, _ = workspace
-    Minv, pose, zero = np.empty((n, n)), np.empty((4, 4)), np.zeros(n)
+    Minv, J_full = np.empty((n, n)), np.empty((F6, n))
+    Jdot_full, pose, zero = np.empty(F6), np.empty((4, 4)), np.zeros(n)
     X, v, a, f = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
     bias, g = np.empty(n), np.empty(n)
     for b in range(B):
@@ -140,12 +425,16 @@ def operational_space_dynamics(
             body = int(frames[k, FRAME_BODY])
             frame_pose_into(X_world, frames[k], pose)
             origin = (pose[0, 3], pose[1, 3], pose[2, 3])
-            frame_jacobian_into(tree, S_world, body, pose[:3, 3], OUT_J[b, 6 * k : 6 * k + 6])
-            classical_acceleration_into(v, a, body, origin, OUT_JDQD[b, 6 * k : 6 * k + 6])
+            frame_jacobian_into(tree, S_world, body, pose[:3, 3], J_full[6 * k : 6 * k + 6])
+            classical_acceleration_into(v, a, body, origin, Jdot_full[6 * k : 6 * k + 6])
+        for r in range(m):
+            OUT_J[b, r] = J_full[rows[r]]
+            OUT_JDQD[b, r] = Jdot_full[rows[r]]
         rnea(tree, gravity, Q[b], QD[b], zero, None, bias, X, v, a, f)
         rnea(tree, gravity, Q[b], zero, zero, None, g, X, v, a, f)
         MinvJT = Minv @ OUT_J[b].T
-        OUT_LI[b] = OUT_J[b] @ MinvJT
+        if not given:
+            OUT_LI[b] = OUT_J[b] @ MinvJT
         damped_task_inertia(OUT_LI[b], threshold, damping, OUT_L[b], OUT_INFO[b])
         OUT_JBAR[b] = MinvJT @ OUT_L[b]
         OUT_P[b] = OUT_JBAR[b].T @ g

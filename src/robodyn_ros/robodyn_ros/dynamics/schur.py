@@ -1,7 +1,9 @@
 """Exact solves of the constraint-force system 𝒜 λ = b of constraint_forces.py: forward dynamics
 and the Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany, "Schur complement factorization
 and parallel O(log N) algorithms for computation of operational space mass matrix and its
-inverse", restated in papers/README.md), by block LDLᵀ in O(N); serial chains.
+inverse", restated in papers/README.md), by block LDLᵀ in O(N); and the operational-space
+Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E and Λ (the direct form) of the tip body from the last pivot of the
+elimination from the base; serial chains.
 """
 
 import numpy as np
@@ -15,10 +17,13 @@ from robodyn_ros.dynamics.constraint_forces import (
     check_chain,
     invert_spd,
     joint_accelerations,
+    reduced_block,
+    skip,
     system_workspace,
 )
 from robodyn_ros.dynamics.fixed_frame import ZERO6
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.spatial import dot6, inertia_at, store_inertia_matrix, vector6
 
 
 @kernel_helper
@@ -28,19 +33,36 @@ def block_ldlt(Ad, Ao, Zinv, Z, K, work):
     n = Ad.shape[0]
     invert_spd(Ad[n - 1], Zinv[n - 1], work)
     for i in range(n - 2, -1, -1):
-        for r in range(C):  # K = 𝒜_{i,i+1} Z_{i+1}⁻¹
-            for s in range(C):
-                t = 0.0
-                for m in range(C):
-                    t += Ao[i, r, m] * Zinv[i + 1, m, s]
-                K[r, s] = t
-        for r in range(C):  # Z = 𝒜_ii − K 𝒜_{i,i+1}ᵀ
-            for s in range(C):
-                t = Ad[i, r, s]
-                for m in range(C):
-                    t -= K[r, m] * Ao[i, s, m]
-                Z[r, s] = t
+        eliminate(Ad[i], Ao[i], Zinv[i + 1], K, Z)
         invert_spd(Z, Zinv[i], work)
+
+
+@kernel_helper
+def eliminate(A, B, Zinv, K, Z):
+    """Z = A − B Zinv Bᵀ, one step of a block elimination (5 x 5 blocks; K = B Zinv)."""
+    for r in range(C):
+        for s in range(C):
+            t = 0.0
+            for m in range(C):
+                t += B[r, m] * Zinv[m, s]
+            K[r, s] = t
+    for r in range(C):
+        for s in range(C):
+            t = A[r, s]
+            for m in range(C):
+                t -= K[r, m] * B[s, m]
+            Z[r, s] = t
+
+
+@kernel_helper
+def last_pivot_inverse(Ad, Ao, Yinv, Y, K, work):
+    """Yinv = (𝒜⁻¹)_{N−1,N−1}, the inverse of the last pivot of the block elimination from the
+    base: Y_0 = 𝒜_00, Y_i = 𝒜_ii − 𝒜_{i−1,i}ᵀ Y_{i−1}⁻¹ 𝒜_{i−1,i} (papers/README.md). Y, K and
+    work are 5 x 5."""
+    invert_spd(Ad[0], Yinv, work)
+    for i in range(1, Ad.shape[0]):
+        eliminate(Ad[i], Ao[i - 1].T, Yinv, K, Y)
+        invert_spd(Y, Yinv, work)
 
 
 @kernel_helper
@@ -116,3 +138,92 @@ def mass_matrix_inverse_schur(tree, q, Minv):
             joint_accelerations(ws[15], None, ZERO6, ws, column)
             OUT[b, :, j] = column
             unit[j] = 0.0
+
+
+@kernel_helper
+def tip_pivot(tree, q, ws, Rinv, R, K, work):
+    """R (5 x 5) and Rinv = R⁻¹: the last pivot of the elimination of 𝒜 from the base with the
+    tip's own Φ_N left out of 𝒜_NN (there W_Nᵀ Φ_{N−1} W_N), so the usual last pivot is
+    Y_N = R + W_Nᵀ Φ_N W_N and (𝒜⁻¹)_NN = Y_N⁻¹; R = 0 for a chain of one body. Returns
+    (u, k) of the tip's W_N; ws from system_workspace, filled in."""
+    assemble_matrix(tree, q, ws)
+    Phi, house, pivot, Ad, Ao, T = ws[3], ws[4], ws[5], ws[6], ws[7], ws[9]
+    tip = q.shape[0] - 1
+    u, k = vector6(house, tip), pivot[tip]
+    if tip == 0:
+        R[:, :] = 0.0
+        Rinv[:, :] = np.inf
+    else:
+        reduced_block(Phi[tip - 1], u, k, u, k, 1.0, T, Ad[tip])
+        last_pivot_inverse(Ad, Ao, Rinv, R, K, work)
+    return u, k
+
+
+@kernel_helper
+def reflect(A, u, out):
+    """out = H A H for a symmetric 6 x 6 A, H = 1 − 2 u uᵀ (out may be A)."""
+    w = (
+        dot6(vector6(A, 0), u), dot6(vector6(A, 1), u), dot6(vector6(A, 2), u),
+        dot6(vector6(A, 3), u), dot6(vector6(A, 4), u), dot6(vector6(A, 5), u),
+    )
+    a = 4.0 * dot6(u, w)
+    for r in range(6):
+        for s in range(6):
+            out[r, s] = A[r, s] - 2.0 * (u[r] * w[s] + w[r] * u[s]) + a * u[r] * u[s]
+
+
+@kernel_helper
+def tip_inverse_inertia(tree, q, ws, Rinv, R, K, work, out):
+    """out (6 x 6) = Λ⁻¹ of the tip body N about the world origin, world axes: the response a_N
+    of the chain at rest to a force F on body N with τ = 0. ℰ = Wᵀ𝓟ᵀ𝓜⁻¹ e_N has the single
+    block W_Nᵀ Φ_N, so Λ⁻¹ = Φ_N − Φ_N W_N Y_N⁻¹ W_Nᵀ Φ_N (Fijany's Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E,
+    papers/README.md). Evaluated without its cancellation (Φ_N is large for a light tip): in
+    the basis [W_N, s] of the reflector H, with Φ̃ = H Φ_N H, Ĩ = H I_N H, Y = R + Φ̃_WW
+    (tip_pivot) and G = Y⁻¹, the blocks are R G Φ̃_WW, R G Φ̃_Ws and
+    1/Ĩ_ss − zᵀ R G Φ̃_Ws with z = Ĩ_Ws / Ĩ_ss (as Φ̃_WW⁻¹ − G = Φ̃_WW⁻¹ R G), then
+    Λ⁻¹ = H (⋯) H."""
+    u, k = tip_pivot(tree, q, ws, Rinv, R, K, work)
+    Phi, inertia, I_tilde, Phi_tilde = ws[3], ws[2], ws[8], ws[9]
+    tip = q.shape[0] - 1
+    reflect(Phi[tip], u, Phi_tilde)
+    store_inertia_matrix(I_tilde.reshape((1, 6, 6)), 0, inertia_at(inertia, tip))
+    reflect(I_tilde, u, I_tilde)
+    for a in range(C):  # K = Y = R + Φ̃_WW, Rinv = G = Y⁻¹
+        for b in range(C):
+            K[a, b] = R[a, b] + Phi_tilde[skip(a, k), skip(b, k)]
+    invert_spd(K, Rinv, work)
+    np.dot(R, Rinv, K)  # K = R G
+    for a in range(C):
+        for b in range(6):
+            t = 0.0
+            for c in range(C):
+                t += K[a, c] * Phi_tilde[skip(c, k), b]
+            out[skip(a, k), b] = t
+    ss = 1.0 / I_tilde[k, k]
+    for c in range(C):
+        ss -= I_tilde[skip(c, k), k] / I_tilde[k, k] * out[skip(c, k), k]
+    out[k, k] = ss
+    for a in range(C):
+        out[k, skip(a, k)] = out[skip(a, k), k]
+    for r in range(6):
+        for s in range(r):
+            out[r, s] = out[s, r] = 0.5 * (out[r, s] + out[s, r])
+    reflect(out, u, out)
+
+
+@kernel_helper
+def tip_inertia(tree, q, ws, Rinv, R, K, work, out):
+    """out (6 x 6) = Λ of the tip body N about the world origin, world axes, by the direct form
+    Λ = I_N + W_N R⁻¹ W_Nᵀ (Woodbury on Λ⁻¹ = Φ_N − Φ_N W_N (R + W_NᵀΦ_N W_N)⁻¹ W_Nᵀ Φ_N; the
+    paper's Λ = S − Rᵀ 𝒴⁻¹ R, 𝒴 differing from 𝒜 in one block), R from tip_pivot."""
+    u, k = tip_pivot(tree, q, ws, Rinv, R, K, work)
+    store_inertia_matrix(out.reshape((1, 6, 6)), 0, inertia_at(ws[2], q.shape[0] - 1))
+    for r in range(6):  # W_N = the columns ≠ k of 1 − 2 u uᵀ
+        for s in range(6):
+            t = 0.0
+            for a in range(C):
+                ra = (1.0 if r == skip(a, k) else 0.0) - 2.0 * u[r] * u[skip(a, k)]
+                for b in range(C):
+                    sb = (1.0 if s == skip(b, k) else 0.0) - 2.0 * u[s] * u[skip(b, k)]
+                    t += ra * Rinv[a, b] * sb
+            out[r, s] += t
