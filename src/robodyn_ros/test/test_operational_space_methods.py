@@ -9,11 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import case_named
+from rclpy.parameter import Parameter
+from robodyn_interfaces.srv import ComputeDynamics
 from test_dynamics import KAPPA_REF, RTOL, assert_close
+from test_dynamics_node import PANDA, Harness, joint_state, state
 
 from robodyn_ros import Robot
 from robodyn_ros.control.operational_space import OperationalSpace
 from robodyn_ros.control.plugin import ControllerState
+from robodyn_ros.ros.conversions import operational_space_dynamics
 
 PANDA_TCP = "panda_hand_tcp"
 STATES = 2
@@ -205,3 +209,38 @@ def test_schur_refuses_a_tree(load_robot) -> None:
     robot: Robot = load_robot("tree12_seed1")
     with pytest.raises(ValueError, match=r"method 'schur'.*the robot is a tree.*'recursive'"):
         robot.operational_space_inertia(np.zeros(robot.nv), robot.frame_names[-1], "schur")
+
+
+def test_dynamics_node_serves_each_method(ros, load_robot) -> None:
+    """dynamics_node over real DDS with operational_space_method "recursive": compute_dynamics
+    answers as Robot.operational_space by the method the request names; "schur" is refused,
+    with the reason, for a frame off the tip, as a request and as a parameter."""
+    robot: Robot = load_robot("bundled_panda")
+    harness = Harness(ros, robot_description=PANDA.read_text(), frames=[PANDA_TCP],
+                      operational_space_method="recursive")
+    try:
+        client = harness.peer.create_client(ComputeDynamics, "compute_dynamics")
+        assert client.wait_for_service(timeout_sec=20.0)
+        q, qd, _ = state(7, robot.nv)
+        request = ComputeDynamics.Request(frames=[PANDA_TCP], state=joint_state(robot, q, qd))
+        for method in ("", "schur"):
+            request.operational_space_method = method
+            response = client.call(request, timeout_sec=20.0)
+            assert response.success, response.message
+            served = operational_space_dynamics(response.operational_space[0])
+            expected = robot.operational_space(q, qd, PANDA_TCP, method or "recursive",
+                                               singular_threshold=1e-4)
+            for name in ("Lambda_inv", "Lambda", "Jbar", "mu"):
+                np.testing.assert_allclose(getattr(served, name), getattr(expected, name),
+                                           rtol=1e-12, err_msg=f"{method} {name}")
+        request.frames = [PANDA_TCP, "panda_link4"]
+        response = client.call(request, timeout_sec=20.0)
+        assert not response.success and "panda_link4" in response.message
+        harness.node.set_parameters([Parameter("frames", value=[PANDA_TCP, "panda_link4"])])
+        result = harness.node.set_parameters(
+            [Parameter("operational_space_method", value="schur")]
+        )[0]
+        assert not result.successful and "frame 'panda_link4'" in result.reason
+        harness.peer.destroy_client(client)
+    finally:
+        harness.close()

@@ -39,6 +39,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from robodyn_ros.model import ModelError
+from robodyn_ros.operational_space import check_tip_task
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
@@ -115,6 +116,7 @@ class DynamicsNode(Node):
             (
                 self.get_parameter("mass_matrix_method").value,
                 self.get_parameter("forward_dynamics_method").value,
+                self.get_parameter("operational_space_method").value,
             ),
         )
         self.robot, self._joint_map = robot, JointStateMap(robot.joint_names)
@@ -143,10 +145,14 @@ class DynamicsNode(Node):
             return f"forward_dynamics_method must be one of {Robot.FORWARD_DYNAMICS_METHODS}"
         if name == "operational_space_method" and value not in Robot.OPERATIONAL_SPACE_METHODS:
             return f"operational_space_method must be one of {Robot.OPERATIONAL_SPACE_METHODS}"
+        if name == "operational_space_method" and self.robot is not None:
+            return method_problem(self.robot, value, self._frames())
         if name == "frames" and self.robot is not None:
             unknown = [frame for frame in value or () if frame not in self.robot.frame_names]
             if unknown:
                 return f"frames: unknown frame(s) {unknown}; frames are {self.robot.frame_names}"
+            method = self.get_parameter("operational_space_method").value
+            return method_problem(self.robot, method, value or [])
         if name == "robot_description" and value and not self._load(value, "a parameter set"):
             return f"robot_description does not load: {self._last_error}"
         if name == "quantities" and set(value) - set(QUANTITIES):
@@ -237,6 +243,9 @@ class DynamicsNode(Node):
                 f"unknown frame(s) {unknown}" if unknown else f"unknown method(s) {bad_methods}"
             )
             return response
+        response.message = method_problem(self.robot, self._methods(methods)[2], request.frames)
+        if response.message:
+            return response
         try:
             q, qd, effort = JointStateMap(self.robot.joint_names).state(request.state)
         except JointStateError as error:
@@ -286,13 +295,29 @@ class DynamicsNode(Node):
         self._cycles = self._rejected = 0
 
 
-def warm_up(robot: Robot, methods: tuple[str, str]) -> None:
+def method_problem(robot: Robot, method: str, frames) -> str:
+    """Why the operational-space method cannot serve these frames of the robot ("" if it
+    can): "schur" needs a serial chain and frames on its last body."""
+    if method != "schur":
+        return ""
+    try:
+        check_tip_task(robot.model, frames, "operational_space_method")
+    except ValueError as error:
+        return str(error)
+    return ""
+
+
+def warm_up(robot: Robot, methods: tuple[str, str, str]) -> None:
     """Load (on a new install: compile) every kernel a cycle calls, so that the first joint
     state is answered as fast as the others; then exempt what exists now (the robot, the
-    modules) from the garbage collector's scans, which shortens the pauses of a cycle."""
+    modules) from the garbage collector's scans, which shortens the pauses of a cycle. The
+    operational-space method is loaded on a frame of the last body, where it can serve one."""
     q = np.zeros(robot.nv)
-    joint_space_message(robot, q, q, q, methods)
+    joint_space_message(robot, q, q, q, methods[:2])
     robot.operational_space(q, q, robot.frame_names[-1])
+    tip = robot.frame_names[list(robot.model.frame_body).index(robot.nv - 1)]
+    if not method_problem(robot, methods[2], [tip]):
+        robot.operational_space(q, q, tip, methods[2])
     robot.frame_pose(q, robot.frame_names[-1])
     gc.collect()
     gc.freeze()
