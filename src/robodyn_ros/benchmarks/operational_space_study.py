@@ -1,0 +1,194 @@
+"""Operational-space inertia Λ of the tip: every Robot.operational_space_inertia method against
+Pinocchio's fastest Λ route, on the bundled 7-DOF Panda and random chains of N = 7 … 1024.
+
+    .venv/bin/python src/robodyn_ros/benchmarks/operational_space_study.py [--sizes 7,64]
+        [--repeat 5] [--plot out.png]
+
+For each robot: µs per Python call of `robot.operational_space_inertia(q, tip, method)` for
+dense, recursive and schur, and of Pinocchio's two Λ routes in the same process (median of
+`--repeat` interleaved loops): the contact-Cholesky route (crba, the 6-D constraint's Jacobian,
+ContactCholeskyDecomposition.compute and getOperationalSpaceInertiaMatrix; world-aligned axes)
+and computeDelassusMatrix + numpy's inverse (the frame's LOCAL axes, the same work). The ratio
+is ours / the faster of the two; the error is each method's largest difference from the
+contact-Cholesky Λ relative to its largest entry. Pinocchio is timed up to N = 256 only: its
+Data grows as N³. Prints a Markdown table (targets: the 7-DOF arm and N = 256 ≤ 0.5) and writes
+a log-log plot of time against N (needs matplotlib: pip install -e 'src/robodyn_ros[bench]').
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numba
+import numpy as np
+import pinocchio as pin
+
+from common import (
+    BUNDLED_PANDA,
+    RobotSpec,
+    format_us,
+    interleaved_us,
+    mark,
+    markdown_table,
+    random_state,
+)
+from robodyn_ros import Robot
+from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+SIZES = (7, 16, 32, 64, 128, 256, 512, 1024)
+METHODS = Robot.OPERATIONAL_SPACE_METHODS
+CHOLESKY, DELASSUS = "pin contact-Cholesky", "pin Delassus+inv"
+PIN_MAX_N = 256
+TARGET = 0.5
+DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "operational_space_study.png"
+
+
+def specs(sizes: Sequence[int]) -> list[RobotSpec]:
+    """The bundled Panda (its tcp) and a random chain (its last link) per size."""
+    panda = RobotSpec("panda-bundled", "panda_hand_tcp", path=BUNDLED_PANDA)
+    return [panda, *(RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n) for n in sizes)]
+
+
+def pinocchio_routes(spec: RobotSpec, robot: Robot, q: np.ndarray) -> dict[str, Callable]:
+    """Pinocchio's two Λ routes on q, each a zero-argument call returning Λ."""
+    source, is_text = spec.urdf()
+    oracle = PinocchioOracle(source, robot.joint_names, is_string=is_text)
+    model, data, q_pin = oracle.model, oracle.data, oracle.q(q)
+    frame = model.frames[model.getFrameId(spec.frame, pin.FrameType.BODY)]
+    routes = {}
+    for name, axes in ((CHOLESKY, pin.LOCAL_WORLD_ALIGNED), (DELASSUS, pin.LOCAL)):
+        constraint = pin.RigidConstraintModel(
+            pin.ContactType.CONTACT_6D, model, frame.parentJoint, frame.placement, axes
+        )
+        models = pin.StdVec_RigidConstraintModel()
+        models.append(constraint)
+        datas = pin.StdVec_RigidConstraintData()
+        datas.append(constraint.createData())
+        if name == CHOLESKY:
+            routes[name] = _cholesky_route(model, data, q_pin, constraint, models, datas)
+        else:
+            routes[name] = lambda models=models, datas=datas: np.linalg.inv(
+                pin.computeDelassusMatrix(model, data, q_pin, models, datas)
+            )
+    return routes
+
+
+def _cholesky_route(model, data, q, constraint, models, datas) -> Callable[[], np.ndarray]:
+    cholesky = pin.ContactCholeskyDecomposition(model, data, models, datas)
+
+    def route() -> np.ndarray:
+        pin.crba(model, data, q, pin.Convention.WORLD)
+        constraint.calc(model, data, datas[0])
+        cholesky.compute(model, data, models, datas, 0.0)
+        return cholesky.getOperationalSpaceInertiaMatrix()
+
+    return route
+
+
+def bench(spec: RobotSpec, repeat: int, budget_s: float) -> tuple[int, dict, dict]:
+    """(n, µs per call by name, relative error of each method vs the contact-Cholesky Λ)."""
+    robot = spec.load()
+    q = random_state(robot.nv).q
+    calls: dict[str, Callable[[], object]] = {
+        method: (lambda method=method: robot.operational_space_inertia(q, spec.frame, method))
+        for method in METHODS
+    }
+    errors = {}
+    if robot.nv <= PIN_MAX_N:
+        routes = pinocchio_routes(spec, robot, q)
+        calls.update(routes)
+        expected = routes[CHOLESKY]()
+        errors = {
+            method: float(np.abs(calls[method]() - expected).max() / np.abs(expected).max())
+            for method in METHODS
+        }
+    times = dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s), strict=True))
+    return robot.nv, times, errors
+
+
+def table(runs: dict[str, tuple[int, dict, dict]]) -> str:
+    header = [
+        "robot", "N", *(f"{m} µs" for m in METHODS), "pin Cholesky µs", "pin Delassus µs",
+        *(f"{m}/pin" for m in METHODS), "error",
+    ]
+    rows = []
+    for name, (n, t, errors) in runs.items():
+        pin_us = min(t[CHOLESKY], t[DELASSUS]) if CHOLESKY in t else None
+        ratios = []
+        for method in METHODS:
+            if pin_us is None:
+                ratios.append("—")
+                continue
+            ratio = t[method] / pin_us
+            best = method == min(METHODS, key=t.__getitem__)
+            targeted = best and (name == "panda-bundled" or n == PIN_MAX_N)
+            ratios.append(f"{ratio:.2f}" + (f" {mark(ratio <= TARGET)}" if targeted else ""))
+        rows.append([
+            name, str(n), *(format_us(t[m]) for m in METHODS),
+            *(format_us(t[r]) if r in t else "—" for r in (CHOLESKY, DELASSUS)),
+            *ratios, f"{max(errors.values()):.0e}" if errors else "—",
+        ])
+    return markdown_table(header, rows)
+
+
+def plot(runs: dict[str, tuple[int, dict, dict]], path: Path) -> str:
+    """Write the log-log plot of time against N (chains); what was done, for the output."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: matplotlib is not installed (pip install -e 'src/robodyn_ros[bench]')"
+    chains = [run for name, run in runs.items() if name.startswith("chain")]
+    figure, axes = plt.subplots(figsize=(7, 5))
+    for name in (*METHODS, CHOLESKY, DELASSUS):
+        points = [(n, t[name]) for n, t, _ in chains if name in t]
+        axes.loglog(*zip(*points, strict=True), marker="o", label=name)
+    axes.set_xlabel("N (joints of a random chain)")
+    axes.set_ylabel("µs per Python call")
+    axes.set_title("Operational-space inertia Λ of the tip: robodyn_ros vs Pinocchio")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    return f"plot: {path}"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=list(SIZES),
+        help="comma-separated chain joint counts (default: 7 … 1024)",
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="timed loops per call (default 5)")
+    parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help="PNG to write")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    budget_s = 0.01
+    print(
+        f"Pinocchio {pin.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
+        f"{os.cpu_count()} CPUs; Λ (6 x 6) of the tip, one random state; median of "
+        f"{args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; ours/pin against the "
+        f"faster Pinocchio route; targets (✓/✗, our fastest): 7-DOF arm and N = {PIN_MAX_N} "
+        f"≤ {TARGET}; error: vs the contact-Cholesky Λ\n"
+    )
+    runs = {}
+    for spec in specs(args.sizes):
+        runs[spec.name] = bench(spec, args.repeat, budget_s)
+        gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
+    print(table(runs) + "\n")
+    print(plot(runs, args.plot))
+
+
+if __name__ == "__main__":
+    main()
