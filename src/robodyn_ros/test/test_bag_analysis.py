@@ -190,9 +190,12 @@ def test_command_writes_the_report_and_csv(tmp_path, case, recorded, capsys) -> 
     bag = write_bag(tmp_path / "run", "sqlite3", case, recorded)
     out = tmp_path / "out"
     assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA), "--window", "15",
-                 "--output", str(out), "--no-plots", "--no-bag"]) == 0
-    printed = capsys.readouterr().out
-    assert "over 15 samples" in printed and printed.startswith((out / "report.txt").read_text())
+                 "--output", str(out), "--no-plots", "--no-bag", "--progress"]) == 0
+    printed = capsys.readouterr()
+    assert "over 15 samples" in printed.out
+    assert printed.out.startswith((out / "report.txt").read_text())
+    assert f"dynamics [{'#' * 30}] 100%  {SAMPLES}/{SAMPLES}" in printed.err
+    assert "ETA 0:00:00" in printed.err
     assert sorted(p.name for p in out.iterdir()) == ["report.txt", "samples.csv"]
     # a second run does not overwrite the first
     assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA),

@@ -15,8 +15,9 @@ class ProgressBar:
     line. Draws
     ``label [#####.....]  45%  450000/1000000  120000/s  ETA 0:00:04``."""
 
-    def __init__(self, total: int, label: str, stream: TextIO = sys.stderr) -> None:
-        self.total, self.label, self.stream = total, label, stream
+    def __init__(self, total: int, label: str, stream: TextIO | None = None) -> None:
+        self.total, self.label = total, label
+        self.stream = sys.stderr if stream is None else stream  # the one current at the start
         self.done = 0
         self.started = self._drawn = time.monotonic()
 
