@@ -1,5 +1,6 @@
 """`robodyn bag replay` over real DDS: a subscriber in this process receives the recorded
-joint states in order, unchanged, with /clock at the recorded times."""
+joint states in order, unchanged, with /clock at the recorded times; dynamics_node processes a
+replayed run live."""
 
 from __future__ import annotations
 
@@ -8,12 +9,17 @@ import time
 
 import numpy as np
 import pytest
-from rclpy.executors import SingleThreadedExecutor
+from conftest import BUNDLED_PANDA, robot_named
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from robodyn_interfaces.msg import JointSpaceDynamics
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.bag import BagError, write_joint_states
 from robodyn_ros.ros.bag_replay import BagPlayer
+from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.testing.trajectories import sine_trajectory
 
 SAMPLES, PERIOD = 40, 0.01  # a 0.4 s run at 100 Hz
 RATE = 2.0
@@ -73,3 +79,42 @@ def test_replay_names_a_missing_topic(ros, bag) -> None:
             BagPlayer(node, bag[0], "/joint_states", rate=0.0)
     finally:
         node.destroy_node()
+
+
+def test_dynamics_node_processes_a_replayed_run(ros, tmp_path) -> None:
+    """Efforts recorded as RNEA(q, q̇, q̈) of a known trajectory: the node's q̈ = M⁻¹(τ − b)
+    for each replayed joint state gives back the trajectory's q̈, under the joint state's stamp."""
+    robot = robot_named("bundled_panda")
+    trajectory = sine_trajectory(robot, SAMPLES, 1 / PERIOD)
+    effort = robot.inverse_dynamics(trajectory.q, trajectory.qd, trajectory.qdd)
+    bag = tmp_path / "run"
+    write_joint_states(bag, "sqlite3", robot.joint_names, trajectory.stamps, trajectory.q,
+                       trajectory.qd, effort)
+    node = DynamicsNode(parameter_overrides=[
+        Parameter("robot_description", value=BUNDLED_PANDA.read_text()),
+        Parameter("quantities", value=["acceleration"]),
+    ])
+    peer = ros.create_node("bag_replay_dynamics_peer")
+    answers: list[JointSpaceDynamics] = []
+    peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space", answers.append, 100)
+    executor = MultiThreadedExecutor(num_threads=2)
+    executor.add_node(node)
+    executor.add_node(peer)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        player = BagPlayer(peer, bag, "/joint_states")
+        assert player.wait_for_subscribers(20.0), "dynamics_node's subscription not discovered"
+        assert player.play() == SAMPLES
+        deadline = time.monotonic() + 20.0
+        while len(answers) < SAMPLES and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        executor.shutdown(timeout_sec=5.0)
+        spinner.join(timeout=5.0)
+        node.destroy_node()
+        peer.destroy_node()
+    assert len(answers) == SAMPLES
+    stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in answers]
+    assert stamps == trajectory.stamps.tolist()
+    np.testing.assert_allclose([m.acceleration for m in answers], trajectory.qdd, atol=1e-9)
