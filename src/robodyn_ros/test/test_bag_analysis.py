@@ -20,6 +20,7 @@ from robodyn_ros.bag import (
 )
 from robodyn_ros.bag.reading import open_bag
 from robodyn_ros.bag.typestore import typestore
+from robodyn_ros.bag.writing import header, open_writer
 from robodyn_ros.cli import main
 from robodyn_ros.parallel import backend
 from robodyn_ros.testing.trajectories import sine_trajectory
@@ -212,6 +213,32 @@ def test_missing_topic_lists_the_topics(tmp_path, case, recorded) -> None:
     assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA), "--topic", "/js",
                  "--output", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_messages_of_mixed_layouts_are_read_one_by_one(tmp_path, case, recorded) -> None:
+    """Name order changing between messages and efforts in only some: every message is
+    deserialised on its own (no common byte layout) and lands in the URDF's joint order."""
+    trajectory, _, effort = recorded
+    store = typestore()
+    JointState = store.types["sensor_msgs/msg/JointState"]
+    names = list(case.robot.joint_names)
+    with open_writer(tmp_path / "mixed", "mcap") as writer:
+        connection = writer.add_connection("/joint_states", JointState.__msgtype__,
+                                           typestore=store)
+        for k, stamp in enumerate(trajectory.stamps.tolist()):
+            order = slice(None, None, -1 if k % 2 else 1)
+            q, qd, tau = (np.ascontiguousarray(x[k][order]) for x in (trajectory.q,
+                                                                        trajectory.qd, effort))
+            message = JointState(header=header(stamp, ""), name=names[order], position=q,
+                                 velocity=qd, effort=tau if k % 3 else np.empty(0))
+            writer.write(connection, stamp, store.serialize_cdr(message, JointState.__msgtype__))
+    with pytest.warns(BagWarning, match=f"{SAMPLES // 3 + 1} of {SAMPLES} messages have no effort"):
+        run = read_joint_states(tmp_path / "mixed", "/joint_states", names)
+    np.testing.assert_array_equal(run.position, trajectory.q)
+    np.testing.assert_array_equal(run.velocity, trajectory.qd)
+    with_effort = np.arange(SAMPLES) % 3 != 0
+    np.testing.assert_array_equal(run.effort[with_effort], effort[with_effort])
+    assert np.isnan(run.effort[~with_effort]).all()
 
 
 def test_joints_not_in_the_urdf(tmp_path, case, recorded) -> None:

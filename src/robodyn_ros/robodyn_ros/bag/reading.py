@@ -19,6 +19,7 @@ from rosbags.rosbag2 import Reader
 from rosbags.rosbag2.errors import ReaderError
 
 from robodyn_ros.bag.errors import BagError, BagWarning
+from robodyn_ros.bag.joint_state_cdr import UniformJointStates, decode_uniform
 from robodyn_ros.bag.typestore import typestore
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -54,15 +55,18 @@ class RecordedRun:
         return len(self.stamps)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Columns:
-    """Message fields gathered while reading, one list entry per message."""
+    """The messages' fields in the robot's joint order, a row per message in recorded order;
+    velocity and effort rows are NaN where has_velocity and has_effort are False."""
 
-    stamps: list[int]
-    receive_times: list[int]
-    position: list[np.ndarray]
-    velocity: list[np.ndarray | None]
-    effort: list[np.ndarray | None]
+    stamps: np.ndarray
+    receive_times: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+    has_velocity: np.ndarray
+    effort: np.ndarray
+    has_effort: np.ndarray
 
 
 def storage_of(bag: Path) -> str:
@@ -124,40 +128,88 @@ def topic_connections(reader: Reader, bag: Path, topic: str) -> list:
 def _read_columns(
     reader: Reader, connections: list, bag: Path, topic: str, joint_names: tuple[str, ...]
 ) -> _Columns:
-    store = typestore()
-    columns = _Columns([], [], [], [], [])
+    raws, receive_times = _raw_messages(reader, connections, bag, topic)
     picker = _JointPicker(joint_names, bag, topic)
-    expected = sum(connection.msgcount for connection in connections)
     try:
-        for _, receive_time, raw in reader.messages(connections=connections):
-            message = store.deserialize_cdr(raw, JOINT_STATE)
-            _append(columns, picker, message, receive_time, len(columns.stamps))
+        first = typestore().deserialize_cdr(raws[0], JOINT_STATE)
+        uniform = decode_uniform(raws, tuple(first.name))
+        if uniform is not None:
+            return _uniform_columns(uniform, picker, receive_times)
+        return _message_columns(raws, picker, receive_times)
     except BagError:
         raise
     except READ_ERRORS as error:
         raise BagError(
-            f"bag {bag}: reading '{topic}' failed after {len(columns.stamps)} of {expected} "
-            f"messages (damaged or truncated file?): {type(error).__name__}: {error}"
+            f"bag {bag}: a '{topic}' message cannot be decoded (damaged file?): "
+            f"{type(error).__name__}: {error}"
         ) from error
-    if len(columns.stamps) != expected:
+
+
+def _raw_messages(
+    reader: Reader, connections: list, bag: Path, topic: str
+) -> tuple[list[bytes], np.ndarray]:
+    """The CDR bytes of every message of the topic and the times the bag recorded them; a
+    BagError when the file ends early or breaks."""
+    raws, times = [], []
+    expected = sum(connection.msgcount for connection in connections)
+    try:
+        for _, receive_time, raw in reader.messages(connections=connections):
+            raws.append(raw)
+            times.append(receive_time)
+    except READ_ERRORS as error:
         raise BagError(
-            f"bag {bag}: '{topic}' has {len(columns.stamps)} readable messages of the "
-            f"{expected} its metadata lists: the file is truncated"
+            f"bag {bag}: reading '{topic}' failed after {len(raws)} of {expected} messages "
+            f"(damaged or truncated file?): {type(error).__name__}: {error}"
+        ) from error
+    if len(raws) != expected:
+        raise BagError(
+            f"bag {bag}: '{topic}' has {len(raws)} readable messages of the {expected} its "
+            "metadata lists: the file is truncated"
         )
-    if not columns.stamps:
+    if not raws:
         raise BagError(f"bag {bag}: topic '{topic}' has no messages")
-    return columns
+    return raws, np.array(times, dtype=np.int64)
 
 
-def _append(columns: _Columns, picker: _JointPicker, message, receive_time: int, k: int) -> None:
-    index = picker.index(tuple(message.name))
-    count = len(message.name)
-    stamp = message.header.stamp
-    columns.stamps.append(stamp.sec * 1_000_000_000 + stamp.nanosec)
-    columns.receive_times.append(receive_time)
-    columns.position.append(picker.field(message.position, "position", count, index, k))
-    columns.velocity.append(picker.optional(message.velocity, "velocity", count, index, k))
-    columns.effort.append(picker.optional(message.effort, "effort", count, index, k))
+def _uniform_columns(
+    uniform: UniformJointStates, picker: _JointPicker, receive_times: np.ndarray
+) -> _Columns:
+    index = picker.index(uniform.names)
+    size, n = len(uniform.stamps), len(index)
+    velocity, effort = (
+        np.full((size, n), np.nan) if values is None else values[:, index]
+        for values in (uniform.velocity, uniform.effort)
+    )
+    return _Columns(
+        uniform.stamps, receive_times, uniform.position[:, index],
+        velocity, np.full(size, uniform.velocity is not None),
+        effort, np.full(size, uniform.effort is not None),
+    )
+
+
+def _message_columns(raws: list[bytes], picker: _JointPicker, receive_times) -> _Columns:
+    """Each message deserialised by rosbags: any mix of name orders and field lengths."""
+    store, stamps, position, velocity, effort = typestore(), [], [], [], []
+    for k, raw in enumerate(raws):
+        message = store.deserialize_cdr(raw, JOINT_STATE)
+        index = picker.index(tuple(message.name))
+        count = len(message.name)
+        stamps.append(message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec)
+        position.append(picker.field(message.position, "position", count, index, k))
+        velocity.append(picker.optional(message.velocity, "velocity", count, index, k))
+        effort.append(picker.optional(message.effort, "effort", count, index, k))
+    n = len(picker.joint_names)
+    return _Columns(
+        np.array(stamps, dtype=np.int64), receive_times, np.stack(position),
+        *_with_gaps(velocity, n), *_with_gaps(effort, n),
+    )
+
+
+def _with_gaps(rows: list[np.ndarray | None], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values with NaN rows where a message had none, whether each message had them)."""
+    gap = np.full(n, np.nan)
+    present = np.array([row is not None for row in rows])
+    return np.stack([gap if row is None else row for row in rows]), present
 
 
 class _JointPicker:
@@ -205,29 +257,29 @@ def _recorded_run(bag: Path, topic: str, names: tuple[str, ...], columns: _Colum
     where = f"bag {bag}, topic '{topic}'"
     stamps = _stamps(columns, where)
     order = _stamp_order(stamps, where)
-    position = np.stack(columns.position)[order]
-    velocity = _complete_field(columns.velocity, "velocity", where)
-    effort = _partial_field(columns.effort, names, where)
-    velocity = None if velocity is None else velocity[order]
-    effort = None if effort is None else effort[order]
+    position = columns.position[order]
     _require_finite(position, "position", where)
+    velocity = _complete_field(columns.velocity, columns.has_velocity, "velocity", where)
     if velocity is not None:
+        velocity = velocity[order]
         _require_finite(velocity, "velocity", where)
+    effort = _partial_field(columns.effort, columns.has_effort, where)
     if effort is not None:
-        _require_finite(effort, "effort", where, missing_rows=True)
+        effort = effort[order]
+        _require_finite(effort, "effort", where, rows=columns.has_effort[order])
     return RecordedRun(
         bag, topic, storage_of(bag), names, stamps[order], position, velocity, effort
     )
 
 
 def _stamps(columns: _Columns, where: str) -> np.ndarray:
-    stamps = np.array(columns.stamps, dtype=np.int64)
+    stamps = columns.stamps
     if not stamps.any():
         warnings.warn(
             f"{where}: every header stamp is zero; using the times the bag recorded instead",
             BagWarning, stacklevel=4,
         )
-        stamps = np.array(columns.receive_times, dtype=np.int64)
+        stamps = columns.receive_times
     return stamps
 
 
@@ -254,42 +306,41 @@ def _stamp_order(stamps: np.ndarray, where: str) -> np.ndarray:
     return order
 
 
-def _complete_field(values: list[np.ndarray | None], field: str, where: str) -> np.ndarray | None:
+def _complete_field(
+    values: np.ndarray, present: np.ndarray, field: str, where: str
+) -> np.ndarray | None:
     """The field when every message has it; None (with a warning if only some lack it)."""
-    absent = sum(value is None for value in values)
-    if absent == 0:
-        return np.stack(values)
-    if absent < len(values):
+    if present.all():
+        return values
+    if present.any():
         warnings.warn(
-            f"{where}: {absent} of {len(values)} messages have no {field}; it is derived from "
-            "the positions for every message",
+            f"{where}: {np.count_nonzero(~present)} of {len(present)} messages have no "
+            f"{field}; it is derived from the positions for every message",
             BagWarning, stacklevel=4,
         )
     return None
 
 
-def _partial_field(values: list[np.ndarray | None], names, where: str) -> np.ndarray | None:
-    """The field with NaN rows where a message lacks it; None when no message has it."""
-    absent = sum(value is None for value in values)
-    if absent == len(values):
+def _partial_field(values: np.ndarray, present: np.ndarray, where: str) -> np.ndarray | None:
+    """The efforts (NaN rows where a message has none); None when no message has any."""
+    if not present.any():
         return None
-    if absent:
+    if not present.all():
         warnings.warn(
-            f"{where}: {absent} of {len(values)} messages have no effort; their residual is NaN",
+            f"{where}: {np.count_nonzero(~present)} of {len(present)} messages have no "
+            "effort; their residual is NaN",
             BagWarning, stacklevel=4,
         )
-    empty = np.full(len(names), np.nan)
-    return np.stack([empty if value is None else value for value in values])
+    return values
 
 
 def _require_finite(
-    values: np.ndarray, field: str, where: str, missing_rows: bool = False
+    values: np.ndarray, field: str, where: str, rows: np.ndarray | None = None
 ) -> None:
-    """A BagError unless every value is finite (or, with missing_rows, every row is finite
-    or all NaN: a message without the field)."""
+    """A BagError unless every value (of the `rows` given, default all) is finite."""
     broken = ~np.isfinite(values).all(axis=1)
-    if missing_rows:
-        broken &= ~np.isnan(values).all(axis=1)
+    if rows is not None:
+        broken &= rows
     bad = np.flatnonzero(broken)
     if bad.size:
         raise BagError(
