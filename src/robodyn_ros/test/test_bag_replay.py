@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 from conftest import BUNDLED_PANDA, robot_named
-from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics
 from rosgraph_msgs.msg import Clock
@@ -36,37 +36,46 @@ def bag(tmp_path_factory):
     return path, stamps, position
 
 
-def test_replay_publishes_the_recorded_messages_in_order(ros, bag) -> None:
-    path, stamps, position = bag
-    received, clocks = [], []
-    listener = ros.create_node("bag_replay_listener")
-    player_node = ros.create_node("bag_replay_test")
-    listener.create_subscription(JointState, "/joint_states", received.append, 100)
-    listener.create_subscription(Clock, "/clock", clocks.append, 100)
-    executor = SingleThreadedExecutor()
-    executor.add_node(listener)
+def play_while_spinning(nodes: list, player_node, bag, received: list, rate: float = 1.0):
+    """Spin `nodes` in a thread, play the bag's joint states from `player_node` once a
+    subscriber is there, wait (20 s at most) until `received` holds SAMPLES messages, then
+    destroy every node."""
+    executor = MultiThreadedExecutor(num_threads=2)
+    for node in nodes:
+        executor.add_node(node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
     try:
-        player = BagPlayer(player_node, path, "/joint_states", rate=RATE)
+        player = BagPlayer(player_node, bag, "/joint_states", rate=rate)
         assert player.wait_for_subscribers(20.0), "no subscriber discovered in 20 s"
         assert player.play() == SAMPLES
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + 20.0
         while len(received) < SAMPLES and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
         executor.shutdown(timeout_sec=5.0)
         spinner.join(timeout=5.0)
-        listener.destroy_node()
-        player_node.destroy_node()
-    assert len(received) == SAMPLES
-    got = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in received]
-    assert got == stamps.tolist()
+        for node in {*nodes, player_node}:
+            node.destroy_node()
+
+
+def nanoseconds(stamp) -> int:
+    return stamp.sec * 10**9 + stamp.nanosec
+
+
+def test_replay_publishes_the_recorded_messages_in_order(ros, bag) -> None:
+    path, stamps, position = bag
+    received, clocks = [], []
+    listener = ros.create_node("bag_replay_listener")
+    listener.create_subscription(JointState, "/joint_states", received.append, 100)
+    listener.create_subscription(Clock, "/clock", clocks.append, 100)
+    play_while_spinning([listener], ros.create_node("bag_replay_test"), path, received, RATE)
+    assert [nanoseconds(m.header.stamp) for m in received] == stamps.tolist()
     np.testing.assert_array_equal([m.position for m in received], position)
     np.testing.assert_array_equal([m.effort for m in received], 2 * position)
     assert all(list(m.name) == NAMES for m in received)
     # /clock at the recorded times (its first ones may go out before /clock is discovered)
-    clock = [c.clock.sec * 10**9 + c.clock.nanosec for c in clocks]
+    clock = [nanoseconds(c.clock) for c in clocks]
     assert len(clock) > SAMPLES // 2 and clock == stamps.tolist()[SAMPLES - len(clock) :]
 
 
@@ -97,24 +106,6 @@ def test_dynamics_node_processes_a_replayed_run(ros, tmp_path) -> None:
     peer = ros.create_node("bag_replay_dynamics_peer")
     answers: list[JointSpaceDynamics] = []
     peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space", answers.append, 100)
-    executor = MultiThreadedExecutor(num_threads=2)
-    executor.add_node(node)
-    executor.add_node(peer)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    try:
-        player = BagPlayer(peer, bag, "/joint_states")
-        assert player.wait_for_subscribers(20.0), "dynamics_node's subscription not discovered"
-        assert player.play() == SAMPLES
-        deadline = time.monotonic() + 20.0
-        while len(answers) < SAMPLES and time.monotonic() < deadline:
-            time.sleep(0.02)
-    finally:
-        executor.shutdown(timeout_sec=5.0)
-        spinner.join(timeout=5.0)
-        node.destroy_node()
-        peer.destroy_node()
-    assert len(answers) == SAMPLES
-    stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in answers]
-    assert stamps == trajectory.stamps.tolist()
+    play_while_spinning([node, peer], peer, bag, answers)
+    assert [nanoseconds(m.header.stamp) for m in answers] == trajectory.stamps.tolist()
     np.testing.assert_allclose([m.acceleration for m in answers], trajectory.qdd, atol=1e-9)
