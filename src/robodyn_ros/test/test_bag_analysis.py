@@ -292,5 +292,7 @@ def test_bad_window_and_missing_bag(tmp_path, case, recorded) -> None:
     run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
     with pytest.raises(BagError, match=r"window must be an odd number.*got 10"):
         analyze(case.robot, run, window=10)
+    with pytest.raises(ValueError, match=r"unknown frame 'wrist_cam'.*panda_hand_tcp"):
+        analyze_bag(bag, case.robot, AnalysisOptions(frames=("wrist_cam",), output=tmp_path / "o"))
     with pytest.raises(BagError, match=r"nowhere: not a rosbag2 folder"):
         read_joint_states(tmp_path / "nowhere", "/joint_states", case.robot.joint_names)

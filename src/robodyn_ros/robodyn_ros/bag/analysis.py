@@ -81,8 +81,7 @@ def analyze(
     """The Analysis of `run` on `pool` (default serial): time chunks of `chunk` samples, each
     computed whole (kernels and reductions) by one worker, `pool.workers` chunks at a time;
     `progress(samples)` after each round."""
-    for frame in frames:
-        robot.model.frame_index(frame)  # raises, listing the frames
+    check_frames(robot, frames)
     velocity, acceleration = velocities_and_accelerations(run, window)
     pool = pool or SerialBackend()
     task = ChunkDynamics(robot, tuple(frames), mass_matrix_method)
@@ -108,6 +107,12 @@ def analyze(
         run, tuple(robot.joint_names), velocity, acceleration, torque, residual, condition,
         kinetic, potential, measures, mass_matrix_method, window,
     )
+
+
+def check_frames(robot: Robot, frames: Sequence[str]) -> None:
+    """A ValueError listing the robot's frames unless it has every one of `frames`."""
+    for frame in frames:
+        robot.model.frame_index(frame)
 
 
 class ChunkDynamics:

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
-from robodyn_ros.bag.analysis import WINDOW, Analysis, analyze
+from robodyn_ros.bag.analysis import WINDOW, Analysis, analyze, check_frames
 from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.plots import write_plots
 from robodyn_ros.bag.progress import ProgressBar
@@ -51,6 +51,7 @@ def analyze_bag(bag: str | Path, robot: Robot, options: AnalysisOptions) -> Anal
     bag = Path(bag)
     folder = options.output or bag.parent / f"{bag.name}_dynamics"
     _check_output(folder)
+    check_frames(robot, options.frames)  # before the bag is read
     run = read_joint_states(bag, options.topic, robot.joint_names)
     show = sys.stderr.isatty() if options.progress is None else options.progress
     with backend(options.backend, workers=options.workers) as pool, _bar(
