@@ -17,7 +17,7 @@ import pytest
 
 RTOL = 1e-9
 FLOOR = 1e-3
-BATCH_RTOL = 1e-14  # batch vs single state: same arithmetic, bitwise equal today
+BATCH_RTOL = 1e-14  # batch vs single state: same arithmetic, fused differently at most
 STATES = 3  # random states per robot and function
 # q̈ solves M q̈ = τ − h: it inherits the condition number κ(M) of the problem, so the reference
 # itself is known only to ≈ κ·1e-16 relative (Pinocchio's own ABA is 4e-9 off the exact q̈ on

@@ -28,6 +28,14 @@ from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of
 
 
 @kernel_helper
+def aba_workspace(n):
+    """(X_world, S_world, v, c, pA, U, D, u, IA): what aba needs besides the state."""
+    X_world, S_world, v = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6))
+    c, pA, U, IA = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6, 6))
+    return X_world, S_world, v, c, pA, U, np.empty(n), np.empty(n), IA
+
+
+@kernel_helper
 def aba(tree, gravity, q, qd, tau, f_ext, qdd, X_world, S_world, v, c, pA, U, D, u, IA):
     """q̈ for one state, written into qdd; f_ext None or (n, 6) body-frame wrenches.
 
@@ -87,9 +95,7 @@ def forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd):
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
     B, n = Q.shape
     QDD = qdd.reshape((B, n))
-    X_world, S_world, v = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6))
-    c, pA, U, IA = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6, 6))
-    D, u = np.empty(n), np.empty(n)
+    X_world, S_world, v, c, pA, U, D, u, IA = aba_workspace(n)
     if f_ext is None:
         for b in range(B):
             aba(tree, gravity, Q[b], QD[b], TAU[b], None, QDD[b],

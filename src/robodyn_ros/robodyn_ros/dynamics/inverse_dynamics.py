@@ -23,12 +23,18 @@ from robodyn_ros.dynamics.tree import PLACEMENT, POSE, body_inertia, parent_of, 
 
 
 @kernel_helper
+def rnea_workspace(n):
+    """(X, v, a, f): what rnea needs besides the state, n x 12 and three n x 6."""
+    return np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+
+
+@kernel_helper
 def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i for one state, written into tau.
 
     Each body's quantities are in its own frame (RBDA Table 5.1). f_ext is None or (n, 6): a
     wrench on each body in the body frame about its origin. X (n x 12: pose of each body in its
-    parent), v, a, f (n x 6) are workspaces.
+    parent), v, a, f (n x 6) are workspaces (rnea_workspace).
     """
     # the base accelerates upwards at g: every body feels gravity
     a_root = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
@@ -68,7 +74,7 @@ def inverse_dynamics(tree, gravity, q, qd, qdd, f_ext, tau):
     Q, QD, QDD = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd)
     B, n = Q.shape
     TAU = tau.reshape((B, n))
-    X, v, a, f = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    X, v, a, f = rnea_workspace(n)
     if f_ext is None:
         for b in range(B):
             rnea(tree, gravity, Q[b], QD[b], QDD[b], None, TAU[b], X, v, a, f)

@@ -7,25 +7,24 @@ with one C signature,
     void entry(const double *tree, const double *gravity, int64 n,
                const double *x0, const double *x1, const double *x2, double *out)
 
-that views the pointers as the kernel's arrays (tree (n, WIDTH), gravity (3,), the state
-vectors (n,), out shaped as the result) and runs the same kernel the batch path runs. Unused
-inputs are NULL and never read.
+that views the pointers as arrays (tree (n, WIDTH), gravity (3,), the state vectors (n,), out
+shaped as the result) and runs the one-state algorithm the batch kernels loop over, with its
+own workspace. Unused inputs are NULL and never read.
 
 Compiled entries are cached on disk like the kernels; the module compiles (or loads) them when
 it is imported, which robodyn_ros.dynamics.state_entries does on first use.
 """
 
+import numpy as np
 from numba import carray, cfunc, types
 
-from robodyn_ros.dynamics import (
-    energy,
-    forward_dynamics,
-    inertia_diagonal,
-    inertia_inverse,
-    inertia_matrix,
-    inverse_dynamics,
-)
-from robodyn_ros.dynamics.jit import FASTMATH
+from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
+from robodyn_ros.dynamics.forward_dynamics import aba, aba_workspace
+from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
+from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
+from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
+from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
+from robodyn_ros.dynamics.jit import FASTMATH, kernel_helper
 from robodyn_ros.dynamics.tree import WIDTH
 
 _POINTER = types.CPointer(types.float64)
@@ -34,61 +33,65 @@ SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POI
 entry = cfunc(SIGNATURE, cache=True, fastmath=FASTMATH)
 
 
+@kernel_helper
+def as_tree(tree, n):
+    """The packed tree (n, WIDTH) behind a pointer."""
+    return carray(tree, (n, WIDTH))
+
+
 @entry
 def inverse_dynamics_entry(tree, gravity, n, q, qd, qdd, tau):
-    inverse_dynamics.inverse_dynamics(
-        carray(tree, (n, WIDTH)), carray(gravity, 3), carray(q, n), carray(qd, n),
-        carray(qdd, n), None, carray(tau, n),
-    )
+    X, v, a, f = rnea_workspace(n)
+    rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), carray(qdd, n), None,
+         carray(tau, n), X, v, a, f)
 
 
 @entry
 def bias_forces_entry(tree, gravity, n, q, qd, _x1, tau):
-    inverse_dynamics.bias_forces(
-        carray(tree, (n, WIDTH)), carray(gravity, 3), carray(q, n), carray(qd, n),
-        carray(tau, n),
-    )
+    X, v, a, f = rnea_workspace(n)
+    rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), np.zeros(n), None,
+         carray(tau, n), X, v, a, f)
 
 
 @entry
 def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
-    inverse_dynamics.gravity_torques(
-        carray(tree, (n, WIDTH)), carray(gravity, 3), carray(q, n), carray(tau, n)
-    )
+    X, v, a, f = rnea_workspace(n)
+    zero = np.zeros(n)
+    rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), zero, zero, None, carray(tau, n),
+         X, v, a, f)
 
 
 @entry
 def mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
-    inertia_matrix.mass_matrix(carray(tree, (n, WIDTH)), carray(q, n), carray(M, (n, n)))
+    packed = as_tree(tree, n)
+    crba(packed, carray(q, n), carray(M, (n, n)), crba_workspace(packed, n))
 
 
 @entry
 def mass_matrix_diagonal_entry(tree, gravity, n, q, _x1, _x2, diag):
-    inertia_diagonal.mass_matrix_diagonal(carray(tree, (n, WIDTH)), carray(q, n), carray(diag, n))
+    inertia_diagonal(as_tree(tree, n), carray(q, n), carray(diag, n), diagonal_workspace(n))
 
 
 @entry
 def mass_matrix_inverse_entry(tree, gravity, n, q, _x1, _x2, Minv):
-    inertia_inverse.mass_matrix_inverse(
-        carray(tree, (n, WIDTH)), carray(q, n), carray(Minv, (n, n))
-    )
+    packed = as_tree(tree, n)
+    minv_aba(packed, carray(q, n), carray(Minv, (n, n)), minv_workspace(packed, n))
 
 
 @entry
 def forward_dynamics_entry(tree, gravity, n, q, qd, tau, qdd):
-    forward_dynamics.forward_dynamics(
-        carray(tree, (n, WIDTH)), carray(gravity, 3), carray(q, n), carray(qd, n),
-        carray(tau, n), None, carray(qdd, n),
-    )
+    X_world, S_world, v, c, pA, U, D, u, IA = aba_workspace(n)
+    aba(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), carray(tau, n), None,
+        carray(qdd, n), X_world, S_world, v, c, pA, U, D, u, IA)
 
 
 @entry
 def kinetic_energy_entry(tree, gravity, n, q, qd, _x1, T):
-    energy.kinetic_energy(carray(tree, (n, WIDTH)), carray(q, n), carray(qd, n), carray(T, ()))
+    carray(T, 1)[0] = kinetic_energy_of(as_tree(tree, n), carray(q, n), carray(qd, n),
+                                        energy_workspace(n))
 
 
 @entry
 def potential_energy_entry(tree, gravity, n, q, _x1, _x2, V):
-    energy.potential_energy(
-        carray(tree, (n, WIDTH)), carray(gravity, 3), carray(q, n), carray(V, ())
-    )
+    carray(V, 1)[0] = potential_energy_of(as_tree(tree, n), carray(gravity, 3), carray(q, n),
+                                          energy_workspace(n))
