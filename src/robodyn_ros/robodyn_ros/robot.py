@@ -415,6 +415,30 @@ class Robot:
             ) from None
         return out
 
+    def operational_space_inertia_inverse_times(
+        self, q, frame: str | Sequence[str], force, *, axes=None
+    ) -> np.ndarray:
+        """Λ⁻¹ F for one task force F, shape (..., m) like F: the task acceleration a force F on
+        the frames (one name or several, [force; torque] about each frame origin in world-aligned
+        axes, cut to `axes` as in operational_space_inertia) gives the robot at rest with τ = 0
+        and no gravity. One right-hand side in O(n) (the articulated-body algorithm with F as
+        external wrenches), Λ⁻¹ never formed."""
+        names, rows, selection, _ = self._task(frame, axes)
+        if not _ready(self.nv, q):
+            (q,) = self._checked(q)
+        force = _as_float_array(force, "force")
+        expected = (*q.shape[:-1], selection.shape[0])
+        if force.shape != expected:
+            raise ValueError(
+                f"force must have shape {expected}: one value per task axis of the frame(s) "
+                f"{', '.join(map(repr, names))} for each state; got {force.shape}"
+            )
+        out = np.empty(expected)
+        operational_space.operational_space_inertia_inverse_times(
+            self._tree, rows, selection, q, force, out
+        )
+        return out
+
     def operational_space(
         self,
         q,

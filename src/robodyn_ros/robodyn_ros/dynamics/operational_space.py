@@ -21,6 +21,7 @@ A frame at point p of body k is reached by X_p = [1, −[p]×; 0, 1]: Λ⁻¹_hk
 import numpy as np
 
 from robodyn_ros.dynamics.constraint_forces import C, check_chain, invert_spd, system_workspace
+from robodyn_ros.dynamics.forward_dynamics import aba
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -39,6 +40,7 @@ from robodyn_ros.dynamics.spatial import (
     matrix_times,
     motion_cross_motion,
     pose_at,
+    rotate_back,
     scale6,
     store,
     store_inertia_matrix,
@@ -53,8 +55,15 @@ SINGULAR_CONDITION = 1e12
 
 @kernel_helper
 def norm1(A):
-    """The 1-norm of a matrix: its largest absolute column sum."""
-    return np.abs(A).sum(axis=0).max()
+    """The 1-norm of a matrix: its largest absolute column sum (NaN if any entry is NaN)."""
+    largest = 0.0
+    for c in range(A.shape[1]):
+        t = 0.0
+        for r in range(A.shape[0]):
+            t += abs(A[r, c])
+        if t > largest or t != t:
+            largest = t if largest == largest else largest
+    return largest
 
 
 @kernel_helper
@@ -92,9 +101,11 @@ def articulated_inertias(tree, q, ws):
         store(U, i, U_i)
         lam = parent_of(tree, i)
         if lam >= 0:
+            inverse = 1.0 / D[i]  # hoisted: IA's stores would reload and divide D[i] each time
             for r in range(6):
+                U_D = U_i[r] * inverse
                 for k in range(6):
-                    IA[lam, r, k] += IA[i, r, k] - U_i[r] * U_i[k] / D[i]
+                    IA[lam, r, k] += IA[i, r, k] - U_D * U_i[k]
 
 
 @kernel_helper
@@ -341,6 +352,47 @@ def operational_space_inertia_schur(tree, frames, rows, q, inverse, out):
         else:
             schur_task_inverse(tree, frames, Q[b], full, ws, sw)
             task_output(full, rows, inverse, selected, OUT[b])
+
+
+@kernel
+def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
+    """out (..., m) = Λ⁻¹ F for one task force F (..., m) on the task rows `rows`, for a state
+    (n,) or a batch (B, n): the frames' accelerations when F acts on them at rest with τ = 0
+    and no gravity. One right-hand side: ABA with F as external wrenches (RBDA Table 7.1),
+    O(n), no matrix formed. A wrench [F; N] at the frame origin p is the force F with moment
+    N + p × F about the world origin, then in the body's coordinates."""
+    Q = np.atleast_2d(q)
+    B, n = Q.shape
+    m, F6 = rows.shape[0], 6 * frames.shape[0]
+    FORCE, OUT = force.reshape((B, m)), out.reshape((B, m))
+    X_world, S_world, zero, qdd = np.empty((n, POSE)), np.empty((n, 6)), np.zeros(n), np.empty(n)
+    v, a, pA, U = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    D, u, IA = np.empty(n), np.empty(n), np.empty((n, 6, 6))
+    f_ext, wrench, pose, no_gravity = np.empty((n, 6)), np.empty(F6), np.empty((4, 4)), np.zeros(3)
+    for b in range(B):
+        forward_kinematics(tree, Q[b], X_world, S_world)
+        wrench[:] = 0.0
+        for r in range(m):
+            wrench[rows[r]] = FORCE[b, r]
+        f_ext[:, :] = 0.0
+        for k in range(frames.shape[0]):
+            body = int(frames[k, FRAME_BODY])
+            if body >= 0:
+                p, X = frame_origin(X_world, frames[k], pose), pose_at(X_world, body, 0)
+                F = (wrench[6 * k], wrench[6 * k + 1], wrench[6 * k + 2])
+                moment = add3((wrench[6 * k + 3], wrench[6 * k + 4], wrench[6 * k + 5]),
+                              cross(p, F))
+                local = (*rotate_back(X, F), *rotate_back(X, add3(moment, cross(F, X[9:12]))))
+                store(f_ext, body, add6(vector6(f_ext, body), local))
+        aba(tree, no_gravity, Q[b], zero, zero, f_ext, qdd, X_world, S_world, v, a, pA, U, D,
+            u, IA)
+        for r in range(m):
+            k, axis = rows[r] // 6, rows[r] % 6
+            body = int(frames[k, FRAME_BODY])
+            p = frame_origin(X_world, frames[k], pose)
+            motion = vector6(a, body) if body >= 0 else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            linear = add3(motion[0:3], cross(motion[3:6], p))  # a_p = a_O + α × p
+            OUT[b, r] = linear[axis] if axis < 3 else motion[axis]
 
 
 @kernel_helper
