@@ -2,10 +2,11 @@
  *
  * Entering numba's dispatcher from Python costs about 0.1 µs per array argument on top of a
  * fixed price, as much as a 7-joint kernel itself. A StateCall holds a kernel's C address
- * (a numba cfunc of robodyn_ros.dynamics.state_entry) and the robot's packed arrays, checks
- * its arguments in a few C comparisons and calls the kernel directly:
+ * (a numba cfunc of robodyn_ros.dynamics.state_entry) and two packed arrays the kernel reads,
+ * the robot's tree and constants (gravity, or one frame's row), checks its arguments in a few
+ * C comparisons and calls the kernel directly:
  *
- *     void kernel(const double *tree, const double *gravity, int64 n,
+ *     void kernel(const double *tree, const double *constants, int64 n,
  *                 const double *x0, const double *x1, const double *x2, double *out)
  *
  * A call with anything but `inputs` C-contiguous, aligned, native float64 vectors of length n
@@ -23,7 +24,7 @@
 #define MAX_INPUTS 3
 #define MAX_OUT_NDIM 2
 
-typedef void (*state_kernel)(const double *tree, const double *gravity, int64_t n,
+typedef void (*state_kernel)(const double *tree, const double *constants, int64_t n,
                              const double *x0, const double *x1, const double *x2, double *out);
 
 typedef struct {
@@ -31,7 +32,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     state_kernel kernel;
     PyArrayObject *tree;
-    PyArrayObject *gravity;
+    PyArrayObject *constants;
     npy_intp n;
     Py_ssize_t inputs;
     int out_ndim;
@@ -69,7 +70,7 @@ static PyObject *state_call(PyObject *callable, PyObject *const *args, size_t na
         return NULL;
     }
     self->kernel((const double *)PyArray_DATA(self->tree),
-                 (const double *)PyArray_DATA(self->gravity), (int64_t)self->n, x[0], x[1], x[2],
+                 (const double *)PyArray_DATA(self->constants), (int64_t)self->n, x[0], x[1], x[2],
                  (double *)PyArray_DATA((PyArrayObject *)out));
     return out;
 }
@@ -85,13 +86,13 @@ static int check_packed(PyObject *x, const char *name) {
 }
 
 static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"address", "tree", "gravity", "inputs", "out_shape", NULL};
+    static char *keywords[] = {"address", "tree", "constants", "inputs", "out_shape", NULL};
     unsigned long long address;
-    PyObject *tree, *gravity, *out_shape;
+    PyObject *tree, *constants, *out_shape;
     Py_ssize_t inputs;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!", keywords, &address, &tree, &gravity,
-                                     &inputs, &PyTuple_Type, &out_shape) ||
-        !check_packed(tree, "tree") || !check_packed(gravity, "gravity")) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!", keywords, &address, &tree,
+                                     &constants, &inputs, &PyTuple_Type, &out_shape) ||
+        !check_packed(tree, "tree") || !check_packed(constants, "constants")) {
         return NULL;
     }
     Py_ssize_t out_ndim = PyTuple_GET_SIZE(out_shape);
@@ -120,8 +121,8 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->kernel = (state_kernel)(uintptr_t)address;
     Py_INCREF(tree);
     self->tree = (PyArrayObject *)tree;
-    Py_INCREF(gravity);
-    self->gravity = (PyArrayObject *)gravity;
+    Py_INCREF(constants);
+    self->constants = (PyArrayObject *)constants;
     self->n = PyArray_DIM(self->tree, 0);
     self->inputs = inputs;
     self->out_ndim = (int)out_ndim;
@@ -133,14 +134,14 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
 
 static void state_call_dealloc(StateCall *self) {
     Py_XDECREF(self->tree);
-    Py_XDECREF(self->gravity);
+    Py_XDECREF(self->constants);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyTypeObject StateCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "robodyn_ros._state_call.StateCall",
-    .tp_doc = "StateCall(address, tree, gravity, inputs, out_shape): call a compiled "
+    .tp_doc = "StateCall(address, tree, constants, inputs, out_shape): call a compiled "
               "single-state kernel; None when the arguments are not plain float64 states.",
     .tp_basicsize = sizeof(StateCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,

@@ -132,6 +132,22 @@ class _OneState:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _OneFrame:
+    """A frame's single-state calls, as _OneState's: its pose and its Jacobian."""
+
+    pose: StateCall
+    jacobian: StateCall
+
+    @classmethod
+    def bind(cls, tree: np.ndarray, row: np.ndarray) -> _OneFrame:
+        entries, n = state_entries(), tree.shape[0]
+        return cls(
+            pose=StateCall(entries.frame_pose_entry.address, tree, row, 1, (4, 4)),
+            jacobian=StateCall(entries.jacobian_entry.address, tree, row, 1, (6, n)),
+        )
+
+
 class Robot:
     """Dynamics of a fixed-base robot: inverse and forward dynamics, mass matrices,
     kinematics, energy and operational-space inertia, for one state or a batch."""
@@ -155,6 +171,9 @@ class Robot:
         self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
         self._tip_tasks: set[tuple[str, ...]] = set()  # checked for the "schur" method
         self._one_state = _OneState.bind(self._tree, self._gravity)
+        self._one_frame = {
+            name: _OneFrame.bind(self._tree, row) for name, row in self._frame_rows.items()
+        }
 
     def __reduce__(self) -> tuple:
         """Pickled as its Model (for the process and Dask backends); rebuilt on arrival."""
@@ -318,6 +337,11 @@ class Robot:
 
     def frame_pose(self, q, frame: str) -> np.ndarray:
         """Pose of a frame in the world as a 4x4 homogeneous transform, shape (..., 4, 4)."""
+        calls = self._one_frame.get(frame)
+        if calls is not None:
+            pose = calls.pose(q)
+            if pose is not None:
+                return pose
         row = self._frame(frame)
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
@@ -336,6 +360,11 @@ class Robot:
     def jacobian(self, q, frame: str) -> np.ndarray:
         """Jacobian of a frame, shape (..., 6, n): the [linear; angular] velocity of the frame
         origin in world-aligned axes (Pinocchio's LOCAL_WORLD_ALIGNED)."""
+        calls = self._one_frame.get(frame)
+        if calls is not None:
+            J = calls.jacobian(q)
+            if J is not None:
+                return J
         row = self._frame(frame)
         if not _ready(self.nv, q):
             (q,) = self._checked(q)

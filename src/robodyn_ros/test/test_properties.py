@@ -187,6 +187,8 @@ ONE_STATE_CALLS = {
     "forward_dynamics": lambda r, x: r.forward_dynamics(x, x, x),
     "kinetic_energy": lambda r, x: r.kinetic_energy(x, x),
     "potential_energy": lambda r, x: r.potential_energy(x),
+    "frame_pose": lambda r, x: r.frame_pose(x, "panda_hand_tcp"),
+    "jacobian": lambda r, x: r.jacobian(x, "panda_hand_tcp"),
 }
 
 

@@ -66,6 +66,15 @@ def frame_jacobian_into(tree, S_world, body, origin, J):
         j = parent_of(tree, j)
 
 
+@kernel_helper
+def frame_jacobian_of(tree, frame, q, X_world, S_world, pose, J):
+    """J (6 x n) of one frame (a 13-row) at one state; X_world, S_world, pose (4x4) are
+    workspaces."""
+    forward_kinematics(tree, q, X_world, S_world)
+    frame_pose_into(X_world, frame, pose)
+    frame_jacobian_into(tree, S_world, int(frame[FRAME_BODY]), pose[:3, 3], J)
+
+
 @kernel
 def frame_poses(tree, frames, q, out):
     """Poses (4x4) of the given frames (F x 13 rows) for a state (n,) or a batch (B, n);
@@ -89,6 +98,4 @@ def frame_jacobian(tree, frame, q, out):
     OUT = out.reshape((B, 6, n))
     X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
     for b in range(B):
-        forward_kinematics(tree, Q[b], X_world, S_world)
-        frame_pose_into(X_world, frame, pose)
-        frame_jacobian_into(tree, S_world, int(frame[FRAME_BODY]), pose[:3, 3], OUT[b])
+        frame_jacobian_of(tree, frame, Q[b], X_world, S_world, pose, OUT[b])

@@ -4,12 +4,13 @@ A control loop calls the dynamics one state at a time, and for a 7-joint arm ent
 through numba's dispatcher costs as much as the kernel. Each function here is a numba cfunc
 with one C signature,
 
-    void entry(const double *tree, const double *gravity, int64 n,
+    void entry(const double *tree, const double *constants, int64 n,
                const double *x0, const double *x1, const double *x2, double *out)
 
-that views the pointers as arrays (tree (n, WIDTH), gravity (3,), the state vectors (n,), out
-shaped as the result) and runs the one-state algorithm the batch kernels loop over, with its
-own workspace. Unused inputs are NULL and never read.
+that views the pointers as arrays (tree (n, WIDTH); constants: gravity (3,), or for the frame
+entries the frame's row (FRAME_WIDTH,); the state vectors (n,); out shaped as the result) and
+runs the one-state algorithm the batch kernels loop over, with its own workspace. Unused
+inputs are NULL and never read.
 
 Compiled entries are cached on disk like the kernels; the module compiles (or loads) them when
 it is imported, which robodyn_ros.dynamics.state_entries does on first use.
@@ -25,7 +26,8 @@ from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import FASTMATH, kernel_helper
-from robodyn_ros.dynamics.tree import WIDTH
+from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
+from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH
 
 _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)
@@ -95,3 +97,17 @@ def kinetic_energy_entry(tree, gravity, n, q, qd, _x1, T):
 def potential_energy_entry(tree, gravity, n, q, _x1, _x2, V):
     carray(V, 1)[0] = potential_energy_of(as_tree(tree, n), carray(gravity, 3), carray(q, n),
                                           energy_workspace(n))
+
+
+@entry
+def frame_pose_entry(tree, frame, n, q, _x1, _x2, pose):
+    X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
+    forward_kinematics(as_tree(tree, n), carray(q, n), X_world, S_world)
+    frame_pose_into(X_world, carray(frame, FRAME_WIDTH), carray(pose, (4, 4)))
+
+
+@entry
+def jacobian_entry(tree, frame, n, q, _x1, _x2, J):
+    X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
+    frame_jacobian_of(as_tree(tree, n), carray(frame, FRAME_WIDTH), carray(q, n), X_world,
+                      S_world, pose, carray(J, (6, n)))
