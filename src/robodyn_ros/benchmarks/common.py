@@ -7,6 +7,7 @@ still time ``import robodyn_ros`` with everything it pulls in.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 import warnings
@@ -193,3 +194,46 @@ def pivot(
 ) -> list[list[str]]:
     """Rows of a table whose cell (row, column) is `cells[row, column]`, or "—"."""
     return [[row, *(cells.get((row, column), "—") for column in columns)] for row in rows]
+
+
+# -- studies over chain sizes -----------------------------------------------------------------
+
+
+def size_study_arguments(
+    argv: Sequence[str] | None, description: str, sizes: Sequence[int], plot: Path
+) -> argparse.Namespace:
+    """--sizes (comma-separated chain joint counts), --repeat and --plot of a size study."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=list(sizes),
+        help=f"comma-separated joint counts (default: {sizes[0]} … {sizes[-1]})",
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="timed loops per call (default 5)")
+    parser.add_argument("--plot", type=Path, default=plot, help="PNG to write")
+    return parser.parse_args(argv)
+
+
+def loglog_plot(series: Mapping[str, Sequence[tuple[int, float]]], title: str, path: Path) -> str:
+    """Write a log-log plot of µs per Python call against N, a line per series of (N, µs);
+    what was done, for the output."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: matplotlib is not installed (pip install -e 'src/robodyn_ros[bench]')"
+    figure, axes = plt.subplots(figsize=(7, 5))
+    for name, points in series.items():
+        if points:
+            axes.loglog(*zip(*points, strict=True), marker="o", label=name)
+    axes.set_xlabel("N (joints of a random chain)")
+    axes.set_ylabel("µs per Python call")
+    axes.set_title(title)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    return f"plot: {path}"

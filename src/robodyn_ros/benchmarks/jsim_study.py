@@ -13,7 +13,6 @@ against N (needs matplotlib: pip install -e 'src/robodyn_ros[bench]').
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 from collections.abc import Callable, Sequence
@@ -23,7 +22,15 @@ import numba
 import numpy as np
 import pinocchio as pin
 
-from common import RobotSpec, format_us, interleaved_us, markdown_table, random_state
+from common import (
+    RobotSpec,
+    format_us,
+    interleaved_us,
+    loglog_plot,
+    markdown_table,
+    random_state,
+    size_study_arguments,
+)
 from robodyn_ros.dynamics.gdahj import safeea_error
 from robodyn_ros.dynamics.recursive_doubling import level_count
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
@@ -87,42 +94,17 @@ def study_table(sizes: Sequence[int], runs: dict[int, dict[str, float]], errors:
 
 def plot(sizes: Sequence[int], runs: dict[int, dict[str, float]], path: Path) -> str:
     """Write the log-log plot of time against N; what was done, for the output."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "no plot: matplotlib is not installed (pip install -e 'src/robodyn_ros[bench]')"
-    figure, axes = plt.subplots(figsize=(7, 5))
-    for name in (*METHODS, DIAGONAL, PIN):
-        xs = [n for n in sizes if name in runs[n]]
-        axes.loglog(xs, [runs[n][name] for n in xs], marker="o", label=name)
-    axes.set_xlabel("N (joints of a random chain)")
-    axes.set_ylabel("µs per Python call")
-    axes.set_title("Joint-space inertia matrix: robodyn_ros methods vs Pinocchio")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120, bbox_inches="tight")
-    return f"plot: {path}"
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--sizes",
-        type=lambda text: [int(n) for n in text.split(",")],
-        default=list(SIZES),
-        help="comma-separated joint counts (default: 3 … 1024)",
+    series = {
+        name: [(n, runs[n][name]) for n in sizes if name in runs[n]]
+        for name in (*METHODS, DIAGONAL, PIN)
+    }
+    return loglog_plot(
+        series, "Joint-space inertia matrix: robodyn_ros methods vs Pinocchio", path
     )
-    parser.add_argument("--repeat", type=int, default=5, help="timed loops per call (default 5)")
-    parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help="PNG to write")
-    return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    args = size_study_arguments(argv, __doc__.splitlines()[0], SIZES, DEFAULT_PLOT)
     budget_s = 0.01
     print(
         f"Pinocchio {pin.__version__}, numba {numba.__version__}, numpy {np.__version__}, "

@@ -17,7 +17,6 @@ a log-log plot of time against N (needs matplotlib: pip install -e 'src/robodyn_
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 from collections.abc import Callable, Sequence
@@ -32,9 +31,11 @@ from common import (
     RobotSpec,
     format_us,
     interleaved_us,
+    loglog_plot,
     mark,
     markdown_table,
     random_state,
+    size_study_arguments,
 )
 from robodyn_ros import Robot
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
@@ -137,43 +138,18 @@ def table(runs: dict[str, tuple[int, dict, dict]]) -> str:
 
 def plot(runs: dict[str, tuple[int, dict, dict]], path: Path) -> str:
     """Write the log-log plot of time against N (chains); what was done, for the output."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "no plot: matplotlib is not installed (pip install -e 'src/robodyn_ros[bench]')"
     chains = [run for name, run in runs.items() if name.startswith("chain")]
-    figure, axes = plt.subplots(figsize=(7, 5))
-    for name in (*METHODS, CHOLESKY, DELASSUS):
-        points = [(n, t[name]) for n, t, _ in chains if name in t]
-        axes.loglog(*zip(*points, strict=True), marker="o", label=name)
-    axes.set_xlabel("N (joints of a random chain)")
-    axes.set_ylabel("µs per Python call")
-    axes.set_title("Operational-space inertia Λ of the tip: robodyn_ros vs Pinocchio")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120, bbox_inches="tight")
-    return f"plot: {path}"
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--sizes",
-        type=lambda text: [int(n) for n in text.split(",")],
-        default=list(SIZES),
-        help="comma-separated chain joint counts (default: 7 … 1024)",
+    series = {
+        name: [(n, t[name]) for n, t, _ in chains if name in t]
+        for name in (*METHODS, CHOLESKY, DELASSUS)
+    }
+    return loglog_plot(
+        series, "Operational-space inertia Λ of the tip: robodyn_ros vs Pinocchio", path
     )
-    parser.add_argument("--repeat", type=int, default=5, help="timed loops per call (default 5)")
-    parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help="PNG to write")
-    return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    args = size_study_arguments(argv, __doc__.splitlines()[0], SIZES, DEFAULT_PLOT)
     budget_s = 0.01
     print(
         f"Pinocchio {pin.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
