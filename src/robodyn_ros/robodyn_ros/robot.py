@@ -134,17 +134,26 @@ class _OneState:
 
 @dataclass(frozen=True, slots=True)
 class _OneFrame:
-    """A frame's single-state calls, as _OneState's: its pose and its Jacobian."""
+    """A frame's single-state calls, as _OneState's: its pose, its Jacobian, and its Λ and Λ⁻¹
+    by the "recursive" method (Λ[0, 0] is NaN where Λ does not exist)."""
 
     pose: StateCall
     jacobian: StateCall
+    task_inertia: StateCall
+    task_inertia_inverse: StateCall
 
     @classmethod
     def bind(cls, tree: np.ndarray, row: np.ndarray) -> _OneFrame:
         entries, n = state_entries(), tree.shape[0]
+
+        def call(function: str, *out_shape: int) -> StateCall:
+            return StateCall(getattr(entries, f"{function}_entry").address, tree, row, 1, out_shape)
+
         return cls(
-            pose=StateCall(entries.frame_pose_entry.address, tree, row, 1, (4, 4)),
-            jacobian=StateCall(entries.jacobian_entry.address, tree, row, 1, (6, n)),
+            pose=call("frame_pose", 4, 4),
+            jacobian=call("jacobian", 6, n),
+            task_inertia=call("operational_space_inertia", 6, 6),
+            task_inertia_inverse=call("operational_space_inertia_inverse", 6, 6),
         )
 
 
@@ -403,7 +412,7 @@ class Robot:
         self,
         q,
         frame: str | Sequence[str],
-        method: str = "dense",
+        method: str = "recursive",
         inverse: bool = False,
         *,
         axes=None,
@@ -417,13 +426,18 @@ class Robot:
         Methods (OPERATIONAL_SPACE_METHODS), all exact to rounding: "dense" (J M⁻¹ Jᵀ with M⁻¹
         by the O(n²) recursion; the reference), "recursive" (O(n), no n x n matrix: the
         articulated-body inertias and the inverse-inertia recursion Ω_i = T_iᵀ Ω_λ T_i +
-        S_i S_iᵀ / D_i, trees and several frames) and "schur" (Fijany's Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E
-        from the block elimination of the constraint-force matrix 𝒜 from the base, O(n),
-        and Λ of one whole frame directly as I_N + W_N R⁻¹ W_Nᵀ, the paper's second form;
-        frames on the last body of a serial chain of bodies with mass, else ValueError; its
-        Λ⁻¹ is exact to about 1e-12 relative, 𝒜 carrying the inverse inertias of light
-        links). Λ does not exist where Λ⁻¹ is singular (LinAlgError); Robot.operational_space
-        damps it there."""
+        S_i S_iᵀ / D_i, trees and several frames; the default) and "schur" (Fijany's
+        Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E from the block elimination of the constraint-force matrix 𝒜 from
+        the base, O(n), and Λ of one whole frame directly as I_N + W_N R⁻¹ W_Nᵀ, the paper's
+        second form; frames on the last body of a serial chain of bodies with mass, else
+        ValueError; its Λ⁻¹ is exact to about 1e-12 relative, 𝒜 carrying the inverse inertias
+        of light links). Λ does not exist where Λ⁻¹ is singular (LinAlgError);
+        Robot.operational_space damps it there."""
+        calls = self._one_frame.get(frame) if type(frame) is str else None
+        if calls is not None and method == "recursive" and axes is None:
+            Lambda = (calls.task_inertia_inverse if inverse else calls.task_inertia)(q)
+            if Lambda is not None and Lambda[0, 0] == Lambda[0, 0]:
+                return Lambda
         names, rows, selection, _ = self._task(frame, axes)
         kernel = _OPERATIONAL_SPACE_INERTIA.get(method)
         if kernel is None or not _ready(self.nv, q):

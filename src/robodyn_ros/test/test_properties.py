@@ -189,6 +189,10 @@ ONE_STATE_CALLS = {
     "potential_energy": lambda r, x: r.potential_energy(x),
     "frame_pose": lambda r, x: r.frame_pose(x, "panda_hand_tcp"),
     "jacobian": lambda r, x: r.jacobian(x, "panda_hand_tcp"),
+    "operational_space_inertia": lambda r, x: r.operational_space_inertia(x, "panda_hand_tcp"),
+    "operational_space_inertia_inverse": lambda r, x: r.operational_space_inertia(
+        x, "panda_hand_tcp", inverse=True
+    ),
 }
 
 

@@ -289,13 +289,16 @@ def block_product(Ad, Ao, x, out):
 
 @kernel_helper
 def invert_spd(A, out, work):
-    """out = A⁻¹ for a small symmetric positive-definite A, by Gauss–Jordan without pivoting."""
+    """out = A⁻¹ for a small symmetric positive-definite A, by Gauss–Jordan without pivoting;
+    False (out undefined) when a pivot is not positive: A is not positive definite."""
     m = A.shape[0]
     work[:, :] = A
     out[:, :] = 0.0
     for p in range(m):
         out[p, p] = 1.0
     for p in range(m):
+        if not work[p, p] > 0.0:
+            return False
         d = 1.0 / work[p, p]
         for s in range(m):
             work[p, s] *= d
@@ -306,6 +309,7 @@ def invert_spd(A, out, work):
                 for s in range(m):
                     work[r, s] -= e * work[p, s]
                     out[r, s] -= e * out[p, s]
+    return True
 
 
 @kernel_helper

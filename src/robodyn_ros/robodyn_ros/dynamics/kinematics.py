@@ -4,10 +4,12 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
+    add3,
     compose,
     joint_pose,
     motion_to_parent,
     pose_at,
+    rotate,
     store,
     vector6,
 )
@@ -46,6 +48,18 @@ def frame_pose_into(X_world, frame, out):
         out[r, 0], out[r, 1], out[r, 2], out[r, 3] = X[3 * r], X[3 * r + 1], X[3 * r + 2], X[9 + r]
         out[3, r] = 0.0
     out[3, 3] = 1.0
+
+
+@kernel_helper
+def frame_origin(X_world, frame):
+    """The frame origin in the world, p_body + R_body t (t its offset in the body)."""
+    start = FRAME_PLACEMENT + 9
+    t = (frame[start], frame[start + 1], frame[start + 2])
+    body = int(frame[FRAME_BODY])
+    if body < 0:
+        return t
+    X = pose_at(X_world, body, 0)
+    return add3(rotate(X, t), (X[9], X[10], X[11]))
 
 
 @kernel_helper

@@ -28,7 +28,7 @@ from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import (
     forward_kinematics,
     frame_jacobian_into,
-    frame_pose_into,
+    frame_origin,
 )
 from robodyn_ros.dynamics.schur import tip_inertia, tip_inverse_inertia
 from robodyn_ros.dynamics.spatial import (
@@ -69,19 +69,19 @@ def norm1(A):
 @kernel_helper
 def invert_task_inertia(Lambda_inv, out):
     """out = Λ = (Λ⁻¹)⁻¹ by Gauss–Jordan (Λ⁻¹ is symmetric positive semi-definite, no pivoting
-    needed), refusing a Λ⁻¹ that is singular to working precision; Λ⁻¹ is overwritten."""
+    needed); False where Λ⁻¹ is singular to working precision. Λ⁻¹ is overwritten."""
     size = norm1(Lambda_inv)
-    invert_spd(Lambda_inv, out, Lambda_inv)
-    if not size * norm1(out) < SINGULAR_CONDITION:
-        raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
+    return invert_spd(Lambda_inv, out, Lambda_inv) and size * norm1(out) < SINGULAR_CONDITION
 
 
 @kernel_helper
 def articulated_workspace(n):
-    """What articulated_task_inverse needs: (X_world, S_world, IA, U, D, Omega, on_path, pose)."""
+    """What articulated_task_inverse needs: (X_world, S_world, IA, U, D, Omega, on_path,
+    Phi_row, Phi_col, T (6 x 6))."""
     return (
         np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6)), np.empty((n, 6)),
-        np.empty(n), np.empty((n, 6, 6)), np.empty(n, dtype=np.bool_), np.empty((4, 4)),
+        np.empty(n), np.empty((n, 6, 6)), np.empty(n, dtype=np.bool_),
+        np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)),
     )
 
 
@@ -183,16 +183,10 @@ def shift_inertia_to_point(Lambda, p):
 
 
 @kernel_helper
-def frame_origin(X_world, frame, pose):
-    frame_pose_into(X_world, frame, pose)
-    return pose[0, 3], pose[1, 3], pose[2, 3]
-
-
-@kernel_helper
-def articulated_task_inverse(tree, frames, q, full, ws, Phi_row, Phi_col, T):
+def articulated_task_inverse(tree, frames, q, full, ws):
     """full (6F x 6F) = Λ⁻¹ of the stacked task of F frames by the O(n) recursion (module
-    docstring); ws from articulated_workspace, Phi_row, Phi_col and T 6 x 6 workspaces."""
-    X_world, S_world, _, U, D, Omega, on_path, pose = ws
+    docstring); ws from articulated_workspace."""
+    X_world, S_world, _, U, D, Omega, on_path, Phi_row, Phi_col, T = ws
     articulated_inertias(tree, q, ws)
     on_path[:] = False
     for k in range(frames.shape[0]):
@@ -206,7 +200,7 @@ def articulated_task_inverse(tree, frames, q, full, ws, Phi_row, Phi_col, T):
                                       vector6(U, i), D[i])
     for k in range(frames.shape[0]):
         body_k = int(frames[k, FRAME_BODY])
-        p_k = frame_origin(X_world, frames[k], pose)
+        p_k = frame_origin(X_world, frames[k])
         for h in range(k + 1):
             body_h = int(frames[h, FRAME_BODY])
             block = full[6 * h : 6 * h + 6, 6 * k : 6 * k + 6]
@@ -220,7 +214,7 @@ def articulated_task_inverse(tree, frames, q, full, ws, Phi_row, Phi_col, T):
                 transfer(tree, S_world, U, D, body_k, c, Phi_col)
                 T[:, :] = Omega[c] @ Phi_col
                 block[:, :] = Phi_row.T @ T
-            shift_to_points(block, frame_origin(X_world, frames[h], pose), p_k)
+            shift_to_points(block, frame_origin(X_world, frames[h]), p_k)
             if h != k:
                 full[6 * k : 6 * k + 6, 6 * h : 6 * h + 6] = block.T
 
@@ -229,39 +223,37 @@ def articulated_task_inverse(tree, frames, q, full, ws, Phi_row, Phi_col, T):
 def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
     """full (6F x 6F) = J M⁻¹ Jᵀ of the stacked task, J (6F x n) the stacked frame Jacobians."""
     _, X_world, S_world, _, _, _, _, _ = workspace
-    pose = np.empty((4, 4))
     minv_aba(tree, q, Minv, workspace)
     for k in range(frames.shape[0]):
-        frame_pose_into(X_world, frames[k], pose)
-        frame_jacobian_into(tree, S_world, int(frames[k, FRAME_BODY]), pose[:3, 3],
-                            J[6 * k : 6 * k + 6])
+        frame_jacobian_into(tree, S_world, int(frames[k, FRAME_BODY]),
+                            frame_origin(X_world, frames[k]), J[6 * k : 6 * k + 6])
     full[:, :] = J @ (Minv @ J.T)
 
 
 @kernel_helper
 def schur_task_inverse(tree, frames, q, full, ws, sw):
     """full (6F x 6F) of frames on the tip body of a serial chain, from its Λ⁻¹ about the
-    world origin (schur.tip_inverse_inertia); sw = (Yinv, Y, K, work, Omega (6 x 6), pose)."""
-    Yinv, Y, K, work, Omega, pose = sw
+    world origin (schur.tip_inverse_inertia); sw = (Yinv, Y, K, work, Omega (6 x 6))."""
+    Yinv, Y, K, work, Omega = sw
     tip_inverse_inertia(tree, q, ws, Yinv, Y, K, work, Omega)
     X_world = ws[0]
     for k in range(frames.shape[0]):
-        p_k = frame_origin(X_world, frames[k], pose)
+        p_k = frame_origin(X_world, frames[k])
         for h in range(frames.shape[0]):
             block = full[6 * h : 6 * h + 6, 6 * k : 6 * k + 6]
             block[:, :] = Omega
-            shift_to_points(block, frame_origin(X_world, frames[h], pose), p_k)
+            shift_to_points(block, frame_origin(X_world, frames[h]), p_k)
 
 
 @kernel_helper
 def schur_direct_inertia(tree, frame, q, out, ws, sw):
     """out (6 x 6) = Λ of one frame on the tip of a serial chain by the direct form
     (schur.tip_inertia), refused where the pivot R is singular to working precision."""
-    Rinv, R, K, work, _, pose = sw
+    Rinv, R, K, work, _ = sw
     tip_inertia(tree, q, ws, Rinv, R, K, work, out)
     if not norm1(R) * norm1(Rinv) < SINGULAR_CONDITION:
         raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
-    shift_inertia_to_point(out, frame_origin(ws[0], frame, pose))
+    shift_inertia_to_point(out, frame_origin(ws[0], frame))
 
 
 @kernel_helper
@@ -277,10 +269,10 @@ def whole_frame(frames, rows):
 
 @kernel_helper
 def schur_workspace_of(n):
-    """(system_workspace(n), (Yinv, Y, K, work (5 x 5), Omega (6 x 6), pose (4 x 4)))."""
+    """(system_workspace(n), (Yinv, Y, K, work (5 x 5), Omega (6 x 6)))."""
     return system_workspace(n), (
         np.empty((C, C)), np.empty((C, C)), np.empty((C, C)), np.empty((C, C)),
-        np.empty((6, 6)), np.empty((4, 4)),
+        np.empty((6, 6)),
     )
 
 
@@ -299,7 +291,8 @@ def task_output(full, rows, inverse, selected, out):
         select_task(full, rows, out)
     else:
         select_task(full, rows, selected)
-        invert_task_inertia(selected, out)
+        if not invert_task_inertia(selected, out):
+            raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
 
 
 @kernel
@@ -327,10 +320,9 @@ def operational_space_inertia_recursive(tree, frames, rows, q, inverse, out):
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     OUT = out.reshape((B, m, m))
     ws = articulated_workspace(n)
-    Phi_row, Phi_col, T = np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6))
     full, selected = np.empty((F6, F6)), np.empty((m, m))
     for b in range(B):
-        articulated_task_inverse(tree, frames, Q[b], full, ws, Phi_row, Phi_col, T)
+        articulated_task_inverse(tree, frames, Q[b], full, ws)
         task_output(full, rows, inverse, selected, OUT[b])
 
 
@@ -368,7 +360,7 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
     X_world, S_world, zero, qdd = np.empty((n, POSE)), np.empty((n, 6)), np.zeros(n), np.empty(n)
     v, a, pA, U = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
     D, u, IA = np.empty(n), np.empty(n), np.empty((n, 6, 6))
-    f_ext, wrench, pose, no_gravity = np.empty((n, 6)), np.empty(F6), np.empty((4, 4)), np.zeros(3)
+    f_ext, wrench, no_gravity = np.empty((n, 6)), np.empty(F6), np.zeros(3)
     for b in range(B):
         forward_kinematics(tree, Q[b], X_world, S_world)
         wrench[:] = 0.0
@@ -378,7 +370,7 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
         for k in range(frames.shape[0]):
             body = int(frames[k, FRAME_BODY])
             if body >= 0:
-                p, X = frame_origin(X_world, frames[k], pose), pose_at(X_world, body, 0)
+                p, X = frame_origin(X_world, frames[k]), pose_at(X_world, body, 0)
                 F = (wrench[6 * k], wrench[6 * k + 1], wrench[6 * k + 2])
                 moment = add3((wrench[6 * k + 3], wrench[6 * k + 4], wrench[6 * k + 5]),
                               cross(p, F))
@@ -389,7 +381,7 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
         for r in range(m):
             k, axis = rows[r] // 6, rows[r] % 6
             body = int(frames[k, FRAME_BODY])
-            p = frame_origin(X_world, frames[k], pose)
+            p = frame_origin(X_world, frames[k])
             motion = vector6(a, body) if body >= 0 else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             linear = add3(motion[0:3], cross(motion[3:6], p))  # a_p = a_O + α × p
             OUT[b, r] = linear[axis] if axis < 3 else motion[axis]
@@ -467,7 +459,7 @@ def operational_space_dynamics(
     workspace = minv_workspace(tree, n)
     _, X_world, S_world, _, _, _, _, _ = workspace
     Minv, J_full = np.empty((n, n)), np.empty((F6, n))
-    Jdot_full, pose, zero = np.empty(F6), np.empty((4, 4)), np.zeros(n)
+    Jdot_full, zero = np.empty(F6), np.zeros(n)
     X, v, a, f = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
     bias, g = np.empty(n), np.empty(n)
     for b in range(B):
@@ -475,9 +467,8 @@ def operational_space_dynamics(
         velocity_product_accelerations(tree, S_world, QD[b], v, a)
         for k in range(frames.shape[0]):
             body = int(frames[k, FRAME_BODY])
-            frame_pose_into(X_world, frames[k], pose)
-            origin = (pose[0, 3], pose[1, 3], pose[2, 3])
-            frame_jacobian_into(tree, S_world, body, pose[:3, 3], J_full[6 * k : 6 * k + 6])
+            origin = frame_origin(X_world, frames[k])
+            frame_jacobian_into(tree, S_world, body, origin, J_full[6 * k : 6 * k + 6])
             classical_acceleration_into(v, a, body, origin, Jdot_full[6 * k : 6 * k + 6])
         for r in range(m):
             OUT_J[b, r] = J_full[rows[r]]

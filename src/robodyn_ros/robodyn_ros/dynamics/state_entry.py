@@ -27,6 +27,11 @@ from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import FASTMATH, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
+from robodyn_ros.dynamics.operational_space import (
+    articulated_task_inverse,
+    articulated_workspace,
+    invert_task_inertia,
+)
 from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH
 
 _POINTER = types.CPointer(types.float64)
@@ -111,3 +116,19 @@ def jacobian_entry(tree, frame, n, q, _x1, _x2, J):
     X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
     frame_jacobian_of(as_tree(tree, n), carray(frame, FRAME_WIDTH), carray(q, n), X_world,
                       S_world, pose, carray(J, (6, n)))
+
+
+@entry
+def operational_space_inertia_inverse_entry(tree, frame, n, q, _x1, _x2, Lambda_inv):
+    articulated_task_inverse(as_tree(tree, n), carray(frame, (1, FRAME_WIDTH)), carray(q, n),
+                             carray(Lambda_inv, (6, 6)), articulated_workspace(n))
+
+
+@entry
+def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
+    """Λ; NaN in Λ[0, 0] where it does not exist, for the caller to raise (a cfunc cannot)."""
+    Lambda_inv, out = np.empty((6, 6)), carray(Lambda, (6, 6))
+    articulated_task_inverse(as_tree(tree, n), carray(frame, (1, FRAME_WIDTH)), carray(q, n),
+                             Lambda_inv, articulated_workspace(n))
+    if not invert_task_inertia(Lambda_inv, out):
+        out[0, 0] = np.nan
