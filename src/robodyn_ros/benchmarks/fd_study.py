@@ -39,8 +39,8 @@ from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 SIZES = (5, 8, 16, 32, 64, 128, 256)
 ITERATIVE = ("cg", "pcg", "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg")
-DIRECT = ("aba", "cholesky", "schur")
-CONSTRAINT_DIRECT = ("schur",)
+DIRECT = ("aba", "cholesky", "schur", "schur_bcr")
+CONSTRAINT_DIRECT = ("schur", "schur_bcr")
 TOL, EPSILON = 1e-6, 1e-7
 CAP = 5000
 DT = 5e-3

@@ -25,6 +25,9 @@ from robodyn_ros.model import Model
 # controller's default is 1e-4).
 SINGULAR_THRESHOLD = 1e-8
 
+# The methods of Robot.operational_space_inertia that serve only frames on the tip of a chain.
+TIP_METHODS = ("schur", "schur_bcr")
+
 # The six task axes of a frame, [linear; angular], by name.
 TASK_AXES = ("x", "y", "z", "rx", "ry", "rz")
 
@@ -90,9 +93,9 @@ def task_axes(axes: str | Sequence[int | str] | None) -> tuple[int, ...]:
     return tuple(chosen)
 
 
-def check_tip_task(model: Model, frames: Sequence[str], function: str) -> None:
+def check_tip_task(model: Model, frames: Sequence[str], function: str, method: str) -> None:
     """ValueError unless the robot is a serial chain and every frame is on its last body, as
-    the Schur-complement route Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E needs."""
+    the Schur-complement routes (TIP_METHODS) Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E need."""
     chain = np.array_equal(model.parent, np.arange(model.nv) - 1)
     for frame in frames:
         body = model.frame_body[model.frame_index(frame)]
@@ -100,7 +103,7 @@ def check_tip_task(model: Model, frames: Sequence[str], function: str) -> None:
             on = "the fixed base" if body < 0 else f"the body of joint '{model.joint_names[body]}'"
             where = "the robot is a tree" if not chain else f"frame '{frame}' is on {on}"
             raise ValueError(
-                f"{function}: method 'schur' (the Schur complement of the constraint-force "
+                f"{function}: method '{method}' (the Schur complement of the constraint-force "
                 "matrix) needs a serial chain and frames "
                 f"on its last body (the child of joint '{model.joint_names[-1]}'); {where}. "
                 "Use 'recursive' (trees, any frame) or 'dense'"

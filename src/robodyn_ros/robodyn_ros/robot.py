@@ -40,6 +40,7 @@ from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, load_urdf, load_urdf_string
 from robodyn_ros.operational_space import (
     SINGULAR_THRESHOLD,
+    TIP_METHODS,
     OperationalSpaceDynamics,
     check_tip_task,
     task_axes,
@@ -58,16 +59,19 @@ _MASS_MATRIX_INVERSE = {
     "aba": inertia_inverse.mass_matrix_inverse,
     "ltdl": inertia_inverse.mass_matrix_inverse_factored,
     "schur": schur.mass_matrix_inverse_schur,
+    "schur_bcr": schur.mass_matrix_inverse_schur_bcr,
 }
 _FORWARD_DYNAMICS = {
     "aba": forward_dynamics.forward_dynamics,
     "cholesky": forward_dynamics.forward_dynamics_factored,
     "schur": schur.forward_dynamics_schur,
+    "schur_bcr": schur.forward_dynamics_schur_bcr,
 }
 _OPERATIONAL_SPACE_INERTIA = {
     "dense": operational_space.operational_space_inertia,
     "recursive": operational_space.operational_space_inertia_recursive,
     "schur": operational_space.operational_space_inertia_schur,
+    "schur_bcr": operational_space.operational_space_inertia_schur_bcr,
 }
 _CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
 _ITERATIVE_FORWARD_DYNAMICS = {
@@ -178,7 +182,7 @@ class Robot:
         }
         self._gravity = np.array(model.gravity, dtype=float)
         self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
-        self._tip_tasks: set[tuple[str, ...]] = set()  # checked for the "schur" method
+        self._tip_tasks: set[tuple[str, ...]] = set()  # checked for the TIP_METHODS
         self._one_state = _OneState.bind(self._tree, self._gravity)
         self._one_frame = {
             name: _OneFrame.bind(self._tree, row) for name, row in self._frame_rows.items()
@@ -286,7 +290,8 @@ class Robot:
         unit torques at once, O(n²), M never formed), "ltdl" (CRBA, the branch-sparse LᵀDL
         factor of M and n solves) and "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the block-tridiagonal
         constraint-force matrix factored once by block LᵀDL, then a column per joint, O(n²);
-        serial chains of bodies with mass only, else ValueError)."""
+        serial chains of bodies with mass only, else ValueError) and "schur_bcr" (the same
+        with 𝒜 factored by block cyclic reduction, ⌈log₂n⌉ levels)."""
         if method == "aba":
             Minv = self._one_state.mass_matrix_inverse(q)
             if Minv is not None:
@@ -307,8 +312,10 @@ class Robot:
         """q̈ = M⁻¹(τ − C q̇ − g + Σ Jᵢᵀ f_ext,i).
 
         Direct methods: "aba" (articulated-body algorithm, O(n)), "cholesky" (CRBA, the LᵀDL
-        factor of M and a solve) and "schur" (the joint constraint forces of Sharf &
-        D'Eleuterio's block-tridiagonal system solved exactly by block LᵀDL, O(n)).
+        factor of M and a solve), "schur" (the joint constraint forces of Sharf &
+        D'Eleuterio's block-tridiagonal system solved exactly by block LᵀDL, O(n)) and
+        "schur_bcr" (the same system by block cyclic reduction, ⌈log₂n⌉ levels of
+        independent eliminations, Fijany).
         Iterative methods: "cg" and "pcg" (Fijany & Scheid's CCG and PCG-DS on M q̈ = τ − b,
         each product M p one O(n) Newton–Euler pass, M never formed; PCG-DS preconditioned by
         diag M) and the iterative solves of the constraint forces, "jacobi", "gauss_seidel",
@@ -317,8 +324,8 @@ class Robot:
         `spectral_radius`, default estimated by power iteration) and "jacobi_cg". Their
         options `tol`, `max_iterations`, `initial_guess` (a q̈) and `info` (return
         ``(qdd, IterationInfo)``) are described in robodyn_ros.iteration; not converging
-        raises ConvergenceError unless `info` is set. The constraint-force methods ("schur"
-        and the five above) need a serial chain of bodies with mass, else ValueError.
+        raises ConvergenceError unless `info` is set. The constraint-force methods ("schur",
+        "schur_bcr" and the five above) need a serial chain of bodies with mass, else ValueError.
         f_ext as in `inverse_dynamics`.
         """
         if method == "aba" and f_ext is None and not options:
@@ -431,8 +438,9 @@ class Robot:
         the base, O(n), and Λ of one whole frame directly as I_N + W_N R⁻¹ W_Nᵀ, the paper's
         second form; frames on the last body of a serial chain of bodies with mass, else
         ValueError; its Λ⁻¹ is exact to about 1e-12 relative, 𝒜 carrying the inverse inertias
-        of light links). Λ does not exist where Λ⁻¹ is singular (LinAlgError);
-        Robot.operational_space damps it there."""
+        of light links); "schur_bcr" is "schur" with 𝒜 reduced by block cyclic reduction,
+        ⌈log₂n⌉ levels of independent eliminations. Λ does not exist where Λ⁻¹ is singular
+        (LinAlgError); Robot.operational_space damps it there."""
         calls = self._one_frame.get(frame) if type(frame) is str else None
         if calls is not None and method == "recursive" and axes is None:
             Lambda = (calls.task_inertia_inverse if inverse else calls.task_inertia)(q)
@@ -443,8 +451,8 @@ class Robot:
         if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space_inertia")
-        if method == "schur" and names not in self._tip_tasks:
-            check_tip_task(self.model, names, "operational_space_inertia")
+        if method in TIP_METHODS and names not in self._tip_tasks:
+            check_tip_task(self.model, names, "operational_space_inertia", method)
             self._tip_tasks.add(names)
         m = selection.shape[0]
         out = np.empty((*q.shape[:-1], m, m))
@@ -505,8 +513,8 @@ class Robot:
         if route is None or not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space")
-        if method == "schur" and names not in self._tip_tasks:
-            check_tip_task(self.model, names, "operational_space")
+        if method in TIP_METHODS and names not in self._tip_tasks:
+            check_tip_task(self.model, names, "operational_space", method)
             self._tip_tasks.add(names)
         if singular_damping is None:
             singular_damping = singular_threshold

@@ -27,7 +27,8 @@ CG_METHODS = ("cg", "pcg")
 STATIONARY = ("jacobi", "gauss_seidel", "sor", "jacobi_si")
 CONSTRAINT_ITERATIVE = (*STATIONARY, "jacobi_cg")
 ITERATIVE = (*CG_METHODS, *CONSTRAINT_ITERATIVE)
-CHAIN_ONLY = ("schur", *CONSTRAINT_ITERATIVE)
+EXACT = ("schur", "schur_bcr")  # block LDLᵀ and block cyclic reduction of one system
+CHAIN_ONLY = (*EXACT, *CONSTRAINT_ITERATIVE)
 # The stationary methods need ~1/(1 − ρ(B)) sweeps, ρ(B) → 1 as the chain grows: keep them to
 # the short chains.
 CONSTRAINT_CASES = [
@@ -49,18 +50,19 @@ def kappa_scale(case, q: np.ndarray) -> float:
 # -- exact: the Schur / constraint-force solve ------------------------------------------------
 
 
-def test_schur_forward_dynamics_equals_aba_and_pinocchio(case) -> None:
+@pytest.mark.parametrize("method", EXACT)
+def test_schur_forward_dynamics_equals_aba_and_pinocchio(case, method: str) -> None:
     robot = case.robot
     q, qd, _, f_ext = case.states(STATES, seed=60)
     tau = case.states(STATES, seed=61)[2] * 10.0
     if not is_chain(robot):
-        with pytest.raises(ValueError, match=r"'schur'.*serial chain"):
-            robot.forward_dynamics(q[0], qd[0], tau[0], method="schur")
+        with pytest.raises(ValueError, match=rf"'{method}'.*serial chain"):
+            robot.forward_dynamics(q[0], qd[0], tau[0], method=method)
         return
     for i in range(STATES):
         for f in (None, f_ext[i]):
-            qdd = robot.forward_dynamics(q[i], qd[i], tau[i], method="schur", f_ext=f)
-            what = f"{case.name} state {i} {'fext' if f is not None else 'no fext'} schur"
+            qdd = robot.forward_dynamics(q[i], qd[i], tau[i], method=method, f_ext=f)
+            what = f"{case.name} state {i} {'fext' if f is not None else 'no fext'} {method}"
             scale = kappa_scale(case, q[i])
             assert_close(qdd, robot.forward_dynamics(q[i], qd[i], tau[i], f_ext=f),
                          what + " vs aba", scale=scale)
@@ -68,15 +70,16 @@ def test_schur_forward_dynamics_equals_aba_and_pinocchio(case) -> None:
                          scale=scale)
 
 
-def test_schur_mass_matrix_inverse_equals_pinocchio(case) -> None:
+@pytest.mark.parametrize("method", EXACT)
+def test_schur_mass_matrix_inverse_equals_pinocchio(case, method: str) -> None:
     robot = case.robot
     q, _, _, _ = case.states(STATES, seed=62)
     if not is_chain(robot):
         with pytest.raises(ValueError, match=r"'schur'.*serial chain"):
-            robot.mass_matrix_inverse(q[0], method="schur")
+            robot.mass_matrix_inverse(q[0], method=method)
         return
     for i in range(STATES):
-        Minv = robot.mass_matrix_inverse(q[i], method="schur")
+        Minv = robot.mass_matrix_inverse(q[i], method=method)
         assert_close(Minv, case.oracle.mass_matrix_inverse(q[i]), f"{case.name} state {i} Minv",
                      scale=kappa_scale(case, q[i]))
 

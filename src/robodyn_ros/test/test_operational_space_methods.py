@@ -17,6 +17,7 @@ from test_dynamics_node import PANDA, Harness, joint_state, state
 from robodyn_ros import Robot
 from robodyn_ros.control.operational_space import OperationalSpace
 from robodyn_ros.control.plugin import ControllerState
+from robodyn_ros.operational_space import TIP_METHODS
 from robodyn_ros.ros.conversions import operational_space_dynamics
 
 PANDA_TCP = "panda_hand_tcp"
@@ -45,7 +46,7 @@ def test_methods_equal_pinocchio_and_dense(arm_case) -> None:
     see test_dynamics). The tolerance grows with κ(M) beyond KAPPA_REF as for M⁻¹, and for Λ,
     an inverse, also with κ(Λ⁻¹) (up to 7e7 for the UR5's tool0)."""
     case = arm_case
-    methods = ("recursive", "schur") if serves_schur(case) else ("recursive",)
+    methods = ("recursive", *TIP_METHODS) if serves_schur(case) else ("recursive",)
     q, _, _, _ = case.states(STATES, seed=31)
     for i in range(STATES):
         expected_inverse = pinocchio_task_inverse(case, q[i], [case.tip])
@@ -112,7 +113,7 @@ def test_near_singular_configurations(load_robot) -> None:
         J = robot.jacobian(q, PANDA_TCP)
         expected = J @ robot.mass_matrix_inverse(q) @ J.T
         dense = robot.operational_space(q, zero, PANDA_TCP, singular_threshold=1e-4)
-        for method in ("recursive", "schur"):
+        for method in ("recursive", *TIP_METHODS):
             inverse = robot.operational_space_inertia(q, PANDA_TCP, method, inverse=True)
             assert_close(inverse, expected, f"offset {offset} {method} Λ⁻¹")
             task = robot.operational_space(q, zero, PANDA_TCP, method, singular_threshold=1e-4)
@@ -124,7 +125,7 @@ def test_near_singular_configurations(load_robot) -> None:
 
 def test_operational_space_by_each_method(load_robot) -> None:
     """Robot.operational_space with Λ⁻¹ from each method: every quantity as by the dense
-    route (for "schur" to κ(Λ⁻¹) · SCHUR_RTOL when that is larger than RTOL), also for a stacked
+    route (for TIP_METHODS to κ(Λ⁻¹) · SCHUR_RTOL when that is larger than RTOL), also for a stacked
     task with a selection of axes; a batch equals its states one by one."""
     robot: Robot = load_robot("bundled_panda")
     rng = np.random.default_rng(33)
@@ -132,11 +133,12 @@ def test_operational_space_by_each_method(load_robot) -> None:
     names = ("J", "Lambda_inv", "Lambda", "Jbar", "mu", "p", "Jdot_qd")
     for method, frames, axes in (
         ("schur", PANDA_TCP, None),
+        ("schur_bcr", PANDA_TCP, "xyz"),
         ("recursive", [PANDA_TCP, "panda_link4"], [2]),  # two heights, rank 2
     ):
         dense = robot.operational_space(q[0], qd[0], frames, axes=axes)
         task = robot.operational_space(q[0], qd[0], frames, method, axes=axes)
-        scale = max(1.0, dense.condition * SCHUR_RTOL / RTOL) if method == "schur" else 1.0
+        scale = max(1.0, dense.condition * SCHUR_RTOL / RTOL) if method in TIP_METHODS else 1.0
         for name in names:
             assert_close(getattr(task, name), getattr(dense, name), f"{method} {name}",
                          scale=scale)
@@ -192,7 +194,7 @@ def test_controller_with_each_method(load_robot) -> None:
     ("call", "error", "message"),
     [
         (lambda r, q: r.operational_space_inertia(q, PANDA_TCP, "sparse"), ValueError,
-         "unknown method 'sparse'; choose one of dense, recursive, schur"),
+         "unknown method 'sparse'; choose one of dense, recursive, schur, schur_bcr"),
         (lambda r, q: r.operational_space_inertia(q, PANDA_TCP, axes="xq"), ValueError,
          "axes: 'q' is not a task axis"),
         (lambda r, q: r.operational_space_inertia(q, PANDA_TCP, axes=[6]), ValueError,

@@ -33,7 +33,8 @@ Parameters:
   N·m·s/rad; ``rest_posture``: q_rest (n,), default the first position seen.
 - ``singular_threshold`` (1e-4): ε above.
 - ``operational_space_method`` ("dense"): the route to Λ⁻¹, any of
-  ``Robot.OPERATIONAL_SPACE_METHODS`` ("recursive": O(n), trees; "schur": the tip of a chain).
+  ``Robot.OPERATIONAL_SPACE_METHODS`` ("recursive": O(n), trees; "schur", "schur_bcr": the tip
+  of a chain).
 
 The target (`set_target`) is a position (3,) and an orientation as a quaternion (x, y, z, w),
 ROS order, or a 3x3 rotation matrix; a part not set holds the pose of the first `update`.
@@ -53,7 +54,7 @@ from robodyn_ros.control.plugin import (
     positive_float,
     task_vector,
 )
-from robodyn_ros.operational_space import check_tip_task
+from robodyn_ros.operational_space import TIP_METHODS, check_tip_task
 
 
 class OperationalSpace(Controller):
@@ -100,8 +101,10 @@ class OperationalSpace(Controller):
                 "parameter 'operational_space_method' must be one of "
                 f"{', '.join(robot.OPERATIONAL_SPACE_METHODS)}; got {self.method!r}"
             )
-        if self.method == "schur":
-            check_tip_task(robot.model, (frame,), "parameter 'operational_space_method'")
+        if self.method in TIP_METHODS:
+            check_tip_task(
+                robot.model, (frame,), "parameter 'operational_space_method'", self.method
+            )
         self.position_target: np.ndarray | None = None
         self.rotation_target: np.ndarray | None = None
 

@@ -40,6 +40,7 @@ KERNEL_MODULES = (
     "fixed_frame",
     "conjugate_gradient",
     "constraint_forces",
+    "cyclic_reduction",
     "schur",
 )
 ENTRY_MODULE = "state_entry"

@@ -313,6 +313,23 @@ def invert_spd(A, out, work):
 
 
 @kernel_helper
+def eliminate(A, B, Zinv, K, Z):
+    """Z = A − B Zinv Bᵀ, one step of a block elimination (5 x 5 blocks; K = B Zinv)."""
+    for r in range(C):
+        for s in range(C):
+            t = 0.0
+            for m in range(C):
+                t += B[r, m] * Zinv[m, s]
+            K[r, s] = t
+    for r in range(C):
+        for s in range(C):
+            t = A[r, s]
+            for m in range(C):
+                t -= K[r, m] * B[s, m]
+            Z[r, s] = t
+
+
+@kernel_helper
 def block_times(A, i, x, j):
     """A[i] x[j] (5), A (n x 5 x 5), x (n x 5)."""
     return (

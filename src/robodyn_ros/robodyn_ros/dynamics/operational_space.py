@@ -13,7 +13,8 @@ world-aligned axes) by three routes, each then cut to the selected task rows:
   one frame). Between frames on bodies k and h with deepest common ancestor c:
   Ω_hk = Φ_hᵀ Ω_c Φ_k, Φ_k = T_{c'} ⋯ T_k the product down the path from c to k (zero when
   the paths meet only at the base).
-- schur: Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E of the tip of a serial chain (schur.tip_inverse_inertia).
+- schur, schur_bcr: Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E of the tip of a serial chain
+  (schur.tip_inverse_inertia), 𝒜 reduced from the base or by block cyclic reduction.
 
 A frame at point p of body k is reached by X_p = [1, −[p]×; 0, 1]: Λ⁻¹_hk = X_ph Ω_hk X_pkᵀ.
 """
@@ -21,6 +22,7 @@ A frame at point p of body k is reached by X_p = [1, −[p]×; 0, 1]: Λ⁻¹_hk
 import numpy as np
 
 from robodyn_ros.dynamics.constraint_forces import C, check_chain, invert_spd, system_workspace
+from robodyn_ros.dynamics.cyclic_reduction import cyclic_reduction_workspace
 from robodyn_ros.dynamics.forward_dynamics import aba
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea
@@ -231,11 +233,11 @@ def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
 
 
 @kernel_helper
-def schur_task_inverse(tree, frames, q, full, ws, sw):
+def schur_task_inverse(tree, frames, q, full, cyclic, ws, sw):
     """full (6F x 6F) of frames on the tip body of a serial chain, from its Λ⁻¹ about the
-    world origin (schur.tip_inverse_inertia); sw = (Yinv, Y, K, work, Omega (6 x 6))."""
-    Yinv, Y, K, work, Omega = sw
-    tip_inverse_inertia(tree, q, ws, Yinv, Y, K, work, Omega)
+    world origin (schur.tip_inverse_inertia); ws, sw from schur_workspace_of."""
+    cw, Yinv, Y, Omega = sw
+    tip_inverse_inertia(tree, q, ws, cyclic, cw, Yinv, Y, Omega)
     X_world = ws[0]
     for k in range(frames.shape[0]):
         p_k = frame_origin(X_world, frames[k])
@@ -246,11 +248,11 @@ def schur_task_inverse(tree, frames, q, full, ws, sw):
 
 
 @kernel_helper
-def schur_direct_inertia(tree, frame, q, out, ws, sw):
+def schur_direct_inertia(tree, frame, q, out, cyclic, ws, sw):
     """out (6 x 6) = Λ of one frame on the tip of a serial chain by the direct form
     (schur.tip_inertia), refused where the pivot R is singular to working precision."""
-    Rinv, R, K, work, _ = sw
-    tip_inertia(tree, q, ws, Rinv, R, K, work, out)
+    cw, Rinv, R, _ = sw
+    tip_inertia(tree, q, ws, cyclic, cw, Rinv, R, out)
     if not norm1(R) * norm1(Rinv) < SINGULAR_CONDITION:
         raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
     shift_inertia_to_point(out, frame_origin(ws[0], frame))
@@ -269,10 +271,9 @@ def whole_frame(frames, rows):
 
 @kernel_helper
 def schur_workspace_of(n):
-    """(system_workspace(n), (Yinv, Y, K, work (5 x 5), Omega (6 x 6)))."""
+    """(system_workspace(n), (cyclic_reduction_workspace(n), Yinv, Y (5 x 5), Omega (6 x 6)))."""
     return system_workspace(n), (
-        np.empty((C, C)), np.empty((C, C)), np.empty((C, C)), np.empty((C, C)),
-        np.empty((6, 6)),
+        cyclic_reduction_workspace(n), np.empty((C, C)), np.empty((C, C)), np.empty((6, 6)),
     )
 
 
@@ -326,10 +327,11 @@ def operational_space_inertia_recursive(tree, frames, rows, q, inverse, out):
         task_output(full, rows, inverse, selected, OUT[b])
 
 
-@kernel
-def operational_space_inertia_schur(tree, frames, rows, q, inverse, out):
-    """operational_space_inertia by Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E (frames on the tip of a serial chain);
-    Λ of one whole frame by the direct form (schur_direct_inertia)."""
+@kernel_helper
+def schur_task_inertia(tree, frames, rows, q, inverse, out, cyclic):
+    """operational_space_inertia by Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E (frames on the tip of a serial chain),
+    𝒜 reduced by elimination from the base or, when `cyclic`, by block cyclic reduction; Λ of
+    one whole frame by the direct form (schur_direct_inertia)."""
     check_chain(tree)
     Q = np.atleast_2d(q)
     B, n = Q.shape
@@ -340,10 +342,22 @@ def operational_space_inertia_schur(tree, frames, rows, q, inverse, out):
     direct = not inverse and whole_frame(frames, rows)
     for b in range(B):
         if direct:
-            schur_direct_inertia(tree, frames[0], Q[b], OUT[b], ws, sw)
+            schur_direct_inertia(tree, frames[0], Q[b], OUT[b], cyclic, ws, sw)
         else:
-            schur_task_inverse(tree, frames, Q[b], full, ws, sw)
+            schur_task_inverse(tree, frames, Q[b], full, cyclic, ws, sw)
             task_output(full, rows, inverse, selected, OUT[b])
+
+
+@kernel
+def operational_space_inertia_schur(tree, frames, rows, q, inverse, out):
+    """schur_task_inertia by elimination from the base, O(N)."""
+    schur_task_inertia(tree, frames, rows, q, inverse, out, False)
+
+
+@kernel
+def operational_space_inertia_schur_bcr(tree, frames, rows, q, inverse, out):
+    """schur_task_inertia by block cyclic reduction, ⌈log₂N⌉ levels."""
+    schur_task_inertia(tree, frames, rows, q, inverse, out, True)
 
 
 @kernel

@@ -1,9 +1,10 @@
 """Exact solves of the constraint-force system 𝒜 λ = b of constraint_forces.py: forward dynamics
 and the Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany, "Schur complement factorization
 and parallel O(log N) algorithms for computation of operational space mass matrix and its
-inverse", restated in papers/README.md), by block LDLᵀ in O(N); and the operational-space
-Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E and Λ (the direct form) of the tip body from the last pivot of the
-elimination from the base; serial chains.
+inverse", restated in papers/README.md), by block LDLᵀ in O(N) or by block cyclic reduction
+in ⌈log₂N⌉ levels (cyclic_reduction.py; the kernels' `cyclic`); and the operational-space
+Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E and Λ (the direct form) of the tip body from the last pivot of 𝒜;
+serial chains.
 """
 
 import numpy as np
@@ -15,11 +16,17 @@ from robodyn_ros.dynamics.constraint_forces import (
     assemble_rhs,
     block_times,
     check_chain,
+    eliminate,
     invert_spd,
     joint_accelerations,
     reduced_block,
     skip,
     system_workspace,
+)
+from robodyn_ros.dynamics.cyclic_reduction import (
+    cyclic_reduction,
+    cyclic_reduction_solve,
+    cyclic_reduction_workspace,
 )
 from robodyn_ros.dynamics.fixed_frame import ZERO6
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -35,23 +42,6 @@ def block_ldlt(Ad, Ao, Zinv, Z, K, work):
     for i in range(n - 2, -1, -1):
         eliminate(Ad[i], Ao[i], Zinv[i + 1], K, Z)
         invert_spd(Z, Zinv[i], work)
-
-
-@kernel_helper
-def eliminate(A, B, Zinv, K, Z):
-    """Z = A − B Zinv Bᵀ, one step of a block elimination (5 x 5 blocks; K = B Zinv)."""
-    for r in range(C):
-        for s in range(C):
-            t = 0.0
-            for m in range(C):
-                t += B[r, m] * Zinv[m, s]
-            K[r, s] = t
-    for r in range(C):
-        for s in range(C):
-            t = A[r, s]
-            for m in range(C):
-                t -= K[r, m] * B[s, m]
-            Z[r, s] = t
 
 
 @kernel_helper
@@ -92,32 +82,56 @@ def block_ldlt_solve(Ao, Zinv, b, x, y):
 
 
 @kernel_helper
-def schur_workspace(n):
-    """(Zinv (n x 5 x 5), Z, K, work (5 x 5), y (n x 5))."""
-    return np.empty((n, C, C)), np.empty((C, C)), np.empty((C, C)), np.empty((C, C)), \
-        np.empty((n, C))
+def factor(Ad, Ao, cyclic, cw):
+    """Factor 𝒜 by block LDLᵀ from the tip (Dinv[i] = Z_i⁻¹; 𝒜 kept) or, when `cyclic`, by
+    block cyclic reduction (𝒜 overwritten); cw from cyclic_reduction_workspace."""
+    Dinv, _, K, Z, work, _ = cw
+    if cyclic:
+        cyclic_reduction(Ad, Ao, cw)
+    else:
+        block_ldlt(Ad, Ao, Dinv, Z, K, work)
 
 
-@kernel
-def forward_dynamics_schur(tree, gravity, q, qd, tau, f_ext, qdd):
-    """q̈ by the exact O(N) block-LDLᵀ solve of the constraint forces, for a state (n,) or a
-    batch (B, n); f_ext None or (..., n, 6)."""
+@kernel_helper
+def solve(Ao, b, x, cyclic, cw):
+    """x = 𝒜⁻¹ b with the factor of `factor` (b may be overwritten)."""
+    if cyclic:
+        cyclic_reduction_solve(Ao, b, x, cw)
+    else:
+        block_ldlt_solve(Ao, cw[0], b, x, cw[5])
+
+
+@kernel_helper
+def forward_dynamics_exact(tree, gravity, q, qd, tau, f_ext, qdd, cyclic):
+    """q̈ by the exact O(N) solve of the constraint forces, for a state (n,) or a batch (B, n);
+    f_ext None or (..., n, 6)."""
     check_chain(tree)
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
     B, n = Q.shape
     QDD = qdd.reshape((B, n))
-    ws = system_workspace(n)
-    Zinv, Z, K, work, y = schur_workspace(n)
+    ws, cw = system_workspace(n), cyclic_reduction_workspace(n)
     for b in range(B):
         F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
         a_root = assemble(tree, gravity, Q[b], QD[b], TAU[b], F, ws)
-        block_ldlt(ws[6], ws[7], Zinv, Z, K, work)
-        block_ldlt_solve(ws[7], Zinv, ws[14], ws[15], y)
+        factor(ws[6], ws[7], cyclic, cw)
+        solve(ws[7], ws[14], ws[15], cyclic, cw)
         joint_accelerations(ws[15], ws[12], a_root, ws, QDD[b])
 
 
 @kernel
-def mass_matrix_inverse_schur(tree, q, Minv):
+def forward_dynamics_schur(tree, gravity, q, qd, tau, f_ext, qdd):
+    """forward_dynamics_exact by block LDLᵀ."""
+    forward_dynamics_exact(tree, gravity, q, qd, tau, f_ext, qdd, False)
+
+
+@kernel
+def forward_dynamics_schur_bcr(tree, gravity, q, qd, tau, f_ext, qdd):
+    """forward_dynamics_exact by block cyclic reduction."""
+    forward_dynamics_exact(tree, gravity, q, qd, tau, f_ext, qdd, True)
+
+
+@kernel_helper
+def mass_matrix_inverse_exact(tree, q, Minv, cyclic):
     """M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ column by column, for a state (n,) or a batch (B, n): 𝒜 factored
     once, then for τ = e_j at rest without gravity, b = −ℬ e_j (two nonzero blocks), λ = 𝒜⁻¹ b
     and q̈ = 𝒢 e_j + ℬᵀ λ recovered by joint_accelerations. O(N²)."""
@@ -125,27 +139,52 @@ def mass_matrix_inverse_schur(tree, q, Minv):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = Minv.reshape((B, n, n))
-    ws = system_workspace(n)
-    Zinv, Z, K, work, y = schur_workspace(n)
+    ws, cw = system_workspace(n), cyclic_reduction_workspace(n)
     unit, column = np.zeros(n), np.empty(n)
     for b in range(B):
         assemble_matrix(tree, Q[b], ws)
-        block_ldlt(ws[6], ws[7], Zinv, Z, K, work)
+        factor(ws[6], ws[7], cyclic, cw)
         for j in range(n):
             unit[j] = 1.0
             assemble_rhs(unit, None, None, ZERO6, ws)
-            block_ldlt_solve(ws[7], Zinv, ws[14], ws[15], y)
+            solve(ws[7], ws[14], ws[15], cyclic, cw)
             joint_accelerations(ws[15], None, ZERO6, ws, column)
             OUT[b, :, j] = column
             unit[j] = 0.0
 
 
+@kernel
+def mass_matrix_inverse_schur(tree, q, Minv):
+    """mass_matrix_inverse_exact by block LDLᵀ."""
+    mass_matrix_inverse_exact(tree, q, Minv, False)
+
+
+@kernel
+def mass_matrix_inverse_schur_bcr(tree, q, Minv):
+    """mass_matrix_inverse_exact by block cyclic reduction."""
+    mass_matrix_inverse_exact(tree, q, Minv, True)
+
+
 @kernel_helper
-def tip_pivot(tree, q, ws, Rinv, R, K, work):
+def last_pivot(Ad, Ao, cyclic, cw, Yinv, Y):
+    """Y (5 x 5) = the last pivot of 𝒜, the Schur complement of the other blocks, and
+    Yinv = Y⁻¹: by the elimination from the base, or when `cyclic` what the cyclic reduction
+    leaves of the last block (𝒜 overwritten)."""
+    if cyclic:
+        cyclic_reduction(Ad, Ao, cw)
+        Y[:, :] = Ad[Ad.shape[0] - 1]
+        Yinv[:, :] = cw[0][Ad.shape[0] - 1]
+    else:
+        last_pivot_inverse(Ad, Ao, Yinv, Y, cw[2], cw[4])
+
+
+@kernel_helper
+def tip_pivot(tree, q, ws, cyclic, cw, Rinv, R):
     """R (5 x 5) and Rinv = R⁻¹: the last pivot of the elimination of 𝒜 from the base with the
     tip's own Φ_N left out of 𝒜_NN (there W_Nᵀ Φ_{N−1} W_N), so the usual last pivot is
     Y_N = R + W_Nᵀ Φ_N W_N and (𝒜⁻¹)_NN = Y_N⁻¹; R = 0 for a chain of one body. Returns
-    (u, k) of the tip's W_N; ws from system_workspace, filled in."""
+    (u, k) of the tip's W_N; ws from system_workspace, filled in; cw and `cyclic` as in
+    last_pivot."""
     assemble_matrix(tree, q, ws)
     Phi, house, pivot, Ad, Ao, T = ws[3], ws[4], ws[5], ws[6], ws[7], ws[9]
     tip = q.shape[0] - 1
@@ -155,7 +194,7 @@ def tip_pivot(tree, q, ws, Rinv, R, K, work):
         Rinv[:, :] = np.inf
     else:
         reduced_block(Phi[tip - 1], u, k, u, k, 1.0, T, Ad[tip])
-        last_pivot_inverse(Ad, Ao, Rinv, R, K, work)
+        last_pivot(Ad, Ao, cyclic, cw, Rinv, R)
     return u, k
 
 
@@ -173,7 +212,7 @@ def reflect(A, u, out):
 
 
 @kernel_helper
-def tip_inverse_inertia(tree, q, ws, Rinv, R, K, work, out):
+def tip_inverse_inertia(tree, q, ws, cyclic, cw, Rinv, R, out):
     """out (6 x 6) = Λ⁻¹ of the tip body N about the world origin, world axes: the response a_N
     of the chain at rest to a force F on body N with τ = 0. ℰ = Wᵀ𝓟ᵀ𝓜⁻¹ e_N has the single
     block W_Nᵀ Φ_N, so Λ⁻¹ = Φ_N − Φ_N W_N Y_N⁻¹ W_Nᵀ Φ_N (Fijany's Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E,
@@ -182,7 +221,8 @@ def tip_inverse_inertia(tree, q, ws, Rinv, R, K, work, out):
     (tip_pivot) and G = Y⁻¹, the blocks are R G Φ̃_WW, R G Φ̃_Ws and
     1/Ĩ_ss − zᵀ R G Φ̃_Ws with z = Ĩ_Ws / Ĩ_ss (as Φ̃_WW⁻¹ − G = Φ̃_WW⁻¹ R G), then
     Λ⁻¹ = H (⋯) H."""
-    u, k = tip_pivot(tree, q, ws, Rinv, R, K, work)
+    u, k = tip_pivot(tree, q, ws, cyclic, cw, Rinv, R)
+    K, work = cw[2], cw[4]
     Phi, inertia, I_tilde, Phi_tilde = ws[3], ws[2], ws[8], ws[9]
     tip = q.shape[0] - 1
     reflect(Phi[tip], u, Phi_tilde)
@@ -212,11 +252,11 @@ def tip_inverse_inertia(tree, q, ws, Rinv, R, K, work, out):
 
 
 @kernel_helper
-def tip_inertia(tree, q, ws, Rinv, R, K, work, out):
+def tip_inertia(tree, q, ws, cyclic, cw, Rinv, R, out):
     """out (6 x 6) = Λ of the tip body N about the world origin, world axes, by the direct form
     Λ = I_N + W_N R⁻¹ W_Nᵀ (Woodbury on Λ⁻¹ = Φ_N − Φ_N W_N (R + W_NᵀΦ_N W_N)⁻¹ W_Nᵀ Φ_N; the
     paper's Λ = S − Rᵀ 𝒴⁻¹ R, 𝒴 differing from 𝒜 in one block), R from tip_pivot."""
-    u, k = tip_pivot(tree, q, ws, Rinv, R, K, work)
+    u, k = tip_pivot(tree, q, ws, cyclic, cw, Rinv, R)
     store_inertia_matrix(out.reshape((1, 6, 6)), 0, inertia_at(ws[2], q.shape[0] - 1))
     for r in range(6):  # W_N = the columns ≠ k of 1 − 2 u uᵀ
         for s in range(6):

@@ -39,7 +39,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from robodyn_ros.model import ModelError
-from robodyn_ros.operational_space import check_tip_task
+from robodyn_ros.operational_space import TIP_METHODS, check_tip_task
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
@@ -297,11 +297,11 @@ class DynamicsNode(Node):
 
 def method_problem(robot: Robot, method: str, frames) -> str:
     """Why the operational-space method cannot serve these frames of the robot ("" if it
-    can): "schur" needs a serial chain and frames on its last body."""
-    if method != "schur":
+    can): "schur" and "schur_bcr" need a serial chain and frames on its last body."""
+    if method not in TIP_METHODS:
         return ""
     try:
-        check_tip_task(robot.model, frames, "operational_space_method")
+        check_tip_task(robot.model, frames, "operational_space_method", method)
     except ValueError as error:
         return str(error)
     return ""
