@@ -165,3 +165,10 @@ def test_threads_are_a_setting_of_the_robot(panda) -> None:
     assert panda.threads == 1 and panda.with_threads(2).threads == 2 and panda.threads == 1
     with pytest.raises(ValueError, match="threads must be an integer"):
         panda.with_threads(0)
+
+
+def test_an_error_in_a_helper_threads_chunk_reaches_the_caller(panda, states) -> None:
+    singular = states[0].copy()
+    singular[-1] = 0.0  # the stretched-out arm, in the last thread's chunk: Λ does not exist
+    with pytest.raises(np.linalg.LinAlgError, match="does not exist at this configuration"):
+        panda.with_threads(2).operational_space_inertia(singular, FRAME)
