@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from robodyn_ros.batch_threads import MIN_CHUNK
 from robodyn_ros.parallel import (
     BACKENDS,
     CancelledError,
@@ -142,23 +143,33 @@ ROBOT_FUNCTIONS = {  # a Robot function → (its states, of Q, QD, QDD; its othe
 }
 
 
+@pytest.fixture(scope="module")
+def many_states(panda):
+    """Enough states for 3 threads: each chunk above batch_threads.MIN_CHUNK joint-states."""
+    rng = np.random.default_rng(12)
+    size = 3 * MIN_CHUNK // panda.nv + 3
+    return tuple(rng.uniform(-1.0, 1.0, (size, panda.nv)) for _ in range(3))
+
+
 @pytest.mark.parametrize("function", ROBOT_FUNCTIONS)
-def test_every_robot_function_on_threads_equals_serial(panda, states, function: str) -> None:
+def test_every_robot_function_on_threads_equals_serial(panda, many_states, function) -> None:
     count, options = ROBOT_FUNCTIONS[function]
-    expected = getattr(panda, function)(*states[:count], **options)
-    answer = getattr(panda.with_threads(3), function)(*states[:count], **options)
+    expected = getattr(panda, function)(*many_states[:count], **options)
+    answer = getattr(panda.with_threads(3), function)(*many_states[:count], **options)
     assert np.array_equal(answer, expected), f"{function} on 3 threads differs from serial"
 
 
-def test_operational_space_and_iterative_methods_on_threads_equal_serial(panda, states) -> None:
+def test_operational_space_and_iterative_methods_on_threads_equal_serial(
+    panda, many_states
+) -> None:
     threaded = panda.with_threads(2)
-    expected = panda.operational_space(*states[:2], FRAME)
-    answer = threaded.operational_space(*states[:2], FRAME)
+    expected = panda.operational_space(*many_states[:2], FRAME)
+    answer = threaded.operational_space(*many_states[:2], FRAME)
     for field in ("J", "Lambda", "Jbar", "mu", "p", "Jdot_qd", "rank", "condition"):
         assert np.array_equal(getattr(answer, field), getattr(expected, field)), field
-    cg, cg_info = threaded.forward_dynamics(*states, method="pcg", info=True)
-    np.testing.assert_array_equal(cg, panda.forward_dynamics(*states, method="pcg"))
-    assert cg_info.iterations.shape == (B,)
+    cg, cg_info = threaded.forward_dynamics(*many_states, method="pcg", info=True)
+    np.testing.assert_array_equal(cg, panda.forward_dynamics(*many_states, method="pcg"))
+    assert cg_info.iterations.shape == (len(many_states[0]),)
 
 
 def test_threads_are_a_setting_of_the_robot(panda) -> None:
@@ -167,8 +178,8 @@ def test_threads_are_a_setting_of_the_robot(panda) -> None:
         panda.with_threads(0)
 
 
-def test_an_error_in_a_helper_threads_chunk_reaches_the_caller(panda, states) -> None:
-    singular = states[0].copy()
+def test_an_error_in_a_helper_threads_chunk_reaches_the_caller(panda, many_states) -> None:
+    singular = many_states[0].copy()
     singular[-1] = 0.0  # the stretched-out arm, in the last thread's chunk: Λ does not exist
     with pytest.raises(np.linalg.LinAlgError, match="does not exist at this configuration"):
         panda.with_threads(2).operational_space_inertia(singular, FRAME)
