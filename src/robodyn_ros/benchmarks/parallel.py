@@ -18,11 +18,13 @@ import os
 import time
 from collections.abc import Callable
 
+import numba
 import numpy as np
 import pinocchio as pin
 
 from common import BUNDLED_PANDA, format_ms, mark, markdown_table
 from robodyn_ros import Robot
+from robodyn_ros.dynamics.forward_dynamics import forward_dynamics
 from robodyn_ros.parallel import backend
 
 FRAME = "panda_hand_tcp"
@@ -77,6 +79,33 @@ def time_aba_in_parallel(model, threads: int, Q, QD, TAU, repeat: int) -> float:
     return best_ms(lambda: pin.abaInParallel(threads, pool, *columns), repeat)
 
 
+@numba.njit(parallel=True)
+def aba_prange(tree, gravity, Q, QD, TAU, QDD, parts):
+    """The alternative to the threads backend's chunks: numba's own threads (prange), a
+    contiguous chunk each, in one kernel."""
+    size = Q.shape[0]
+    for part in numba.prange(parts):
+        lo, hi = part * size // parts, (part + 1) * size // parts
+        forward_dynamics(tree, gravity, Q[lo:hi], QD[lo:hi], TAU[lo:hi], None, QDD[lo:hi])
+
+
+def chunks_against_prange(robot: Robot, size: int, repeat: int) -> list[str]:
+    """ABA over `size` states on 2 threads, µs: serial, the Robot's chunks on Python threads,
+    and numba's prange."""
+    numba.set_num_threads(2)
+    two = robot.with_threads(2)
+    Q, QD, TAU = (np.random.default_rng(size).uniform(-1.0, 1.0, (size, robot.nv))
+                  for _ in range(3))
+    QDD = np.empty_like(Q)
+    tree, gravity = robot._tree, robot._gravity  # what the Robot hands its kernels
+    timings = (
+        best_ms(lambda: robot.forward_dynamics(Q, QD, TAU), repeat),
+        best_ms(lambda: two.forward_dynamics(Q, QD, TAU), repeat),
+        best_ms(lambda: aba_prange(tree, gravity, Q, QD, TAU, QDD, 2), repeat),
+    )
+    return [str(size), *(f"{1e3 * t:.0f}" for t in timings)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=10_000)
@@ -123,6 +152,12 @@ def main() -> None:
           f"{mark(ratios['vs pin'] <= TARGET_VS_PINOCCHIO)} target ≤ {TARGET_VS_PINOCCHIO}; "
           f"1 → 2 threads: {ratios['speed-up']:.2f} x "
           f"{mark(ratios['speed-up'] >= TARGET_SPEED_UP)} target ≥ {TARGET_SPEED_UP}")
+
+    sizes = [chunks_against_prange(robot, size, 10 * args.repeat)
+             for size in (64, 256, 1024, args.batch)]
+    print(f"\nABA by batch size, 2 threads ({numba.threading_layer()} layer for prange; best of "
+          f"{10 * args.repeat}):\n")
+    print(markdown_table(["B", "serial µs", "threads 2 µs", "numba prange 2 µs"], sizes))
 
     Q, QD, TAU = (rng.uniform(-1.0, 1.0, (args.dask_batch, robot.nv)) for _ in range(3))
     with backend("threads", workers=2) as threads, backend("dask", workers=2) as dask:
