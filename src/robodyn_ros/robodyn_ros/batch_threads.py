@@ -1,25 +1,27 @@
 """A kernel over a batch of states on several threads at once.
 
-The batch is cut into one contiguous chunk per thread and each thread runs the kernel's
-GIL-free build (dynamics.jit.kernel's `released`) on its chunk, writing into its slice of the
-outputs: the calling thread takes the first chunk, a shared pool of helper threads the others.
-Chunks hold whole states and every kernel treats the states of a batch independently, so the
-answer is the serial one bit for bit.
+The batch is cut into contiguous chunks, a few per thread, and each thread runs the kernel's
+GIL-free build (dynamics.jit.kernel's `released`) on the next chunk nobody has taken, writing
+into its slice of the outputs: the calling thread works along, helper threads from a shared
+pool join it. A helper that starts late (its core busy with another process) takes fewer
+chunks instead of holding the others up. Chunks hold whole states and every kernel treats the
+states of a batch independently, so the answer is the serial one bit for bit.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-# Joint-states (states x joints) per thread below which a helper thread costs more than it
-# saves: handing a chunk to a waiting thread and back takes about 30 µs, and 1024 joint-states
+# Joint-states (states x joints) per chunk below which a helper thread costs more than it
+# saves: handing work to a waiting thread and back takes about 30 µs, and 1024 joint-states
 # are about 100 µs of ABA (150 states of a 7-joint arm).
 MIN_CHUNK = 1024
+CHUNKS_PER_THREAD = 4
 
 _pools: dict[int, ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
@@ -32,18 +34,26 @@ def run_batch(
     as its leading axis (inputs and outputs alike); anything else in it (None, numbers, flags)
     goes to every chunk as it is; the first is q, (B, n)."""
     size, joints = per_state[0].shape
-    parts = max(1, min(threads, size * joints // MIN_CHUNK))
-    bounds = np.linspace(0, size, parts + 1).astype(int)
+    most = threads * CHUNKS_PER_THREAD if threads > 1 else 1
+    count = max(1, min(most, size * joints // MIN_CHUNK))
+    bounds = np.linspace(0, size, count + 1).astype(int)
     chunks = [_chunk(per_state, lo, hi) for lo, hi in itertools.pairwise(bounds)]
-    if parts == 1:
-        kernel(*constants, *chunks[0])
-        return
-    helpers = [_pool(parts - 1).submit(kernel, *constants, *chunk) for chunk in chunks[1:]]
+    untaken = iter(chunks)  # next() on a list iterator is atomic under the GIL
+    helper_count = min(threads, count) - 1
+    helpers = [
+        _pool(helper_count).submit(_work, kernel, constants, untaken)
+        for _ in range(helper_count)
+    ]
     try:
-        kernel(*constants, *chunks[0])
+        _work(kernel, constants, untaken)
     finally:
         for helper in helpers:
             helper.result()
+
+
+def _work(kernel: Callable[..., None], constants: Sequence, untaken: Iterator[tuple]) -> None:
+    for chunk in untaken:
+        kernel(*constants, *chunk)
 
 
 def _chunk(per_state: Sequence, lo: int, hi: int) -> tuple:
@@ -51,7 +61,7 @@ def _chunk(per_state: Sequence, lo: int, hi: int) -> tuple:
 
 
 def _pool(helpers: int) -> ThreadPoolExecutor:
-    """The pool of `helpers` threads, shared by every batch cut into helpers + 1 chunks."""
+    """The pool of `helpers` threads, shared by every batch run on helpers + 1 threads."""
     with _pools_lock:
         pool = _pools.get(helpers)
         if pool is None:
