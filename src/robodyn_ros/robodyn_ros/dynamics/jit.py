@@ -3,6 +3,7 @@
 from types import FunctionType
 
 from numba import njit
+from numba.core.registry import CPUDispatcher
 
 # Floating-point contraction (FMA) and reassociation, which let LLVM fuse and vectorize; not
 # the flags that assume finite values, so NaN and inf still propagate to the results.
@@ -12,7 +13,7 @@ _holding_the_gil = njit(cache=True, fastmath=FASTMATH)
 _releasing_the_gil = njit(cache=True, fastmath=FASTMATH, nogil=True)
 
 
-def kernel(function: FunctionType):
+def kernel(function: FunctionType) -> CPUDispatcher:
     """A kernel called from Python: compiled on first use, cached on disk, in two builds.
 
     The kernel itself keeps the GIL, for one state: releasing it made each of the many short
