@@ -25,6 +25,7 @@ import pinocchio as pin
 from common import BUNDLED_PANDA, format_ms, mark, markdown_table
 from robodyn_ros import Robot
 from robodyn_ros.dynamics.forward_dynamics import forward_dynamics
+from robodyn_ros.dynamics.tree import pack_tree
 from robodyn_ros.parallel import backend
 
 FRAME = "panda_hand_tcp"
@@ -97,7 +98,7 @@ def chunks_against_prange(robot: Robot, size: int, repeat: int) -> list[str]:
     Q, QD, TAU = (np.random.default_rng(size).uniform(-1.0, 1.0, (size, robot.nv))
                   for _ in range(3))
     QDD = np.empty_like(Q)
-    tree, gravity = robot._tree, robot._gravity  # what the Robot hands its kernels
+    tree, gravity = pack_tree(robot.model), np.array(robot.model.gravity, dtype=float)
     timings = (
         best_ms(lambda: robot.forward_dynamics(Q, QD, TAU), repeat),
         best_ms(lambda: two.forward_dynamics(Q, QD, TAU), repeat),
