@@ -209,7 +209,7 @@ class Robot:
 
     @property
     def threads(self) -> int:
-        """How many threads run a batch of states (B, n) at once, each on a contiguous chunk
+        """How many threads run a batch of states (B, n) at once, each on contiguous chunks
         of it with the GIL released; the answer is the same bit for bit whatever the number.
         One state always runs in the calling thread, holding the GIL."""
         return self._threads

@@ -1,5 +1,5 @@
-"""Backends on this machine: serial (the reference), threads (the kernels' GIL-free builds,
-a chunk of the batch per thread) and processes (each worker gets the robot once)."""
+"""Backends on this machine: serial (the reference), threads (the kernels' GIL-free builds on
+chunks of the batch on each thread) and processes (each worker gets the robot once)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ class _PoolBackend(Backend):
 
 class ThreadBackend(_PoolBackend):
     """Threads. A batch runs as the Robot's own threaded batch (Robot.threads = workers): the
-    kernels' GIL-free builds, one contiguous chunk of states per thread, no Python per state.
+    kernels' GIL-free builds on contiguous chunks of states, no Python per state.
     `map` runs its function on a thread pool; it overlaps what releases the GIL, which the
     Robot's batches (B, n) do and its single states do not."""
 
