@@ -11,6 +11,7 @@ states of a batch independently, so the answer is the serial one bit for bit.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,8 @@ CHUNKS_PER_THREAD = 4
 
 _pools: dict[int, ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
+# a forked child has none of the parent's threads: it makes pools of its own
+os.register_at_fork(after_in_child=_pools.clear)
 
 
 def run_batch(
