@@ -3,24 +3,29 @@
     .venv/bin/python src/robodyn_ros/benchmarks/parallel.py [--batch 10000] [--dask-batch 100000]
 
 The bundled Panda, B random states: M (mass_matrix), q̈ (forward_dynamics, ABA) and Λ of the
-tcp (operational_space_inertia), ours serial (one kernel call over the batch) and on the
-threads backend with 1 and 2 threads, against a Python loop over Pinocchio's call and, for
-ABA, `pin.abaInParallel` with 2 threads. Then the Dask backend (a LocalCluster of 2 worker
-processes) on a larger batch of ABA, against the threads backend: its overhead. Each figure
-is the best of `--repeat` runs, ms per batch.
+tcp (operational_space_inertia), ours on the threads backend with 1 and 2 threads (the
+kernels' GIL-free builds, a chunk of the batch per thread), against a Python loop over
+Pinocchio's call and, for ABA, `pin.abaInParallel` with 1 and 2 threads. Then the Dask backend
+(a LocalCluster of 2 worker processes) on a larger batch of ABA, against the threads backend:
+its overhead. Each figure is the best of `--repeat` runs, ms per batch. The machine's load
+average is printed first: other processes on the cores show up as a smaller speed-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
 
+import numba
 import numpy as np
 import pinocchio as pin
 
 from common import BUNDLED_PANDA, format_ms, mark, markdown_table
 from robodyn_ros import Robot
+from robodyn_ros.dynamics.forward_dynamics import forward_dynamics
+from robodyn_ros.dynamics.tree import pack_tree
 from robodyn_ros.parallel import backend
 
 FRAME = "panda_hand_tcp"
@@ -61,26 +66,52 @@ def pinocchio_loop(name: str, model, data, frame_id: int, Q, QD, TAU) -> Callabl
 
 
 def time_function(robot: Robot, name: str, states, pools, repeat: int) -> list[float]:
-    """ms per batch of robot.<name>: serial, then on each pool."""
+    """ms per batch of robot.<name> on each pool."""
     options = {"frame": FRAME} if name == "operational_space_inertia" else {}
-    timings = [best_ms(lambda: getattr(robot, name)(*states, **options), repeat)]
-    for pool in pools:
-        timings.append(best_ms(lambda p=pool: p.batch(robot, name, *states, **options), repeat))
-    return timings
+    return [
+        best_ms(lambda p=pool: p.batch(robot, name, *states, **options), repeat) for pool in pools
+    ]
 
 
-def time_aba_in_parallel(model, Q, QD, TAU, repeat: int) -> float:
-    """ms per batch of pin.abaInParallel with 2 threads (states as columns)."""
-    pool = pin.ModelPool(model, 2)
+def time_aba_in_parallel(model, threads: int, Q, QD, TAU, repeat: int) -> float:
+    """ms per batch of pin.abaInParallel with `threads` threads (states as columns)."""
+    pool = pin.ModelPool(model, threads)
     columns = [np.asfortranarray(x.T) for x in (Q, QD, TAU)]
-    return best_ms(lambda: pin.abaInParallel(2, pool, *columns), repeat)
+    return best_ms(lambda: pin.abaInParallel(threads, pool, *columns), repeat)
+
+
+@numba.njit(parallel=True)
+def aba_prange(tree, gravity, Q, QD, TAU, QDD, parts):
+    """The alternative to the threads backend's chunks: numba's own threads (prange), a
+    contiguous chunk each, in one kernel."""
+    size = Q.shape[0]
+    for part in numba.prange(parts):
+        lo, hi = part * size // parts, (part + 1) * size // parts
+        forward_dynamics(tree, gravity, Q[lo:hi], QD[lo:hi], TAU[lo:hi], None, QDD[lo:hi])
+
+
+def chunks_against_prange(robot: Robot, size: int, repeat: int) -> list[str]:
+    """ABA over `size` states on 2 threads, µs: serial, the Robot's chunks on Python threads,
+    and numba's prange."""
+    numba.set_num_threads(2)
+    two = robot.with_threads(2)
+    Q, QD, TAU = (np.random.default_rng(size).uniform(-1.0, 1.0, (size, robot.nv))
+                  for _ in range(3))
+    QDD = np.empty_like(Q)
+    tree, gravity = pack_tree(robot.model), np.array(robot.model.gravity, dtype=float)
+    timings = (
+        best_ms(lambda: robot.forward_dynamics(Q, QD, TAU), repeat),
+        best_ms(lambda: two.forward_dynamics(Q, QD, TAU), repeat),
+        best_ms(lambda: aba_prange(tree, gravity, Q, QD, TAU, QDD, 2), repeat),
+    )
+    return [str(size), *(f"{1e3 * t:.0f}" for t in timings)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--dask-batch", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
 
     robot = Robot.from_urdf(BUNDLED_PANDA)
@@ -95,30 +126,39 @@ def main() -> None:
         "operational_space_inertia": (Q,),
     }
 
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     rows, ratios = [], {}
     with backend("threads", workers=1) as one, backend("threads", workers=2) as two:
         for name, states in arguments.items():
-            timings = time_function(robot, name, states, (one, two), args.repeat)
+            ours_one, ours_two = time_function(robot, name, states, (one, two), args.repeat)
             loop = best_ms(pinocchio_loop(name, model, data, frame_id, Q, QD, TAU), args.repeat)
-            parallel = "—"
+            parallel = ["—", "—", "—"]
             if name == "forward_dynamics":
-                pin_two = time_aba_in_parallel(model, Q, QD, TAU, args.repeat)
-                parallel = format_ms(pin_two)
-                ratios = {"vs pin": timings[2] / pin_two, "speed-up": timings[1] / timings[2]}
-            rows.append([name, *map(format_ms, timings), f"{timings[1] / timings[2]:.2f}",
-                         format_ms(loop), parallel])
+                pin_one, pin_two = (time_aba_in_parallel(model, threads, Q, QD, TAU, args.repeat)
+                                    for threads in (1, 2))
+                parallel = [format_ms(pin_one), format_ms(pin_two), f"{ours_two / pin_two:.2f}"]
+                ratios = {"vs pin": ours_two / pin_two, "speed-up": ours_one / ours_two}
+            rows.append([name, format_ms(ours_one), format_ms(ours_two),
+                         f"{ours_one / ours_two:.2f}", format_ms(loop), f"{ours_two / loop:.3f}",
+                         *parallel])
 
     print(f"Bundled Panda (7 joints), B = {args.batch} states, ms per batch (best of "
-          f"{args.repeat})\n")
+          f"{args.repeat}); {os.cpu_count()} cores, load average {load} before the run\n")
     print(markdown_table(
-        ["function", "serial", "threads 1", "threads 2", "1→2 speed-up", "pin loop",
-         "pin.abaInParallel 2"],
+        ["function", "threads 1", "threads 2", "1→2 speed-up", "pin loop", "threads 2/loop",
+         "pin.abaInParallel 1", "pin.abaInParallel 2", "threads 2/pin 2"],
         rows,
     ))
     print(f"\nABA, 2 threads: {ratios['vs pin']:.2f} x pin.abaInParallel (2 threads) "
           f"{mark(ratios['vs pin'] <= TARGET_VS_PINOCCHIO)} target ≤ {TARGET_VS_PINOCCHIO}; "
           f"1 → 2 threads: {ratios['speed-up']:.2f} x "
           f"{mark(ratios['speed-up'] >= TARGET_SPEED_UP)} target ≥ {TARGET_SPEED_UP}")
+
+    sizes = [chunks_against_prange(robot, size, 10 * args.repeat)
+             for size in (64, 256, 1024, args.batch)]
+    print(f"\nABA by batch size, 2 threads ({numba.threading_layer()} layer for prange; best of "
+          f"{10 * args.repeat}):\n")
+    print(markdown_table(["B", "serial µs", "threads 2 µs", "numba prange 2 µs"], sizes))
 
     Q, QD, TAU = (rng.uniform(-1.0, 1.0, (args.dask_batch, robot.nv)) for _ in range(3))
     with backend("threads", workers=2) as threads, backend("dask", workers=2) as dask:

@@ -74,8 +74,10 @@ class IterativeMethod:
                     f"options are {', '.join(allowed)}"
                 )
 
-    def solve(self, tree, gravity, q, qd, tau, f_ext, options: Mapping[str, object]):
-        """q̈, or (q̈, IterationInfo) when options['info']; q, qd, tau checked arrays."""
+    def solve(self, run, constants, q, qd, tau, f_ext, options: Mapping[str, object]):
+        """q̈, or (q̈, IterationInfo) when options['info']; q, qd, tau checked arrays. `run`
+        calls the kernel as ``run(kernel, constants, *per_state)``, the states of every
+        per-state array along its leading axis, and `constants` are (tree, gravity)."""
         self.check(options)
         tol = float(options.get("tol", DEFAULT_TOL))
         max_iterations = int(options.get("max_iterations", DEFAULT_MAX_ITERATIONS))
@@ -97,9 +99,9 @@ class IterativeMethod:
         wrenches = np.zeros((*batch, 6)) if f_ext is None else f_ext.reshape((*batch, 6))
         start = np.zeros(batch) if guess is None else guess.reshape(batch)
         qdd, stats = np.empty(batch), np.empty((batch[0], 2))
-        self.kernel(tree, gravity, q.reshape(batch), qd.reshape(batch), tau.reshape(batch),
-                    wrenches, start, guess is not None, self.variant, tol, max_iterations,
-                    *parameters, qdd, stats)
+        run(self.kernel, constants, q.reshape(batch), qd.reshape(batch), tau.reshape(batch),
+            wrenches, start, guess is not None, self.variant, tol, max_iterations, *parameters,
+            qdd, stats)
         return finish(self.name, qdd.reshape(q.shape), stats, tol, bool(options.get("info", False)))
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn_ros._state_call import StateCall
+from robodyn_ros.batch_threads import run_batch
 from robodyn_ros.dynamics import (
     conjugate_gradient,
     constraint_forces,
@@ -170,8 +171,11 @@ class Robot:
     FORWARD_DYNAMICS_METHODS = (*_FORWARD_DYNAMICS, *_ITERATIVE_FORWARD_DYNAMICS)
     OPERATIONAL_SPACE_METHODS = tuple(_OPERATIONAL_SPACE_INERTIA)
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, *, threads: int = 1) -> None:
+        """The robot of `model`; its functions run each batch of states on `threads` threads
+        (see `threads`)."""
         self.model = model
+        self.threads = threads
         self.nq = self.nv = model.nv
         self.joint_names = model.joint_names
         self.frame_names = model.frame_names
@@ -189,22 +193,52 @@ class Robot:
         }
 
     def __reduce__(self) -> tuple:
-        """Pickled as its Model (for the process and Dask backends); rebuilt on arrival."""
+        """Pickled as its Model (for the process and Dask backends); rebuilt on arrival, with
+        one thread: a worker of those backends is one of several already."""
         return (type(self), (self.model,))
 
     @classmethod
     def from_urdf(
-        cls, path: str | os.PathLike, *, locked_joints: Mapping[str, float] | None = None
+        cls,
+        path: str | os.PathLike,
+        *,
+        locked_joints: Mapping[str, float] | None = None,
+        threads: int = 1,
     ) -> Robot:
-        """Load a URDF file; `locked_joints` freezes the named joints at the given positions."""
-        return cls(load_urdf(path, locked_joints=locked_joints))
+        """Load a URDF file; `locked_joints` freezes the named joints at the given positions;
+        `threads` as in `threads`."""
+        return cls(load_urdf(path, locked_joints=locked_joints), threads=threads)
 
     @classmethod
     def from_urdf_string(
-        cls, xml: str | bytes, *, locked_joints: Mapping[str, float] | None = None
+        cls,
+        xml: str | bytes,
+        *,
+        locked_joints: Mapping[str, float] | None = None,
+        threads: int = 1,
     ) -> Robot:
         """Load a URDF from its text."""
-        return cls(load_urdf_string(xml, locked_joints=locked_joints))
+        return cls(load_urdf_string(xml, locked_joints=locked_joints), threads=threads)
+
+    @property
+    def threads(self) -> int:
+        """How many threads run a batch of states (B, n) at once, each on contiguous chunks
+        of it with the GIL released; the answer is the same bit for bit whatever the number.
+        One state always runs in the calling thread, holding the GIL."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, threads: int) -> None:
+        if not (isinstance(threads, int) and threads >= 1):
+            raise ValueError(f"threads must be an integer ≥ 1; got {threads!r}")
+        self._threads = threads
+
+    def with_threads(self, threads: int) -> Robot:
+        """This robot (the same model and caches) running its batches on `threads` threads."""
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        view.threads = threads
+        return view
 
     def __repr__(self) -> str:
         return f"Robot('{self.model.name}', nv={self.nv}, frames={len(self.frame_names)})"
@@ -225,7 +259,8 @@ class Robot:
             q, qd, qdd = self._checked(q, qd=qd, qdd=qdd)
             f_ext = self._wrenches(f_ext, q.shape)
         tau = np.empty(q.shape)
-        inverse_dynamics.inverse_dynamics(self._tree, self._gravity, q, qd, qdd, f_ext, tau)
+        self._run(inverse_dynamics.inverse_dynamics, (self._tree, self._gravity), q, qd, qdd, f_ext,
+                  tau)
         return tau
 
     def bias_forces(self, q, qd) -> np.ndarray:
@@ -236,7 +271,7 @@ class Robot:
         if not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
         tau = np.empty(q.shape)
-        inverse_dynamics.bias_forces(self._tree, self._gravity, q, qd, tau)
+        self._run(inverse_dynamics.bias_forces, (self._tree, self._gravity), q, qd, tau)
         return tau
 
     def gravity_torques(self, q) -> np.ndarray:
@@ -247,7 +282,7 @@ class Robot:
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         tau = np.empty(q.shape)
-        inverse_dynamics.gravity_torques(self._tree, self._gravity, q, tau)
+        self._run(inverse_dynamics.gravity_torques, (self._tree, self._gravity), q, tau)
         return tau
 
     # -- joint-space inertia ----------------------------------------------------------------
@@ -270,7 +305,7 @@ class Robot:
             (q,) = self._checked(q)
             _check_method(method, self.MASS_MATRIX_METHODS, "mass_matrix")
         M = np.empty((*q.shape, self.nv))
-        kernel(self._tree, q, M)
+        self._run(kernel, (self._tree,), q, M)
         return M
 
     def mass_matrix_diagonal(self, q) -> np.ndarray:
@@ -282,7 +317,7 @@ class Robot:
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         diag = np.empty(q.shape)
-        inertia_diagonal.mass_matrix_diagonal(self._tree, q, diag)
+        self._run(inertia_diagonal.mass_matrix_diagonal, (self._tree,), q, diag)
         return diag
 
     def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
@@ -301,7 +336,7 @@ class Robot:
             (q,) = self._checked(q)
             _check_method(method, self.MASS_MATRIX_INVERSE_METHODS, "mass_matrix_inverse")
         Minv = np.empty((*q.shape, self.nv))
-        kernel(self._tree, q, Minv)
+        self._run(kernel, (self._tree,), q, Minv)
         return Minv
 
     # -- forward dynamics -------------------------------------------------------------------
@@ -339,14 +374,15 @@ class Robot:
             _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
             iterative = _ITERATIVE_FORWARD_DYNAMICS.get(method)
             if iterative is not None:
-                return iterative.solve(self._tree, self._gravity, q, qd, tau, f_ext, options)
+                return iterative.solve(self._run_batch, (self._tree, self._gravity), q, qd, tau,
+                                       f_ext, options)
             if options:
                 raise ValueError(
                     f"forward_dynamics: method '{method}' is direct and takes no options; got "
                     f"{', '.join(options)}"
                 )
         qdd = np.empty(q.shape)
-        kernel(self._tree, self._gravity, q, qd, tau, f_ext, qdd)
+        self._run(kernel, (self._tree, self._gravity), q, qd, tau, f_ext, qdd)
         return qdd
 
     # -- kinematics -------------------------------------------------------------------------
@@ -362,7 +398,7 @@ class Robot:
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         pose = np.empty((*q.shape[:-1], 4, 4))
-        kinematics.frame_poses(self._tree, row, q, pose)
+        self._run(kinematics.frame_poses, (self._tree, row), q, pose)
         return pose
 
     def frame_poses(self, q) -> np.ndarray:
@@ -370,7 +406,7 @@ class Robot:
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         poses = np.empty((*q.shape[:-1], len(self.frame_names), 4, 4))
-        kinematics.frame_poses(self._tree, self._frames, q, poses)
+        self._run(kinematics.frame_poses, (self._tree, self._frames), q, poses)
         return poses
 
     def jacobian(self, q, frame: str) -> np.ndarray:
@@ -385,7 +421,7 @@ class Robot:
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         J = np.empty((*q.shape[:-1], 6, self.nv))
-        kinematics.frame_jacobian(self._tree, row[0], q, J)
+        self._run(kinematics.frame_jacobian, (self._tree, row[0]), q, J)
         return J
 
     # -- energy -----------------------------------------------------------------------------
@@ -398,7 +434,7 @@ class Robot:
         if not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
         T = np.empty(q.shape[:-1])
-        energy.kinetic_energy(self._tree, q, qd, T)
+        self._run(energy.kinetic_energy, (self._tree,), q, qd, T)
         return T
 
     def potential_energy(self, q) -> np.ndarray:
@@ -410,7 +446,7 @@ class Robot:
         if not _ready(self.nv, q):
             (q,) = self._checked(q)
         V = np.empty(q.shape[:-1])
-        energy.potential_energy(self._tree, self._gravity, q, V)
+        self._run(energy.potential_energy, (self._tree, self._gravity), q, V)
         return V
 
     # -- operational space ------------------------------------------------------------------
@@ -457,7 +493,7 @@ class Robot:
         m = selection.shape[0]
         out = np.empty((*q.shape[:-1], m, m))
         try:
-            kernel(self._tree, rows, selection, q, bool(inverse), out)
+            self._run(kernel, (self._tree, rows, selection), q, bool(inverse), out)
         except (np.linalg.LinAlgError, ZeroDivisionError):
             raise np.linalg.LinAlgError(
                 f"operational_space_inertia: Λ of frame(s) {', '.join(map(repr, names))} does "
@@ -485,8 +521,9 @@ class Robot:
                 f"{', '.join(map(repr, names))} for each state; got {force.shape}"
             )
         out = np.empty(expected)
-        operational_space.operational_space_inertia_inverse_times(
-            self._tree, rows, selection, q, force, out
+        self._run(
+            operational_space.operational_space_inertia_inverse_times,
+            (self._tree, rows, selection), q, force, out,
         )
         return out
 
@@ -530,15 +567,30 @@ class Robot:
         info = np.empty((*batch, 2))
         given = method != "dense"
         if given:
-            route(self._tree, rows, selection, q, True, Lambda_inv)
-        operational_space.operational_space_dynamics(
-            self._tree, self._gravity, rows, selection, q, qd, singular_threshold,
+            self._run(route, (self._tree, rows, selection), q, True, Lambda_inv)
+        self._run(
+            operational_space.operational_space_dynamics,
+            (self._tree, self._gravity, rows, selection), q, qd, singular_threshold,
             singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
         )
         rank, condition = info[..., 0].astype(np.int64), info[..., 1]
         return OperationalSpaceDynamics(
             names, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, rank, condition, chosen
         )
+
+    # -- running the kernels ----------------------------------------------------------------
+
+    def _run(self, kernel, constants: tuple, q: np.ndarray, *per_state) -> None:
+        """kernel(*constants, q, *per_state): one state holding the GIL, a batch by
+        _run_batch."""
+        if q.ndim == 1:
+            kernel(*constants, q, *per_state)
+        else:
+            self._run_batch(kernel, constants, q, *per_state)
+
+    def _run_batch(self, kernel, constants: tuple, *per_state) -> None:
+        """The kernel's GIL-free build over a batch, on `threads` threads."""
+        run_batch(kernel.released, constants, per_state, self._threads)
 
     # -- argument checks --------------------------------------------------------------------
 

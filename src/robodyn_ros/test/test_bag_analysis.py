@@ -174,12 +174,14 @@ def test_positions_only_are_differentiated(tmp_path, case, recorded) -> None:
     np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
 
 
-def test_process_workers_answer_as_serial(tmp_path, case, recorded) -> None:
-    """Time chunks computed whole in spawned worker processes equal the serial analysis."""
+@pytest.mark.parametrize("name", ["processes", "threads"])
+def test_workers_answer_as_serial(tmp_path, case, recorded, name: str) -> None:
+    """Time chunks computed whole in spawned worker processes, or at once on threads (the
+    kernels' GIL-free builds), equal the serial analysis."""
     bag = write_bag(tmp_path / "run", "mcap", case, recorded)
     run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
     serial = analyze(case.robot, run, frames=[TIP], chunk=300)
-    with backend("processes", workers=2) as pool:
+    with backend(name, workers=2) as pool:
         parallel = analyze(case.robot, run, frames=[TIP], chunk=300, pool=pool)
     for name in ("torque", "residual", "mass_matrix_condition", "kinetic_energy"):
         np.testing.assert_array_equal(getattr(parallel, name), getattr(serial, name), err_msg=name)

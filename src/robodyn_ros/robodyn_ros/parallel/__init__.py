@@ -1,14 +1,14 @@
 """Executor backends for independent work: batches of states, scenarios, bag chunks.
 
     with backend("threads", workers=2) as pool:
-        qdd = pool.batch(robot, "forward_dynamics", Q, QD, TAU)  # a chunk per worker
+        qdd = pool.batch(robot, "forward_dynamics", Q, QD, TAU)  # chunks on the workers
         results = pool.map(simulate_scenario, scenarios)
 
-Backends: "serial" (the reference), "threads" (a thread pool; the kernels keep the GIL),
-"processes" (a spawned process pool; each worker gets the robot once) and "dask"
-(dask.distributed: a LocalCluster, or a running cluster's `address`). Every backend answers
-as serial does; a failing item raises ParallelError naming it; a set cancel event raises
-CancelledError.
+Backends: "serial" (the reference), "threads" (batches as the kernels' GIL-free builds on
+chunks of states on every thread, see Robot.threads; `map` on a thread pool), "processes" (a
+spawned process pool; each worker gets the robot once) and "dask" (dask.distributed: a
+LocalCluster, or a running cluster's `address`). Every backend answers as serial does; a
+failing item raises ParallelError naming it; a set cancel event raises CancelledError.
 """
 
 from __future__ import annotations

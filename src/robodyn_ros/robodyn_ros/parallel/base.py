@@ -103,6 +103,15 @@ class RobotCall:
 
 def split_batch(states: Sequence[np.ndarray], parts: int) -> list[tuple[np.ndarray, ...]]:
     """The states (each (B, ...), one B) cut into at most `parts` contiguous chunks."""
+    arrays = checked_batch(states)
+    size = arrays[0].shape[0]
+    bounds = np.linspace(0, size, min(parts, max(size, 1)) + 1).astype(int)
+    return [tuple(a[lo:hi] for a in arrays) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+
+
+def checked_batch(states: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The states as C-contiguous float arrays, or ValueError unless they are (B, n) arrays
+    of one B."""
     if not states:
         raise ValueError("batch: give at least one batch of states")
     arrays = [np.ascontiguousarray(s, dtype=float) for s in states]
@@ -110,8 +119,7 @@ def split_batch(states: Sequence[np.ndarray], parts: int) -> list[tuple[np.ndarr
     if arrays[0].ndim != 2 or any(a.shape[0] != size for a in arrays):
         shapes = ", ".join(str(a.shape) for a in arrays)
         raise ValueError(f"batch: states must be (B, n) arrays with one B; got {shapes}")
-    bounds = np.linspace(0, size, min(parts, max(size, 1)) + 1).astype(int)
-    return [tuple(a[lo:hi] for a in arrays) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+    return arrays
 
 
 def failure(index: int, function: Callable, error: BaseException) -> ParallelError:

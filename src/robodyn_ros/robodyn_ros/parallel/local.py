@@ -1,5 +1,5 @@
-"""Backends on this machine: serial (the reference), threads (the kernels release the GIL) and
-processes (each worker gets the robot once)."""
+"""Backends on this machine: serial (the reference), threads (the kernels' GIL-free builds on
+chunks of the batch on each thread) and processes (each worker gets the robot once)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from robodyn_ros.parallel.base import Backend, CancelledError, RobotCall, collect, failure
+from robodyn_ros.parallel.base import (
+    Backend,
+    CancelledError,
+    RobotCall,
+    checked_batch,
+    collect,
+    failure,
+)
 
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot
+
+
+def threaded_batch(
+    robot: Robot, threads: int, function: str, states: tuple[np.ndarray, ...], options: dict
+) -> np.ndarray:
+    """robot.<function>(*states, **options) for (B, n) states, run on `threads` threads."""
+    arrays = checked_batch(states)
+    return getattr(robot.with_threads(threads), function)(*arrays, **options)
 
 
 class SerialBackend(Backend):
@@ -25,6 +40,9 @@ class SerialBackend(Backend):
 
     def __init__(self, workers: int = 1) -> None:
         super().__init__(workers)
+
+    def batch(self, robot: Robot, function: str, *states: np.ndarray, **options) -> np.ndarray:
+        return threaded_batch(robot, 1, function, states, options)
 
     def map(self, function, items, *, cancel=None) -> list[Any]:
         results = []
@@ -70,10 +88,15 @@ class _PoolBackend(Backend):
 
 
 class ThreadBackend(_PoolBackend):
-    """A thread pool. The kernels keep the GIL (see dynamics.jit), so threads overlap only
-    what releases it (I/O, numpy's larger operations); for compute, use processes or Dask."""
+    """Threads. A batch runs as the Robot's own threaded batch (Robot.threads = workers): the
+    kernels' GIL-free builds on contiguous chunks of states, no Python per state.
+    `map` runs its function on a thread pool; it overlaps what releases the GIL, which the
+    Robot's batches (B, n) do and its single states do not."""
 
     name = "threads"
+
+    def batch(self, robot: Robot, function: str, *states: np.ndarray, **options) -> np.ndarray:
+        return threaded_batch(robot, self.workers, function, states, options)
 
     def _make_pool(self) -> Executor:
         return ThreadPoolExecutor(self.workers, thread_name_prefix="robodyn")
