@@ -4,10 +4,13 @@ pay on this machine? Measured bound, not an implementation:
     .venv/bin/python src/robodyn_ros/benchmarks/level_parallel.py [--sizes 16,64,256,1024]
 
 Recursive doubling (JSIM: ⌈log₂N⌉ levels, each a stage A and a stage B over independent
-items), the Jacobi iteration on the constraint forces (each sweep updates every body
-independently) and J-CG (each iteration one per-body product and two dot products) must meet
-all threads at a barrier after each such step: 4 per level of recursive doubling (stage A;
-stage B's motions, its matrix entries, then its forces moving on), 2 per Jacobi sweep (the
+items), block cyclic reduction (forward dynamics "schur_bcr": ⌈log₂N⌉ levels, each the
+inversions of the eliminated blocks, then the kept blocks' updates, in the factorization and
+again for the right-hand side, and one back-substitution step), the Jacobi iteration on the
+constraint forces (each sweep updates every body independently) and J-CG (each iteration
+one per-body product and two dot products) must meet all threads at a barrier after each such
+step: 4 per level of recursive doubling (stage A; stage B's motions, its matrix entries, then
+its forces moving on), 5 per level of cyclic reduction, 2 per Jacobi sweep (the
 updates, the convergence norm), 3 per J-CG iteration. With T the serial time of one call, c
 the cost of one fork-join of 2 threads inside a kernel (numba's prange) and k the barriers of
 the call, no 2-thread version can take less than T/2 + k·c: its speed-up is at most
@@ -31,7 +34,9 @@ from robodyn_ros.model.generate import random_chain_urdf
 
 THREADS = 2
 TOL = 1e-7
-BARRIERS = {"recursive_doubling": 4, "jacobi": 2, "jacobi_cg": 3}  # per level, sweep, iteration
+# per level, sweep or iteration
+BARRIERS = {"recursive_doubling": 4, "schur_bcr": 5, "jacobi": 2, "jacobi_cg": 3}
+LEVELLED = ("recursive_doubling", "schur_bcr")
 
 
 @numba.njit(parallel=True)
@@ -56,8 +61,8 @@ def fork_join_us(threads: int, count: int = 20_000) -> float:
 
 
 def method_steps(robot: Robot, method: str, q, qd, tau) -> int:
-    """Levels (recursive doubling) or iterations (Jacobi, J-CG) of one call."""
-    if method == "recursive_doubling":
+    """Levels (recursive doubling, cyclic reduction) or iterations (Jacobi, J-CG) of one call."""
+    if method in LEVELLED:
         return level_count(robot.nv)
     _, info = robot.forward_dynamics(q, qd, tau, method=method, tol=TOL, info=True)
     return int(info.iterations)
@@ -68,6 +73,8 @@ def method_call(robot: Robot, method: str, q, qd, tau):
     max_iterations sweeps, still the same work per sweep."""
     if method == "recursive_doubling":
         return lambda: robot.mass_matrix(q, method)
+    if method == "schur_bcr":
+        return lambda: robot.forward_dynamics(q, qd, tau, method=method)
     return lambda: robot.forward_dynamics(q, qd, tau, method=method, tol=TOL, info=True)
 
 
