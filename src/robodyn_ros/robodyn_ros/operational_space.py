@@ -25,8 +25,8 @@ from robodyn_ros.model import Model
 # controller's default is 1e-4).
 SINGULAR_THRESHOLD = 1e-8
 
-# The methods of Robot.operational_space_inertia that serve only frames on the tip of a chain.
-TIP_METHODS = ("schur", "schur_bcr")
+# The methods of Robot.operational_space_inertia that serve only frames on one body.
+SCHUR_METHODS = ("schur", "schur_bcr")
 
 # The six task axes of a frame, [linear; angular], by name.
 TASK_AXES = ("x", "y", "z", "rx", "ry", "rz")
@@ -93,18 +93,22 @@ def task_axes(axes: str | Sequence[int | str] | None) -> tuple[int, ...]:
     return tuple(chosen)
 
 
-def check_tip_task(model: Model, frames: Sequence[str], function: str, method: str) -> None:
-    """ValueError unless the robot is a serial chain and every frame is on its last body, as
-    the Schur-complement routes (TIP_METHODS) Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E need."""
-    chain = np.array_equal(model.parent, np.arange(model.nv) - 1)
-    for frame in frames:
-        body = model.frame_body[model.frame_index(frame)]
-        if not chain or body != model.nv - 1:
+def check_schur_task(model: Model, frames: Sequence[str], function: str, method: str) -> None:
+    """ValueError unless every frame is on one moving body, as the Schur-complement routes
+    (SCHUR_METHODS) Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E need: the constraint forces of the joints from the base
+    to that body, the rest of the tree eliminated."""
+    bodies = {frame: model.frame_body[model.frame_index(frame)] for frame in frames}
+    for frame, body in bodies.items():
+        if body < 0 or body != bodies[frames[0]]:
             on = "the fixed base" if body < 0 else f"the body of joint '{model.joint_names[body]}'"
-            where = "the robot is a tree" if not chain else f"frame '{frame}' is on {on}"
+            first = bodies[frames[0]]
+            where = (
+                f"frame '{frame}' is on {on}" if body < 0 or first < 0 else
+                f"frame '{frame}' is on {on}, frame '{frames[0]}' on the body of joint "
+                f"'{model.joint_names[first]}'"
+            )
             raise ValueError(
                 f"{function}: method '{method}' (the Schur complement of the constraint-force "
-                "matrix) needs a serial chain and frames "
-                f"on its last body (the child of joint '{model.joint_names[-1]}'); {where}. "
-                "Use 'recursive' (trees, any frame) or 'dense'"
+                f"matrix) needs every frame on one moving body; {where}. Use 'recursive' (any "
+                "frames) or 'dense'"
             )

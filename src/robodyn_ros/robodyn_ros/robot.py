@@ -40,10 +40,10 @@ from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, load_urdf, load_urdf_string
 from robodyn_ros.operational_space import (
+    SCHUR_METHODS,
     SINGULAR_THRESHOLD,
-    TIP_METHODS,
     OperationalSpaceDynamics,
-    check_tip_task,
+    check_schur_task,
     task_axes,
 )
 
@@ -186,7 +186,7 @@ class Robot:
         }
         self._gravity = np.array(model.gravity, dtype=float)
         self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
-        self._tip_tasks: set[tuple[str, ...]] = set()  # checked for the TIP_METHODS
+        self._schur_tasks: set[tuple[str, ...]] = set()  # checked for the SCHUR_METHODS
         self._one_state = _OneState.bind(self._tree, self._gravity)
         self._one_frame = {
             name: _OneFrame.bind(self._tree, row) for name, row in self._frame_rows.items()
@@ -487,9 +487,9 @@ class Robot:
         if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space_inertia")
-        if method in TIP_METHODS and names not in self._tip_tasks:
-            check_tip_task(self.model, names, "operational_space_inertia", method)
-            self._tip_tasks.add(names)
+        if method in SCHUR_METHODS and names not in self._schur_tasks:
+            check_schur_task(self.model, names, "operational_space_inertia", method)
+            self._schur_tasks.add(names)
         m = selection.shape[0]
         out = np.empty((*q.shape[:-1], m, m))
         try:
@@ -550,9 +550,9 @@ class Robot:
         if route is None or not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space")
-        if method in TIP_METHODS and names not in self._tip_tasks:
-            check_tip_task(self.model, names, "operational_space", method)
-            self._tip_tasks.add(names)
+        if method in SCHUR_METHODS and names not in self._schur_tasks:
+            check_schur_task(self.model, names, "operational_space", method)
+            self._schur_tasks.add(names)
         if singular_damping is None:
             singular_damping = singular_threshold
         if not (0.0 < singular_threshold < 1.0 and singular_damping > 0.0):

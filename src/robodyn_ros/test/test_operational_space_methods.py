@@ -17,7 +17,7 @@ from test_dynamics_node import PANDA, Harness, joint_state, state
 from robodyn_ros import Robot
 from robodyn_ros.control.operational_space import OperationalSpace
 from robodyn_ros.control.plugin import ControllerState
-from robodyn_ros.operational_space import TIP_METHODS
+from robodyn_ros.operational_space import SCHUR_METHODS
 from robodyn_ros.ros.conversions import operational_space_dynamics
 
 PANDA_TCP = "panda_hand_tcp"
@@ -26,13 +26,6 @@ STATES = 2
 # holds it to RTOL): 𝒜 carries the inverse inertias of light links. What is computed from Λ⁻¹
 # (Λ, J̄, μ, p) then carries up to κ(Λ⁻¹) times it.
 SCHUR_RTOL = 1e-12
-
-
-def serves_schur(case) -> bool:
-    """Whether the "schur" method applies: a serial chain with the tip on its last body."""
-    model = case.robot.model
-    chain = np.array_equal(model.parent, np.arange(model.nv) - 1)
-    return chain and model.frame_body[model.frame_index(case.tip)] == model.nv - 1
 
 
 def pinocchio_task_inverse(case, q: np.ndarray, frames) -> np.ndarray:
@@ -46,7 +39,7 @@ def test_methods_equal_pinocchio_and_dense(arm_case) -> None:
     see test_dynamics). The tolerance grows with κ(M) beyond KAPPA_REF as for M⁻¹, and for Λ,
     an inverse, also with κ(Λ⁻¹) (up to 7e7 for the UR5's tool0)."""
     case = arm_case
-    methods = ("recursive", *TIP_METHODS) if serves_schur(case) else ("recursive",)
+    methods = ("recursive", *SCHUR_METHODS)
     q, _, _, _ = case.states(STATES, seed=31)
     for i in range(STATES):
         expected_inverse = pinocchio_task_inverse(case, q[i], [case.tip])
@@ -113,7 +106,7 @@ def test_near_singular_configurations(load_robot) -> None:
         J = robot.jacobian(q, PANDA_TCP)
         expected = J @ robot.mass_matrix_inverse(q) @ J.T
         dense = robot.operational_space(q, zero, PANDA_TCP, singular_threshold=1e-4)
-        for method in ("recursive", *TIP_METHODS):
+        for method in ("recursive", *SCHUR_METHODS):
             inverse = robot.operational_space_inertia(q, PANDA_TCP, method, inverse=True)
             assert_close(inverse, expected, f"offset {offset} {method} Λ⁻¹")
             task = robot.operational_space(q, zero, PANDA_TCP, method, singular_threshold=1e-4)
@@ -125,8 +118,8 @@ def test_near_singular_configurations(load_robot) -> None:
 
 def test_operational_space_by_each_method(load_robot) -> None:
     """Robot.operational_space with Λ⁻¹ from each method: every quantity as by the dense
-    route (for TIP_METHODS to κ(Λ⁻¹) · SCHUR_RTOL when that is larger than RTOL), also for a stacked
-    task with a selection of axes; a batch equals its states one by one."""
+    route (for SCHUR_METHODS to κ(Λ⁻¹) · SCHUR_RTOL when that is larger than RTOL), also for a
+    stacked task with a selection of axes; a batch equals its states one by one."""
     robot: Robot = load_robot("bundled_panda")
     rng = np.random.default_rng(33)
     q, qd = rng.uniform(-1.0, 1.0, (3, 7)), rng.uniform(-1.0, 1.0, (3, 7))
@@ -138,7 +131,7 @@ def test_operational_space_by_each_method(load_robot) -> None:
     ):
         dense = robot.operational_space(q[0], qd[0], frames, axes=axes)
         task = robot.operational_space(q[0], qd[0], frames, method, axes=axes)
-        scale = max(1.0, dense.condition * SCHUR_RTOL / RTOL) if method in TIP_METHODS else 1.0
+        scale = max(1.0, dense.condition * SCHUR_RTOL / RTOL) if method in SCHUR_METHODS else 1.0
         for name in names:
             assert_close(getattr(task, name), getattr(dense, name), f"{method} {name}",
                          scale=scale)
@@ -205,8 +198,10 @@ def test_controller_with_each_method(load_robot) -> None:
          "at least one task axis"),
         (lambda r, q: r.operational_space_inertia(q, [PANDA_TCP, "panda_link4"], "schur"),
          ValueError, "frame 'panda_link4' is on the body of joint 'panda_joint4'"),
-        (lambda r, q: r.operational_space(q, q, "panda_link3", "schur"), ValueError,
-         "method 'schur'"),
+        (lambda r, q: r.operational_space(q, q, [PANDA_TCP, "panda_link3"], "schur_bcr"),
+         ValueError, "method 'schur_bcr'.*one moving body"),
+        (lambda r, q: r.operational_space_inertia(q, "panda_link0", "schur"), ValueError,
+         "frame 'panda_link0' is on the fixed base"),
         (lambda r, q: r.operational_space_inertia(q, "panda_link3", "recursive"),
          np.linalg.LinAlgError, "inverse=True"),
         (lambda r, q: OperationalSpace().configure(
@@ -214,7 +209,7 @@ def test_controller_with_each_method(load_robot) -> None:
          "operational_space_method"),
     ],
     ids=["method", "axis-name", "axis-index", "axis-twice", "no-axes", "schur-frame",
-         "schur-dynamics", "rank", "controller"],
+         "schur-dynamics", "schur-base", "rank", "controller"],
 )
 def test_bad_arguments_name_what_is_wrong(load_robot, call, error, message: str) -> None:
     robot: Robot = load_robot("bundled_panda")
@@ -222,16 +217,33 @@ def test_bad_arguments_name_what_is_wrong(load_robot, call, error, message: str)
         call(robot, np.full(7, 0.3))
 
 
-def test_schur_refuses_a_tree(load_robot) -> None:
-    robot: Robot = load_robot("tree12_seed1")
-    with pytest.raises(ValueError, match=r"method 'schur'.*the robot is a tree.*'recursive'"):
-        robot.operational_space_inertia(np.zeros(robot.nv), robot.frame_names[-1], "schur")
+@pytest.mark.parametrize(
+    ("name", "frame"),
+    [
+        ("talos", "arm_left_7_link"),  # the torso carries the other arm, the head, the legs
+        ("talos", "torso_2_link"),  # both arms and the head hang from it
+        ("tree40_seed1", "link_20"),
+        ("panda", "panda_link4"),  # the rest of the arm hangs from it
+    ],
+)
+def test_schur_on_trees_and_off_the_tip(name: str, frame: str) -> None:
+    """The Schur routes on any body: the subtrees off the path from the base eliminated leaf
+    first (into the articulated inertia of the body they hang from), then the path's chain;
+    Λ⁻¹ as Pinocchio's J M⁻¹ Jᵀ, by elimination and by cyclic reduction."""
+    case = case_named(name)
+    q, _, _, _ = case.states(1, seed=34)
+    expected = pinocchio_task_inverse(case, q[0], [frame])
+    scale = max(1.0, np.linalg.cond(case.oracle.mass_matrix(q[0])) / KAPPA_REF)
+    for method in SCHUR_METHODS:
+        inverse = case.robot.operational_space_inertia(q[0], frame, method, inverse=True)
+        assert_close(inverse, expected, f"{name} {frame} {method} Λ⁻¹", scale=scale)
 
 
 def test_dynamics_node_serves_each_method(ros, load_robot) -> None:
     """dynamics_node over real DDS with operational_space_method "recursive": compute_dynamics
-    answers as Robot.operational_space by the method the request names; "schur" is refused,
-    with the reason, for a frame off the tip, as a request and as a parameter."""
+    answers as Robot.operational_space by the method the request names, frame by frame;
+    "schur" is refused, with the reason, for a frame on the fixed base, as a request and as a
+    parameter."""
     robot: Robot = load_robot("bundled_panda")
     harness = Harness(ros, robot_description=PANDA.read_text(), frames=[PANDA_TCP],
                       operational_space_method="recursive")
@@ -250,14 +262,14 @@ def test_dynamics_node_serves_each_method(ros, load_robot) -> None:
             for name in ("Lambda_inv", "Lambda", "Jbar", "mu"):
                 np.testing.assert_allclose(getattr(served, name), getattr(expected, name),
                                            rtol=1e-12, err_msg=f"{method} {name}")
-        request.frames = [PANDA_TCP, "panda_link4"]
+        request.frames = [PANDA_TCP, "panda_link0"]
         response = client.call(request, timeout_sec=20.0)
-        assert not response.success and "panda_link4" in response.message
-        harness.node.set_parameters([Parameter("frames", value=[PANDA_TCP, "panda_link4"])])
+        assert not response.success and "panda_link0" in response.message
+        harness.node.set_parameters([Parameter("frames", value=[PANDA_TCP, "panda_link0"])])
         result = harness.node.set_parameters(
             [Parameter("operational_space_method", value="schur")]
         )[0]
-        assert not result.successful and "frame 'panda_link4'" in result.reason
+        assert not result.successful and "frame 'panda_link0'" in result.reason
         harness.peer.destroy_client(client)
     finally:
         harness.close()

@@ -54,7 +54,7 @@ from robodyn_ros.control.plugin import (
     positive_float,
     task_vector,
 )
-from robodyn_ros.operational_space import TIP_METHODS, check_tip_task
+from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 
 
 class OperationalSpace(Controller):
@@ -101,8 +101,8 @@ class OperationalSpace(Controller):
                 "parameter 'operational_space_method' must be one of "
                 f"{', '.join(robot.OPERATIONAL_SPACE_METHODS)}; got {self.method!r}"
             )
-        if self.method in TIP_METHODS:
-            check_tip_task(
+        if self.method in SCHUR_METHODS:
+            check_schur_task(
                 robot.model, (frame,), "parameter 'operational_space_method'", self.method
             )
         self.position_target: np.ndarray | None = None

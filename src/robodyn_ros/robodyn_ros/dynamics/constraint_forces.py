@@ -179,14 +179,34 @@ def system_workspace(n):
 @kernel_helper
 def assemble_matrix(tree, q, ws):
     """The projections, Φ_i, the W_i, and the blocks 𝒜_ii (Ad) and 𝒜_{i,i+1} (Ao) at q."""
-    X_world, S_world, inertia, Phi, house, pivot, Ad, Ao, G, T = ws[:10]
+    X_world, S_world, inertia, Phi, house, pivot = ws[:6]
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, inertia)
     for i in range(n):
-        store_inverse_inertia(pose_at(X_world, i, 0), body_inertia(tree, i), Phi, i)
-        u, pivot[i] = householder(vector6(S_world, i))
-        store(house, i, u)
+        store_link(tree, X_world, S_world, i, i, Phi, house, pivot)
+    assemble_blocks(ws, n)
+
+
+@kernel_helper
+def store_link(tree, X_world, S_world, body, i, Phi, house, pivot):
+    """Link i of the system is `body` on its joint: Φ_i, its inverse inertia, and W_i."""
+    store_inverse_inertia(pose_at(X_world, body, 0), body_inertia(tree, body), Phi, i)
+    store_joint_basis(S_world, body, i, house, pivot)
+
+
+@kernel_helper
+def store_joint_basis(S_world, body, i, house, pivot):
+    """W_i of the joint of `body`, as its reflector (house[i], pivot[i])."""
+    u, pivot[i] = householder(vector6(S_world, body))
+    store(house, i, u)
+
+
+@kernel_helper
+def assemble_blocks(ws, n):
+    """The blocks 𝒜_ii (Ad) and 𝒜_{i,i+1} (Ao) of the first n links of ws, from their Φ_i and
+    W_i."""
+    Phi, house, pivot, Ad, Ao, G, T = ws[3:10]
     for i in range(n):
         for r in range(6):
             for s in range(6):

@@ -13,15 +13,24 @@ world-aligned axes) by three routes, each then cut to the selected task rows:
   one frame). Between frames on bodies k and h with deepest common ancestor c:
   Ω_hk = Φ_hᵀ Ω_c Φ_k, Φ_k = T_{c'} ⋯ T_k the product down the path from c to k (zero when
   the paths meet only at the base).
-- schur, schur_bcr: Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E of the tip of a serial chain
-  (schur.tip_inverse_inertia), 𝒜 reduced from the base or by block cyclic reduction.
+- schur, schur_bcr: Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E of one body (schur.tip_inverse_inertia): the
+  constraint-force system of the joints from the base to it, the rest of the tree eliminated
+  leaf first (path_system), then 𝒜 reduced from the base or by block cyclic reduction.
 
 A frame at point p of body k is reached by X_p = [1, −[p]×; 0, 1]: Λ⁻¹_hk = X_ph Ω_hk X_pkᵀ.
 """
 
 import numpy as np
 
-from robodyn_ros.dynamics.constraint_forces import C, check_chain, invert_spd, system_workspace
+from robodyn_ros.dynamics.constraint_forces import (
+    MASSLESS,
+    C,
+    assemble_blocks,
+    invert_spd,
+    store_joint_basis,
+    store_link,
+    system_workspace,
+)
 from robodyn_ros.dynamics.cyclic_reduction import cyclic_reduction_workspace
 from robodyn_ros.dynamics.forward_dynamics import aba
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
@@ -88,9 +97,10 @@ def articulated_workspace(n):
 
 
 @kernel_helper
-def articulated_inertias(tree, q, ws):
+def articulated_inertias(tree, q, ws, kept):
     """ABA's backward pass at rest (RBDA Table 7.1), world frame: IA_λ += IA_i − U_i U_iᵀ / D_i,
-    U_i = IA_i S_i, D_i = S_iᵀ U_i; after forward kinematics into ws."""
+    U_i = IA_i S_i, D_i = S_iᵀ U_i, except from the bodies i with kept[i]; after forward
+    kinematics into ws."""
     X_world, S_world, IA, U, D = ws[:5]
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
@@ -102,7 +112,7 @@ def articulated_inertias(tree, q, ws):
         D[i] = dot6(S, U_i)
         store(U, i, U_i)
         lam = parent_of(tree, i)
-        if lam >= 0:
+        if lam >= 0 and not kept[i]:
             inverse = 1.0 / D[i]  # hoisted: IA's stores would reload and divide D[i] each time
             for r in range(6):
                 U_D = U_i[r] * inverse
@@ -189,8 +199,8 @@ def articulated_task_inverse(tree, frames, q, full, ws):
     """full (6F x 6F) = Λ⁻¹ of the stacked task of F frames by the O(n) recursion (module
     docstring); ws from articulated_workspace."""
     X_world, S_world, _, U, D, Omega, on_path, Phi_row, Phi_col, T = ws
-    articulated_inertias(tree, q, ws)
     on_path[:] = False
+    articulated_inertias(tree, q, ws, on_path)  # every body passes its inertia on
     for k in range(frames.shape[0]):
         j = int(frames[k, FRAME_BODY])
         while j >= 0 and not on_path[j]:
@@ -233,12 +243,52 @@ def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
 
 
 @kernel_helper
-def schur_task_inverse(tree, frames, q, full, cyclic, ws, sw):
-    """full (6F x 6F) of frames on the tip body of a serial chain, from its Λ⁻¹ about the
-    world origin (schur.tip_inverse_inertia); ws, sw from schur_workspace_of."""
-    cw, Yinv, Y, Omega = sw
-    tip_inverse_inertia(tree, q, ws, cyclic, cw, Yinv, Y, Omega)
-    X_world = ws[0]
+def path_system(tree, q, body, ws, aw, I_tip):
+    """The constraint-force system (ws: Φ_i, W_i and the blocks of 𝒜) of the chain of joints
+    from the base to `body`, the rest of the tree eliminated leaf first; returns its length m
+    and sets I_tip (6 x 6) to the inertia `body` then has. Eliminating the constraint forces
+    of a subtree hanging from body p by joint c leaves p with the subtree's articulated
+    inertia added, IA_c − U_c U_cᵀ / D_c at τ = 0 (RBDA Table 7.1): the backward pass stops at
+    the path. A path body carrying no subtree keeps its exact inverse inertia."""
+    X_world, S_world, IA = aw[:3]
+    on_path = aw[6]
+    n = q.shape[0]
+    on_path[:] = False
+    j = body
+    while j >= 0:
+        on_path[j] = True
+        j = parent_of(tree, j)
+    articulated_inertias(tree, q, aw, on_path)
+    carries = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        if not on_path[i] and parent_of(tree, i) >= 0 and on_path[parent_of(tree, i)]:
+            carries[parent_of(tree, i)] = True
+    Phi, house, pivot, work = ws[3], ws[4], ws[5], ws[9]
+    m = 0
+    for i in range(n):
+        if on_path[i]:
+            if carries[i]:
+                if not invert_spd(IA[i], Phi[m], work):
+                    raise ValueError(MASSLESS)
+                store_joint_basis(S_world, i, m, house, pivot)
+            elif body_inertia(tree, i)[0] > 0.0:
+                store_link(tree, X_world, S_world, i, m, Phi, house, pivot)
+            else:
+                raise ValueError(MASSLESS)
+            m += 1
+    I_tip[:, :] = IA[body]
+    assemble_blocks(ws, m)
+    return m
+
+
+@kernel_helper
+def schur_task_inverse(tree, frames, q, full, cyclic, ws, aw, sw):
+    """full (6F x 6F) of frames on one body, from its Λ⁻¹ about the world origin
+    (schur.tip_inverse_inertia of path_system); ws, aw, sw from schur_workspace_of."""
+    cw, Yinv, Y, Omega, I_tip = sw
+    m = path_system(tree, q, int(frames[0, FRAME_BODY]), ws, aw, I_tip)
+    tip_inverse_inertia(ws, m, I_tip, cyclic, cw, Yinv, Y, Omega)
+    X_world = aw[0]
     for k in range(frames.shape[0]):
         p_k = frame_origin(X_world, frames[k])
         for h in range(frames.shape[0]):
@@ -248,14 +298,15 @@ def schur_task_inverse(tree, frames, q, full, cyclic, ws, sw):
 
 
 @kernel_helper
-def schur_direct_inertia(tree, frame, q, out, cyclic, ws, sw):
-    """out (6 x 6) = Λ of one frame on the tip of a serial chain by the direct form
-    (schur.tip_inertia), refused where the pivot R is singular to working precision."""
-    cw, Rinv, R, _ = sw
-    tip_inertia(tree, q, ws, cyclic, cw, Rinv, R, out)
+def schur_direct_inertia(tree, frame, q, out, cyclic, ws, aw, sw):
+    """out (6 x 6) = Λ of one frame by the direct form (schur.tip_inertia of path_system),
+    refused where the pivot R is singular to working precision."""
+    cw, Rinv, R, _, I_tip = sw
+    m = path_system(tree, q, int(frame[FRAME_BODY]), ws, aw, I_tip)
+    tip_inertia(ws, m, I_tip, cyclic, cw, Rinv, R, out)
     if not norm1(R) * norm1(Rinv) < SINGULAR_CONDITION:
         raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
-    shift_inertia_to_point(out, frame_origin(ws[0], frame))
+    shift_inertia_to_point(out, frame_origin(aw[0], frame))
 
 
 @kernel_helper
@@ -271,9 +322,11 @@ def whole_frame(frames, rows):
 
 @kernel_helper
 def schur_workspace_of(n):
-    """(system_workspace(n), (cyclic_reduction_workspace(n), Yinv, Y (5 x 5), Omega (6 x 6)))."""
-    return system_workspace(n), (
+    """(system_workspace(n), articulated_workspace(n), (cyclic_reduction_workspace(n), Yinv,
+    Y (5 x 5), Omega, I_tip (6 x 6)))."""
+    return system_workspace(n), articulated_workspace(n), (
         cyclic_reduction_workspace(n), np.empty((C, C)), np.empty((C, C)), np.empty((6, 6)),
+        np.empty((6, 6)),
     )
 
 
@@ -329,22 +382,21 @@ def operational_space_inertia_recursive(tree, frames, rows, q, inverse, out):
 
 @kernel_helper
 def schur_task_inertia(tree, frames, rows, q, inverse, out, cyclic):
-    """operational_space_inertia by Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E (frames on the tip of a serial chain),
+    """operational_space_inertia by Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E (frames on one body, path_system),
     𝒜 reduced by elimination from the base or, when `cyclic`, by block cyclic reduction; Λ of
     one whole frame by the direct form (schur_direct_inertia)."""
-    check_chain(tree)
     Q = np.atleast_2d(q)
     B, n = Q.shape
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     OUT = out.reshape((B, m, m))
-    ws, sw = schur_workspace_of(n)
+    ws, aw, sw = schur_workspace_of(n)
     full, selected = np.empty((F6, F6)), np.empty((m, m))
     direct = not inverse and whole_frame(frames, rows)
     for b in range(B):
         if direct:
-            schur_direct_inertia(tree, frames[0], Q[b], OUT[b], cyclic, ws, sw)
+            schur_direct_inertia(tree, frames[0], Q[b], OUT[b], cyclic, ws, aw, sw)
         else:
-            schur_task_inverse(tree, frames, Q[b], full, cyclic, ws, sw)
+            schur_task_inverse(tree, frames, Q[b], full, cyclic, ws, aw, sw)
             task_output(full, rows, inverse, selected, OUT[b])
 
 

@@ -30,7 +30,7 @@ from robodyn_ros.dynamics.cyclic_reduction import (
 )
 from robodyn_ros.dynamics.fixed_frame import ZERO6
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
-from robodyn_ros.dynamics.spatial import dot6, inertia_at, store_inertia_matrix, vector6
+from robodyn_ros.dynamics.spatial import dot6, vector6
 
 
 @kernel_helper
@@ -179,22 +179,21 @@ def last_pivot(Ad, Ao, cyclic, cw, Yinv, Y):
 
 
 @kernel_helper
-def tip_pivot(tree, q, ws, cyclic, cw, Rinv, R):
-    """R (5 x 5) and Rinv = R⁻¹: the last pivot of the elimination of 𝒜 from the base with the
-    tip's own Φ_N left out of 𝒜_NN (there W_Nᵀ Φ_{N−1} W_N), so the usual last pivot is
-    Y_N = R + W_Nᵀ Φ_N W_N and (𝒜⁻¹)_NN = Y_N⁻¹; R = 0 for a chain of one body. Returns
-    (u, k) of the tip's W_N; ws from system_workspace, filled in; cw and `cyclic` as in
-    last_pivot."""
-    assemble_matrix(tree, q, ws)
+def tip_pivot(ws, m, cyclic, cw, Rinv, R):
+    """R (5 x 5) and Rinv = R⁻¹: the last pivot of the elimination of the chain's 𝒜 (its first
+    m links in ws, assembled) from the base with the tip's own Φ_N left out of 𝒜_NN (there
+    W_Nᵀ Φ_{N−1} W_N), so the usual last pivot is Y_N = R + W_Nᵀ Φ_N W_N and
+    (𝒜⁻¹)_NN = Y_N⁻¹; R = 0 for a chain of one body. Returns (u, k) of the tip's W_N; cw and
+    `cyclic` as in last_pivot."""
     Phi, house, pivot, Ad, Ao, T = ws[3], ws[4], ws[5], ws[6], ws[7], ws[9]
-    tip = q.shape[0] - 1
+    tip = m - 1
     u, k = vector6(house, tip), pivot[tip]
     if tip == 0:
         R[:, :] = 0.0
         Rinv[:, :] = np.inf
     else:
         reduced_block(Phi[tip - 1], u, k, u, k, 1.0, T, Ad[tip])
-        last_pivot(Ad, Ao, cyclic, cw, Rinv, R)
+        last_pivot(Ad[:m], Ao[:m], cyclic, cw, Rinv, R)
     return u, k
 
 
@@ -212,22 +211,21 @@ def reflect(A, u, out):
 
 
 @kernel_helper
-def tip_inverse_inertia(tree, q, ws, cyclic, cw, Rinv, R, out):
-    """out (6 x 6) = Λ⁻¹ of the tip body N about the world origin, world axes: the response a_N
-    of the chain at rest to a force F on body N with τ = 0. ℰ = Wᵀ𝓟ᵀ𝓜⁻¹ e_N has the single
+def tip_inverse_inertia(ws, m, I_tip, cyclic, cw, Rinv, R, out):
+    """out (6 x 6) = Λ⁻¹ of the tip body N (inertia I_tip, 6 x 6) of the chain of the first m
+    links of ws about the world origin, world axes: the response a_N of the chain at rest to a
+    force F on body N with τ = 0. ℰ = Wᵀ𝓟ᵀ𝓜⁻¹ e_N has the single
     block W_Nᵀ Φ_N, so Λ⁻¹ = Φ_N − Φ_N W_N Y_N⁻¹ W_Nᵀ Φ_N (Fijany's Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E,
     papers/README.md). Evaluated without its cancellation (Φ_N is large for a light tip): in
     the basis [W_N, s] of the reflector H, with Φ̃ = H Φ_N H, Ĩ = H I_N H, Y = R + Φ̃_WW
     (tip_pivot) and G = Y⁻¹, the blocks are R G Φ̃_WW, R G Φ̃_Ws and
     1/Ĩ_ss − zᵀ R G Φ̃_Ws with z = Ĩ_Ws / Ĩ_ss (as Φ̃_WW⁻¹ − G = Φ̃_WW⁻¹ R G), then
     Λ⁻¹ = H (⋯) H."""
-    u, k = tip_pivot(tree, q, ws, cyclic, cw, Rinv, R)
+    u, k = tip_pivot(ws, m, cyclic, cw, Rinv, R)
     K, work = cw[2], cw[4]
-    Phi, inertia, I_tilde, Phi_tilde = ws[3], ws[2], ws[8], ws[9]
-    tip = q.shape[0] - 1
-    reflect(Phi[tip], u, Phi_tilde)
-    store_inertia_matrix(I_tilde.reshape((1, 6, 6)), 0, inertia_at(inertia, tip))
-    reflect(I_tilde, u, I_tilde)
+    Phi, I_tilde, Phi_tilde = ws[3], ws[8], ws[9]
+    reflect(Phi[m - 1], u, Phi_tilde)
+    reflect(I_tip, u, I_tilde)
     for a in range(C):  # K = Y = R + Φ̃_WW, Rinv = G = Y⁻¹
         for b in range(C):
             K[a, b] = R[a, b] + Phi_tilde[skip(a, k), skip(b, k)]
@@ -252,12 +250,12 @@ def tip_inverse_inertia(tree, q, ws, cyclic, cw, Rinv, R, out):
 
 
 @kernel_helper
-def tip_inertia(tree, q, ws, cyclic, cw, Rinv, R, out):
-    """out (6 x 6) = Λ of the tip body N about the world origin, world axes, by the direct form
+def tip_inertia(ws, m, I_tip, cyclic, cw, Rinv, R, out):
+    """out (6 x 6) = Λ of the tip body N (as in tip_inverse_inertia) by the direct form
     Λ = I_N + W_N R⁻¹ W_Nᵀ (Woodbury on Λ⁻¹ = Φ_N − Φ_N W_N (R + W_NᵀΦ_N W_N)⁻¹ W_Nᵀ Φ_N; the
     paper's Λ = S − Rᵀ 𝒴⁻¹ R, 𝒴 differing from 𝒜 in one block), R from tip_pivot."""
-    u, k = tip_pivot(tree, q, ws, cyclic, cw, Rinv, R)
-    store_inertia_matrix(out.reshape((1, 6, 6)), 0, inertia_at(ws[2], q.shape[0] - 1))
+    u, k = tip_pivot(ws, m, cyclic, cw, Rinv, R)
+    out[:, :] = I_tip
     for r in range(6):  # W_N = the columns ≠ k of 1 − 2 u uᵀ
         for s in range(6):
             t = 0.0

@@ -39,7 +39,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from robodyn_ros.model import ModelError
-from robodyn_ros.operational_space import TIP_METHODS, check_tip_task
+from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
@@ -296,12 +296,13 @@ class DynamicsNode(Node):
 
 
 def method_problem(robot: Robot, method: str, frames) -> str:
-    """Why the operational-space method cannot serve these frames of the robot ("" if it
-    can): "schur" and "schur_bcr" need a serial chain and frames on its last body."""
-    if method not in TIP_METHODS:
+    """Why the operational-space method cannot serve these frames of the robot, each on its own
+    ("" if it can): "schur" and "schur_bcr" need a frame on a moving body."""
+    if method not in SCHUR_METHODS:
         return ""
     try:
-        check_tip_task(robot.model, frames, "operational_space_method", method)
+        for frame in frames:
+            check_schur_task(robot.model, [frame], "operational_space_method", method)
     except ValueError as error:
         return str(error)
     return ""
@@ -311,7 +312,7 @@ def warm_up(robot: Robot, methods: tuple[str, str, str]) -> None:
     """Load (on a new install: compile) every kernel a cycle calls, so that the first joint
     state is answered as fast as the others; then exempt what exists now (the robot, the
     modules) from the garbage collector's scans, which shortens the pauses of a cycle. The
-    operational-space method is loaded on a frame of the last body, where it can serve one."""
+    operational-space method is loaded on a frame of the last body."""
     q = np.zeros(robot.nv)
     joint_space_message(robot, q, q, q, methods[:2])
     robot.operational_space(q, q, robot.frame_names[-1])
