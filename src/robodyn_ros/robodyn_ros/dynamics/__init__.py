@@ -41,6 +41,8 @@ KERNEL_MODULES = (
     "conjugate_gradient",
     "constraint_forces",
     "schur",
+    "rotation",
+    "rollout",
 )
 ENTRY_MODULE = "state_entry"
 

@@ -14,3 +14,7 @@ short calls of a control or simulation loop wait for the GIL behind the node's o
 
 kernel_helper = njit(cache=True, inline="always", fastmath=FASTMATH)
 """A piece of a kernel, inlined into the kernels that call it."""
+
+long_kernel = njit(cache=True, nogil=True, fastmath=FASTMATH)
+"""A kernel that runs long (a whole rollout) per call: it releases the GIL, so threads run
+several side by side, and one call's dispatch is nothing beside its work."""
