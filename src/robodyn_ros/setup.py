@@ -37,6 +37,7 @@ setup(
         "urdfdom-py>=1.2",
         "rosbags>=0.10",
         "matplotlib>=3.8",
+        "pyyaml",
     ],
     extras_require={
         "test": [
@@ -44,7 +45,6 @@ setup(
             "pin>=3.4",
             "example-robot-data>=4",
             "ruff>=0.6",
-            "pyyaml",
             "dask[distributed]>=2024.1",
         ],
         "dask": ["dask[distributed]>=2024.1"],

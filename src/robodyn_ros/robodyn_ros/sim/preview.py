@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -134,11 +134,21 @@ def preview(
     is called with each result where it was computed (an in-process backend); a set `cancel`
     event stops what has not started (parallel.CancelledError)."""
     start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
+    warm_up(robot, settings)
     task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done)
     if pool is None:
         with backend("serial") as serial:
             return serial.map(task, list(scenarios), cancel=cancel)
     return pool.map(task, list(scenarios), cancel=cancel)
+
+
+def warm_up(robot: Robot, settings: PreviewSettings) -> None:
+    """Load (the first time on a machine: compile) every kernel a preview with these
+    settings calls, by a one-step preview, so that a scenario's wall time is its own."""
+    short = replace(settings, horizon=settings.dt)
+    idle = TorqueProfile("warm-up", robot.frame_names[-1], np.zeros(1), np.zeros((1, robot.nv)))
+    state = SimulatedRobot(robot)
+    preview_one(robot, short, state.q, state.qd, idle)
 
 
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
@@ -285,4 +295,11 @@ def _final_pose_error(robot, scenario, q0, final_pose) -> tuple[float, float]:
             float(np.linalg.norm(rotation_error(rotation, final_pose[:3, :3]))))
 
 
-__all__ = ["PreviewMetrics", "PreviewResult", "PreviewSettings", "preview", "preview_one"]
+__all__ = [
+    "PreviewMetrics",
+    "PreviewResult",
+    "PreviewSettings",
+    "preview",
+    "preview_one",
+    "warm_up",
+]
