@@ -56,6 +56,7 @@ setup(
             "dynamics_node = robodyn_ros.ros.dynamics_node:main",
             "sim_node = robodyn_ros.ros.sim_node:main",
             "controller_node = robodyn_ros.ros.controller_node:main",
+            "preview_node = robodyn_ros.ros.preview_node:main",
         ],
         "robodyn_ros.controllers": [
             "gravity_compensation = robodyn_ros.control.gravity_compensation:GravityCompensation",
