@@ -48,7 +48,7 @@ setup(
             "dask[distributed]>=2024.1",
         ],
         "dask": ["dask[distributed]>=2024.1"],
-        "bench": ["pin>=3.4", "example-robot-data>=4", "matplotlib>=3.8"],
+        "bench": ["pin>=3.4", "example-robot-data>=4", "matplotlib>=3.8", "mujoco>=3.1"],
     },
     entry_points={
         "console_scripts": [

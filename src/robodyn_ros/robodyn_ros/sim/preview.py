@@ -156,7 +156,7 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     """One scenario from (q, q̇): simulated, measured and timed."""
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
-    rollout_of = _compiled_rollout if settings.compiled else _stepped_rollout
+    rollout_of = compiled_rollout if settings.compiled else _stepped_rollout
     Q, QD, effort, clamped = rollout_of(robot, settings, q, qd, scenario, times)
     frame_path = robot.frame_pose(Q, scenario.frame)
     energy = robot.kinetic_energy(Q, QD) + robot.potential_energy(Q)
@@ -173,7 +173,10 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
 # -- the compiled rollout ---------------------------------------------------------------------
 
 
-def _compiled_rollout(robot, settings, q, qd, scenario, times):
+def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+                     scenario: Scenario, times: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(q, q̇ (K + 1, n), commanded efforts (K, n), limit stops (n,)) of one scenario by the
+    rollout kernel, without the metrics."""
     steps, n = settings.steps, robot.nv
     model = robot.model
     joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
@@ -299,6 +302,7 @@ __all__ = [
     "PreviewMetrics",
     "PreviewResult",
     "PreviewSettings",
+    "compiled_rollout",
     "preview",
     "preview_one",
     "warm_up",
