@@ -7,6 +7,20 @@ from collections.abc import Callable
 import rclpy
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import String
+
+
+def follow_robot_description(node: Node, load: Callable[[str], None]) -> None:
+    """Call load(urdf) with the node's robot_description parameter when it is set, and with
+    each URDF the robot_description topic brings (transient local, as robot_state_publisher
+    publishes it)."""
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(String, "robot_description", lambda message: load(message.data),
+                             latched)
+    description = node.get_parameter("robot_description").value
+    if description:
+        load(description)
 
 
 def spin_until_interrupted(

@@ -20,17 +20,15 @@ import threading
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from robodyn_interfaces.action import Preview
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
 from robodyn_ros.model import ModelError
 from robodyn_ros.parallel import CancelledError, ParallelError, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap
-from robodyn_ros.ros.entry import spin_until_interrupted
+from robodyn_ros.ros.entry import follow_robot_description, spin_until_interrupted
 from robodyn_ros.ros.preview_messages import (
     goal_scenarios,
     goal_settings,
@@ -53,17 +51,13 @@ class PreviewNode(Node):
         self._latest: JointState | None = None
         self._cancels: dict[bytes, threading.Event] = {}
         group = ReentrantCallbackGroup()
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(String, "robot_description", self._on_description, latched)
         self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
         self._markers = self.create_publisher(MarkerArray, "preview/markers", 1)
         self._server = ActionServer(
             self, Preview, "preview", self._execute, cancel_callback=self._on_cancel,
             callback_group=group,
         )
-        description = self.get_parameter("robot_description").value
-        if description:
-            self._load(description)
+        follow_robot_description(self, self._load)
 
     def _load(self, urdf: str) -> None:
         try:
@@ -74,9 +68,6 @@ class PreviewNode(Node):
         warm_up(robot, PreviewSettings())
         self.robot = robot
         self.get_logger().info(f"previewing '{robot.model.name}'")
-
-    def _on_description(self, message: String) -> None:
-        self._load(message.data)
 
     def _on_joint_state(self, message: JointState) -> None:
         self._latest = message
