@@ -116,7 +116,8 @@ def test_open_loop_rollout_against_pinocchio(panda):
                                atol=1e-9)
     energy = oracle.kinetic_energy(final, result.qd[-1]) + oracle.potential_energy(final)
     np.testing.assert_allclose(result.energy[-1], energy, rtol=1e-9)
-    sampled = result.q[::10]
+    assert result.samples[-1] == settings.steps
+    sampled = result.q[result.samples]
     smallest = min(np.linalg.svd(oracle.jacobian(q, FRAME), compute_uv=False)[-1]
                    for q in sampled)
     np.testing.assert_allclose(result.metrics.min_singular_value, smallest, rtol=1e-9)

@@ -33,7 +33,7 @@ from robodyn_ros.sim.scenarios import (
 from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, TOLERANCE, SimulatedRobot
 
 SINGULAR_THRESHOLD = 1e-4  # of Λ's damping, as the operational-space controller's default
-SINGULAR_VALUE_PERIOD = 0.01  # s between the states whose J's singular values are taken
+SAMPLE_PERIOD = 0.01  # s between the states whose energy and J's singular values are taken
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,10 @@ class PreviewMetrics:
     """peak_effort (n,): the largest commanded |τ| per joint, N·m (N); effort_ratio: the
     largest of peak_effort / effort limit (> 1: the command saturated); limit_violations (n,):
     steps each joint ended on a position limit (stopped there); min_singular_value: the
-    smallest singular value of the frame's J over the path, sampled every
-    SINGULAR_VALUE_PERIOD; final_position_error (m) and
+    smallest singular value of the frame's J over the path; final_position_error (m) and
     final_orientation_error (rad): from the target at the end (NaN for torque profiles);
-    energy_start, energy_end, energy_peak: kinetic + potential energy, J."""
+    energy_start, energy_end, energy_peak: kinetic + potential energy, J. The singular values
+    and the energy are taken at the sample times (every SAMPLE_PERIOD and the last step)."""
 
     peak_effort: np.ndarray
     effort_ratio: float
@@ -102,8 +102,9 @@ class PreviewMetrics:
 @dataclass(frozen=True, eq=False)
 class PreviewResult:
     """One scenario's prediction: times (K + 1,), q and qd (K + 1, n), effort (K, n) the
-    commanded efforts, frame and its poses frame_path (K + 1, 4, 4), energy (K + 1,), the
-    metrics, the wall time in s and the real-time factor horizon / wall time."""
+    commanded efforts, frame and its poses frame_path (K + 1, 4, 4), samples (S,) the step
+    indices of the sample times and energy (S,) at them, the metrics, the wall time in s and
+    the real-time factor horizon / wall time."""
 
     name: str
     times: np.ndarray
@@ -112,6 +113,7 @@ class PreviewResult:
     effort: np.ndarray
     frame: str
     frame_path: np.ndarray
+    samples: np.ndarray
     energy: np.ndarray
     metrics: PreviewMetrics
     wall_time: float
@@ -159,15 +161,22 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     rollout_of = compiled_rollout if settings.compiled else _stepped_rollout
     Q, QD, effort, clamped = rollout_of(robot, settings, q, qd, scenario, times)
     frame_path = robot.frame_pose(Q, scenario.frame)
-    energy = robot.kinetic_energy(Q, QD) + robot.potential_energy(Q)
-    stride = max(1, round(SINGULAR_VALUE_PERIOD / settings.dt))
-    metrics = _metrics(robot, scenario, Q, effort, clamped, frame_path, energy, stride)
+    samples = sample_steps(settings)
+    Q_sampled = np.ascontiguousarray(Q[samples])
+    energy = robot.kinetic_energy(Q_sampled, QD[samples]) + robot.potential_energy(Q_sampled)
+    metrics = _metrics(robot, scenario, Q_sampled, effort, clamped, frame_path, energy)
     wall_time = time.perf_counter() - started
     result = PreviewResult(scenario.name, times, Q, QD, effort, scenario.frame, frame_path,
-                           energy, metrics, wall_time, settings.horizon / wall_time)
+                           samples, energy, metrics, wall_time, settings.horizon / wall_time)
     if on_done is not None:
         on_done(result)
     return result
+
+
+def sample_steps(settings: PreviewSettings) -> np.ndarray:
+    """The step indices every SAMPLE_PERIOD, and the last step."""
+    stride = max(1, round(SAMPLE_PERIOD / settings.dt))
+    return np.unique(np.append(np.arange(0, settings.steps + 1, stride), settings.steps))
 
 
 # -- the compiled rollout ---------------------------------------------------------------------
@@ -272,11 +281,12 @@ def _controller(robot, settings, scenario, q, times) -> Command:
 # -- metrics ----------------------------------------------------------------------------------
 
 
-def _metrics(robot, scenario, Q, effort, clamped, frame_path, energy, stride) -> PreviewMetrics:
+def _metrics(robot, scenario, Q_sampled, effort, clamped, frame_path, energy) -> PreviewMetrics:
     peak = np.abs(effort).max(axis=0)
-    J = robot.jacobian(np.ascontiguousarray(Q[::stride]), scenario.frame)
+    J = robot.jacobian(Q_sampled, scenario.frame)
     singular_values = np.linalg.svd(J, compute_uv=False)
-    position_error, orientation_error = _final_pose_error(robot, scenario, Q[0], frame_path[-1])
+    position_error, orientation_error = _final_pose_error(robot, scenario, Q_sampled[0],
+                                                          frame_path[-1])
     return PreviewMetrics(
         peak, float(np.max(peak / np.asarray(robot.model.effort_limit))), clamped,
         float(singular_values[:, -1].min()), position_error, orientation_error,
@@ -305,5 +315,6 @@ __all__ = [
     "compiled_rollout",
     "preview",
     "preview_one",
+    "sample_steps",
     "warm_up",
 ]
