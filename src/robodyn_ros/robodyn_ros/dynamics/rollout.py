@@ -11,8 +11,9 @@ position limit is put back on it with its outward velocity zeroed.
 Control laws (`law`):
 
 - TORQUE: τ_cmd = reference[k, 0], an open-loop profile.
-- JOINT_TRACKING: τ_cmd = K (q* − q) − D (q̇ − q̇*) + RNEA(q, q̇, q̈*) with feed-forward, else
-  + g(q); reference[k] = (q*, q̇*, q̈*) (control.joint_impedance).
+- JOINT_TRACKING: τ_cmd = K (q* − q) − D (q̇ − q̇*) + RNEA(q, q̇, q̈*), joint impedance with
+  the inverse-dynamics feed-forward M q̈* + C q̇ + g; reference[k] = (q*, q̇*, q̈*)
+  (control.joint_impedance).
 - OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ₀ + b) (control.operational_space),
   evaluated as the equal τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
   and J̄ᵀ = Λ J M⁻¹; ẍ* = Kp e − Kd J q̇, e = [p* − p; log(R* Rᵀ)], τ₀ = K₀ (q₀ − q) − D₀ q̇,
@@ -39,9 +40,8 @@ from robodyn_ros.dynamics.tree import FRAME_BODY
 TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
 
-# rows of the (LIMIT_ROWS, n) joint-property array
+# rows of the (6, n) joint-property array
 LOWER, UPPER, VELOCITY_LIMIT, EFFORT_LIMIT, DAMPING, FRICTION = range(6)
-LIMIT_ROWS = 6
 # rows of the (3, n) joint gains: K, D and the rest posture q₀ (operational space: K₀, D₀, q₀)
 STIFFNESS, JOINT_DAMPING, REST = range(3)
 # rows of the (2, 6) task gains
@@ -225,14 +225,10 @@ def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, targ
 
 
 @kernel_helper
-def joint_tracking_torque(tree, gravity, joint_gains, feedforward, reference, q, qd, tau, cw):
-    """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g (feed-forward) or + g, into tau."""
-    rnea_ws, zero = cw[2], cw[12]
-    X, vr, ar, fr = rnea_ws
-    if feedforward:
-        rnea(tree, gravity, q, qd, reference[2], None, tau, X, vr, ar, fr)
-    else:
-        rnea(tree, gravity, q, zero, zero, None, tau, X, vr, ar, fr)
+def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw):
+    """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g, into tau."""
+    X, vr, ar, fr = cw[2]
+    rnea(tree, gravity, q, qd, reference[2], None, tau, X, vr, ar, fr)
     for i in range(q.shape[0]):
         tau[i] += (joint_gains[STIFFNESS, i] * (reference[0, i] - q[i])
                    - joint_gains[JOINT_DAMPING, i] * (qd[i] - reference[1, i]))
@@ -240,8 +236,7 @@ def joint_tracking_torque(tree, gravity, joint_gains, feedforward, reference, q,
 
 @long_kernel
 def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, reference, law,
-            feedforward, integrator, dt, friction_velocity, threshold,
-            q, qd, tau, clamped):
+            integrator, dt, friction_velocity, threshold, q, qd, tau, clamped):
     """Steps k = 0 .. K − 1 from the state in q[0], qd[0] (module docstring): q, qd (K + 1, n)
     receive the states, tau (K, n) the commanded efforts, clamped (n,) counts the steps each
     joint ended past a limit. `frame` (a 13-row) is the operational-space task frame."""
@@ -253,8 +248,8 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
             operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target,
                                      threshold, q[k], qd[k], tau[k], cw)
         elif law == JOINT_TRACKING:
-            joint_tracking_torque(tree, gravity, joint_gains, feedforward, reference[k], q[k],
-                                  qd[k], tau[k], cw)
+            joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
+                                  cw)
         else:
             tau[k] = reference[k, 0]
         for i in range(n):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point, Pose, PoseArray
+from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
@@ -30,7 +31,7 @@ def goal_scenarios(robot: Robot, scenarios: Sequence[PreviewScenario]) -> list[S
             for k, message in enumerate(scenarios)]
 
 
-def goal_settings(goal) -> PreviewSettings:
+def goal_settings(goal: Preview.Goal) -> PreviewSettings:
     """horizon, dt, integrator (empty: rk4) and method (empty: aba) of a Preview goal."""
     return PreviewSettings(
         horizon=goal.horizon, dt=goal.dt, integrator=goal.integrator or "rk4",

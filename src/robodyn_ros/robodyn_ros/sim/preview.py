@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -117,7 +117,7 @@ class PreviewResult:
     energy: np.ndarray
     metrics: PreviewMetrics
     wall_time: float
-    real_time_factor: float = field(default=0.0)
+    real_time_factor: float
 
 
 def preview(
@@ -154,7 +154,8 @@ def warm_up(robot: Robot, settings: PreviewSettings) -> None:
 
 
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
-                scenario: Scenario, on_done=None) -> PreviewResult:
+                scenario: Scenario,
+                on_done: Callable[[PreviewResult], None] | None = None) -> PreviewResult:
     """One scenario from (q, q̇): simulated, measured and timed."""
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
@@ -197,22 +198,22 @@ def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd:
     integrator = {"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER, "rk4": rollout.RK4}
     rollout.rollout(
         *robot.kernel_arrays, robot.frame_row(scenario.frame), joints, joint_gains,
-        task_gains, target, reference, law, True, integrator[settings.integrator], settings.dt,
+        task_gains, target, reference, law, integrator[settings.integrator], settings.dt,
         settings.friction_velocity, settings.singular_threshold, Q, QD, effort, clamped,
     )
     return Q, QD, effort, clamped
 
 
 def _control_inputs(robot, scenario, q, times):
-    """(law, joint gains (3, n), task gains (2, 6), target pose (12,), reference (K, 3, n))
-    as dynamics.rollout takes them."""
+    """(law, joint gains (3, n), task gains (2, 6), target pose (12,), reference (K, 3, n),
+    none for a pose target) as dynamics.rollout takes them."""
     n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
     if isinstance(scenario, PoseTarget):
         rotation = _target_rotation(robot, scenario, q)
         target = np.concatenate([rotation.ravel(), scenario.position])
         joint_gains = np.array([scenario.null_stiffness, scenario.null_damping, q])
         return (rollout.OPERATIONAL_SPACE, joint_gains, np.array([scenario.kp, scenario.kd]),
-                target, np.zeros((len(times) - 1, 3, n)))
+                target, np.zeros((0, 3, n)))
     if isinstance(scenario, JointTrajectory):
         joint_gains = np.array([scenario.stiffness, scenario.damping, q])
         return (rollout.JOINT_TRACKING, joint_gains, no_task, no_target,
