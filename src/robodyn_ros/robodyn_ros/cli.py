@@ -149,6 +149,8 @@ def add_preview_command(commands: argparse._SubParsersAction) -> None:
     preview.add_argument("--dt", type=float, help="s (overrides the file)")
     preview.add_argument("--integrator", help="rk4 | semi_implicit_euler | rk45 | lsoda")
     preview.add_argument("--forward-dynamics-method", help="a Robot.forward_dynamics method")
+    preview.add_argument("--control-period", type=float,
+                         help="s between the controller's commands (0: every step)")
     preview.add_argument("--backend", default="threads", choices=("serial", "threads", "processes"))
     preview.add_argument("--workers", type=int, default=2)
     preview.add_argument("--output", default="preview", help="folder of the plots")
@@ -164,12 +166,13 @@ def run_preview(args: argparse.Namespace) -> int:
     robot = Robot.from_urdf(args.urdf)
     scenarios, settings, start = read_scenarios_file(
         robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
-        forward_dynamics_method=args.forward_dynamics_method,
+        forward_dynamics_method=args.forward_dynamics_method, control_period=args.control_period,
     )
     with backend(args.backend, workers=args.workers) as pool:
         results = preview(robot, scenarios, settings, start, pool=pool)
     print(f"{len(results)} scenarios, horizon {settings.horizon} s, dt {settings.dt} s, "
-          f"{settings.integrator}, {settings.forward_dynamics_method}")
+          f"{settings.integrator}, {settings.forward_dynamics_method}, control every "
+          f"{settings.control_every} step(s)")
     print(metrics_table(results))
     if not args.no_plots:
         written = write_plots(args.output, results)

@@ -4,6 +4,8 @@ bad scenarios give."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -62,15 +64,20 @@ def test_pose_target_preview_is_simulated_robot_under_the_controller(panda, inte
         np.testing.assert_allclose(result.qd[k + 1], simulated.qd, atol=1e-7)
 
 
-def test_compiled_and_stepped_previews_agree(panda):
-    """Every scenario kind: the kernel (ABA) and SimulatedRobot with the plugins (the
-    "cholesky" forward dynamics takes that path) give one trajectory, to 1e-9 rad."""
-    compiled = preview(panda, scenarios(panda), PreviewSettings(horizon=HORIZON), Q0)
-    stepped = preview(panda, scenarios(panda), PreviewSettings(
-        horizon=HORIZON, forward_dynamics_method="cholesky"), Q0)
+@pytest.mark.parametrize("control_period", [0.0, 0.01])
+def test_compiled_and_stepped_previews_agree(panda, control_period):
+    """Every scenario kind, the controller at every step or every 10 ms: the kernel (ABA) and
+    SimulatedRobot with the plugins (the "cholesky" forward dynamics takes that path) give
+    one trajectory, to 1e-9 rad."""
+    settings = PreviewSettings(horizon=HORIZON, control_period=control_period)
+    compiled = preview(panda, scenarios(panda), settings, Q0)
+    stepped = preview(panda, scenarios(panda), dataclasses.replace(
+        settings, forward_dynamics_method="cholesky"), Q0)
     for ours, reference in zip(compiled, stepped, strict=True):
         np.testing.assert_allclose(ours.q, reference.q, atol=1e-9, err_msg=ours.name)
         np.testing.assert_allclose(ours.effort, reference.effort, atol=1e-6, err_msg=ours.name)
+        if control_period:  # held between commands
+            np.testing.assert_array_equal(ours.effort[1:10], ours.effort[:1].repeat(9, 0))
 
 
 @pytest.mark.parametrize(("integrator", "method"), [("rk45", "aba"), ("lsoda", "pcg")])
@@ -164,6 +171,7 @@ def test_bad_scenarios_name_the_field(panda, change, field):
     ({"horizon": 0.0}, "horizon"), ({"horizon": -1.0}, "horizon"), ({"dt": 0.0}, "dt"),
     ({"dt": float("nan")}, "dt"), ({"integrator": "euler"}, "integrator"),
     ({"forward_dynamics_method": "magic"}, "forward_dynamics_method"),
+    ({"control_period": 0.0015}, "control_period"), ({"control_period": -1.0}, "control_period"),
 ])
 def test_bad_settings_name_the_field(settings, field):
     with pytest.raises(ScenarioError, match=f"^{field} "):

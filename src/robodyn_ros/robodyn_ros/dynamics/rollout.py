@@ -3,8 +3,9 @@ the integrator and the articulated-body algorithm, with the joint damping, smoot
 friction and limits of sim.SimulatedRobot, step for step as SimulatedRobot and the controller
 plugins compute them in Python.
 
-Each step k: τ_cmd = the control law at (q_k, q̇_k); the applied effort clip(τ_cmd, ±effort
-limit) is held over the step; q̈ = ABA(q, q̇, τ − d q̇ − f tanh(q̇/ε)) is integrated by
+Each step k: τ_cmd = the control law at (q_k, q̇_k) every `control_every` steps, the last
+command in between (a controller running at a lower rate); the applied effort clip(τ_cmd,
+±effort limit) is held over the step; q̈ = ABA(q, q̇, τ − d q̇ − f tanh(q̇/ε)) is integrated by
 semi-implicit Euler or RK4; then velocities are clipped to their limits and a joint past a
 position limit is put back on it with its outward velocity zeroed.
 
@@ -236,7 +237,7 @@ def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw)
 
 @long_kernel
 def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, reference, law,
-            integrator, dt, friction_velocity, threshold, q, qd, tau, clamped):
+            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped):
     """Steps k = 0 .. K − 1 from the state in q[0], qd[0] (module docstring): q, qd (K + 1, n)
     receive the states, tau (K, n) the commanded efforts, clamped (n,) counts the steps each
     joint ended past a limit. `frame` (a 13-row) is the operational-space task frame."""
@@ -244,7 +245,9 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
     cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
     clamped[:] = 0
     for k in range(steps):
-        if law == OPERATIONAL_SPACE:
+        if k % control_every != 0:
+            tau[k] = tau[k - 1]
+        elif law == OPERATIONAL_SPACE:
             operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target,
                                      threshold, q[k], qd[k], tau[k], cw)
         elif law == JOINT_TRACKING:

@@ -32,10 +32,12 @@ def goal_scenarios(robot: Robot, scenarios: Sequence[PreviewScenario]) -> list[S
 
 
 def goal_settings(goal: Preview.Goal) -> PreviewSettings:
-    """horizon, dt, integrator (empty: rk4) and method (empty: aba) of a Preview goal."""
+    """horizon, dt, integrator (empty: rk4), method (empty: aba) and control period of a
+    Preview goal."""
     return PreviewSettings(
         horizon=goal.horizon, dt=goal.dt, integrator=goal.integrator or "rk4",
         forward_dynamics_method=goal.forward_dynamics_method or "aba",
+        control_period=goal.control_period,
     )
 
 

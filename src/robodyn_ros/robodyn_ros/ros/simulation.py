@@ -120,7 +120,8 @@ def run_simulation(
     ]
     runner = rclpy.create_node("simulation_runner")
     preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
-                        _controller_gains(nodes[2]), nodes[0].get_parameter("dt").value)
+                        _controller_gains(nodes[2]), nodes[0].get_parameter("dt").value,
+                        nodes[0].get_parameter("publish_period").value)
     observer = Observer(JointStateMap(robot.joint_names))
     runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
     runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
@@ -153,6 +154,7 @@ class Previewer:
     frame: str
     gains: dict[str, list[float]]
     dt: float
+    control_period: float  # sim_node's publish_period: the controller answers each state
 
     def predict(self, target: PoseTarget, seconds: float) -> PreviewPrediction | None:
         """The prediction of `seconds` under the target, or None (the reason printed)."""
@@ -161,7 +163,8 @@ class Previewer:
         p, o = scenario.target.position, scenario.target.orientation
         p.x, p.y, p.z = target.position.tolist()
         o.x, o.y, o.z, o.w = quaternion_from_rotation(target.rotation.tolist())
-        goal = Preview.Goal(scenarios=[scenario], horizon=seconds, dt=self.dt)
+        goal = Preview.Goal(scenarios=[scenario], horizon=seconds, dt=self.dt,
+                            control_period=self.control_period)
         if not self.client.wait_for_server(timeout_sec=10.0):
             print("  preview: preview_node did not answer")
             return None

@@ -40,7 +40,10 @@ SAMPLE_PERIOD = 0.01  # s between the states whose energy and J's singular value
 class PreviewSettings:
     """horizon and dt in s; integrator: INTEGRATORS or ADAPTIVE_INTEGRATORS (tolerance is
     theirs); forward_dynamics_method: Robot.FORWARD_DYNAMICS_METHODS; friction_velocity and
-    singular_threshold as SimulatedRobot and the operational-space controller take them."""
+    singular_threshold as SimulatedRobot and the operational-space controller take them;
+    control_period (s, a whole number of steps; 0: every step): how often the controller
+    computes a command, held in between, as sim_node holds a controller_node's command over
+    its publish_period."""
 
     horizon: float = 1.0
     dt: float = 1e-3
@@ -49,12 +52,21 @@ class PreviewSettings:
     tolerance: float = TOLERANCE
     friction_velocity: float = FRICTION_VELOCITY
     singular_threshold: float = SINGULAR_THRESHOLD
+    control_period: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("horizon", "dt", "tolerance", "friction_velocity", "singular_threshold"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0.0):
                 raise ScenarioError(f"{name} must be a number > 0; got {value!r}")
+        period = self.control_period
+        if not (isinstance(period, (int, float)) and np.isfinite(period) and period >= 0.0):
+            raise ScenarioError(f"control_period must be a number >= 0; got {period!r}")
+        steps = period / self.dt
+        if period > 0.0 and (round(steps) < 1 or not np.isclose(steps, round(steps))):
+            raise ScenarioError(
+                f"control_period must be a whole number of steps of dt ({self.dt} s); got "
+                f"{period} s")
         if self.dt > self.horizon:
             raise ScenarioError(f"dt ({self.dt} s) must not exceed horizon ({self.horizon} s)")
         integrators = (*INTEGRATORS, *ADAPTIVE_INTEGRATORS)
@@ -71,6 +83,11 @@ class PreviewSettings:
     @property
     def steps(self) -> int:
         return round(self.horizon / self.dt)
+
+    @property
+    def control_every(self) -> int:
+        """Steps between two commands of the controller."""
+        return max(1, round(self.control_period / self.dt))
 
     @property
     def compiled(self) -> bool:
@@ -198,8 +215,9 @@ def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd:
     integrator = {"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER, "rk4": rollout.RK4}
     rollout.rollout(
         *robot.kernel_arrays, robot.frame_row(scenario.frame), joints, joint_gains,
-        task_gains, target, reference, law, integrator[settings.integrator], settings.dt,
-        settings.friction_velocity, settings.singular_threshold, Q, QD, effort, clamped,
+        task_gains, target, reference, law, settings.control_every,
+        integrator[settings.integrator], settings.dt, settings.friction_velocity,
+        settings.singular_threshold, Q, QD, effort, clamped,
     )
     return Q, QD, effort, clamped
 
@@ -243,7 +261,10 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times):
     clamped = np.zeros(n, dtype=np.int64)
     Q[0], QD[0] = q, qd
     for k in range(steps):
-        effort[k] = command(k, ControllerState(times[k], Q[k], QD[k]))
+        if k % settings.control_every == 0:
+            effort[k] = command(k, ControllerState(times[k], Q[k], QD[k]))
+        else:
+            effort[k] = effort[k - 1]
         simulated.step(effort[k])
         Q[k + 1], QD[k + 1] = simulated.q, simulated.qd
         clamped += (Q[k + 1] == robot.model.upper) | (Q[k + 1] == robot.model.lower)

@@ -10,7 +10,8 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
 from robodyn_ros.sim.scenarios import Scenario, ScenarioError, scenario_from_mapping
 
-SETTINGS = ("horizon", "dt", "integrator", "forward_dynamics_method", "tolerance")
+SETTINGS = ("horizon", "dt", "integrator", "forward_dynamics_method", "tolerance",
+            "control_period")
 
 
 def read_scenarios_file(robot: Robot, path: str | Path, **overrides) -> tuple[
