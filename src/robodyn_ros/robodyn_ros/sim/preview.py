@@ -9,6 +9,7 @@ controller plugins in Python. Both give the same trajectory (the tests hold them
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -20,7 +21,7 @@ from robodyn_ros.control import load_controller
 from robodyn_ros.control.operational_space import rotation_error
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.dynamics import rollout
-from robodyn_ros.parallel import backend
+from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS
 from robodyn_ros.sim.scenarios import (
@@ -141,12 +142,12 @@ def preview(
     robot: Robot,
     scenarios: Sequence[Scenario],
     settings: PreviewSettings,
-    q=None,
-    qd=None,
+    q: np.ndarray | None = None,
+    qd: np.ndarray | None = None,
     *,
-    pool=None,
+    pool: Backend | None = None,
     on_done: Callable[[PreviewResult], None] | None = None,
-    cancel=None,
+    cancel: threading.Event | None = None,
 ) -> list[PreviewResult]:
     """Every scenario simulated from (q, q̇) (default: SimulatedRobot's default state) over
     settings.horizon, fanned out over `pool` (a parallel backend; default serial). on_done
