@@ -37,6 +37,7 @@ setup(
         "urdfdom-py>=1.2",
         "rosbags>=0.10",
         "matplotlib>=3.8",
+        "pyyaml",
     ],
     extras_require={
         "test": [
@@ -44,11 +45,10 @@ setup(
             "pin>=3.4",
             "example-robot-data>=4",
             "ruff>=0.6",
-            "pyyaml",
             "dask[distributed]>=2024.1",
         ],
         "dask": ["dask[distributed]>=2024.1"],
-        "bench": ["pin>=3.4", "example-robot-data>=4", "matplotlib>=3.8"],
+        "bench": ["pin>=3.4", "example-robot-data>=4", "matplotlib>=3.8", "mujoco>=3.1"],
     },
     entry_points={
         "console_scripts": [
@@ -56,6 +56,7 @@ setup(
             "dynamics_node = robodyn_ros.ros.dynamics_node:main",
             "sim_node = robodyn_ros.ros.sim_node:main",
             "controller_node = robodyn_ros.ros.controller_node:main",
+            "preview_node = robodyn_ros.ros.preview_node:main",
         ],
         "robodyn_ros.controllers": [
             "gravity_compensation = robodyn_ros.control.gravity_compensation:GravityCompensation",

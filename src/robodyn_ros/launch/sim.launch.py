@@ -1,4 +1,4 @@
-"""The simulated arm with the dynamics and controller nodes, one process each.
+"""The simulated arm with the dynamics, controller and preview nodes, one process each.
 
     ros2 launch robodyn_ros sim.launch.py [urdf:=<file>] [params_file:=<file>]
 
@@ -13,7 +13,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-NODES = ("sim_node", "dynamics_node", "controller_node")
+NODES = ("sim_node", "dynamics_node", "controller_node", "preview_node")
 
 
 def nodes(context):

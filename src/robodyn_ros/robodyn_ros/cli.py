@@ -32,10 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
     sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
     add_bag_commands(commands)
+    add_preview_command(commands)
     args = parser.parse_args(argv)
     try:
         if args.command == "sim":
             return run_sim(args)
+        if args.command == "preview":
+            return run_preview(args)
         if args.command == "bag":
             return run_bag(args)
         return run_demo(args.urdf, args.frame)
@@ -131,6 +134,49 @@ def run_bag(args: argparse.Namespace) -> int:
     outputs = analyze_bag(args.bag, Robot.from_urdf(args.urdf), options)
     print(outputs.report, end="")
     print(f"written to {outputs.folder}: {', '.join(p.name for p in outputs.files)}")
+    return 0
+
+
+def add_preview_command(commands: argparse._SubParsersAction) -> None:
+    """`robodyn preview URDF SCENARIOS.yaml`."""
+    preview = commands.add_parser(
+        "preview", help="simulate scenarios ahead, faster than real time: a metrics table and "
+        "PNG plots of the predicted trajectories"
+    )
+    preview.add_argument("urdf", help="URDF file")
+    preview.add_argument("scenarios", help="YAML file: scenarios, settings, start (README)")
+    preview.add_argument("--horizon", type=float, help="s (overrides the file)")
+    preview.add_argument("--dt", type=float, help="s (overrides the file)")
+    preview.add_argument("--integrator", help="rk4 | semi_implicit_euler | rk45 | lsoda")
+    preview.add_argument("--forward-dynamics-method", help="a Robot.forward_dynamics method")
+    preview.add_argument("--control-period", type=float,
+                         help="s between the controller's commands (0: every step)")
+    preview.add_argument("--backend", default="threads", choices=("serial", "threads", "processes"))
+    preview.add_argument("--workers", type=int, default=2)
+    preview.add_argument("--output", default="preview", help="folder of the plots")
+    preview.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+def run_preview(args: argparse.Namespace) -> int:
+    """Print the metrics table of every scenario; write the plots."""
+    from robodyn_ros.parallel import backend
+    from robodyn_ros.sim.preview import preview
+    from robodyn_ros.sim.preview_report import metrics_table, read_scenarios_file, write_plots
+
+    robot = Robot.from_urdf(args.urdf)
+    scenarios, settings, start = read_scenarios_file(
+        robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
+        forward_dynamics_method=args.forward_dynamics_method, control_period=args.control_period,
+    )
+    with backend(args.backend, workers=args.workers) as pool:
+        results = preview(robot, scenarios, settings, start, pool=pool)
+    print(f"{len(results)} scenarios, horizon {settings.horizon} s, dt {settings.dt} s, "
+          f"{settings.integrator}, {settings.forward_dynamics_method}, control every "
+          f"{settings.control_every} step(s)")
+    print(metrics_table(results))
+    if not args.no_plots:
+        written = write_plots(args.output, results)
+        print(f"plots: {', '.join(str(path) for path in written)}")
     return 0
 
 

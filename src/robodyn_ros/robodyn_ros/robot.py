@@ -169,6 +169,7 @@ class Robot:
     MASS_MATRIX_METHODS = tuple(_MASS_MATRIX)
     MASS_MATRIX_INVERSE_METHODS = tuple(_MASS_MATRIX_INVERSE)
     FORWARD_DYNAMICS_METHODS = (*_FORWARD_DYNAMICS, *_ITERATIVE_FORWARD_DYNAMICS)
+    ITERATIVE_FORWARD_DYNAMICS_METHODS = tuple(_ITERATIVE_FORWARD_DYNAMICS)
     OPERATIONAL_SPACE_METHODS = tuple(_OPERATIONAL_SPACE_INERTIA)
 
     def __init__(self, model: Model, *, threads: int = 1) -> None:
@@ -242,6 +243,17 @@ class Robot:
 
     def __repr__(self) -> str:
         return f"Robot('{self.model.name}', nv={self.nv}, frames={len(self.frame_names)})"
+
+    @property
+    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tree, gravity): the packed model the dynamics kernels take, for a caller of a
+        kernel the Robot does not wrap (sim's rollout); not to be modified."""
+        return self._tree, self._gravity
+
+    def frame_row(self, frame: str) -> np.ndarray:
+        """The packed row (13,) of one frame as the kernels take it; ValueError naming an
+        unknown frame."""
+        return self._frame(frame)[0]
 
     # -- inverse dynamics -------------------------------------------------------------------
 

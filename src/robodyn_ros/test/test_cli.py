@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from robodyn_ros.cli import main
+from robodyn_ros.resources import bundled_urdf, share_directory
 
 
 @pytest.mark.parametrize("ament_prefix", [None, "/nonexistent"], ids=["plain", "ros-sourced"])
@@ -30,3 +31,25 @@ def test_demo_names_a_missing_urdf(tmp_path, capsys) -> None:
     missing = tmp_path / "nowhere.urdf"
     assert main(["demo", "--urdf", str(missing)]) == 1
     assert str(missing) in capsys.readouterr().err
+
+
+def test_preview_prints_metrics_and_writes_plots(tmp_path, capsys) -> None:
+    """The bundled scenarios file, cut to 0.2 s: a table row per scenario, two PNGs."""
+    scenarios = share_directory() / "config" / "preview.yaml"
+    code = main(["preview", str(bundled_urdf("panda")), str(scenarios), "--horizon", "0.2",
+                 "--output", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "horizon 0.2 s" in out and "peak |τ|/limit" in out
+    for name in ("reach_forward", "reach_left", "wave", "go_limp"):
+        assert name in out
+    for plot in ("preview_joints.png", "preview_paths.png"):
+        assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
+
+
+def test_preview_names_a_bad_scenario_field(tmp_path, capsys) -> None:
+    scenarios = tmp_path / "bad.yaml"
+    scenarios.write_text("scenarios:\n  - name: up\n    pose_target: {frame: nowhere, "
+                         "position: [0.3, 0.0, 0.5]}\n")
+    assert main(["preview", str(bundled_urdf("panda")), str(scenarios), "--no-plots"]) == 1
+    assert "scenario 'up': pose_target.frame 'nowhere' is not a frame" in capsys.readouterr().err

@@ -26,7 +26,7 @@ def test_launch_file_nodes_are_installed_executables() -> None:
         if isinstance(node, ast.Assign) and node.targets[0].id == "NODES"
     )
     names = {element.value for element in nodes.elts}
-    assert names == {"sim_node", "dynamics_node", "controller_node"}
+    assert names == {"sim_node", "dynamics_node", "controller_node", "preview_node"}
     assert names <= console_scripts()
 
 
@@ -35,7 +35,7 @@ def test_default_files_exist_and_configure_every_node() -> None:
     assert '"urdf" / "panda.urdf"' in source and '"config" / "sim.yaml"' in source
     assert (PACKAGE / "urdf" / "panda.urdf").is_file()
     params = yaml.safe_load((PACKAGE / "config" / "sim.yaml").read_text())
-    assert set(params) == {"sim_node", "dynamics_node", "controller_node"}
+    assert set(params) == {"sim_node", "dynamics_node", "controller_node", "preview_node"}
     assert all("ros__parameters" in section for section in params.values())
 
 

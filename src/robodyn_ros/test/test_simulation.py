@@ -30,5 +30,6 @@ def test_operational_space_control_reaches_every_target(tmp_path, dynamics_sourc
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("(reached;") == 3
+    assert result.stdout.count("previewed at") == 3  # preview_node predicted every target
     assert "all targets reached" in result.stdout
     assert "robodyn_ros: dynamics_node" in result.stdout  # the summary reports every node

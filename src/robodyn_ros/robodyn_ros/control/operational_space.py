@@ -42,7 +42,6 @@ ROS order, or a 3x3 rotation matrix; a part not set holds the pose of the first 
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 import numpy as np
@@ -54,6 +53,7 @@ from robodyn_ros.control.plugin import (
     positive_float,
     task_vector,
 )
+from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 
 
@@ -165,27 +165,7 @@ class OperationalSpace(Controller):
 
 def rotation_error(R_target: np.ndarray, R: np.ndarray) -> np.ndarray:
     """log(R* Rᵀ): the rotation vector (world axes) turning R into R*, in rad."""
-    return log_so3(R_target @ R.T)
-
-
-def log_so3(R: np.ndarray) -> np.ndarray:
-    """The rotation vector θ a of a rotation matrix (angle θ ∈ [0, π], unit axis a)."""
-    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])  # sin θ · a
-    cos = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
-    sin = float(np.linalg.norm(w))
-    theta = math.atan2(sin, cos)
-    if theta < 1e-6:  # θ / sin θ = 1 + θ²/6 + ...
-        return w * (1.0 + theta * theta / 6.0)
-    if math.pi - theta > 1e-4:
-        return w * (theta / sin)
-    # near π: the symmetric part (R + Rᵀ)/2 = cos θ 1 + (1 − cos θ) a aᵀ gives a aᵀ
-    B = (0.5 * (R + R.T) - cos * np.eye(3)) / (1.0 - cos)
-    k = int(np.argmax(np.diag(B)))
-    axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
-    axis /= np.linalg.norm(axis)
-    if axis @ w < 0:  # the sign sin θ · a carries
-        axis = -axis
-    return theta * axis
+    return log_so3(np.ascontiguousarray(R_target @ R.T))
 
 
 def as_rotation_matrix(orientation, name: str = "orientation") -> np.ndarray:

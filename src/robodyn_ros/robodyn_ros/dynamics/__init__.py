@@ -42,6 +42,8 @@ KERNEL_MODULES = (
     "constraint_forces",
     "cyclic_reduction",
     "schur",
+    "rotation",
+    "rollout",
 )
 ENTRY_MODULE = "state_entry"
 

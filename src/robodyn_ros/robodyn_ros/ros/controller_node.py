@@ -20,10 +20,9 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray
 
 from robodyn_ros.control import ControllerState, load_controller
 from robodyn_ros.model import ModelError
@@ -33,7 +32,7 @@ from robodyn_ros.ros.conversions import (
     JointStateMap,
     operational_space_dynamics,
 )
-from robodyn_ros.ros.entry import spin_until_interrupted
+from robodyn_ros.ros.entry import follow_robot_description, spin_until_interrupted
 
 PARAMETER_PREFIX = "controller_parameters"
 
@@ -59,8 +58,6 @@ class ControllerNode(Node):
         self._last_error = ""
         self._cycles = 0
 
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(String, "robot_description", self._on_description, latched)
         self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
         self.create_subscription(PoseStamped, "target_pose", self._on_target_pose, 10)
         self.create_subscription(JointState, "target_joints", self._on_target_joints, 10)
@@ -68,9 +65,7 @@ class ControllerNode(Node):
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._dynamics = self.create_client(ComputeDynamics, "compute_dynamics")
         self.create_timer(1.0, self._publish_diagnostics)
-        description = self.get_parameter("robot_description").value
-        if description:
-            self._load(description)
+        follow_robot_description(self, self._load)
 
     # -- set-up -----------------------------------------------------------------------------
 
@@ -92,9 +87,6 @@ class ControllerNode(Node):
     def _controller_parameters(self) -> dict[str, object]:
         parameters = self.get_parameters_by_prefix(PARAMETER_PREFIX)
         return {name: parameter.value for name, parameter in parameters.items()}
-
-    def _on_description(self, message: String) -> None:
-        self._load(message.data)
 
     # -- targets ----------------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
-"""The simulation in one process: sim_node, dynamics_node and controller_node with the
-parameters of a params file (the same file the launch file gives the separate processes),
-driven through a sequence of end-effector pose targets.
+"""The simulation in one process: sim_node, dynamics_node, controller_node and preview_node
+with the parameters of a params file (the same file the launch file gives the separate
+processes), driven through a sequence of end-effector pose targets. Before sending each
+target the runner asks preview_node what the controller will do with it, and prints the
+prediction beside what then happens.
 
 The nodes share one SingleThreadedExecutor; the simulation loop has a thread of its own.
 rclpy's MultiThreadedExecutor was measured here at 13 closed-loop cycles per second against
@@ -22,15 +24,21 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
+from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from robodyn_interfaces.action import Preview
+from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap, quaternion_from_rotation
 from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
+
+PREVIEW_GAINS = ("kp", "kd", "null_stiffness", "null_damping")
 
 
 @dataclass(frozen=True)
@@ -108,8 +116,12 @@ def run_simulation(
         SimNode(parameter_overrides=[description]),
         DynamicsNode(parameter_overrides=[description]),
         ControllerNode(parameter_overrides=[description]),
+        PreviewNode(parameter_overrides=[description]),
     ]
     runner = rclpy.create_node("simulation_runner")
+    preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
+                        _controller_gains(nodes[2]), nodes[0].get_parameter("dt").value,
+                        nodes[0].get_parameter("publish_period").value)
     observer = Observer(JointStateMap(robot.joint_names))
     runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
     runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
@@ -121,8 +133,8 @@ def run_simulation(
     spinner.start()
     wall_start = time.perf_counter()
     try:
-        reached = _follow_targets(robot, frame, observer, targets_out, seconds_per_target,
-                                  tolerance, print_every)
+        reached = _follow_targets(robot, frame, observer, targets_out, preview,
+                                  seconds_per_target, tolerance, print_every)
         _print_summary(observer, time.perf_counter() - wall_start)
     finally:
         executor.shutdown(timeout_sec=5.0)
@@ -133,12 +145,67 @@ def run_simulation(
     return reached
 
 
-def _follow_targets(robot, frame, observer, publisher, seconds, tolerance, print_every) -> bool:
+@dataclass
+class Previewer:
+    """Asks preview_node what the controller will do with a target, from the latest state."""
+
+    client: ActionClient
+    robot: Robot
+    frame: str
+    gains: dict[str, list[float]]
+    dt: float
+    control_period: float  # sim_node's publish_period: the controller answers each state
+
+    def predict(self, target: PoseTarget, seconds: float) -> PreviewPrediction | None:
+        """The prediction of `seconds` under the target, or None (the reason printed)."""
+        scenario = PreviewScenario(name="next target", kind=PreviewScenario.POSE_TARGET,
+                                   frame=self.frame, **self.gains)
+        p, o = scenario.target.position, scenario.target.orientation
+        p.x, p.y, p.z = target.position.tolist()
+        o.x, o.y, o.z, o.w = quaternion_from_rotation(target.rotation.tolist())
+        goal = Preview.Goal(scenarios=[scenario], horizon=seconds, dt=self.dt,
+                            control_period=self.control_period)
+        if not self.client.wait_for_server(timeout_sec=10.0):
+            print("  preview: preview_node did not answer")
+            return None
+        handle = _wait(self.client.send_goal_async(goal))
+        response = _wait(handle.get_result_async())
+        if response.result.message:
+            print(f"  preview: {response.result.message}")
+            return None
+        return response.result.predictions[0]
+
+    def error_at(self, prediction: PreviewPrediction | None, elapsed: float,
+                 target: PoseTarget) -> tuple[float, float]:
+        """pose_error of the predicted state `elapsed` s after the start (NaN without one)."""
+        if prediction is None:
+            return float("nan"), float("nan")
+        points = prediction.trajectory.points
+        q = points[min(len(points) - 1, round(elapsed / self.dt))].positions
+        return pose_error(self.robot, np.array(q), self.frame, target)
+
+
+def _wait(future):
+    while not future.done():
+        time.sleep(0.005)
+    return future.result()
+
+
+def _controller_gains(controller: ControllerNode) -> dict[str, list[float]]:
+    """The operational-space controller's gains as PreviewScenario fields."""
+    parameters = controller.get_parameters_by_prefix("controller_parameters")
+    return {name: np.atleast_1d(parameters[name].value).astype(float).tolist()
+            for name in PREVIEW_GAINS if name in parameters}
+
+
+def _follow_targets(robot, frame, observer, publisher, preview, seconds, tolerance,
+                    print_every) -> bool:
     while observer.state is None:  # the simulation's first joint state
         time.sleep(0.01)
     targets = default_targets(robot, observer.state[1], frame)
     reached = True
     for k, target in enumerate(targets, start=1):
+        prediction = preview.predict(target, seconds)
         message = PoseStamped()
         message.header.frame_id = robot.model.root_link
         p, o = message.pose.position, message.pose.orientation
@@ -146,14 +213,19 @@ def _follow_targets(robot, frame, observer, publisher, seconds, tolerance, print
         o.x, o.y, o.z, o.w = quaternion_from_rotation(target.rotation.tolist())
         publisher.publish(message)
         t0 = observer.state[0]
-        print(f"\ntarget {k}: position {np.round(target.position, 3)} m, sent at t = {t0:.2f} s")
+        print(f"\ntarget {k}: position {np.round(target.position, 3)} m, sent at t = {t0:.2f} s"
+              + (f"; previewed at {prediction.real_time_factor:.0f}x real time"
+                 if prediction else ""))
+        print(f"  {'':11}   {'position error mm':>20}   {'orientation error rad':>24}")
+        print(f"  {'':11}   {'actual':>9} {'predicted':>10}   {'actual':>11} {'predicted':>12}")
         next_print = t0
         while observer.state[0] < t0 + seconds:
             t, q = observer.state
             if t >= next_print:
                 position, angle = pose_error(robot, q, frame, target)
-                print(f"  t = {t:6.2f} s   position error {1e3 * position:8.2f} mm   "
-                      f"orientation error {angle:.4f} rad")
+                ahead = preview.error_at(prediction, t - t0, target)
+                print(f"  t = {t:6.2f} s   {1e3 * position:9.2f} {1e3 * ahead[0]:10.2f}   "
+                      f"{angle:11.4f} {ahead[1]:12.4f}")
                 next_print += print_every
             time.sleep(0.005)
         position, angle = pose_error(robot, observer.state[1], frame, target)

@@ -1,7 +1,23 @@
-"""Simulation without ROS: integrators over (q, q̇) and a simulated robot with joint damping,
-friction and limits."""
+"""Simulation without ROS: integrators over (q, q̇), a simulated robot with joint damping,
+friction and limits, and the faster-than-real-time preview of scenarios (sim.preview,
+sim.scenarios)."""
 
-from robodyn_ros.sim.integrators import INTEGRATORS, rk4, semi_implicit_euler
-from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, SimulatedRobot
+from robodyn_ros.sim.integrators import (
+    ADAPTIVE_INTEGRATORS,
+    INTEGRATORS,
+    adaptive_integrator,
+    rk4,
+    semi_implicit_euler,
+)
+from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, TOLERANCE, SimulatedRobot
 
-__all__ = ["FRICTION_VELOCITY", "INTEGRATORS", "SimulatedRobot", "rk4", "semi_implicit_euler"]
+__all__ = [
+    "ADAPTIVE_INTEGRATORS",
+    "FRICTION_VELOCITY",
+    "INTEGRATORS",
+    "TOLERANCE",
+    "SimulatedRobot",
+    "adaptive_integrator",
+    "rk4",
+    "semi_implicit_euler",
+]

@@ -1,7 +1,9 @@
 """One step of a second-order system q̈ = a(q, q̇): pure functions over the state (q, q̇).
 
 Each integrator takes ``state = (q, qd)``, a step ``dt`` and ``acceleration(q, qd) -> qdd``
-and returns the new ``(q, qd)``; the inputs are not modified.
+and returns the new ``(q, qd)``; the inputs are not modified. The fixed-step ones are in
+`INTEGRATORS`; the adaptive ones (`ADAPTIVE_INTEGRATORS`, scipy's solve_ivp over the step to a
+tolerance) come from `adaptive_integrator`.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from scipy.integrate import solve_ivp
 
 State = tuple[np.ndarray, np.ndarray]
 Acceleration = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -46,4 +49,36 @@ INTEGRATORS: dict[str, Callable[[State, float, Acceleration], State]] = {
     "rk4": rk4,
 }
 
-__all__ = ["INTEGRATORS", "rk4", "semi_implicit_euler"]
+# name → scipy solve_ivp method
+ADAPTIVE_INTEGRATORS = {"rk45": "RK45", "lsoda": "LSODA"}
+
+
+Integrator = Callable[[State, float, Acceleration], State]
+
+
+def adaptive_integrator(name: str, tolerance: float) -> Integrator:
+    """An integrator that takes a step dt by solve_ivp's adaptive `name` method
+    (ADAPTIVE_INTEGRATORS) with relative and absolute tolerance `tolerance`."""
+    method = ADAPTIVE_INTEGRATORS[name]
+
+    def integrate(state: State, dt: float, acceleration: Acceleration) -> State:
+        q, qd = state
+        n = q.shape[0]
+
+        def derivative(_t: float, x: np.ndarray) -> np.ndarray:
+            return np.concatenate([x[n:], acceleration(x[:n], x[n:])])
+
+        solution = solve_ivp(
+            derivative, (0.0, dt), np.concatenate([q, qd]), method=method,
+            rtol=tolerance, atol=tolerance, t_eval=(dt,),
+        )
+        if not solution.success:
+            raise RuntimeError(f"{name} integrator failed: {solution.message}")
+        x = solution.y[:, -1]
+        return x[:n].copy(), x[n:].copy()
+
+    return integrate
+
+
+__all__ = ["ADAPTIVE_INTEGRATORS", "INTEGRATORS", "adaptive_integrator", "rk4",
+           "semi_implicit_euler"]

@@ -26,9 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.integrators import INTEGRATORS
+from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS, adaptive_integrator
 
 FRICTION_VELOCITY = 0.05  # rad/s (m/s): ε of the smoothed Coulomb friction −f·tanh(q̇/ε)
+TOLERANCE = 1e-8  # of the adaptive integrators, relative and absolute
 
 
 class SimulatedRobot:
@@ -36,8 +37,11 @@ class SimulatedRobot:
 
     Args:
         robot: the Robot whose forward dynamics drive the simulation.
-        integrator: a name in `INTEGRATORS` ("rk4" or "semi_implicit_euler").
+        integrator: a name in `INTEGRATORS` ("rk4" or "semi_implicit_euler") or in
+            `ADAPTIVE_INTEGRATORS` ("rk45", "lsoda").
         forward_dynamics_method: a `Robot.FORWARD_DYNAMICS_METHODS` name (default "aba").
+        tolerance: of an adaptive integrator; an iterative forward-dynamics method then solves
+            to tolerance / 10 (Sharf & D'Eleuterio: the solver's error below the integrator's).
         dt: time step, s.
         friction_velocity: ε of the friction smoothing (see the module docstring).
         q, qd: initial state; default q = 0 moved inside the position limits, q̇ = 0.
@@ -51,6 +55,7 @@ class SimulatedRobot:
         *,
         forward_dynamics_method: str = "aba",
         friction_velocity: float = FRICTION_VELOCITY,
+        tolerance: float = TOLERANCE,
         q=None,
         qd=None,
     ) -> None:
@@ -59,10 +64,13 @@ class SimulatedRobot:
                 f"unknown forward_dynamics_method '{forward_dynamics_method}'; choose one of "
                 f"{', '.join(robot.FORWARD_DYNAMICS_METHODS)}"
             )
-        if integrator not in INTEGRATORS:
+        if integrator not in (*INTEGRATORS, *ADAPTIVE_INTEGRATORS):
             raise ValueError(
-                f"unknown integrator '{integrator}'; choose one of {', '.join(INTEGRATORS)}"
+                f"unknown integrator '{integrator}'; choose one of "
+                f"{', '.join((*INTEGRATORS, *ADAPTIVE_INTEGRATORS))}"
             )
+        if not (np.isfinite(tolerance) and tolerance > 0.0):
+            raise ValueError(f"tolerance must be positive; got {tolerance}")
         if not (np.isfinite(dt) and dt > 0.0):
             raise ValueError(f"dt must be a positive number of seconds; got {dt}")
         if not (np.isfinite(friction_velocity) and friction_velocity > 0.0):
@@ -73,7 +81,12 @@ class SimulatedRobot:
         self.dt = float(dt)
         self.friction_velocity = float(friction_velocity)
         model = robot.model
-        self._integrate = INTEGRATORS[integrator]
+        adaptive = integrator in ADAPTIVE_INTEGRATORS
+        self._integrate = (
+            adaptive_integrator(integrator, tolerance) if adaptive else INTEGRATORS[integrator]
+        )
+        iterative = forward_dynamics_method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+        self._options = {"tol": tolerance / 10.0} if adaptive and iterative else {}
         self._lower = np.array(model.lower, dtype=float)
         self._upper = np.array(model.upper, dtype=float)
         self._velocity_limit = np.array(model.velocity_limit, dtype=float)
@@ -149,9 +162,10 @@ class SimulatedRobot:
 
     def _acceleration(self, tau: np.ndarray):
         forward_dynamics, method = self.robot.forward_dynamics, self.forward_dynamics_method
+        options = self._options
 
         def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-            return forward_dynamics(q, qd, self.joint_torques(qd, tau), method=method)
+            return forward_dynamics(q, qd, self.joint_torques(qd, tau), method=method, **options)
 
         return acceleration
 
@@ -174,4 +188,4 @@ class SimulatedRobot:
         return array
 
 
-__all__ = ["FRICTION_VELOCITY", "SimulatedRobot"]
+__all__ = ["FRICTION_VELOCITY", "TOLERANCE", "SimulatedRobot"]

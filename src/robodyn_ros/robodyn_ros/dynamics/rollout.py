@@ -1,0 +1,264 @@
+"""A controlled robot rolled out over many fixed time steps in one kernel: the control law,
+the integrator and the articulated-body algorithm, with the joint damping, smoothed Coulomb
+friction and limits of sim.SimulatedRobot, step for step as SimulatedRobot and the controller
+plugins compute them in Python.
+
+Each step k: τ_cmd = the control law at (q_k, q̇_k) every `control_every` steps, the last
+command in between (a controller running at a lower rate); the applied effort clip(τ_cmd,
+±effort limit) is held over the step; q̈ = ABA(q, q̇, τ − d q̇ − f tanh(q̇/ε)) is integrated by
+semi-implicit Euler or RK4; then velocities are clipped to their limits and a joint past a
+position limit is put back on it with its outward velocity zeroed.
+
+Control laws (`law`):
+
+- TORQUE: τ_cmd = reference[k, 0], an open-loop profile.
+- JOINT_TRACKING: τ_cmd = K (q* − q) − D (q̇ − q̇*) + RNEA(q, q̇, q̈*), joint impedance with
+  the inverse-dynamics feed-forward M q̈* + C q̇ + g; reference[k] = (q*, q̇*, q̈*)
+  (control.joint_impedance).
+- OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ₀ + b) (control.operational_space),
+  evaluated as the equal τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
+  and J̄ᵀ = Λ J M⁻¹; ẍ* = Kp e − Kd J q̇, e = [p* − p; log(R* Rᵀ)], τ₀ = K₀ (q₀ − q) − D₀ q̇,
+  Λ damped near singularities as Robot.operational_space damps it.
+"""
+
+import math
+
+import numpy as np
+
+from robodyn_ros.dynamics.forward_dynamics import aba, aba_workspace
+from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
+from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
+from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
+from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_pose_into
+from robodyn_ros.dynamics.operational_space import (
+    classical_acceleration_into,
+    damped_task_inertia,
+    velocity_product_accelerations,
+)
+from robodyn_ros.dynamics.rotation import log_so3
+from robodyn_ros.dynamics.tree import FRAME_BODY
+
+TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
+SEMI_IMPLICIT_EULER, RK4 = 0, 1
+
+# rows of the (6, n) joint-property array
+LOWER, UPPER, VELOCITY_LIMIT, EFFORT_LIMIT, DAMPING, FRICTION = range(6)
+# rows of the (3, n) joint gains: K, D and the rest posture q₀ (operational space: K₀, D₀, q₀)
+STIFFNESS, JOINT_DAMPING, REST = range(3)
+# rows of the (2, 6) task gains
+KP, KD = range(2)
+
+
+@kernel_helper
+def joint_torques(joints, qd, tau, friction_velocity, out):
+    """out = τ − d q̇ − f tanh(q̇/ε): the applied effort with damping and smoothed friction."""
+    for i in range(qd.shape[0]):
+        out[i] = (tau[i] - joints[DAMPING, i] * qd[i]
+                  - joints[FRICTION, i] * math.tanh(qd[i] / friction_velocity))
+
+
+@kernel_helper
+def acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, qdd, ws):
+    """q̈ of the simulated robot under the applied effort τ; ws = (aba_workspace, torque)."""
+    X_world, S_world, v, c, pA, U, D, u, IA, torque = ws
+    joint_torques(joints, qd, tau, friction_velocity, torque)
+    aba(tree, gravity, q, qd, torque, None, qdd, X_world, S_world, v, c, pA, U, D, u, IA)
+
+
+@kernel_helper
+def integrator_workspace(n):
+    """(aba_workspace + torque, RK4 stages k_q (4 x n), k_v (4 x n), stage state q, q̇)."""
+    ws = (*aba_workspace(n), np.empty(n))
+    return ws, np.empty((4, n)), np.empty((4, n)), np.empty(n), np.empty(n)
+
+
+@kernel_helper
+def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, tau, workspace):
+    """(q, q̇) advanced in place by one step of `integrator` under the held effort τ."""
+    ws, k_q, k_v, q_stage, qd_stage = workspace
+    if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
+        acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, k_v[0], ws)
+        qd += dt * k_v[0]
+        q += dt * qd
+        return
+    # classical fourth-order Runge–Kutta on (q̇, q̈)
+    for s in range(4):
+        h = 0.0 if s == 0 else (dt if s == 3 else 0.5 * dt)
+        for i in range(q.shape[0]):
+            q_stage[i] = q[i] + h * k_q[s - 1, i] if s > 0 else q[i]
+            qd_stage[i] = qd[i] + h * k_v[s - 1, i] if s > 0 else qd[i]
+        k_q[s] = qd_stage
+        acceleration(tree, gravity, joints, friction_velocity, q_stage, qd_stage, tau, k_v[s], ws)
+    for i in range(q.shape[0]):
+        q[i] += dt / 6.0 * (k_q[0, i] + 2.0 * k_q[1, i] + 2.0 * k_q[2, i] + k_q[3, i])
+        qd[i] += dt / 6.0 * (k_v[0, i] + 2.0 * k_v[1, i] + 2.0 * k_v[2, i] + k_v[3, i])
+
+
+@kernel_helper
+def enforce_limits(joints, q, qd, clamped):
+    """Velocities clipped to ±limit; a joint past a position limit is put on it with its
+    outward velocity zeroed, and counted in `clamped`."""
+    for i in range(q.shape[0]):
+        qd[i] = min(max(qd[i], -joints[VELOCITY_LIMIT, i]), joints[VELOCITY_LIMIT, i])
+        if q[i] > joints[UPPER, i]:
+            q[i], qd[i] = joints[UPPER, i], min(qd[i], 0.0)
+            clamped[i] += 1
+        elif q[i] < joints[LOWER, i]:
+            q[i], qd[i] = joints[LOWER, i], max(qd[i], 0.0)
+            clamped[i] += 1
+
+
+@kernel_helper
+def control_workspace(tree, n):
+    """What the control laws need: (M⁻¹ workspace, M⁻¹, rnea workspace, b, τ₀, v, a,
+    J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2), zero (n), M⁻¹ Jᵀ (n x 6),
+    Λ⁻¹ (6 x 6), L (6 x 6), task (6), R* Rᵀ (3 x 3))."""
+    return (
+        minv_workspace(tree, n), np.empty((n, n)), rnea_workspace(n), np.empty(n), np.empty(n),
+        np.empty((n, 6)), np.empty((n, 6)), np.empty((6, n)), np.empty(6), np.empty((4, 4)),
+        np.empty((6, 6)), np.empty(2), np.zeros(n), np.empty((n, 6)), np.empty((6, 6)),
+        np.empty((6, 6)), np.empty(6), np.empty((3, 3)),
+    )
+
+
+@kernel_helper
+def cholesky(A, shift, L):
+    """A − shift·1 = L Lᵀ into the lower triangle of L; False where it is not positive
+    definite."""
+    m = A.shape[0]
+    for j in range(m):
+        d = A[j, j] - shift
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return False
+        L[j, j] = math.sqrt(d)
+        for i in range(j + 1, m):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / L[j, j]
+    return True
+
+
+@kernel_helper
+def cholesky_solve(L, x):
+    """x ← (L Lᵀ)⁻¹ x in place."""
+    m = x.shape[0]
+    for i in range(m):
+        for k in range(i):
+            x[i] -= L[i, k] * x[k]
+        x[i] /= L[i, i]
+    for i in range(m - 1, -1, -1):
+        for k in range(i + 1, m):
+            x[i] -= L[k, i] * x[k]
+        x[i] /= L[i, i]
+
+
+@kernel_helper
+def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
+    """x ← Λ x. Where Λ⁻¹ − threshold·trace(Λ⁻¹)·1 is positive definite, every eigenvalue is
+    above threshold · s_max and Λ is the exact inverse (a Cholesky solve); otherwise Λ comes
+    from damped_task_inertia, as Robot.operational_space damps it."""
+    if cholesky(Lambda_inv, threshold * np.trace(Lambda_inv), L):
+        cholesky(Lambda_inv, 0.0, L)
+        cholesky_solve(L, x)
+        return
+    damped_task_inertia(Lambda_inv, threshold, threshold, Lambda, info)
+    x[:] = Lambda @ x
+
+
+@kernel_helper
+def task_inverse_inertia(J, Minv, MinvJT, Lambda_inv):
+    """M⁻¹ Jᵀ (n x 6) and Λ⁻¹ = J M⁻¹ Jᵀ (6 x 6)."""
+    n = Minv.shape[0]
+    for i in range(n):
+        for r in range(6):
+            s = 0.0
+            for j in range(n):
+                s += Minv[i, j] * J[r, j]
+            MinvJT[i, r] = s
+    for r in range(6):
+        for c in range(6):
+            s = 0.0
+            for j in range(n):
+                s += J[r, j] * MinvJT[j, c]
+            Lambda_inv[r, c] = s
+
+
+@kernel_helper
+def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target, threshold,
+                             q, qd, tau, cw):
+    """Khatib's operational-space law (module docstring) into tau."""
+    (minv_ws, Minv, rnea_ws, b, tau0, v, a, J, Jdot_qd, pose, Lambda, info, zero, MinvJT,
+     Lambda_inv, L, task, rotation) = cw
+    X, vr, ar, fr = rnea_ws
+    n = q.shape[0]
+    minv_aba(tree, q, Minv, minv_ws)
+    X_world, S_world = minv_ws[1], minv_ws[2]
+    body = int(frame[FRAME_BODY])
+    frame_pose_into(X_world, frame, pose)
+    frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
+    velocity_product_accelerations(tree, S_world, qd, v, a)
+    classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
+    rnea(tree, gravity, q, qd, zero, None, b, X, vr, ar, fr)
+    task_inverse_inertia(J, Minv, MinvJT, Lambda_inv)
+    for i in range(n):
+        tau0[i] = (joint_gains[STIFFNESS, i] * (joint_gains[REST, i] - q[i])
+                   - joint_gains[JOINT_DAMPING, i] * qd[i])
+    for r in range(3):
+        task[r] = target[9 + r] - pose[r, 3]
+        for c in range(3):
+            rotation[r, c] = (target[3 * r] * pose[c, 0] + target[3 * r + 1] * pose[c, 1]
+                              + target[3 * r + 2] * pose[c, 2])  # R* Rᵀ
+    task[3:] = log_so3(rotation)
+    for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (M⁻¹ Jᵀ)ᵀ τ₀
+        s = task_gains[KP, r] * task[r] - Jdot_qd[r]
+        for j in range(n):
+            s -= task_gains[KD, r] * J[r, j] * qd[j] + MinvJT[j, r] * tau0[j]
+        task[r] = s
+    task_inertia_times(Lambda_inv, threshold, task, L, Lambda, info)
+    for i in range(n):
+        s = b[i] + tau0[i]
+        for r in range(6):
+            s += J[r, i] * task[r]
+        tau[i] = s
+
+
+@kernel_helper
+def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw):
+    """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g, into tau."""
+    X, vr, ar, fr = cw[2]
+    rnea(tree, gravity, q, qd, reference[2], None, tau, X, vr, ar, fr)
+    for i in range(q.shape[0]):
+        tau[i] += (joint_gains[STIFFNESS, i] * (reference[0, i] - q[i])
+                   - joint_gains[JOINT_DAMPING, i] * (qd[i] - reference[1, i]))
+
+
+@long_kernel
+def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, reference, law,
+            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped):
+    """Steps k = 0 .. K − 1 from the state in q[0], qd[0] (module docstring): q, qd (K + 1, n)
+    receive the states, tau (K, n) the commanded efforts, clamped (n,) counts the steps each
+    joint ended past a limit. `frame` (a 13-row) is the operational-space task frame."""
+    steps, n = tau.shape
+    cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
+    clamped[:] = 0
+    for k in range(steps):
+        if k % control_every != 0:
+            tau[k] = tau[k - 1]
+        elif law == OPERATIONAL_SPACE:
+            operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target,
+                                     threshold, q[k], qd[k], tau[k], cw)
+        elif law == JOINT_TRACKING:
+            joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
+                                  cw)
+        else:
+            tau[k] = reference[k, 0]
+        for i in range(n):
+            applied[i] = min(max(tau[k, i], -joints[EFFORT_LIMIT, i]), joints[EFFORT_LIMIT, i])
+        q[k + 1] = q[k]
+        qd[k + 1] = qd[k]
+        integrate(tree, gravity, joints, friction_velocity, integrator, dt, q[k + 1], qd[k + 1],
+                  applied, workspace)
+        enforce_limits(joints, q[k + 1], qd[k + 1], clamped)

@@ -1,0 +1,149 @@
+"""Preview messages ↔ sim.preview: a Preview goal into scenarios and settings (every error a
+ScenarioError naming the field), results into PreviewPrediction and MarkerArray messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Point, Pose, PoseArray
+from robodyn_interfaces.action import Preview
+from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import Marker, MarkerArray
+
+from robodyn_ros.robot import Robot
+from robodyn_ros.ros.conversions import JointStateError, JointStateMap, fill_pose
+from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
+from robodyn_ros.sim.scenarios import KINDS, Scenario, ScenarioError, scenario_from_mapping
+
+MARKER_POINTS = 500  # at most, per predicted path
+PALETTE = ((0.12, 0.47, 0.71), (1.0, 0.5, 0.05), (0.17, 0.63, 0.17), (0.84, 0.15, 0.16),
+           (0.58, 0.4, 0.74), (0.55, 0.34, 0.29))
+
+
+def goal_scenarios(robot: Robot, scenarios: Sequence[PreviewScenario]) -> list[Scenario]:
+    """The goal's scenarios, checked; ScenarioError names the scenario and field."""
+    if not scenarios:
+        raise ScenarioError("scenarios must not be empty")
+    return [scenario_from_mapping(robot, scenario_mapping(robot, message, k), k)
+            for k, message in enumerate(scenarios)]
+
+
+def goal_settings(goal: Preview.Goal) -> PreviewSettings:
+    """horizon, dt, integrator (empty: rk4), method (empty: aba) and control period of a
+    Preview goal."""
+    return PreviewSettings(
+        horizon=goal.horizon, dt=goal.dt, integrator=goal.integrator or "rk4",
+        forward_dynamics_method=goal.forward_dynamics_method or "aba",
+        control_period=goal.control_period,
+    )
+
+
+def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict:
+    """A PreviewScenario as the mapping scenario_from_mapping reads."""
+    name = message.name or f"scenario{index}"
+    if message.kind not in KINDS:
+        raise ScenarioError(f"scenario '{name}': kind must be one of {', '.join(KINDS)}; "
+                            f"got {message.kind!r}")
+    fields: dict[str, object] = {"frame": message.frame} if message.frame else {}
+    if message.kind == PreviewScenario.POSE_TARGET:
+        p, o = message.target.position, message.target.orientation
+        fields.update(position=[p.x, p.y, p.z], orientation=[o.x, o.y, o.z, o.w])
+        gains = ("kp", "kd", "null_stiffness", "null_damping")
+    else:
+        values = "positions" if message.kind == PreviewScenario.JOINT_TRAJECTORY else "efforts"
+        fields.update(_waypoints(robot, name, message, values))
+        gains = ("stiffness", "damping") if values == "positions" else ()
+    for gain in gains:
+        value = list(getattr(message, gain))
+        if value:
+            fields[gain] = value[0] if len(value) == 1 else value
+    return {"name": name, message.kind: fields}
+
+
+def _waypoints(robot: Robot, name: str, message: PreviewScenario, values: str) -> dict:
+    """times and positions (or efforts) of the trajectory's points, in the robot's joint
+    order."""
+    trajectory, field = message.trajectory, "positions" if values == "positions" else "effort"
+    try:
+        index = JointStateMap(robot.joint_names).index(trajectory.joint_names)
+    except JointStateError as error:
+        raise ScenarioError(f"scenario '{name}': trajectory.joint_names: "
+                            f"{str(error).split(': ', 2)[-1]}") from None
+    rows = []
+    for k, point in enumerate(trajectory.points):
+        row = np.asarray(getattr(point, field), dtype=float)
+        if row.shape != (len(trajectory.joint_names),):
+            raise ScenarioError(f"scenario '{name}': trajectory.points[{k}].{field} must have "
+                                f"one value per joint name; got {row.shape[0]}")
+        rows.append(row[index])
+    times = [point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
+             for point in trajectory.points]
+    return {"times": times, values: rows}
+
+
+def prediction_message(robot: Robot, result: PreviewResult) -> PreviewPrediction:
+    """A PreviewPrediction of one result."""
+    m = result.metrics
+    return PreviewPrediction(
+        name=result.name, trajectory=joint_trajectory(robot, result),
+        frame_path=pose_array(robot, result.frame_path), frame=result.frame,
+        peak_effort=m.peak_effort.tolist(), effort_ratio=m.effort_ratio,
+        limit_stops=m.limit_violations.tolist(), min_singular_value=m.min_singular_value,
+        final_position_error=m.final_position_error,
+        final_orientation_error=m.final_orientation_error, energy_start=m.energy_start,
+        energy_end=m.energy_end, energy_peak=m.energy_peak,
+        real_time_factor=result.real_time_factor,
+    )
+
+
+def joint_trajectory(robot: Robot, result: PreviewResult) -> JointTrajectory:
+    """q, q̇ and the commanded effort at every step (the last command repeated at the end)."""
+    effort = np.concatenate([result.effort, result.effort[-1:]])
+    points = [
+        JointTrajectoryPoint(positions=q, velocities=qd, effort=tau,
+                             time_from_start=_duration(t))
+        for t, q, qd, tau in zip(result.times.tolist(), result.q.tolist(), result.qd.tolist(),
+                                 effort.tolist(), strict=True)
+    ]
+    trajectory = JointTrajectory(joint_names=list(robot.joint_names), points=points)
+    trajectory.header.frame_id = robot.model.root_link
+    return trajectory
+
+
+def pose_array(robot: Robot, transforms: np.ndarray) -> PoseArray:
+    poses = PoseArray()
+    poses.header.frame_id = robot.model.root_link
+    for transform in transforms:
+        pose = Pose()
+        fill_pose(pose, transform)
+        poses.poses.append(pose)
+    return poses
+
+
+def path_markers(robot: Robot, results: Sequence[PreviewResult]) -> MarkerArray:
+    """A line strip per predicted frame path (namespace "preview", id = scenario index), after
+    a DELETEALL that clears the previous preview's."""
+    markers = [Marker(action=Marker.DELETEALL)]
+    for k, result in enumerate(results):
+        marker = Marker(ns="preview", id=k, type=Marker.LINE_STRIP, action=Marker.ADD)
+        marker.header.frame_id = robot.model.root_link
+        marker.pose.orientation.w = 1.0
+        marker.scale.x = 0.005
+        marker.color.r, marker.color.g, marker.color.b = PALETTE[k % len(PALETTE)]
+        marker.color.a = 1.0
+        stride = max(1, -(-len(result.frame_path) // MARKER_POINTS))
+        marker.points = [Point(x=x, y=y, z=z)
+                         for x, y, z in result.frame_path[::stride, :3, 3].tolist()]
+        markers.append(marker)
+    return MarkerArray(markers=markers)
+
+
+def _duration(seconds: float) -> Duration:
+    whole, nanoseconds = divmod(round(seconds * 1e9), 1_000_000_000)
+    return Duration(sec=whole, nanosec=nanoseconds)
+
+
+__all__ = ["goal_scenarios", "goal_settings", "path_markers", "prediction_message"]

@@ -1,0 +1,343 @@
+"""Faster-than-real-time preview: simulate scenarios over a horizon from a state, each as
+SimulatedRobot would run it under its controller, and measure what happened.
+
+Fixed-step integrators with the articulated-body algorithm run the whole horizon in one
+compiled kernel (dynamics.rollout), which releases the GIL so scenarios fan out on threads;
+other forward-dynamics methods and the adaptive integrators step SimulatedRobot with the
+controller plugins in Python. Both give the same trajectory (the tests hold them together).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+
+import numpy as np
+
+from robodyn_ros.control import load_controller
+from robodyn_ros.control.operational_space import rotation_error
+from robodyn_ros.control.plugin import ControllerState
+from robodyn_ros.dynamics import rollout
+from robodyn_ros.parallel import Backend, backend
+from robodyn_ros.robot import Robot
+from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS
+from robodyn_ros.sim.scenarios import (
+    JointTrajectory,
+    PoseTarget,
+    Scenario,
+    ScenarioError,
+    TorqueProfile,
+)
+from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, TOLERANCE, SimulatedRobot
+
+SINGULAR_THRESHOLD = 1e-4  # of Λ's damping, as the operational-space controller's default
+SAMPLE_PERIOD = 0.01  # s between the states whose energy and J's singular values are taken
+
+
+@dataclass(frozen=True)
+class PreviewSettings:
+    """horizon and dt in s; integrator: INTEGRATORS or ADAPTIVE_INTEGRATORS (tolerance is
+    theirs); forward_dynamics_method: Robot.FORWARD_DYNAMICS_METHODS; friction_velocity and
+    singular_threshold as SimulatedRobot and the operational-space controller take them;
+    control_period (s, a whole number of steps; 0: every step): how often the controller
+    computes a command, held in between, as sim_node holds a controller_node's command over
+    its publish_period."""
+
+    horizon: float = 1.0
+    dt: float = 1e-3
+    integrator: str = "rk4"
+    forward_dynamics_method: str = "aba"
+    tolerance: float = TOLERANCE
+    friction_velocity: float = FRICTION_VELOCITY
+    singular_threshold: float = SINGULAR_THRESHOLD
+    control_period: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("horizon", "dt", "tolerance", "friction_velocity", "singular_threshold"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0.0):
+                raise ScenarioError(f"{name} must be a number > 0; got {value!r}")
+        period = self.control_period
+        if not (isinstance(period, (int, float)) and np.isfinite(period) and period >= 0.0):
+            raise ScenarioError(f"control_period must be a number >= 0; got {period!r}")
+        steps = period / self.dt
+        if period > 0.0 and (round(steps) < 1 or not np.isclose(steps, round(steps))):
+            raise ScenarioError(
+                f"control_period must be a whole number of steps of dt ({self.dt} s); got "
+                f"{period} s")
+        if self.dt > self.horizon:
+            raise ScenarioError(f"dt ({self.dt} s) must not exceed horizon ({self.horizon} s)")
+        integrators = (*INTEGRATORS, *ADAPTIVE_INTEGRATORS)
+        if self.integrator not in integrators:
+            raise ScenarioError(
+                f"integrator must be one of {', '.join(integrators)}; got {self.integrator!r}"
+            )
+        if self.forward_dynamics_method not in Robot.FORWARD_DYNAMICS_METHODS:
+            raise ScenarioError(
+                "forward_dynamics_method must be one of "
+                f"{', '.join(Robot.FORWARD_DYNAMICS_METHODS)}; got {self.forward_dynamics_method!r}"
+            )
+
+    @property
+    def steps(self) -> int:
+        return round(self.horizon / self.dt)
+
+    @property
+    def control_every(self) -> int:
+        """Steps between two commands of the controller."""
+        return max(1, round(self.control_period / self.dt))
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the rollout kernel runs it (fixed step, ABA)."""
+        return self.integrator in INTEGRATORS and self.forward_dynamics_method == "aba"
+
+
+@dataclass(frozen=True, eq=False)
+class PreviewMetrics:
+    """peak_effort (n,): the largest commanded |τ| per joint, N·m (N); effort_ratio: the
+    largest of peak_effort / effort limit (> 1: the command saturated); limit_violations (n,):
+    steps each joint ended on a position limit (stopped there); min_singular_value: the
+    smallest singular value of the frame's J over the path; final_position_error (m) and
+    final_orientation_error (rad): from the target at the end (NaN for torque profiles);
+    energy_start, energy_end, energy_peak: kinetic + potential energy, J. The singular values
+    and the energy are taken at the sample times (every SAMPLE_PERIOD and the last step)."""
+
+    peak_effort: np.ndarray
+    effort_ratio: float
+    limit_violations: np.ndarray
+    min_singular_value: float
+    final_position_error: float
+    final_orientation_error: float
+    energy_start: float
+    energy_end: float
+    energy_peak: float
+
+
+@dataclass(frozen=True, eq=False)
+class PreviewResult:
+    """One scenario's prediction: times (K + 1,), q and qd (K + 1, n), effort (K, n) the
+    commanded efforts, frame and its poses frame_path (K + 1, 4, 4), samples (S,) the step
+    indices of the sample times and energy (S,) at them, the metrics, the wall time in s and
+    the real-time factor horizon / wall time."""
+
+    name: str
+    times: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    effort: np.ndarray
+    frame: str
+    frame_path: np.ndarray
+    samples: np.ndarray
+    energy: np.ndarray
+    metrics: PreviewMetrics
+    wall_time: float
+    real_time_factor: float
+
+
+def preview(
+    robot: Robot,
+    scenarios: Sequence[Scenario],
+    settings: PreviewSettings,
+    q: np.ndarray | None = None,
+    qd: np.ndarray | None = None,
+    *,
+    pool: Backend | None = None,
+    on_done: Callable[[PreviewResult], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> list[PreviewResult]:
+    """Every scenario simulated from (q, q̇) (default: SimulatedRobot's default state) over
+    settings.horizon, fanned out over `pool` (a parallel backend; default serial). on_done
+    is called with each result where it was computed (an in-process backend); a set `cancel`
+    event stops what has not started (parallel.CancelledError)."""
+    start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
+    warm_up(robot, settings)
+    task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done)
+    if pool is None:
+        with backend("serial") as serial:
+            return serial.map(task, list(scenarios), cancel=cancel)
+    return pool.map(task, list(scenarios), cancel=cancel)
+
+
+def warm_up(robot: Robot, settings: PreviewSettings) -> None:
+    """Load (the first time on a machine: compile) every kernel a preview with these
+    settings calls, by a one-step preview, so that a scenario's wall time is its own."""
+    short = replace(settings, horizon=settings.dt)
+    idle = TorqueProfile("warm-up", robot.frame_names[-1], np.zeros(1), np.zeros((1, robot.nv)))
+    state = SimulatedRobot(robot)
+    preview_one(robot, short, state.q, state.qd, idle)
+
+
+def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+                scenario: Scenario,
+                on_done: Callable[[PreviewResult], None] | None = None) -> PreviewResult:
+    """One scenario from (q, q̇): simulated, measured and timed."""
+    started = time.perf_counter()
+    times = settings.dt * np.arange(settings.steps + 1)
+    rollout_of = compiled_rollout if settings.compiled else _stepped_rollout
+    Q, QD, effort, clamped = rollout_of(robot, settings, q, qd, scenario, times)
+    frame_path = robot.frame_pose(Q, scenario.frame)
+    samples = sample_steps(settings)
+    Q_sampled = np.ascontiguousarray(Q[samples])
+    energy = robot.kinetic_energy(Q_sampled, QD[samples]) + robot.potential_energy(Q_sampled)
+    metrics = _metrics(robot, scenario, Q_sampled, effort, clamped, frame_path, energy)
+    wall_time = time.perf_counter() - started
+    result = PreviewResult(scenario.name, times, Q, QD, effort, scenario.frame, frame_path,
+                           samples, energy, metrics, wall_time, settings.horizon / wall_time)
+    if on_done is not None:
+        on_done(result)
+    return result
+
+
+def sample_steps(settings: PreviewSettings) -> np.ndarray:
+    """The step indices every SAMPLE_PERIOD, and the last step."""
+    stride = max(1, round(SAMPLE_PERIOD / settings.dt))
+    return np.unique(np.append(np.arange(0, settings.steps + 1, stride), settings.steps))
+
+
+# -- the compiled rollout ---------------------------------------------------------------------
+
+
+def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+                     scenario: Scenario, times: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(q, q̇ (K + 1, n), commanded efforts (K, n), limit stops (n,)) of one scenario by the
+    rollout kernel, without the metrics."""
+    steps, n = settings.steps, robot.nv
+    model = robot.model
+    joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
+                       model.damping, model.friction], dtype=float)
+    law, joint_gains, task_gains, target, reference = _control_inputs(robot, scenario, q, times)
+    Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
+    clamped = np.zeros(n, dtype=np.int64)
+    Q[0], QD[0] = q, qd
+    integrator = {"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER, "rk4": rollout.RK4}
+    rollout.rollout(
+        *robot.kernel_arrays, robot.frame_row(scenario.frame), joints, joint_gains,
+        task_gains, target, reference, law, settings.control_every,
+        integrator[settings.integrator], settings.dt, settings.friction_velocity,
+        settings.singular_threshold, Q, QD, effort, clamped,
+    )
+    return Q, QD, effort, clamped
+
+
+def _control_inputs(robot, scenario, q, times):
+    """(law, joint gains (3, n), task gains (2, 6), target pose (12,), reference (K, 3, n),
+    none for a pose target) as dynamics.rollout takes them."""
+    n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
+    if isinstance(scenario, PoseTarget):
+        rotation = _target_rotation(robot, scenario, q)
+        target = np.concatenate([rotation.ravel(), scenario.position])
+        joint_gains = np.array([scenario.null_stiffness, scenario.null_damping, q])
+        return (rollout.OPERATIONAL_SPACE, joint_gains, np.array([scenario.kp, scenario.kd]),
+                target, np.zeros((0, 3, n)))
+    if isinstance(scenario, JointTrajectory):
+        joint_gains = np.array([scenario.stiffness, scenario.damping, q])
+        return (rollout.JOINT_TRACKING, joint_gains, no_task, no_target,
+                scenario.reference(times[:-1], q))
+    return (rollout.TORQUE, np.zeros((3, n)), no_task, no_target,
+            scenario.reference(times[:-1], q))
+
+
+def _target_rotation(robot: Robot, scenario: PoseTarget, q: np.ndarray) -> np.ndarray:
+    if scenario.orientation is not None:
+        return scenario.orientation
+    return robot.frame_pose(q, scenario.frame)[:3, :3]
+
+
+# -- SimulatedRobot with the controller plugins, step by step ---------------------------------
+
+
+def _stepped_rollout(robot, settings, q, qd, scenario, times):
+    simulated = SimulatedRobot(
+        robot, settings.integrator, settings.dt,
+        forward_dynamics_method=settings.forward_dynamics_method,
+        friction_velocity=settings.friction_velocity, tolerance=settings.tolerance, q=q, qd=qd,
+    )
+    command = _controller(robot, settings, scenario, q, times)
+    steps, n = settings.steps, robot.nv
+    Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
+    clamped = np.zeros(n, dtype=np.int64)
+    Q[0], QD[0] = q, qd
+    for k in range(steps):
+        if k % settings.control_every == 0:
+            effort[k] = command(k, ControllerState(times[k], Q[k], QD[k]))
+        else:
+            effort[k] = effort[k - 1]
+        simulated.step(effort[k])
+        Q[k + 1], QD[k + 1] = simulated.q, simulated.qd
+        clamped += (Q[k + 1] == robot.model.upper) | (Q[k + 1] == robot.model.lower)
+    return Q, QD, effort, clamped
+
+
+Command = Callable[[int, ControllerState], np.ndarray]
+
+
+def _controller(robot, settings, scenario, q, times) -> Command:
+    """command(k, state) → τ of the scenario's controller plugin at step k."""
+    if isinstance(scenario, TorqueProfile):
+        reference = scenario.reference(times[:-1], q)
+        return lambda k, state: reference[k, 0]
+    if isinstance(scenario, JointTrajectory):
+        reference = scenario.reference(times[:-1], q)
+        controller = load_controller("joint_impedance")()
+        controller.configure(robot, {"stiffness": scenario.stiffness,
+                                     "damping": scenario.damping, "feedforward": True})
+
+        def track(k: int, state: ControllerState) -> np.ndarray:
+            controller.set_target(*reference[k])
+            return controller.update(state)
+
+        return track
+    controller = load_controller("operational_space")()
+    controller.configure(robot, {
+        "frame": scenario.frame, "kp": scenario.kp, "kd": scenario.kd,
+        "null_stiffness": scenario.null_stiffness, "null_damping": scenario.null_damping,
+        "rest_posture": q, "singular_threshold": settings.singular_threshold,
+    })
+    controller.set_target(scenario.position, _target_rotation(robot, scenario, q))
+    return lambda k, state: controller.update(state)
+
+
+# -- metrics ----------------------------------------------------------------------------------
+
+
+def _metrics(robot, scenario, Q_sampled, effort, clamped, frame_path, energy) -> PreviewMetrics:
+    peak = np.abs(effort).max(axis=0)
+    J = robot.jacobian(Q_sampled, scenario.frame)
+    singular_values = np.linalg.svd(J, compute_uv=False)
+    position_error, orientation_error = _final_pose_error(robot, scenario, Q_sampled[0],
+                                                          frame_path[-1])
+    return PreviewMetrics(
+        peak, float(np.max(peak / np.asarray(robot.model.effort_limit))), clamped,
+        float(singular_values[:, -1].min()), position_error, orientation_error,
+        float(energy[0]), float(energy[-1]), float(energy.max()),
+    )
+
+
+def _final_pose_error(robot, scenario, q0, final_pose) -> tuple[float, float]:
+    """|p* − p| and |log(R* Rᵀ)| at the end; the target of a joint trajectory is the pose of
+    its last waypoint, a torque profile has none (NaN)."""
+    if isinstance(scenario, TorqueProfile):
+        return float("nan"), float("nan")
+    if isinstance(scenario, JointTrajectory):
+        target = robot.frame_pose(scenario.positions[-1], scenario.frame)
+        position, rotation = target[:3, 3], target[:3, :3]
+    else:
+        position, rotation = scenario.position, _target_rotation(robot, scenario, q0)
+    return (float(np.linalg.norm(position - final_pose[:3, 3])),
+            float(np.linalg.norm(rotation_error(rotation, final_pose[:3, :3]))))
+
+
+__all__ = [
+    "PreviewMetrics",
+    "PreviewResult",
+    "PreviewSettings",
+    "compiled_rollout",
+    "preview",
+    "preview_one",
+    "sample_steps",
+    "warm_up",
+]

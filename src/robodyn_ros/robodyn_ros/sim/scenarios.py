@@ -1,0 +1,205 @@
+"""Preview scenarios: what drives the robot over the horizon.
+
+- `PoseTarget`: the operational-space controller (control.operational_space) drives `frame` to
+  a pose with gains kp, kd and a null-space posture.
+- `JointTrajectory`: a joint-impedance tracker (control.joint_impedance, with inverse-dynamics
+  feed-forward) follows waypoints from the start posture at t = 0, interpolated by a clamped
+  cubic spline (zero velocity at both ends) and held after the last one.
+- `TorqueProfile`: open-loop joint efforts, linear between waypoints, held after the last one.
+
+`scenario_from_mapping` reads one from a YAML/ROS-style mapping; every check raises
+ScenarioError naming the scenario and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from robodyn_ros.control.operational_space import as_rotation_matrix
+from robodyn_ros.robot import Robot
+
+
+class ScenarioError(ValueError):
+    """A scenario or preview setting that cannot be simulated; the message names the field."""
+
+
+@dataclass(frozen=True, eq=False)
+class PoseTarget:
+    """Drive `frame` to `position` (m, world) and `orientation` (3x3; None: as at the start)
+    by operational-space control: kp (1/s²) and kd (1/s) per task axis [linear; angular],
+    null_stiffness (N·m/rad) and null_damping (N·m·s/rad) per joint about the start posture."""
+
+    name: str
+    frame: str
+    position: np.ndarray
+    orientation: np.ndarray | None
+    kp: np.ndarray
+    kd: np.ndarray
+    null_stiffness: np.ndarray
+    null_damping: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class JointTrajectory:
+    """Follow positions (W, n) at times (W,) s (> 0; from the start posture at 0) with
+    stiffness (N·m/rad, default 100) and damping (N·m·s/rad, default 5; light wrist joints
+    limit it: D dt / I stays below about 2 for an explicit step) per joint; `frame` is the
+    frame whose path is reported."""
+
+    name: str
+    frame: str
+    times: np.ndarray
+    positions: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+
+    def reference(self, t: np.ndarray, q0: np.ndarray) -> np.ndarray:
+        """(len(t), 3, n): q*, q̇*, q̈* at times t, starting from q0 at t = 0."""
+        times = np.concatenate([[0.0], self.times])
+        positions = np.concatenate([q0[None], self.positions])
+        spline = CubicSpline(times, positions, bc_type="clamped")
+        t = np.minimum(t, self.times[-1])
+        return np.stack([spline(t), spline(t, 1), spline(t, 2)], axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class TorqueProfile:
+    """Apply efforts (W, n) at times (W,) s, linear between them; `frame` as above."""
+
+    name: str
+    frame: str
+    times: np.ndarray
+    efforts: np.ndarray
+
+    def reference(self, t: np.ndarray, _q0: np.ndarray) -> np.ndarray:
+        """(len(t), 3, n): the efforts at times t, then two rows of zeros."""
+        out = np.zeros((len(t), 3, self.efforts.shape[1]))
+        for joint in range(self.efforts.shape[1]):
+            out[:, 0, joint] = np.interp(t, self.times, self.efforts[:, joint])
+        return out
+
+
+Scenario = PoseTarget | JointTrajectory | TorqueProfile
+KINDS = ("pose_target", "joint_trajectory", "torque_profile")
+
+
+def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenario:
+    """A scenario from {name, <kind>: {...}} with exactly one kind of KINDS (see the classes
+    for the fields; `frame` defaults to the robot's last frame)."""
+    if not isinstance(spec, Mapping):
+        raise ScenarioError(f"scenario {index}: must be a mapping; got {spec!r}")
+    name = str(spec.get("name", f"scenario{index}"))
+    kinds = [kind for kind in KINDS if kind in spec]
+    unknown = sorted(set(spec) - {"name", *KINDS})
+    if len(kinds) != 1 or unknown:
+        raise ScenarioError(
+            f"scenario '{name}': needs exactly one of {', '.join(KINDS)}"
+            + (f"; unknown fields: {', '.join(unknown)}" if unknown else "")
+        )
+    fields = _Fields(robot, name, kinds[0], spec[kinds[0]])
+    return _READERS[kinds[0]](fields)
+
+
+class _Fields:
+    """The fields of one scenario, each read and checked with its name in the error."""
+
+    def __init__(self, robot: Robot, name: str, kind: str, values) -> None:
+        if not isinstance(values, Mapping):
+            raise ScenarioError(f"scenario '{name}': {kind} must be a mapping; got {values!r}")
+        self.robot, self.name, self.kind, self.values = robot, name, kind, values
+
+    def error(self, field: str, what: str) -> ScenarioError:
+        return ScenarioError(f"scenario '{self.name}': {self.kind}.{field} {what}")
+
+    def frame(self) -> str:
+        frame = self.values.get("frame", self.robot.frame_names[-1])
+        if frame not in self.robot.frame_names:
+            raise self.error("frame", f"'{frame}' is not a frame of the robot "
+                             f"({', '.join(self.robot.frame_names)})")
+        return frame
+
+    def array(self, field: str, shape: tuple, default=None) -> np.ndarray:
+        """A finite float array of `shape` (a scalar broadcasts to it; -1: any length ≥ 1)."""
+        value = self.values.get(field, default)
+        if value is None:
+            raise self.error(field, "is required")
+        try:
+            array = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            raise self.error(field, f"must be numbers; got {value!r}") from None
+        if array.ndim == 0 and -1 not in shape:
+            array = np.full(shape, float(array))
+        pairs = zip(shape, array.shape, strict=False)
+        if array.ndim != len(shape) or any(s not in (-1, a) for s, a in pairs):
+            raise self.error(field, f"must have shape {shape}; got {array.shape}")
+        if array.size == 0 or not np.all(np.isfinite(array)):
+            raise self.error(field, f"must be finite numbers; got {array.tolist()}")
+        return array
+
+    def orientation(self) -> np.ndarray | None:
+        """A quaternion (x, y, z, w) or a 3x3 rotation as a 3x3 matrix; None if absent."""
+        value = self.values.get("orientation")
+        if value is None:
+            return None
+        try:
+            return as_rotation_matrix(value, "")
+        except ValueError as error:
+            raise self.error("orientation", str(error).lstrip(": ")) from None
+
+    def gains(self, field: str, size: int, default) -> np.ndarray:
+        gains = self.array(field, (size,), default)
+        if np.any(gains < 0.0):
+            raise self.error(field, f"must be ≥ 0; got {gains.tolist()}")
+        return gains
+
+    def waypoints(self, field: str) -> tuple[np.ndarray, np.ndarray]:
+        """times (W,) strictly increasing and values (W, n)."""
+        times = self.array("times", (-1,))
+        values = self.array(field, (times.shape[0], self.robot.nv))
+        if np.any(np.diff(times) <= 0.0) or (self.kind == "joint_trajectory" and times[0] <= 0):
+            raise self.error("times", f"must increase strictly (a trajectory's from > 0); got "
+                             f"{times.tolist()}")
+        return times, values
+
+
+def _pose_target(fields: _Fields) -> PoseTarget:
+    n = fields.robot.nv
+    kp = fields.gains("kp", 6, 100.0)
+    return PoseTarget(
+        fields.name, fields.frame(), fields.array("position", (3,)), fields.orientation(), kp,
+        fields.gains("kd", 6, 2.0 * np.sqrt(kp)), fields.gains("null_stiffness", n, 10.0),
+        fields.gains("null_damping", n, 2.0),
+    )
+
+
+def _joint_trajectory(fields: _Fields) -> JointTrajectory:
+    n = fields.robot.nv
+    times, positions = fields.waypoints("positions")
+    return JointTrajectory(fields.name, fields.frame(), times, positions,
+                           fields.gains("stiffness", n, 100.0), fields.gains("damping", n, 5.0))
+
+
+def _torque_profile(fields: _Fields) -> TorqueProfile:
+    times, efforts = fields.waypoints("efforts")
+    return TorqueProfile(fields.name, fields.frame(), times, efforts)
+
+
+_READERS = {
+    "pose_target": _pose_target,
+    "joint_trajectory": _joint_trajectory,
+    "torque_profile": _torque_profile,
+}
+
+__all__ = [
+    "KINDS",
+    "JointTrajectory",
+    "PoseTarget",
+    "Scenario",
+    "ScenarioError",
+    "TorqueProfile",
+    "scenario_from_mapping",
+]

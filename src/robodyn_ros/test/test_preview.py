@@ -1,0 +1,186 @@
+"""sim.preview: the compiled rollout against SimulatedRobot under the controller plugins, the
+adaptive integrators against RK4, the trajectory and metrics against Pinocchio, and the errors
+bad scenarios give."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from robodyn_ros import Robot
+from robodyn_ros.control import load_controller
+from robodyn_ros.control.plugin import ControllerState
+from robodyn_ros.parallel import backend
+from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.sim import SimulatedRobot
+from robodyn_ros.sim.preview import PreviewSettings, preview
+from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
+
+FRAME = "panda_hand_tcp"
+Q0 = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8])
+HORIZON = 0.3
+
+
+@pytest.fixture(scope="module")
+def panda() -> Robot:
+    return Robot.from_urdf(bundled_urdf("panda"))
+
+
+def specs(robot: Robot) -> list[dict]:
+    start = robot.frame_pose(Q0, FRAME)[:3, 3]
+    return [
+        {"name": "reach", "pose_target": {
+            "frame": FRAME, "position": (start + np.array([0.1, 0.05, -0.1])).tolist(),
+            "orientation": [1.0, 0.0, 0.0, 0.0], "kp": 100.0, "kd": 20.0}},
+        {"name": "wave", "joint_trajectory": {
+            "frame": FRAME, "times": [0.15, 0.3], "positions": [(Q0 + 0.1).tolist(), Q0.tolist()],
+            "stiffness": 100.0, "damping": 5.0}},
+        {"name": "push", "torque_profile": {
+            "frame": FRAME, "times": [0.0, 0.3], "efforts": [[0.0] * 7, [5.0, 5, 5, 5, 1, 1, 1]]}},
+    ]
+
+
+def scenarios(robot: Robot):
+    return [scenario_from_mapping(robot, spec, k) for k, spec in enumerate(specs(robot))]
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+def test_pose_target_preview_is_simulated_robot_under_the_controller(panda, integrator):
+    """The kernel's operational-space rollout equals SimulatedRobot stepped by the
+    operational-space controller plugin, to rounding (1e-9 rad)."""
+    settings = PreviewSettings(horizon=HORIZON, integrator=integrator)
+    (result,) = preview(panda, scenarios(panda)[:1], settings, Q0)
+    scenario = scenarios(panda)[0]
+    controller = load_controller("operational_space")()
+    controller.configure(panda, {"frame": FRAME, "kp": 100.0, "kd": 20.0, "rest_posture": Q0})
+    controller.set_target(scenario.position, scenario.orientation)
+    simulated = SimulatedRobot(panda, integrator, settings.dt, q=Q0)
+    for k in range(settings.steps):
+        simulated.step(controller.update(ControllerState(k * settings.dt, simulated.q,
+                                                         simulated.qd)))
+        np.testing.assert_allclose(result.q[k + 1], simulated.q, atol=1e-9)
+        np.testing.assert_allclose(result.qd[k + 1], simulated.qd, atol=1e-7)
+
+
+@pytest.mark.parametrize("control_period", [0.0, 0.01])
+def test_compiled_and_stepped_previews_agree(panda, control_period):
+    """Every scenario kind, the controller at every step or every 10 ms: the kernel (ABA) and
+    SimulatedRobot with the plugins (the "cholesky" forward dynamics takes that path) give
+    one trajectory, to 1e-9 rad."""
+    settings = PreviewSettings(horizon=HORIZON, control_period=control_period)
+    compiled = preview(panda, scenarios(panda), settings, Q0)
+    stepped = preview(panda, scenarios(panda), dataclasses.replace(
+        settings, forward_dynamics_method="cholesky"), Q0)
+    for ours, reference in zip(compiled, stepped, strict=True):
+        np.testing.assert_allclose(ours.q, reference.q, atol=1e-9, err_msg=ours.name)
+        np.testing.assert_allclose(ours.effort, reference.effort, atol=1e-6, err_msg=ours.name)
+        if control_period:  # held between commands
+            np.testing.assert_array_equal(ours.effort[1:10], ours.effort[:1].repeat(9, 0))
+
+
+@pytest.mark.parametrize(("integrator", "method"), [("rk45", "aba"), ("lsoda", "pcg")])
+def test_adaptive_integrators_agree_with_rk4(panda, integrator, method):
+    """solve_ivp over each step (tolerance 1e-9; an iterative forward dynamics to 1e-10)
+    against RK4 at 1 ms, whose error over 0.1 s is far below 1e-6 rad."""
+    settings = PreviewSettings(horizon=0.1, integrator=integrator, tolerance=1e-9,
+                               forward_dynamics_method=method)
+    (adaptive,) = preview(panda, scenarios(panda)[2:], settings, Q0)
+    (fixed,) = preview(panda, scenarios(panda)[2:], PreviewSettings(horizon=0.1), Q0)
+    np.testing.assert_allclose(adaptive.q, fixed.q, atol=1e-6)
+
+
+def test_open_loop_rollout_against_pinocchio(panda):
+    """The torque-profile preview against RK4 over Pinocchio's ABA with the same damping,
+    smoothed friction and velocity limits (no position limit is reached), and its frame path,
+    energy and min singular value against Pinocchio's, to 1e-9."""
+    oracle = pytest.importorskip("robodyn_ros.testing.pinocchio_oracle").PinocchioOracle(
+        bundled_urdf("panda"), panda.joint_names)
+    settings = PreviewSettings(horizon=HORIZON)
+    scenario = scenarios(panda)[2]
+    (result,) = preview(panda, [scenario], settings, Q0)
+    model, dt = panda.model, settings.dt
+    effort = scenario.reference(result.times[:-1], Q0)[:, 0]
+
+    def acceleration(q, qd, tau):
+        friction = model.friction * np.tanh(qd / settings.friction_velocity)
+        return oracle.aba(q, qd, tau - model.damping * qd - friction)
+
+    q, qd = Q0.copy(), np.zeros(7)
+    for k in range(settings.steps):  # classical RK4 on (q̇, q̈)
+        tau = effort[k]
+        k1 = qd, acceleration(q, qd, tau)
+        k2 = qd + dt / 2 * k1[1], acceleration(q + dt / 2 * k1[0], qd + dt / 2 * k1[1], tau)
+        k3 = qd + dt / 2 * k2[1], acceleration(q + dt / 2 * k2[0], qd + dt / 2 * k2[1], tau)
+        k4 = qd + dt * k3[1], acceleration(q + dt * k3[0], qd + dt * k3[1], tau)
+        q, qd = (x + dt / 6 * (a[i] + 2 * b[i] + 2 * c[i] + d[i])
+                 for i, x, a, b, c, d in ((0, q, k1, k2, k3, k4), (1, qd, k1, k2, k3, k4)))
+        qd = np.clip(qd, -model.velocity_limit, model.velocity_limit)
+        np.testing.assert_allclose(result.q[k + 1], q, atol=1e-9)
+    final = result.q[-1]
+    np.testing.assert_allclose(result.frame_path[-1], oracle.frame_pose(final, FRAME),
+                               atol=1e-9)
+    energy = oracle.kinetic_energy(final, result.qd[-1]) + oracle.potential_energy(final)
+    np.testing.assert_allclose(result.energy[-1], energy, rtol=1e-9)
+    assert result.samples[-1] == settings.steps
+    sampled = result.q[result.samples]
+    smallest = min(np.linalg.svd(oracle.jacobian(q, FRAME), compute_uv=False)[-1]
+                   for q in sampled)
+    np.testing.assert_allclose(result.metrics.min_singular_value, smallest, rtol=1e-9)
+
+
+def test_metrics(panda):
+    """Peak efforts are the commanded ones; the pose target gets closer; nothing hits a limit
+    in these gentle scenarios."""
+    reach, wave, push = preview(panda, scenarios(panda), PreviewSettings(horizon=HORIZON), Q0)
+    last_command = np.array([5, 5, 5, 5, 1, 1, 1]) * 299 / 300  # the profile at 0.299 s
+    np.testing.assert_allclose(push.metrics.peak_effort, last_command)
+    assert np.isnan(push.metrics.final_position_error)
+    start_error = np.linalg.norm(reach.frame_path[0, :3, 3] - scenarios(panda)[0].position)
+    assert reach.metrics.final_position_error < 0.5 * start_error
+    assert wave.metrics.final_position_error < 0.02
+    for result in (reach, wave, push):
+        assert result.metrics.limit_violations.sum() == 0
+        assert result.real_time_factor > 0
+        assert result.q.shape == (301, 7) and result.frame_path.shape == (301, 4, 4)
+
+
+def test_threads_answer_as_serial(panda):
+    with backend("threads", workers=2) as pool:
+        threaded = preview(panda, scenarios(panda), PreviewSettings(horizon=0.05), Q0, pool=pool)
+    serial = preview(panda, scenarios(panda), PreviewSettings(horizon=0.05), Q0)
+    for a, b in zip(threaded, serial, strict=True):
+        np.testing.assert_array_equal(a.q, b.q)
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"frame": "no_such_link"}, "pose_target.frame"),
+    ({"position": [0.3, float("nan"), 0.5]}, "pose_target.position"),
+    ({"orientation": [0.0, 0.0, 0.0, 0.0]}, "pose_target.orientation"),
+    ({"kp": -1.0}, "pose_target.kp"),
+])
+def test_bad_scenarios_name_the_field(panda, change, field):
+    spec = specs(panda)[0]
+    spec["pose_target"].update(change)
+    with pytest.raises(ScenarioError, match=f"scenario 'reach': {field}"):
+        scenario_from_mapping(panda, spec)
+
+
+@pytest.mark.parametrize(("settings", "field"), [
+    ({"horizon": 0.0}, "horizon"), ({"horizon": -1.0}, "horizon"), ({"dt": 0.0}, "dt"),
+    ({"dt": float("nan")}, "dt"), ({"integrator": "euler"}, "integrator"),
+    ({"forward_dynamics_method": "magic"}, "forward_dynamics_method"),
+    ({"control_period": 0.0015}, "control_period"), ({"control_period": -1.0}, "control_period"),
+])
+def test_bad_settings_name_the_field(settings, field):
+    with pytest.raises(ScenarioError, match=f"^{field} "):
+        PreviewSettings(**settings)
+
+
+def test_bad_trajectory_and_kind(panda):
+    with pytest.raises(ScenarioError, match=r"joint_trajectory\.positions must have shape"):
+        scenario_from_mapping(panda, {"name": "w", "joint_trajectory": {
+            "times": [1.0], "positions": [[0.0] * 6]}})
+    with pytest.raises(ScenarioError, match="needs exactly one of"):
+        scenario_from_mapping(panda, {"name": "x", "pose_target": {}, "torque_profile": {}})
