@@ -17,16 +17,24 @@ Each `step(tau)`:
    points out of the range is zeroed (a perfectly inelastic stop, which removes energy; the
    velocity back into the range is kept). Intermediate integrator stages are not clamped.
 
+An iterative forward-dynamics method runs through `WarmStartedForwardDynamics` (`solver`):
+each integrator stage starts from the cubic extrapolation of its q̈ over the previous steps
+(Sharf & D'Eleuterio §5), and its iteration counts are there to read.
+
 Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem; the state is
 not changed. Time is ``steps · dt`` since the last reset, so it does not drift by rounding.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping
+
 import numpy as np
 
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.integrators import INTEGRATORS
+from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
 
 FRICTION_VELOCITY = 0.05  # rad/s (m/s): ε of the smoothed Coulomb friction −f·tanh(q̇/ε)
 
@@ -38,6 +46,8 @@ class SimulatedRobot:
         robot: the Robot whose forward dynamics drive the simulation.
         integrator: a name in `INTEGRATORS` ("rk4" or "semi_implicit_euler").
         forward_dynamics_method: a `Robot.FORWARD_DYNAMICS_METHODS` name (default "aba").
+        forward_dynamics_options: for an iterative method, the options of
+            `WarmStartedForwardDynamics` (`tol`, `max_iterations`, `history`, …).
         dt: time step, s.
         friction_velocity: ε of the friction smoothing (see the module docstring).
         q, qd: initial state; default q = 0 moved inside the position limits, q̇ = 0.
@@ -50,6 +60,7 @@ class SimulatedRobot:
         dt: float = 1e-3,
         *,
         forward_dynamics_method: str = "aba",
+        forward_dynamics_options: Mapping[str, object] | None = None,
         friction_velocity: float = FRICTION_VELOCITY,
         q=None,
         qd=None,
@@ -70,6 +81,12 @@ class SimulatedRobot:
         self.robot = robot
         self.integrator = integrator
         self.forward_dynamics_method = forward_dynamics_method
+        self.solver = (
+            WarmStartedForwardDynamics(robot, forward_dynamics_method,
+                                       **(forward_dynamics_options or {}))
+            if forward_dynamics_method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+            else None
+        )
         self.dt = float(dt)
         self.friction_velocity = float(friction_velocity)
         model = robot.model
@@ -127,6 +144,8 @@ class SimulatedRobot:
         self._q, self._qd = q, qd
         self._effort = np.zeros(self.robot.nv)
         self._steps = 0
+        if self.solver is not None:
+            self.solver.reset()
 
     # -- stepping ---------------------------------------------------------------------------
 
@@ -148,12 +167,21 @@ class SimulatedRobot:
         return tau - self._damping * qd - self._friction * np.tanh(qd / self.friction_velocity)
 
     def _acceleration(self, tau: np.ndarray):
-        forward_dynamics, method = self.robot.forward_dynamics, self.forward_dynamics_method
+        """The integrator's a(q, q̇) for this step; an iterative method's solver is told which
+        stage of the step each call is."""
+        if self.solver is None:
+            forward_dynamics, method = self.robot.forward_dynamics, self.forward_dynamics_method
 
-        def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-            return forward_dynamics(q, qd, self.joint_torques(qd, tau), method=method)
+            def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+                return forward_dynamics(q, qd, self.joint_torques(qd, tau), method=method)
 
-        return acceleration
+            return acceleration
+        solver, stages = self.solver, itertools.count()
+
+        def warm_started(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+            return solver(q, qd, self.joint_torques(qd, tau), next(stages))
+
+        return warm_started
 
     def _vector(self, x, name: str) -> np.ndarray:
         """x as a fresh float64 (n,) array with finite values, or a ValueError naming it."""
