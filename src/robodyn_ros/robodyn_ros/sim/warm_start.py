@@ -63,11 +63,14 @@ class WarmStartedForwardDynamics:
         method: one of `Robot.ITERATIVE_FORWARD_DYNAMICS_METHODS`.
         history: past steps extrapolated from: 4 cubic (the default), 1 the previous step's
             q̈, 0 none (every call cold).
+        require_convergence: raise ConvergenceError when a call stops at max_iterations
+            (default); False returns (and remembers) its answer, `last.converged` False.
         options: passed to every call (`tol`, `max_iterations`, `omega`, …; see
             robodyn_ros.iteration); not `initial_guess` or `info`, which this object sets.
     """
 
-    def __init__(self, robot: Robot, method: str, *, history: int = CUBIC, **options) -> None:
+    def __init__(self, robot: Robot, method: str, *, history: int = CUBIC,
+                 require_convergence: bool = True, **options) -> None:
         if method not in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS:
             raise ValueError(
                 f"'{method}' is not an iterative forward-dynamics method; choose one of "
@@ -79,6 +82,7 @@ class WarmStartedForwardDynamics:
         if reserved:
             raise ValueError(f"the warm start sets {', '.join(reserved)} itself")
         self.robot, self.method, self.history, self.options = robot, method, history, options
+        self.require_convergence = require_convergence
         self.reset()
 
     def reset(self) -> None:
@@ -95,7 +99,8 @@ class WarmStartedForwardDynamics:
 
     def __call__(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, stage: int = 0
                  ) -> np.ndarray:
-        """q̈ at (q, q̇, τ), one state; ConvergenceError if the method does not converge."""
+        """q̈ at (q, q̇, τ), one state; ConvergenceError if the method does not converge and
+        `require_convergence`."""
         past = self._histories.setdefault(stage, deque(maxlen=self.history))
         guess = {"initial_guess": extrapolate(past)} if past else {}
         qdd, info = self.robot.forward_dynamics(q, qd, tau, self.method, info=True, **guess,
@@ -103,7 +108,7 @@ class WarmStartedForwardDynamics:
         self.calls += 1
         self.iterations += info.iterations
         self.last = info
-        if not info.converged:
+        if self.require_convergence and not info.converged:
             raise ConvergenceError(
                 f"{self.method} did not converge: residual {info.residual:.3e} after "
                 f"{info.iterations} iterations"
