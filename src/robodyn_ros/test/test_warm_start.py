@@ -93,3 +93,5 @@ def test_bad_construction(panda) -> None:
         WarmStartedForwardDynamics(panda, "cg", history=5)
     with pytest.raises(ValueError, match="sets initial_guess itself"):
         WarmStartedForwardDynamics(panda, "cg", initial_guess=np.zeros(panda.nv))
+    with pytest.raises(ValueError, match="iterative methods only; 'aba' is direct"):
+        SimulatedRobot(panda, forward_dynamics_options={"tol": 1e-6})

@@ -70,6 +70,12 @@ class SimulatedRobot:
                 f"unknown forward_dynamics_method '{forward_dynamics_method}'; choose one of "
                 f"{', '.join(robot.FORWARD_DYNAMICS_METHODS)}"
             )
+        iterative = forward_dynamics_method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+        if forward_dynamics_options and not iterative:
+            raise ValueError(
+                f"forward_dynamics_options apply to the iterative methods only; "
+                f"'{forward_dynamics_method}' is direct"
+            )
         if integrator not in INTEGRATORS:
             raise ValueError(
                 f"unknown integrator '{integrator}'; choose one of {', '.join(INTEGRATORS)}"
@@ -84,7 +90,7 @@ class SimulatedRobot:
         self.solver = (
             WarmStartedForwardDynamics(robot, forward_dynamics_method,
                                        **(forward_dynamics_options or {}))
-            if forward_dynamics_method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+            if iterative
             else None
         )
         self.dt = float(dt)

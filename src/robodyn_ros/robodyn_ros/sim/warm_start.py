@@ -12,9 +12,10 @@ O(dt⁴); mapping the extrapolated q̈ through the current state's L and l uses 
 extrapolation was not measured: a λ guess cannot be passed without editing dynamics/, and the
 5n components of λ are not the image of any n-vector q̈ to pass in its place.)
 
-The extrapolation is exact for smooth motion to O(dtᵐ), but its weights (Σ|w| = 15 for the
-cubic) amplify the error the past answers carry from stopping at tol: with a loose tol a lower
-order can need fewer iterations (benchmarks/fd_study.py prints the counts of each order).
+For smooth motion the extrapolation from m past steps errs by O(dtᵐ), but its weights
+(Σ|w| = 15 for the cubic) amplify the error the past answers carry from stopping at tol: with
+a loose tol a lower order can need fewer iterations (benchmarks/fd_study.py prints the counts
+of cold, previous-step and cubic starts).
 
 It lives in sim/ because it is state kept across the steps of a simulation: the kernels and
 Robot stay free of hidden state.
