@@ -11,11 +11,11 @@ O(dt⁴); mapping the extrapolated q̈ through the current state's L and l uses 
 (q, q̇) where extrapolating λ would extrapolate them too, and the guess is a λ the current
 state's dynamics can produce (the extrapolated 5n components of λ need not be). Measured
 once (a throwaway njit over constraint_forces.py's helpers, fed the cubic-extrapolated λ;
-fd_study's 5-DOF arm, 2 s, mean iterations per call, q̈ / λ extrapolated): planar maneuver at
-ε = 1e-7, Jacobi 26 / 146, Gauss–Seidel 8 / 65, SOR 10 / 23, J-SI 20 / 49, J-CG 5 / 8; 3-D
-maneuver at ε = 1e-7, λ won (Jacobi 164 / 115, SOR 16 / 8, J-CG 11 / 9), at ε = 1e-10 q̈ won
-or tied (Jacobi 160 / 301, SOR 19 / 22, J-CG 15 / 17). q̈ it is: better in 13 of the 20
-cases, and the kernels take no λ guess.
+fd_study's 5-DOF arm, 2 s, mean iterations per call, q̈ / λ extrapolated): on the planar
+maneuver q̈ won at ε = 1e-7 and 1e-10 (at 1e-7: Jacobi 26 / 146, Gauss–Seidel 8 / 65, SOR
+10 / 23, J-SI 20 / 49, J-CG 5 / 8); on the 3-D one λ won at ε = 1e-7 (Jacobi 164 / 115, SOR
+16 / 8, J-CG 11 / 9) and q̈ at 1e-10 (Jacobi 160 / 301, SOR 19 / 22, J-CG 15 / 17). q̈ it
+is: fewer iterations in 15 of the 20 cases, and the kernels take no λ guess.
 
 For smooth motion the extrapolation from m past steps errs by O(dtᵐ), but its weights
 (Σ|w| = 15 for the cubic) amplify the error the past answers carry from stopping at tol: with
