@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
+from robodyn_ros.iteration import ConvergenceError
 from robodyn_ros.sim import SimulatedRobot
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics, extrapolate
 
@@ -84,6 +85,22 @@ def test_reset_forgets_the_history_and_the_counts(panda) -> None:
     assert solver.last == fresh.last
     sim.reset()
     assert solver.calls == 0
+
+
+def test_a_step_that_does_not_converge_changes_nothing_and_restarts_cold(panda) -> None:
+    sim = simulation(panda, "sor", tol=EPSILON, max_iterations=10_000)
+    maneuver(sim)
+    before = (sim.q, sim.qd, sim.time)
+    sim.solver.options["max_iterations"] = 1
+    with pytest.raises(ConvergenceError, match="sor did not converge"):
+        sim.step(np.zeros(panda.nv))
+    assert all(np.array_equal(a, b) for a, b in zip(before, (sim.q, sim.qd, sim.time),
+                                                    strict=True))
+    sim.solver.options["max_iterations"] = 10_000
+    q, qd = sim.q, sim.qd
+    fresh = WarmStartedForwardDynamics(panda, "sor", tol=EPSILON, max_iterations=10_000)
+    np.testing.assert_array_equal(sim.solver(q, qd, np.zeros(panda.nv)),
+                                  fresh(q, qd, np.zeros(panda.nv)))
 
 
 def test_bad_construction(panda) -> None:

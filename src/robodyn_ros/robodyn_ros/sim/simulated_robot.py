@@ -21,7 +21,8 @@ An iterative forward-dynamics method runs through `WarmStartedForwardDynamics` (
 each integrator stage starts from the cubic extrapolation of its q̈ over the previous steps
 (Sharf & D'Eleuterio §5), and its iteration counts are there to read.
 
-Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem; the state is
+Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem, an iterative
+method that does not converge ConvergenceError (its solver then starts cold); the state is
 not changed. Time is ``steps · dt`` since the last reset, so it does not drift by rounding.
 """
 
@@ -32,6 +33,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from robodyn_ros.iteration import ConvergenceError
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.integrators import INTEGRATORS
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
@@ -158,7 +160,11 @@ class SimulatedRobot:
     def step(self, tau) -> None:
         """Advance by dt under the commanded joint effort `tau` (one value per joint)."""
         tau = np.clip(self._vector(tau, "tau"), -self._effort_limit, self._effort_limit)
-        q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
+        try:
+            q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
+        except ConvergenceError:
+            self.solver.forget_history()  # it holds the failed step's first stages
+            raise
         np.clip(qd, -self._velocity_limit, self._velocity_limit, out=qd)
         above, below = q > self._upper, q < self._lower
         if above.any() or below.any():

@@ -92,11 +92,15 @@ class WarmStartedForwardDynamics:
         self.reset()
 
     def reset(self) -> None:
-        """Forget the past solutions (the next call starts cold) and zero the counts."""
-        self._histories: dict[int, deque[np.ndarray]] = {}
+        """Forget the past solutions and zero the counts."""
+        self.forget_history()
         self.calls = 0
         self.iterations = 0
         self.last: IterationInfo | None = None
+
+    def forget_history(self) -> None:
+        """Forget the past solutions: the next call of each stage starts cold."""
+        self._histories: dict[int, deque[np.ndarray]] = {}
 
     @property
     def mean_iterations(self) -> float:
