@@ -5,12 +5,13 @@ Robot.forward_dynamics method, against Sharf & D'Eleuterio's Table 2 and Fig. 2 
 
 1. Table 2: a 5-DOF anthropomorphic arm (shoulder yaw and pitch, elbow, wrist pitch and roll),
    a planar maneuver (the three pitch joints move) and a 3-D one (all five), PD-tracked for
-   T = MANEUVER_S by RK4; each iterative method at ε = 1e-7 (TOL = 1e-6), cold (q̈ = 0 / λ = 0)
-   and warm-started from the previous call's q̈: mean iterations per call, and the largest
-   |q − q_aba| at the end.
+   T = MANEUVER_S by RK4; each iterative method at ε = 1e-7 (TOL = 1e-6) through
+   WarmStartedForwardDynamics: cold (q̈ = 0 / λ = 0), warm-started from the previous step's q̈
+   and from the cubic extrapolation of the last four (§5), each RK4 stage from its own history:
+   mean iterations per call, and the largest |q − q_aba| at the end.
 2. Fig. 2b: mean iterations against N on random chains (random_chain_urdf(N, seed=0)) over a
-   short maneuver of the same kind, cold and warm, capped at CAP iterations ("cap" when a call
-   hit it).
+   short maneuver of the same kind, cold and cubic-warm, capped at CAP iterations ("cap" when a
+   call hit it).
 3. Fig. 2a: µs per call against N for every method (iterative: ε = 1e-7, warm start from the
    exact q̈ of a nearby state, as in a simulation) and pin.aba; the fitted growth exponent of
    J-CG; the targets (a Schur / constraint-force method within 2x our ABA at N = 256, our ABA
@@ -35,6 +36,7 @@ from common import (
     random_state,
 )
 from robodyn_ros import Robot
+from robodyn_ros.sim import WarmStartedForwardDynamics
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 SIZES = (5, 8, 16, 32, 64, 128, 256)
@@ -46,6 +48,7 @@ CAP = 5000
 DT = 5e-3
 MANEUVER_S = 2.0
 SWEEP_STEPS = 10  # RK4 steps of the maneuver per N in part 2
+STARTS = {"cold": 0, "previous step": 1, "cubic": 4}  # past steps the warm start extrapolates
 PIN = "pin.aba"
 DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "fd_study.png"
 
@@ -82,34 +85,34 @@ def arm_urdf() -> str:
     return f'<robot name="arm5">{"".join(links + joints)}</robot>'
 
 
-def maneuver(robot: Robot, moving: np.ndarray, steps: int, **options) -> tuple[np.ndarray, list]:
+def maneuver(robot: Robot, moving: np.ndarray, steps: int, method: str = "aba",
+             history: int = 0) -> tuple[np.ndarray, list]:
     """RK4 of a PD-tracked maneuver q_ref(t) = 0.8 sin(t) on the moving joints; returns the
-    final q and the IterationInfo of every call (empty for a direct method). With options
-    `warm`, each call starts from the previous call's q̈."""
-    warm = options.pop("warm", False)
+    final q and the IterationInfo of every call (empty for a direct method). An iterative
+    method runs at ε = EPSILON, warm-started from the extrapolation of `history` past steps."""
     q, qd = np.zeros(robot.nv), np.zeros(robot.nv)
     infos: list = []
-    guess = np.zeros(robot.nv)
+    solver = None
+    if method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS:
+        solver = WarmStartedForwardDynamics(robot, method, history=history, tol=EPSILON,
+                                            max_iterations=CAP, require_convergence=False)
 
-    def acceleration(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        nonlocal guess
+    def acceleration(t: float, q: np.ndarray, qd: np.ndarray, stage: int) -> np.ndarray:
         tau = 20.0 * (0.8 * np.sin(t) * moving - q) - 4.0 * qd + robot.gravity_torques(q)
-        if "method" not in options:
+        if solver is None:
             return robot.forward_dynamics(q, qd, tau)
-        start = {"initial_guess": guess} if warm else {}
-        qdd, info = robot.forward_dynamics(q, qd, tau, info=True, **start, **options)
-        infos.append(info)
-        guess = qdd
+        qdd = solver(q, qd, tau, stage)
+        infos.append(solver.last)
         return qdd
 
     for k in range(steps):
         t = k * DT
-        k1 = (qd, acceleration(t, q, qd))
+        k1 = (qd, acceleration(t, q, qd, 0))
         k2 = (qd + 0.5 * DT * k1[1],
-              acceleration(t + 0.5 * DT, q + 0.5 * DT * k1[0], qd + 0.5 * DT * k1[1]))
+              acceleration(t + 0.5 * DT, q + 0.5 * DT * k1[0], qd + 0.5 * DT * k1[1], 1))
         k3 = (qd + 0.5 * DT * k2[1],
-              acceleration(t + 0.5 * DT, q + 0.5 * DT * k2[0], qd + 0.5 * DT * k2[1]))
-        k4 = (qd + DT * k3[1], acceleration(t + DT, q + DT * k3[0], qd + DT * k3[1]))
+              acceleration(t + 0.5 * DT, q + 0.5 * DT * k2[0], qd + 0.5 * DT * k2[1], 2))
+        k4 = (qd + DT * k3[1], acceleration(t + DT, q + DT * k3[0], qd + DT * k3[1], 3))
         q = q + DT / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0])
         qd = qd + DT / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1])
     return q, infos
@@ -129,13 +132,13 @@ def table2() -> str:
         reference, _ = maneuver(robot, moving, steps)
         for method in ITERATIVE:
             cells = [name, method]
-            for warm in (False, True):
-                q, infos = maneuver(robot, moving, steps, method=method, tol=EPSILON,
-                                    max_iterations=CAP, warm=warm)
+            for history in STARTS.values():
+                q, infos = maneuver(robot, moving, steps, method, history)
                 cells += [mean_iterations(infos), f"{np.max(np.abs(q - reference)):.1e}"]
             rows.append(cells)
-    header = ["maneuver", "method", "iterations cold", "max |q - q_aba| cold", "iterations warm",
-              "max |q - q_aba| warm"]
+    header = ["maneuver", "method"]
+    for start in STARTS:
+        header += [f"iterations {start}", f"max |q - q_aba| {start}"]
     return markdown_table(header, rows, left=2)
 
 
@@ -146,15 +149,14 @@ def iterations_against_n(sizes: tuple[int, ...]) -> tuple[str, dict[str, list[fl
         moving = np.ones(n)
         cells = [str(n)]
         for method in ITERATIVE:
-            for warm in (False, True):
-                _, infos = maneuver(robot, moving, SWEEP_STEPS, method=method, tol=EPSILON,
-                                    max_iterations=CAP, warm=warm)
+            for history in (STARTS["cold"], STARTS["cubic"]):
+                _, infos = maneuver(robot, moving, SWEEP_STEPS, method, history)
                 cells.append(mean_iterations(infos))
-                if warm:
+                if history:
                     warm_means[method].append(float(np.mean([i.iterations for i in infos])))
         rows.append(cells)
         print(f"  iterations, N = {n} done", flush=True)
-    header = ["N", *(f"{m} {w}" for m in ITERATIVE for w in ("cold", "warm"))]
+    header = ["N", *(f"{m} {w}" for m in ITERATIVE for w in ("cold", "cubic"))]
     return markdown_table(header, rows), warm_means
 
 
@@ -207,7 +209,7 @@ def plot(sizes, times, iterations, path: Path) -> None:
     left.set(xlabel="N (joints)", ylabel="µs per call", title="forward dynamics, time")
     for method, means in iterations.items():
         right.loglog(sizes, means, marker="o", label=method)
-    right.set(xlabel="N (joints)", ylabel="mean iterations per call (warm)",
+    right.set(xlabel="N (joints)", ylabel="mean iterations per call (cubic warm start)",
               title=f"iterations at ε = {EPSILON:g}, cap {CAP}")
     for axes in (left, right):
         axes.grid(True, which="both", alpha=0.3)

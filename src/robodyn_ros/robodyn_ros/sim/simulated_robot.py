@@ -17,16 +17,28 @@ Each `step(tau)`:
    points out of the range is zeroed (a perfectly inelastic stop, which removes energy; the
    velocity back into the range is kept). Intermediate integrator stages are not clamped.
 
-Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem; the state is
+An iterative forward-dynamics method under a fixed-step integrator runs through
+`WarmStartedForwardDynamics` (`solver`): each integrator stage starts from the cubic
+extrapolation of its q̈ over the previous steps (Sharf & D'Eleuterio §5), and its iteration
+counts are there to read. Under an adaptive integrator, whose stages fall at times of its own
+choosing, it solves to the integrator's tolerance / 10 from a cold start.
+
+Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem, an iterative
+method that does not converge ConvergenceError (its solver then starts cold); the state is
 not changed. Time is ``steps · dt`` since the last reset, so it does not drift by rounding.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping
+
 import numpy as np
 
+from robodyn_ros.iteration import ConvergenceError
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS, adaptive_integrator
+from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
 
 FRICTION_VELOCITY = 0.05  # rad/s (m/s): ε of the smoothed Coulomb friction −f·tanh(q̇/ε)
 TOLERANCE = 1e-8  # of the adaptive integrators, relative and absolute
@@ -40,6 +52,8 @@ class SimulatedRobot:
         integrator: a name in `INTEGRATORS` ("rk4" or "semi_implicit_euler") or in
             `ADAPTIVE_INTEGRATORS` ("rk45", "lsoda").
         forward_dynamics_method: a `Robot.FORWARD_DYNAMICS_METHODS` name (default "aba").
+        forward_dynamics_options: for an iterative method under a fixed-step integrator, the
+            options of `WarmStartedForwardDynamics` (`tol`, `max_iterations`, `history`, …).
         tolerance: of an adaptive integrator; an iterative forward-dynamics method then solves
             to tolerance / 10 (Sharf & D'Eleuterio: the solver's error below the integrator's).
         dt: time step, s.
@@ -54,6 +68,7 @@ class SimulatedRobot:
         dt: float = 1e-3,
         *,
         forward_dynamics_method: str = "aba",
+        forward_dynamics_options: Mapping[str, object] | None = None,
         friction_velocity: float = FRICTION_VELOCITY,
         tolerance: float = TOLERANCE,
         q=None,
@@ -69,6 +84,13 @@ class SimulatedRobot:
                 f"unknown integrator '{integrator}'; choose one of "
                 f"{', '.join((*INTEGRATORS, *ADAPTIVE_INTEGRATORS))}"
             )
+        adaptive = integrator in ADAPTIVE_INTEGRATORS
+        iterative = forward_dynamics_method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+        if forward_dynamics_options and (adaptive or not iterative):
+            raise ValueError(
+                "forward_dynamics_options apply to an iterative method under a fixed-step "
+                f"integrator only; got '{forward_dynamics_method}' under '{integrator}'"
+            )
         if not (np.isfinite(tolerance) and tolerance > 0.0):
             raise ValueError(f"tolerance must be positive; got {tolerance}")
         if not (np.isfinite(dt) and dt > 0.0):
@@ -78,14 +100,18 @@ class SimulatedRobot:
         self.robot = robot
         self.integrator = integrator
         self.forward_dynamics_method = forward_dynamics_method
+        self.solver = (
+            WarmStartedForwardDynamics(robot, forward_dynamics_method,
+                                       **(forward_dynamics_options or {}))
+            if iterative and not adaptive
+            else None
+        )
         self.dt = float(dt)
         self.friction_velocity = float(friction_velocity)
         model = robot.model
-        adaptive = integrator in ADAPTIVE_INTEGRATORS
         self._integrate = (
             adaptive_integrator(integrator, tolerance) if adaptive else INTEGRATORS[integrator]
         )
-        iterative = forward_dynamics_method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
         self._options = {"tol": tolerance / 10.0} if adaptive and iterative else {}
         self._lower = np.array(model.lower, dtype=float)
         self._upper = np.array(model.upper, dtype=float)
@@ -140,13 +166,19 @@ class SimulatedRobot:
         self._q, self._qd = q, qd
         self._effort = np.zeros(self.robot.nv)
         self._steps = 0
+        if self.solver is not None:
+            self.solver.reset()
 
     # -- stepping ---------------------------------------------------------------------------
 
     def step(self, tau) -> None:
         """Advance by dt under the commanded joint effort `tau` (one value per joint)."""
         tau = np.clip(self._vector(tau, "tau"), -self._effort_limit, self._effort_limit)
-        q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
+        try:
+            q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
+        except ConvergenceError:
+            self.solver.forget_history()  # it holds the failed step's first stages
+            raise
         np.clip(qd, -self._velocity_limit, self._velocity_limit, out=qd)
         above, below = q > self._upper, q < self._lower
         if above.any() or below.any():
@@ -161,13 +193,24 @@ class SimulatedRobot:
         return tau - self._damping * qd - self._friction * np.tanh(qd / self.friction_velocity)
 
     def _acceleration(self, tau: np.ndarray):
-        forward_dynamics, method = self.robot.forward_dynamics, self.forward_dynamics_method
-        options = self._options
+        """The integrator's a(q, q̇) for this step; an iterative method's solver is told which
+        stage of the step each call is."""
+        if self.solver is None:
+            forward_dynamics, method = self.robot.forward_dynamics, self.forward_dynamics_method
+            options = self._options
 
-        def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-            return forward_dynamics(q, qd, self.joint_torques(qd, tau), method=method, **options)
+            def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+                return forward_dynamics(
+                    q, qd, self.joint_torques(qd, tau), method=method, **options
+                )
 
-        return acceleration
+            return acceleration
+        solver, stages = self.solver, itertools.count()
+
+        def warm_started(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+            return solver(q, qd, self.joint_torques(qd, tau), next(stages))
+
+        return warm_started
 
     def _vector(self, x, name: str) -> np.ndarray:
         """x as a fresh float64 (n,) array with finite values, or a ValueError naming it."""
