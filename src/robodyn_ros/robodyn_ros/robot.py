@@ -482,12 +482,13 @@ class Robot:
         by the O(n²) recursion; the reference), "recursive" (O(n), no n x n matrix: the
         articulated-body inertias and the inverse-inertia recursion Ω_i = T_iᵀ Ω_λ T_i +
         S_i S_iᵀ / D_i, trees and several frames; the default) and "schur" (Fijany's
-        Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E from the block elimination of the constraint-force matrix 𝒜 from
-        the base, O(n), and Λ of one whole frame directly as I_N + W_N R⁻¹ W_Nᵀ, the paper's
-        second form; frames on the last body of a serial chain of bodies with mass, else
-        ValueError; its Λ⁻¹ is exact to about 1e-12 relative, 𝒜 carrying the inverse inertias
-        of light links); "schur_bcr" is "schur" with 𝒜 reduced by block cyclic reduction,
-        ⌈log₂n⌉ levels of independent eliminations. Λ does not exist where Λ⁻¹ is singular
+        Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E from the block elimination of the constraint-force matrix 𝒜 of
+        the joints from the base to the frames' body, the subtrees off that path eliminated
+        first, leaf first, O(n), and Λ of one whole frame directly as I_N + W_N R⁻¹ W_Nᵀ, the
+        paper's second form; every frame on one moving body, else ValueError; its Λ⁻¹ is exact
+        to about 1e-12 relative, 𝒜 carrying the inverse inertias of light links); "schur_bcr"
+        is "schur" with 𝒜 reduced by block cyclic reduction, ⌈log₂n⌉ levels of independent
+        eliminations. Λ does not exist where Λ⁻¹ is singular
         (LinAlgError); Robot.operational_space damps it there."""
         calls = self._one_frame.get(frame) if type(frame) is str else None
         if calls is not None and method == "recursive" and axes is None:

@@ -110,5 +110,8 @@ def test_bad_construction(panda) -> None:
         WarmStartedForwardDynamics(panda, "cg", history=5)
     with pytest.raises(ValueError, match="sets initial_guess itself"):
         WarmStartedForwardDynamics(panda, "cg", initial_guess=np.zeros(panda.nv))
-    with pytest.raises(ValueError, match="iterative methods only; 'aba' is direct"):
+    with pytest.raises(ValueError, match="under a fixed-step integrator only; got 'aba'"):
         SimulatedRobot(panda, forward_dynamics_options={"tol": 1e-6})
+    with pytest.raises(ValueError, match="under a fixed-step integrator only; got 'cg' under"):
+        SimulatedRobot(panda, "rk45", forward_dynamics_method="cg",
+                       forward_dynamics_options={"tol": 1e-6})

@@ -26,7 +26,7 @@ from robodyn_ros.dynamics.fixed_frame import (
     velocity_terms,
     world_inertias,
 )
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.moments import rotate_inertia
 from robodyn_ros.dynamics.spatial import (
@@ -176,7 +176,7 @@ def system_workspace(n):
     )
 
 
-@kernel_helper
+@routine
 def assemble_matrix(tree, q, ws):
     """The projections, Φ_i, the W_i, and the blocks 𝒜_ii (Ad) and 𝒜_{i,i+1} (Ao) at q."""
     X_world, S_world, inertia, Phi, house, pivot = ws[:6]
@@ -224,7 +224,7 @@ def joint_torque_force(S_world, tau, i):
     return scale6(tau[i] / dot6(S, S), S)
 
 
-@kernel_helper
+@routine
 def assemble_rhs(tau, c, bias, a_root, ws):
     """ā (n x 6) and b (n x 5) for torques tau; c and bias None (a body at rest) or (n x 6)."""
     _, S_world, _, Phi, house, pivot = ws[:6]
@@ -244,7 +244,7 @@ def assemble_rhs(tau, c, bias, a_root, ws):
         store(b, i, project(house, pivot, i, d))
 
 
-@kernel_helper
+@routine
 def joint_accelerations(lam, c, a_root, ws, qdd):
     """q̈ from the constraint forces λ: a_i = ā_i + Φ_i (W_i λ_i − W_{i+1} λ_{i+1}),
     q̈_i = H_iᵀ (a_i − a_{i−1} − c_i)."""
@@ -265,7 +265,7 @@ def joint_accelerations(lam, c, a_root, ws, qdd):
         a_parent = a_i
 
 
-@kernel_helper
+@routine
 def assemble(tree, gravity, q, qd, tau, f_ext, ws):
     """The whole system 𝒜 λ = b of one state, with the Coriolis, centrifugal, gravity and
     external-force terms; returns a_root."""

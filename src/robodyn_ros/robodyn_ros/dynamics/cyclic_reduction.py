@@ -20,7 +20,7 @@ Storage, in place: Ad[i] = 𝒜_ii and Ao[i] = 𝒜_{i,i+h} of the level at whic
 import numpy as np
 
 from robodyn_ros.dynamics.constraint_forces import C, block_times, eliminate, invert_spd
-from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.jit import kernel_helper, routine
 
 
 @kernel_helper
@@ -55,7 +55,7 @@ def reduce_level(Ad, Ao, h, Dinv, L, K, Z, work):
             Ad[i] = Z
 
 
-@kernel_helper
+@routine
 def cyclic_reduction(Ad, Ao, cw):
     """Reduce 𝒜 (Ad, Ao; overwritten) level by level to its last block, Ad[N−1] = Y_N, with
     Dinv[N−1] = Y_N⁻¹; cw from cyclic_reduction_workspace."""
@@ -86,7 +86,7 @@ def store_times(x, i, A, b, j):
         x[i, r] = Ab[r]
 
 
-@kernel_helper
+@routine
 def cyclic_reduction_solve(Ao, b, x, cw):
     """x = 𝒜⁻¹ b with the reduction of cyclic_reduction; b (n x 5) is overwritten."""
     Dinv, L, _, _, _, y = cw

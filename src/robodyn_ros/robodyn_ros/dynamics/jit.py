@@ -47,3 +47,9 @@ long_kernel = njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy
 several side by side, and one call's dispatch is nothing beside its work. Division by zero
 gives inf or NaN as in numpy instead of raising, which spares a test on every division of
 the inner loops (6 % of a rollout)."""
+
+
+routine = njit(cache=True, fastmath=FASTMATH)
+"""A long piece of several kernels (an O(N) sweep called once a state), compiled once on its
+own and called rather than inlined into each: inlined, it made each kernel that uses it
+compile for a minute longer."""

@@ -3,8 +3,9 @@ and the Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany,
 and parallel O(log N) algorithms for computation of operational space mass matrix and its
 inverse", restated in papers/README.md), by block LDLᵀ in O(N) or by block cyclic reduction
 in ⌈log₂N⌉ levels (cyclic_reduction.py; the kernels' `cyclic`); and the operational-space
-Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E and Λ (the direct form) of the tip body from the last pivot of 𝒜;
-serial chains.
+Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E and Λ (the direct form) of the tip body of a chain from the last pivot of
+its 𝒜 (on a tree, the chain from the base to a body: operational_space.path_system); serial
+chains.
 """
 
 import numpy as np
@@ -29,11 +30,11 @@ from robodyn_ros.dynamics.cyclic_reduction import (
     cyclic_reduction_workspace,
 )
 from robodyn_ros.dynamics.fixed_frame import ZERO6
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.spatial import dot6, vector6
 
 
-@kernel_helper
+@routine
 def block_ldlt(Ad, Ao, Zinv, Z, K, work):
     """Block LDLᵀ of the block-tridiagonal 𝒜 from the tip: Z_{N−1} = 𝒜_{N−1,N−1},
     Z_i = 𝒜_ii − 𝒜_{i,i+1} Z_{i+1}⁻¹ 𝒜_{i,i+1}ᵀ; Zinv[i] = Z_i⁻¹. Z, K, work are 5 x 5."""
@@ -44,7 +45,7 @@ def block_ldlt(Ad, Ao, Zinv, Z, K, work):
         invert_spd(Z, Zinv[i], work)
 
 
-@kernel_helper
+@routine
 def last_pivot_inverse(Ad, Ao, Yinv, Y, K, work):
     """Yinv = (𝒜⁻¹)_{N−1,N−1}, the inverse of the last pivot of the block elimination from the
     base: Y_0 = 𝒜_00, Y_i = 𝒜_ii − 𝒜_{i−1,i}ᵀ Y_{i−1}⁻¹ 𝒜_{i−1,i} (papers/README.md). Y, K and
@@ -55,7 +56,7 @@ def last_pivot_inverse(Ad, Ao, Yinv, Y, K, work):
         invert_spd(Y, Yinv, work)
 
 
-@kernel_helper
+@routine
 def block_ldlt_solve(Ao, Zinv, b, x, y):
     """x = 𝒜⁻¹ b with the factor of block_ldlt: w_i = Z_i⁻¹ (b_i − 𝒜_{i,i+1} w_{i+1}) from the
     tip, then x_i = w_i − Z_i⁻¹ 𝒜_{i−1,i}ᵀ x_{i−1} from the base. y (n x 5) is a workspace."""
