@@ -100,6 +100,14 @@ _ITERATIVE_FORWARD_DYNAMICS = {
 }
 
 
+def _state_call(
+    function: str, tree: np.ndarray, constants: np.ndarray, inputs: int, out_shape: tuple
+) -> StateCall:
+    """The StateCall of `function`'s C entry (dynamics.state_entry) on these arrays."""
+    address = getattr(state_entries(), f"{function}_entry").address
+    return StateCall(address, tree, constants, inputs, out_shape)
+
+
 @dataclass(frozen=True, slots=True)
 class _OneState:
     """A robot's single-state calls that enter the compiled kernels directly (StateCall):
@@ -118,11 +126,10 @@ class _OneState:
 
     @classmethod
     def bind(cls, tree: np.ndarray, gravity: np.ndarray) -> _OneState:
-        entries, n = state_entries(), tree.shape[0]
+        n = tree.shape[0]
 
         def call(function: str, inputs: int, *out_shape: int) -> StateCall:
-            address = getattr(entries, f"{function}_entry").address
-            return StateCall(address, tree, gravity, inputs, out_shape)
+            return _state_call(function, tree, gravity, inputs, out_shape)
 
         return cls(
             inverse_dynamics=call("inverse_dynamics", 3, n),
@@ -149,10 +156,10 @@ class _OneFrame:
 
     @classmethod
     def bind(cls, tree: np.ndarray, row: np.ndarray) -> _OneFrame:
-        entries, n = state_entries(), tree.shape[0]
+        n = tree.shape[0]
 
         def call(function: str, *out_shape: int) -> StateCall:
-            return StateCall(getattr(entries, f"{function}_entry").address, tree, row, 1, out_shape)
+            return _state_call(function, tree, row, 1, out_shape)
 
         return cls(
             pose=call("frame_pose", 4, 4),
