@@ -8,85 +8,124 @@ from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import inverse_dynamics
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
-from robodyn_ros.dynamics.kinematics import forward_kinematics
+from robodyn_ros.dynamics.kinematics import body_kinematics
 from robodyn_ros.dynamics.spatial import (
     add6,
     dot6,
     force_to_parent,
     inertia_times,
     inertia_to_world,
-    matrix_times,
     motion_cross_force,
     motion_cross_motion,
-    pose_at,
     scale6,
     store,
     store_inertia_matrix,
+    symmetric_times,
     vector6,
 )
 from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of
 
-
-@kernel_helper
-def aba_workspace(n):
-    """(X_world, S_world, v, c, pA, U, D, u, IA): what aba needs besides the state."""
-    X_world, S_world, v = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6))
-    c, pA, U, IA = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6, 6))
-    return X_world, S_world, v, c, pA, U, np.empty(n), np.empty(n), IA
+LANES = 8
+"""States a batch's ABA runs side by side, one per lane of the workspace. Their passes are
+independent, so the CPU overlaps one state's dependency chains with another's: on the bundled
+Panda, 8 lanes take two thirds of the time per state of one state at a time."""
 
 
 @kernel_helper
-def aba(tree, gravity, q, qd, tau, f_ext, qdd, X_world, S_world, v, c, pA, U, D, u, IA):
-    """q̈ for one state, written into qdd; f_ext None or (n, 6) body-frame wrenches.
+def aba_workspace(n, lanes):
+    """(X_world, S_world, v, c, pA, U, D, u, IA) for `lanes` states at once: what aba needs
+    besides the states, a leading index per lane."""
+    X_world, S_world = np.empty((lanes, n, POSE)), np.empty((lanes, n, 6))
+    v, c, pA, U = (np.empty((lanes, n, 6)), np.empty((lanes, n, 6)), np.empty((lanes, n, 6)),
+                   np.empty((lanes, n, 6)))
+    return X_world, S_world, v, c, pA, U, np.empty((lanes, n)), np.empty((lanes, n)), \
+        np.empty((lanes, n, 6, 6))
+
+
+@kernel_helper
+def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
+    """q̈ of the states first .. first + lanes − 1 of a batch, written into QDD; Q, QD, TAU and
+    QDD are (B, n), F None or (B, n, 6) body-frame wrenches.
 
     Every quantity is in world axes about the world origin, so articulated inertias pass to
-    the parent without a transform. X_world (n x 12), S_world, v, c (velocity-product
-    accelerations, then accelerations), pA, U (n x 6), D, u (n) and IA (n x 6 x 6) are
-    workspaces.
+    the parent without a transform. Each state has its lane of the workspace (aba_workspace):
+    X_world, S_world, v, c (velocity-product accelerations, then accelerations), pA, U, D, u
+    and the articulated inertias IA, and each pass takes every lane at one body before the next.
     """
-    n = q.shape[0]
-    forward_kinematics(tree, q, X_world, S_world)
+    X_world, S_world, v, c, pA, U, D, u, IA = workspace
+    n = Q.shape[1]
 
-    # forward pass: velocities, velocity-product accelerations c, rigid-body bias forces pA
+    # forward pass: poses, velocities, velocity-product accelerations c, rigid-body bias forces
     for i in range(n):
         lam = parent_of(tree, i)
-        X = pose_at(X_world, i, 0)
-        vJ = scale6(qd[i], vector6(S_world, i))
-        v_i = add6(vector6(v, lam), vJ) if lam >= 0 else vJ
-        inertia = inertia_to_world(X, body_inertia(tree, i))
-        pA_i = motion_cross_force(v_i, inertia_times(inertia, v_i))
-        if f_ext is not None:
-            pA_i = add6(pA_i, scale6(-1.0, force_to_parent(X, vector6(f_ext, i))))
-        store(v, i, v_i)
-        store(c, i, motion_cross_motion(v_i, vJ))
-        store(pA, i, pA_i)
-        store_inertia_matrix(IA, i, inertia)
+        for lane in range(lanes):
+            b = first + lane
+            X, S = body_kinematics(tree, i, Q[b, i], X_world[lane], S_world[lane])
+            vJ = scale6(QD[b, i], S)
+            v_i = add6(vector6(v[lane], lam), vJ) if lam >= 0 else vJ
+            inertia = inertia_to_world(X, body_inertia(tree, i))
+            pA_i = motion_cross_force(v_i, inertia_times(inertia, v_i))
+            if F is not None:
+                pA_i = add6(pA_i, scale6(-1.0, force_to_parent(X, vector6(F[b], i))))
+            store(v[lane], i, v_i)
+            store(c[lane], i, motion_cross_motion(v_i, vJ))
+            store(pA[lane], i, pA_i)
+            store_inertia_matrix(IA[lane], i, inertia)
 
     # backward pass: articulated inertias IA and bias forces pA, handed to the parent:
     # Ia = IA − U Uᵀ/D, pa = pA + Ia c + U u/D = pA + IA c + U (u − Uᵀc)/D
     for i in range(n - 1, -1, -1):
-        S, pA_i = vector6(S_world, i), vector6(pA, i)
-        U_i = matrix_times(IA, i, S)
-        D[i], u[i] = dot6(S, U_i), tau[i] - dot6(S, pA_i)
-        store(U, i, U_i)
         lam = parent_of(tree, i)
-        if lam >= 0:
-            c_i = vector6(c, i)
-            pa = add6(pA_i, matrix_times(IA, i, c_i))
-            pa = add6(pa, scale6((u[i] - dot6(U_i, c_i)) / D[i], U_i))
-            store(pA, lam, add6(vector6(pA, lam), pa))
-            for r in range(6):
-                for k in range(6):
-                    IA[lam, r, k] += IA[i, r, k] - U_i[r] * U_i[k] / D[i]
+        for lane in range(lanes):
+            IA_l, pA_l = IA[lane], pA[lane]
+            S, pA_i = vector6(S_world[lane], i), vector6(pA_l, i)
+            U_i = symmetric_times(IA_l, i, S)
+            D_i, u_i = dot6(S, U_i), TAU[first + lane, i] - dot6(S, pA_i)
+            D[lane, i], u[lane, i] = D_i, u_i
+            store(U[lane], i, U_i)
+            if lam >= 0:
+                c_i = vector6(c[lane], i)
+                pa = add6(pA_i, symmetric_times(IA_l, i, c_i))
+                pa = add6(pa, scale6((u_i - dot6(U_i, c_i)) / D_i, U_i))
+                store(pA_l, lam, add6(vector6(pA_l, lam), pa))
+                for r in range(6):
+                    for k in range(r + 1):  # the lower triangle: IA is symmetric
+                        IA_l[lam, r, k] += IA_l[i, r, k] - U_i[r] * U_i[k] / D_i
 
     # forward pass: accelerations, the base accelerating upwards at g; c becomes a
     a = c
     a_root = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
     for i in range(n):
         lam = parent_of(tree, i)
-        a_i = add6(vector6(a, lam) if lam >= 0 else a_root, vector6(c, i))
-        qdd[i] = (u[i] - dot6(vector6(U, i), a_i)) / D[i]
-        store(a, i, add6(a_i, scale6(qdd[i], vector6(S_world, i))))
+        for lane in range(lanes):
+            a_l = a[lane]
+            a_i = add6(vector6(a_l, lam) if lam >= 0 else a_root, vector6(a_l, i))
+            qdd_i = (u[lane, i] - dot6(vector6(U[lane], i), a_i)) / D[lane, i]
+            QDD[first + lane, i] = qdd_i
+            store(a_l, i, add6(a_i, scale6(qdd_i, vector6(S_world[lane], i))))
+
+
+@kernel_helper
+def aba_state(tree, gravity, q, qd, tau, f_ext, qdd, workspace):
+    """aba for one state (n,) into qdd, with f_ext None or (1, n, 6) and a one-lane workspace."""
+    n = q.shape[0]
+    aba(tree, gravity, q.reshape((1, n)), qd.reshape((1, n)), tau.reshape((1, n)), f_ext,
+        qdd.reshape((1, n)), 0, 1, workspace)
+
+
+@kernel_helper
+def aba_batch(tree, gravity, Q, QD, TAU, F, QDD):
+    """aba for a batch (B, n): LANES states at a time; the last group ends at the last state
+    and so repeats a few states of the one before, which its lanes compute alike."""
+    B, n = Q.shape
+    if B < LANES:
+        workspace = aba_workspace(n, 1)
+        for b in range(B):
+            aba(tree, gravity, Q, QD, TAU, F, QDD, b, 1, workspace)
+        return
+    workspace = aba_workspace(n, LANES)
+    for first in range(0, B, LANES):
+        aba(tree, gravity, Q, QD, TAU, F, QDD, min(first, B - LANES), LANES, workspace)
 
 
 @kernel
@@ -94,17 +133,10 @@ def forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd):
     """ABA for a state (n,) or a batch (B, n); f_ext None or (..., n, 6); qdd like q."""
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
     B, n = Q.shape
-    QDD = qdd.reshape((B, n))
-    X_world, S_world, v, c, pA, U, D, u, IA = aba_workspace(n)
     if f_ext is None:
-        for b in range(B):
-            aba(tree, gravity, Q[b], QD[b], TAU[b], None, QDD[b],
-                X_world, S_world, v, c, pA, U, D, u, IA)
+        aba_batch(tree, gravity, Q, QD, TAU, None, qdd.reshape((B, n)))
     else:
-        F = f_ext.reshape((B, n, 6))
-        for b in range(B):
-            aba(tree, gravity, Q[b], QD[b], TAU[b], F[b], QDD[b],
-                X_world, S_world, v, c, pA, U, D, u, IA)
+        aba_batch(tree, gravity, Q, QD, TAU, f_ext.reshape((B, n, 6)), qdd.reshape((B, n)))
 
 
 @kernel

@@ -29,12 +29,21 @@ def forward_kinematics(tree, q, X_world, S_world):
     """Forward pass: pose X_world[i] of every body in the world (n x 12), and its joint's
     motion subspace in world axes about the world origin, S_world[i] (n x 6)."""
     for i in range(q.shape[0]):
-        lam = parent_of(tree, i)
-        X = joint_pose(pose_at(tree, i, PLACEMENT), subspace(tree, i), q[i])
-        if lam >= 0:
-            X = compose(pose_at(X_world, lam, 0), X)
-        store(X_world, i, X)
-        store(S_world, i, motion_to_parent(X, subspace(tree, i)))
+        body_kinematics(tree, i, q[i], X_world, S_world)
+
+
+@kernel_helper
+def body_kinematics(tree, i, q_i, X_world, S_world):
+    """Body i's step of forward_kinematics, its parent's pose already in X_world: stores and
+    returns its pose X and its joint's world motion subspace S."""
+    lam = parent_of(tree, i)
+    X = joint_pose(pose_at(tree, i, PLACEMENT), subspace(tree, i), q_i)
+    if lam >= 0:
+        X = compose(pose_at(X_world, lam, 0), X)
+    S = motion_to_parent(X, subspace(tree, i))
+    store(X_world, i, X)
+    store(S_world, i, S)
+    return X, S
 
 
 @kernel_helper

@@ -32,7 +32,7 @@ from robodyn_ros.dynamics.constraint_forces import (
     system_workspace,
 )
 from robodyn_ros.dynamics.cyclic_reduction import cyclic_reduction_workspace
-from robodyn_ros.dynamics.forward_dynamics import aba
+from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -423,9 +423,8 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
     B, n = Q.shape
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     FORCE, OUT = force.reshape((B, m)), out.reshape((B, m))
-    X_world, S_world, zero, qdd = np.empty((n, POSE)), np.empty((n, 6)), np.zeros(n), np.empty(n)
-    v, a, pA, U = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
-    D, u, IA = np.empty(n), np.empty(n), np.empty((n, 6, 6))
+    workspace, zero, qdd = aba_workspace(n, 1), np.zeros(n), np.empty(n)
+    X_world, S_world, a = workspace[0][0], workspace[1][0], workspace[3][0]  # aba's, lane 0
     f_ext, wrench, no_gravity = np.empty((n, 6)), np.empty(F6), np.zeros(3)
     for b in range(B):
         forward_kinematics(tree, Q[b], X_world, S_world)
@@ -442,8 +441,7 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
                               cross(p, F))
                 local = (*rotate_back(X, F), *rotate_back(X, add3(moment, cross(F, X[9:12]))))
                 store(f_ext, body, add6(vector6(f_ext, body), local))
-        aba(tree, no_gravity, Q[b], zero, zero, f_ext, qdd, X_world, S_world, v, a, pA, U, D,
-            u, IA)
+        aba_state(tree, no_gravity, Q[b], zero, zero, f_ext.reshape((1, n, 6)), qdd, workspace)
         for r in range(m):
             k, axis = rows[r] // 6, rows[r] % 6
             body = int(frames[k, FRAME_BODY])

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from robodyn_ros.dynamics.forward_dynamics import aba, aba_workspace
+from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
@@ -60,15 +60,15 @@ def joint_torques(joints, qd, tau, friction_velocity, out):
 @kernel_helper
 def acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, qdd, ws):
     """q̈ of the simulated robot under the applied effort τ; ws = (aba_workspace, torque)."""
-    X_world, S_world, v, c, pA, U, D, u, IA, torque = ws
+    aba_ws, torque = ws
     joint_torques(joints, qd, tau, friction_velocity, torque)
-    aba(tree, gravity, q, qd, torque, None, qdd, X_world, S_world, v, c, pA, U, D, u, IA)
+    aba_state(tree, gravity, q, qd, torque, None, qdd, aba_ws)
 
 
 @kernel_helper
 def integrator_workspace(n):
     """(aba_workspace + torque, RK4 stages k_q (4 x n), k_v (4 x n), stage state q, q̇)."""
-    ws = (*aba_workspace(n), np.empty(n))
+    ws = (aba_workspace(n, 1), np.empty(n))
     return ws, np.empty((4, n)), np.empty((4, n)), np.empty(n), np.empty(n)
 
 

@@ -242,3 +242,24 @@ def matrix_times(A, i, x):
         matrix_row_times(A, i, 2, x), matrix_row_times(A, i, 3, x),
         matrix_row_times(A, i, 4, x), matrix_row_times(A, i, 5, x),
     )
+
+
+@kernel_helper
+def symmetric_times(A, i, x):
+    """A[i] x for a (n, 6, 6) array A of symmetric matrices, of which only the lower triangle
+    is read."""
+    a = A[i]
+    return (
+        a[0, 0] * x[0] + a[1, 0] * x[1] + a[2, 0] * x[2] + a[3, 0] * x[3] + a[4, 0] * x[4]
+        + a[5, 0] * x[5],
+        a[1, 0] * x[0] + a[1, 1] * x[1] + a[2, 1] * x[2] + a[3, 1] * x[3] + a[4, 1] * x[4]
+        + a[5, 1] * x[5],
+        a[2, 0] * x[0] + a[2, 1] * x[1] + a[2, 2] * x[2] + a[3, 2] * x[3] + a[4, 2] * x[4]
+        + a[5, 2] * x[5],
+        a[3, 0] * x[0] + a[3, 1] * x[1] + a[3, 2] * x[2] + a[3, 3] * x[3] + a[4, 3] * x[4]
+        + a[5, 3] * x[5],
+        a[4, 0] * x[0] + a[4, 1] * x[1] + a[4, 2] * x[2] + a[4, 3] * x[3] + a[4, 4] * x[4]
+        + a[5, 4] * x[5],
+        a[5, 0] * x[0] + a[5, 1] * x[1] + a[5, 2] * x[2] + a[5, 3] * x[3] + a[5, 4] * x[4]
+        + a[5, 5] * x[5],
+    )

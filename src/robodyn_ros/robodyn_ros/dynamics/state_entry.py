@@ -20,7 +20,7 @@ import numpy as np
 from numba import carray, cfunc, types
 
 from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
-from robodyn_ros.dynamics.forward_dynamics import aba, aba_workspace
+from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
@@ -87,9 +87,8 @@ def mass_matrix_inverse_entry(tree, gravity, n, q, _x1, _x2, Minv):
 
 @entry
 def forward_dynamics_entry(tree, gravity, n, q, qd, tau, qdd):
-    X_world, S_world, v, c, pA, U, D, u, IA = aba_workspace(n)
-    aba(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), carray(tau, n), None,
-        carray(qdd, n), X_world, S_world, v, c, pA, U, D, u, IA)
+    aba_state(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), carray(tau, n),
+              None, carray(qdd, n), aba_workspace(n, 1))
 
 
 @entry
