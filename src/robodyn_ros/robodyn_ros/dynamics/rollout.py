@@ -7,7 +7,9 @@ Each step k: τ_cmd = the control law at (q_k, q̇_k) every `control_every` step
 command in between (a controller running at a lower rate); the applied effort clip(τ_cmd,
 ±effort limit) is held over the step; q̈ = ABA(q, q̇, τ − d q̇ − f tanh(q̇/ε)) is integrated by
 semi-implicit Euler or RK4; then velocities are clipped to their limits and a joint past a
-position limit is put back on it with its outward velocity zeroed.
+position limit is put back on it with its outward velocity zeroed. At a step where the
+operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) from
+the law's own M⁻¹ and b instead of one more ABA at the same state.
 
 Control laws (`law`):
 
@@ -66,6 +68,19 @@ def acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, qdd, ws):
 
 
 @kernel_helper
+def acceleration_from_inverse(joints, friction_velocity, Minv, b, qd, tau, qdd, torque):
+    """q̈ = M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b): acceleration's answer at a state where M⁻¹ and
+    b = C q̇ + g are known (from the operational-space law), without an ABA."""
+    joint_torques(joints, qd, tau, friction_velocity, torque)
+    n = qd.shape[0]
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += Minv[i, j] * (torque[j] - b[j])
+        qdd[i] = s
+
+
+@kernel_helper
 def integrator_workspace(n):
     """(aba_workspace + torque, RK4 stages k_q (4 x n), k_v (4 x n), stage state q, q̇)."""
     ws = (aba_workspace(n, 1), np.empty(n))
@@ -73,20 +88,24 @@ def integrator_workspace(n):
 
 
 @kernel_helper
-def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, tau, workspace):
-    """(q, q̇) advanced in place by one step of `integrator` under the held effort τ."""
+def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, tau, workspace,
+              start_known):
+    """(q, q̇) advanced in place by one step of `integrator` under the held effort τ; where
+    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇)."""
     ws, k_q, k_v, q_stage, qd_stage = workspace
-    if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
+    if not start_known:
         acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, k_v[0], ws)
+    if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
         qd += dt * k_v[0]
         q += dt * qd
         return
     # classical fourth-order Runge–Kutta on (q̇, q̈)
-    for s in range(4):
-        h = 0.0 if s == 0 else (dt if s == 3 else 0.5 * dt)
+    k_q[0] = qd
+    for s in range(1, 4):
+        h = dt if s == 3 else 0.5 * dt
         for i in range(q.shape[0]):
-            q_stage[i] = q[i] + h * k_q[s - 1, i] if s > 0 else q[i]
-            qd_stage[i] = qd[i] + h * k_v[s - 1, i] if s > 0 else qd[i]
+            q_stage[i] = q[i] + h * k_q[s - 1, i]
+            qd_stage[i] = qd[i] + h * k_v[s - 1, i]
         k_q[s] = qd_stage
         acceleration(tree, gravity, joints, friction_velocity, q_stage, qd_stage, tau, k_v[s], ws)
     for i in range(q.shape[0]):
@@ -244,8 +263,10 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
     steps, n = tau.shape
     cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
     clamped[:] = 0
+    Minv, b, torque, qdd = cw[1], cw[3], workspace[0][1], workspace[2][0]
     for k in range(steps):
-        if k % control_every != 0:
+        law_now = law if k % control_every == 0 else -1
+        if law_now < 0:
             tau[k] = tau[k - 1]
         elif law == OPERATIONAL_SPACE:
             operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target,
@@ -259,6 +280,9 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
             applied[i] = min(max(tau[k, i], -joints[EFFORT_LIMIT, i]), joints[EFFORT_LIMIT, i])
         q[k + 1] = q[k]
         qd[k + 1] = qd[k]
+        if law_now == OPERATIONAL_SPACE:  # the law left M⁻¹ and b at this state
+            acceleration_from_inverse(joints, friction_velocity, Minv, b, qd[k], applied, qdd,
+                                      torque)
         integrate(tree, gravity, joints, friction_velocity, integrator, dt, q[k + 1], qd[k + 1],
-                  applied, workspace)
+                  applied, workspace, law_now == OPERATIONAL_SPACE)
         enforce_limits(joints, q[k + 1], qd[k + 1], clamped)
