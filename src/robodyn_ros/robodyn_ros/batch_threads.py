@@ -5,7 +5,8 @@ GIL-free build (dynamics.jit.kernel's `released`) on the next chunk nobody has t
 into its slice of the outputs: the calling thread works along, helper threads from a shared
 pool join it. A helper that starts late (its core busy with another process) takes fewer
 chunks instead of holding the others up. Chunks hold whole states and every kernel treats the
-states of a batch independently, so the answer is the serial one bit for bit.
+states of a batch independently, so the answer is the serial one bit for bit. An error in a
+chunk reaches the caller as the same error naming the state of the batch that raised it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def run_batch(
     most = threads * CHUNKS_PER_THREAD if threads > 1 else 1
     count = max(1, min(most, size * joints // MIN_CHUNK))
     bounds = np.linspace(0, size, count + 1).astype(int)
-    chunks = [_chunk(per_state, lo, hi) for lo, hi in itertools.pairwise(bounds)]
+    chunks = [(lo, _chunk(per_state, lo, hi)) for lo, hi in itertools.pairwise(bounds)]
     untaken = iter(chunks)  # next() on a list iterator is atomic under the GIL
     helper_count = min(threads, count) - 1
     helpers = [
@@ -55,8 +56,34 @@ def run_batch(
 
 
 def _work(kernel: Callable[..., None], constants: Sequence, untaken: Iterator[tuple]) -> None:
-    for chunk in untaken:
-        kernel(*constants, *chunk)
+    for first, chunk in untaken:
+        try:
+            kernel(*constants, *chunk)
+        except Exception as error:
+            raise _naming_the_state(error, kernel, constants, chunk, first) from error
+
+
+def _naming_the_state(
+    error: Exception, kernel: Callable[..., None], constants: Sequence, chunk: tuple, first: int
+) -> Exception:
+    """The error again, its message naming the state of the batch that raised it (also its
+    `state` attribute): the chunk's states run once more one at a time, up to the first that
+    raises the same error."""
+    for k in range(chunk[0].shape[0]):
+        try:
+            kernel(*constants, *_chunk(chunk, k, k + 1))
+        except type(error):
+            where = f"state {first + k} of the batch"
+            break
+    else:
+        where = f"states {first} to {first + chunk[0].shape[0] - 1} of the batch"
+    try:
+        named = type(error)(f"{error} ({where})")
+    except TypeError:  # an error type that does not take a message alone
+        named = error
+        named.add_note(where)
+    named.state = where
+    return named
 
 
 def _chunk(per_state: Sequence, lo: int, hi: int) -> tuple:

@@ -514,11 +514,13 @@ class Robot:
         out = np.empty((*q.shape[:-1], m, m))
         try:
             self._run(kernel, (self._tree, rows, selection), q, bool(inverse), out)
-        except (np.linalg.LinAlgError, ZeroDivisionError):
+        except (np.linalg.LinAlgError, ZeroDivisionError) as error:
+            where = getattr(error, "state", "")
             raise np.linalg.LinAlgError(
                 f"operational_space_inertia: Λ of frame(s) {', '.join(map(repr, names))} does "
-                "not exist at this configuration: J M⁻¹ Jᵀ is singular (the task Jacobian has "
-                "lost rank, a kinematic singularity); Λ⁻¹ (inverse=True) is defined everywhere"
+                f"not exist at this configuration{f' ({where})' if where else ''}: J M⁻¹ Jᵀ is "
+                "singular (the task Jacobian has lost rank, a kinematic singularity); Λ⁻¹ "
+                "(inverse=True) is defined everywhere"
             ) from None
         return out
 

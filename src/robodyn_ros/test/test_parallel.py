@@ -178,8 +178,10 @@ def test_threads_are_a_setting_of_the_robot(panda) -> None:
         panda.with_threads(0)
 
 
-def test_an_error_in_a_helper_threads_chunk_reaches_the_caller(panda, many_states) -> None:
+def test_an_error_in_a_helper_threads_chunk_names_its_state(panda, many_states) -> None:
     singular = many_states[0].copy()
     singular[-1] = 0.0  # the stretched-out arm, in the last thread's chunk: Λ does not exist
-    with pytest.raises(np.linalg.LinAlgError, match="does not exist at this configuration"):
+    last = len(singular) - 1
+    with pytest.raises(np.linalg.LinAlgError,
+                       match=f"does not exist at this configuration \\(state {last} of the batch"):
         panda.with_threads(2).operational_space_inertia(singular, FRAME)
