@@ -21,6 +21,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from robodyn_ros import Robot
 from robodyn_ros.ros.sim_node import SimNode
+from robodyn_ros.sim import SimulatedRobot
 
 PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
 Q0 = [0.0, -0.3, 0.0, -2.0, 0.0, 1.5, 0.8]  # inside the limits, away from them
@@ -216,5 +217,27 @@ def test_bad_command_gives_a_warning_and_the_node_keeps_publishing(ros) -> None:
         count = len(harness.states)
         assert wait_for(lambda: len(harness.states) > count + 10), "joint_states stopped"
         assert np.allclose(harness.states[-1][1].effort, 0.0)  # the last good command kept
+    finally:
+        harness.close()
+
+
+def test_an_iterative_method_runs_at_the_tolerance_set(ros, robot) -> None:
+    """PCG at tol 1e-6, warm-started, follows the ABA fall within 1e-6 rad; a bad tolerance is
+    refused with the reason."""
+    harness = Harness(ros, forward_dynamics_method="pcg", forward_dynamics_tolerance=1e-6)
+    try:
+        assert wait_for(lambda: harness.sim_time() >= 0.2), "no joint_states up to 0.2 s"
+        sim = harness.node.sim
+        assert sim.forward_dynamics_method == "pcg" and sim.solver.options == {"tol": 1e-6}
+        stamps, q = positions(harness, 0.2)
+        reference = SimulatedRobot(robot, "rk4", sim.dt, q=np.array(Q0))
+        steps_per_period = round((stamps[1] - stamps[0]) / sim.dt)
+        for k in range(1, len(stamps)):
+            for _ in range(steps_per_period):
+                reference.step(np.zeros(robot.nv))
+            assert np.max(np.abs(q[k] - reference.q)) < 1e-6, f"at {stamps[k]} s"
+        result = harness.node.set_parameters([Parameter("forward_dynamics_tolerance", value=-1.0)])
+        assert not result[0].successful
+        assert "forward_dynamics_tolerance must be a positive number" in result[0].reason
     finally:
         harness.close()

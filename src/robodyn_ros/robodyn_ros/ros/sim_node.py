@@ -5,6 +5,9 @@ Parameters:
         ``robot_description`` topic (transient local, as robot_state_publisher provides it).
     integrator (string, "rk4"): "rk4" or "semi_implicit_euler".
     forward_dynamics_method (string, "aba"): any of Robot.FORWARD_DYNAMICS_METHODS.
+    forward_dynamics_tolerance (double, iteration.DEFAULT_TOL): the stopping tolerance of an
+        iterative method (robodyn_ros.iteration), warm-started from the previous steps;
+        direct methods ignore it.
     dt (double, 0.001 s): integration step.
     publish_period (double, 0.01 s): joint_states and /clock go out every publish_period of
         sim time (rounded to a whole number of steps, at least one).
@@ -45,6 +48,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
+from robodyn_ros.iteration import DEFAULT_TOL
 from robodyn_ros.model import ModelError
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.entry import spin_until_interrupted
@@ -79,6 +83,7 @@ class SimNode(Node):
         self.declare_parameter("robot_description", "")
         self.declare_parameter("integrator", "rk4")
         self.declare_parameter("forward_dynamics_method", "aba")
+        self.declare_parameter("forward_dynamics_tolerance", DEFAULT_TOL)
         self.declare_parameter("dt", 0.001)
         self.declare_parameter("publish_period", 0.01)
         self.declare_parameter("real_time_factor", 1.0)
@@ -135,11 +140,15 @@ class SimNode(Node):
         previous ones."""
         try:
             robot = Robot.from_urdf_string(urdf)
+            method = self.get_parameter("forward_dynamics_method").value
+            iterative = method in Robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+            tolerance = self.get_parameter("forward_dynamics_tolerance").value
             sim = SimulatedRobot(
                 robot,
                 self.get_parameter("integrator").value,
                 self.get_parameter("dt").value,
-                forward_dynamics_method=self.get_parameter("forward_dynamics_method").value,
+                forward_dynamics_method=method,
+                forward_dynamics_options={"tol": tolerance} if iterative else None,
                 friction_velocity=self.get_parameter("friction_velocity").value,
             )
         except (ModelError, ValueError) as error:
@@ -193,7 +202,8 @@ class SimNode(Node):
                 f"forward_dynamics_method must be one of {Robot.FORWARD_DYNAMICS_METHODS}; "
                 f"got '{value}'"
             )
-        if name in ("dt", "publish_period", "friction_velocity", "diagnostic_period") and not (
+        if name in ("dt", "publish_period", "friction_velocity", "diagnostic_period",
+                    "forward_dynamics_tolerance") and not (
             isinstance(value, float) and value > 0.0 and np.isfinite(value)
         ):
             return f"{name} must be a positive number; got {value!r}"
