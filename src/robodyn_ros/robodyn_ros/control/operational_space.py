@@ -165,7 +165,7 @@ class OperationalSpace(Controller):
 
 def rotation_error(R_target: np.ndarray, R: np.ndarray) -> np.ndarray:
     """log(R* Rᵀ): the rotation vector (world axes) turning R into R*, in rad."""
-    return log_so3(np.ascontiguousarray(R_target @ R.T))
+    return np.array(log_so3(np.ascontiguousarray(R_target @ R.T)))
 
 
 def as_rotation_matrix(orientation, name: str = "orientation") -> np.ndarray:

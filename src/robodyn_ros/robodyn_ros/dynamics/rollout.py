@@ -142,8 +142,8 @@ def control_workspace(tree, n):
 
 @kernel_helper
 def cholesky(A, shift, L):
-    """A − shift·1 = L Lᵀ into the lower triangle of L; False where it is not positive
-    definite."""
+    """A − shift·1 = L Lᵀ into the lower triangle of L, with 1 / L_jj on its diagonal (one
+    division a column); False where it is not positive definite."""
     m = A.shape[0]
     for j in range(m):
         d = A[j, j] - shift
@@ -151,27 +151,28 @@ def cholesky(A, shift, L):
             d -= L[j, k] * L[j, k]
         if not d > 0.0:
             return False
-        L[j, j] = math.sqrt(d)
+        inverse = 1.0 / math.sqrt(d)
+        L[j, j] = inverse
         for i in range(j + 1, m):
             s = A[i, j]
             for k in range(j):
                 s -= L[i, k] * L[j, k]
-            L[i, j] = s / L[j, j]
+            L[i, j] = s * inverse
     return True
 
 
 @kernel_helper
 def cholesky_solve(L, x):
-    """x ← (L Lᵀ)⁻¹ x in place."""
+    """x ← (L Lᵀ)⁻¹ x in place, L from cholesky."""
     m = x.shape[0]
     for i in range(m):
         for k in range(i):
             x[i] -= L[i, k] * x[k]
-        x[i] /= L[i, i]
+        x[i] *= L[i, i]
     for i in range(m - 1, -1, -1):
         for k in range(i + 1, m):
             x[i] -= L[k, i] * x[k]
-        x[i] /= L[i, i]
+        x[i] *= L[i, i]
 
 
 @kernel_helper
@@ -230,7 +231,7 @@ def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, targ
         for c in range(3):
             rotation[r, c] = (target[3 * r] * pose[c, 0] + target[3 * r + 1] * pose[c, 1]
                               + target[3 * r + 2] * pose[c, 2])  # R* Rᵀ
-    task[3:] = log_so3(rotation)
+    task[3], task[4], task[5] = log_so3(rotation)
     for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (M⁻¹ Jᵀ)ᵀ τ₀
         s = task_gains[KP, r] * task[r] - Jdot_qd[r]
         for j in range(n):
