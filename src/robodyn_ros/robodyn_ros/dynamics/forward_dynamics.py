@@ -7,7 +7,7 @@ import numpy as np
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import inverse_dynamics
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import body_kinematics
 from robodyn_ros.dynamics.spatial import (
     add6,
@@ -105,6 +105,20 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
             store(a_l, i, add6(a_i, scale6(qdd_i, vector6(S_world[lane], i))))
 
 
+@routine
+def aba_lanes(tree, gravity, Q, QD, TAU, F, QDD, first, workspace):
+    """aba for the LANES states from `first`, with a LANES-lane workspace. This and aba_one
+    are compiled once for every batch kernel that calls them; one state elsewhere inlines aba
+    (aba_state), where the call would cost a control loop more than the compile."""
+    aba(tree, gravity, Q, QD, TAU, F, QDD, first, LANES, workspace)
+
+
+@routine
+def aba_one(tree, gravity, Q, QD, TAU, F, QDD, b, workspace):
+    """aba for state b alone, with a one-lane workspace."""
+    aba(tree, gravity, Q, QD, TAU, F, QDD, b, 1, workspace)
+
+
 @kernel_helper
 def aba_state(tree, gravity, q, qd, tau, f_ext, qdd, workspace):
     """aba for one state (n,) into qdd, with f_ext None or (1, n, 6) and a one-lane workspace."""
@@ -121,11 +135,11 @@ def aba_batch(tree, gravity, Q, QD, TAU, F, QDD):
     if B < LANES:
         workspace = aba_workspace(n, 1)
         for b in range(B):
-            aba(tree, gravity, Q, QD, TAU, F, QDD, b, 1, workspace)
+            aba_one(tree, gravity, Q, QD, TAU, F, QDD, b, workspace)
         return
     workspace = aba_workspace(n, LANES)
     for first in range(0, B, LANES):
-        aba(tree, gravity, Q, QD, TAU, F, QDD, min(first, B - LANES), LANES, workspace)
+        aba_lanes(tree, gravity, Q, QD, TAU, F, QDD, min(first, B - LANES), workspace)
 
 
 @kernel

@@ -35,7 +35,7 @@ from robodyn_ros.dynamics.cyclic_reduction import cyclic_reduction_workspace
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import (
     forward_kinematics,
     frame_jacobian_into,
@@ -194,7 +194,7 @@ def shift_inertia_to_point(Lambda, p):
     subtract_moments(Lambda, p, p, 3, 0)
 
 
-@kernel_helper
+@routine
 def articulated_task_inverse(tree, frames, q, full, ws):
     """full (6F x 6F) = Λ⁻¹ of the stacked task of F frames by the O(n) recursion (module
     docstring); ws from articulated_workspace."""
@@ -231,7 +231,7 @@ def articulated_task_inverse(tree, frames, q, full, ws):
                 full[6 * k : 6 * k + 6, 6 * h : 6 * h + 6] = block.T
 
 
-@kernel_helper
+@routine
 def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
     """full (6F x 6F) = J M⁻¹ Jᵀ of the stacked task, J (6F x n) the stacked frame Jacobians."""
     _, X_world, S_world, _, _, _, _, _ = workspace
@@ -242,7 +242,7 @@ def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
     full[:, :] = J @ (Minv @ J.T)
 
 
-@kernel_helper
+@routine
 def path_system(tree, q, body, ws, aw, I_tip):
     """The constraint-force system (ws: Φ_i, W_i and the blocks of 𝒜) of the chain of joints
     from the base to `body`, the rest of the tree eliminated leaf first; returns its length m
@@ -281,7 +281,7 @@ def path_system(tree, q, body, ws, aw, I_tip):
     return m
 
 
-@kernel_helper
+@routine
 def schur_task_inverse(tree, frames, q, full, cyclic, ws, aw, sw):
     """full (6F x 6F) of frames on one body, from its Λ⁻¹ about the world origin
     (schur.tip_inverse_inertia of path_system); ws, aw, sw from schur_workspace_of."""
@@ -297,7 +297,7 @@ def schur_task_inverse(tree, frames, q, full, cyclic, ws, aw, sw):
             shift_to_points(block, frame_origin(X_world, frames[h]), p_k)
 
 
-@kernel_helper
+@routine
 def schur_direct_inertia(tree, frame, q, out, cyclic, ws, aw, sw):
     """out (6 x 6) = Λ of one frame by the direct form (schur.tip_inertia of path_system),
     refused where the pivot R is singular to working precision."""

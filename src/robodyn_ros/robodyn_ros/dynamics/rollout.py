@@ -91,24 +91,24 @@ def integrator_workspace(n):
 def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, tau, workspace,
               start_known):
     """(q, q̇) advanced in place by one step of `integrator` under the held effort τ; where
-    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇)."""
+    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇). One call site of
+    acceleration for every stage, so the ABA is inlined once."""
     ws, k_q, k_v, q_stage, qd_stage = workspace
-    if not start_known:
-        acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, k_v[0], ws)
-    if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
-        qd += dt * k_v[0]
-        q += dt * qd
-        return
-    # classical fourth-order Runge–Kutta on (q̇, q̈)
+    n = q.shape[0]
     k_q[0] = qd
-    for s in range(1, 4):
-        h = dt if s == 3 else 0.5 * dt
-        for i in range(q.shape[0]):
-            q_stage[i] = q[i] + h * k_q[s - 1, i]
-            qd_stage[i] = qd[i] + h * k_v[s - 1, i]
+    for s in range(1 if start_known else 0, 1 if integrator == SEMI_IMPLICIT_EULER else 4):
+        h = dt if s == 3 else 0.5 * dt  # RK4's stages at t, t + dt/2, t + dt/2, t + dt
+        for i in range(n):
+            q_stage[i] = q[i] + h * k_q[s - 1, i] if s > 0 else q[i]
+            qd_stage[i] = qd[i] + h * k_v[s - 1, i] if s > 0 else qd[i]
         k_q[s] = qd_stage
         acceleration(tree, gravity, joints, friction_velocity, q_stage, qd_stage, tau, k_v[s], ws)
-    for i in range(q.shape[0]):
+    if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
+        for i in range(n):
+            qd[i] += dt * k_v[0, i]
+            q[i] += dt * qd[i]
+        return
+    for i in range(n):  # classical fourth-order Runge–Kutta on (q̇, q̈)
         q[i] += dt / 6.0 * (k_q[0, i] + 2.0 * k_q[1, i] + 2.0 * k_q[2, i] + k_q[3, i])
         qd[i] += dt / 6.0 * (k_v[0, i] + 2.0 * k_v[1, i] + 2.0 * k_v[2, i] + k_v[3, i])
 
