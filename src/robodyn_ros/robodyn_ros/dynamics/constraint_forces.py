@@ -186,13 +186,14 @@ def reduced_block(G, u, k, w, m, sign, T, out):
 def system_workspace(n):
     """The arrays of the constraint-force system of n joints, as a tuple (see assemble_matrix,
     assemble_rhs): λ (n x 5) at 15, then the parent of each joint (16) and whether each body
-    has several children (17)."""
+    has several children (17), whether any body has (18)."""
     return (
         np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 10)), np.empty((n, 6, 6)),
         np.empty((n, 6)), np.empty(n, dtype=np.int64), np.empty((n, C, C)),
         np.empty((n, C, C)), np.empty((6, 6)), np.empty((6, 6)), np.empty((n, 6)),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, C)),
         np.empty((n, C)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.bool_),
+        np.empty(1, dtype=np.bool_),
     )
 
 
@@ -201,12 +202,14 @@ def store_topology(tree, ws):
     """ws's parent of each joint and whether each body has several children (in depth-first
     order the first child of p is p + 1, so a child after it is a second one)."""
     parent, branches = ws[16], ws[17]
+    ws[18][0] = False
     for i in range(tree.shape[0]):
         p = parent_of(tree, i)
         parent[i] = p
         branches[i] = False
         if p >= 0 and i != p + 1:
             branches[p] = True
+            ws[18][0] = True
 
 
 @kernel_helper
@@ -215,6 +218,7 @@ def store_chain_topology(ws, m):
     for i in range(m):
         ws[16][i] = i - 1
         ws[17][i] = False
+    ws[18][0] = False
 
 
 @routine
@@ -347,61 +351,76 @@ def constraint_forces_of(tree, qdd, a_root, ws):
         store(lam, i, project(house, pivot, i, vector6(f, i)))
 
 
-@kernel_helper
-def child_products(ws, x, psi):
-    """psi_i (n x 5) = Σ_{c child of i} 𝒜_{i,c} x_c."""
-    Ao, parent = ws[7], ws[16]
-    psi[:, :] = 0.0
-    for c in range(1, x.shape[0]):
-        p = parent[c]
-        if p >= 0:
-            Ax = block_times(Ao, c - 1, x, c)
-            for r in range(C):
-                psi[p, r] += Ax[r]
-
-
-@kernel_helper
-def family_forces(ws, x, sigma):
-    """sigma_p (n x 6) = Σ_{c child of p} W_c x_c of the bodies p with several children."""
-    house, pivot, parent, branches = ws[4], ws[5], ws[16], ws[17]
+@routine
+def family_sums(ws, x, psi, sigma):
+    """For each body p with several children, psi_p (n x 5) = Σ 𝒜_{p,c} x_c over its children
+    c but the first (p + 1) and sigma_p (n x 6) = Σ W_c x_c over all its children."""
+    house, pivot, Ao, parent, branches = ws[4], ws[5], ws[7], ws[16], ws[17]
     n = x.shape[0]
     for p in range(n):
         if branches[p]:
+            psi[p, :] = 0.0
             sigma[p, :] = 0.0
     for c in range(n):
         p = parent[c]
         if p >= 0 and branches[p]:
             store(sigma, p, add6(vector6(sigma, p), lift(house, pivot, c, x)))
+            if c != p + 1:
+                Ax = block_times(Ao, c - 1, x, c)
+                for r in range(C):
+                    psi[p, r] += Ax[r]
 
 
 @kernel_helper
-def off_diagonal_row(ws, x, i, psi, sigma):
-    """Σ_{j ≠ i} 𝒜_ij x_j (5): the children's psi_i, the parent's 𝒜_{i,p} x_p and, when the
-    parent p has several children, the siblings' W_iᵀ Φ_p (σ_p − W_i x_i)."""
-    Phi, house, pivot, Ao, parent, branches = ws[3], ws[4], ws[5], ws[7], ws[16], ws[17]
-    t = (psi[i, 0], psi[i, 1], psi[i, 2], psi[i, 3], psi[i, 4])
+def off_diagonal_parts(ws):
+    """(Φ, W's reflectors and pivots, Ao, parent, branches): what add_off_diagonal_row reads
+    of ws, taken once before the loop over the rows."""
+    return ws[3], ws[4], ws[5], ws[7], ws[16], ws[17]
+
+
+@kernel_helper
+def add_off_diagonal_row(parts, x, i, psi, sigma, out, row, sign):
+    """out[row] += sign Σ_{j ≠ i} 𝒜_ij x_j: the first child's 𝒜_{i,i+1} x_{i+1}, the other
+    children's psi_i, the parent's 𝒜_{i,p} x_p = 𝒜_{p,i}ᵀ x_p and, when the parent p has
+    several children, the siblings' W_iᵀ Φ_p (σ_p − W_i x_i) (psi and sigma by family_sums);
+    parts from off_diagonal_parts."""
+    Phi, house, pivot, Ao, parent, branches = parts
+    if i + 1 < x.shape[0] and parent[i + 1] == i:
+        Ax = block_times(Ao, i, x, i + 1)
+        for r in range(C):
+            out[row, r] += sign * Ax[r]
+    if branches[i]:
+        for r in range(C):
+            out[row, r] += sign * psi[i, r]
     p = parent[i]
     if p >= 0:
-        t = add5(t, block_times(Ao.transpose((0, 2, 1)), i - 1, x, p))  # 𝒜_{i,p} = 𝒜_{p,i}ᵀ
+        add_transposed_times(out, row, Ao, i - 1, x, p, sign)
         if branches[p]:
             g = add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, x)))
-            t = add5(t, project(house, pivot, i, matrix_times(Phi, p, g)))
-    return t
+            siblings = project(house, pivot, i, matrix_times(Phi, p, g))
+            for r in range(C):
+                out[row, r] += sign * siblings[r]
 
 
 @kernel_helper
-def add5(a, b):
-    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]
+def add_transposed_times(out, row, A, k, x, j, sign):
+    """out[row] += sign A[k]ᵀ x[j] (5 x 5 blocks, n x 5 vectors)."""
+    for r in range(C):
+        t = 0.0
+        for s in range(C):
+            t += A[k, s, r] * x[j, s]
+        out[row, r] += sign * t
 
 
 @kernel_helper
 def block_product(ws, x, out, psi, sigma):
     """out = 𝒜 x; psi (n x 5) and sigma (n x 6) are workspaces."""
-    Ad = ws[6]
-    child_products(ws, x, psi)
-    family_forces(ws, x, sigma)
+    Ad, parts = ws[6], off_diagonal_parts(ws)
+    if ws[18][0]:
+        family_sums(ws, x, psi, sigma)
     for i in range(x.shape[0]):
-        store(out, i, add5(block_times(Ad, i, x, i), off_diagonal_row(ws, x, i, psi, sigma)))
+        store(out, i, block_times(Ad, i, x, i))
+        add_off_diagonal_row(parts, x, i, psi, sigma, out, i, 1.0)
 
 
 @kernel_helper
@@ -479,15 +498,16 @@ def sweep(ws, Dinv, b, source, previous, omega, gamma, out, in_place, iw):
     the earlier siblings' s_j are already the new iterate (the children's come later: their
     products are taken before the sweep); J-SI (Table 1): previous = f⁽ⁱ⁻¹⁾ and ω = ρ̄. γ ≠ 1
     extrapolates the Jacobi step (jacobi_extrapolation). iw from iteration_workspace."""
-    house, pivot, parent, branches = ws[4], ws[5], ws[16], ws[17]
+    parts = off_diagonal_parts(ws)
+    _, house, pivot, _, parent, branches = parts
     t, psi, sigma = iw[6], iw[7], iw[8]
-    child_products(ws, source, psi)
-    family_forces(ws, source, sigma)
+    if ws[18][0]:
+        family_sums(ws, source, psi, sigma)
     change = norm = 0.0
     for i in range(b.shape[0]):
-        coupling = off_diagonal_row(ws, source, i, psi, sigma)
         for r in range(C):
-            t[0, r] = b[i, r] - coupling[r]
+            t[0, r] = b[i, r]
+        add_off_diagonal_row(parts, source, i, psi, sigma, t, 0, -1.0)
         jacobi = block_times(Dinv, i, t, 0)
         p = parent[i]
         shared = in_place and p >= 0 and branches[p]
@@ -545,7 +565,7 @@ def jacobi_extrapolation(ws, Dinv, mu, iw):
     if not np.isnan(mu):
         return 1.0, mu
     high = extreme_eigenvalue(ws, Dinv, 0.0, iw)
-    if not np.any(ws[17][: Dinv.shape[0]]):
+    if not ws[18][0]:
         return 1.0, min(max(high - 1.0, 0.0), 1.0 - 1e-12)
     low = extreme_eigenvalue(ws, Dinv, high, iw)
     return 2.0 / (low + high), min(max((high - low) / (high + low), 0.0), 1.0 - 1e-12)
@@ -638,7 +658,7 @@ def solve_iteratively(scheme, omega, mu, tol, max_iterations, ws, iw):
     else:
         gamma = 1.0
         needs_mu = ((scheme == SOR and np.isnan(omega)) or scheme == JACOBI_SI
-                    or (scheme == JACOBI and np.any(ws[17][: b.shape[0]])))
+                    or (scheme == JACOBI and ws[18][0]))
         if needs_mu:
             gamma, mu = jacobi_extrapolation(ws, Dinv, mu, iw)
         if scheme == SOR and np.isnan(omega):
