@@ -16,6 +16,7 @@ Robot.forward_dynamics method, against Sharf & D'Eleuterio's Table 2 and Fig. 2 
    exact q̈ of a nearby state, as in a simulation) and pin.aba; the fitted growth exponent of
    J-CG; the targets (a Schur / constraint-force method within 2x our ABA at N = 256, our ABA
    ≤ 1.0x pin.aba at every N). Writes a log-log plot (default build/fd_study.png).
+4. µs per call of every method that runs on trees (all but schur_bcr) on Talos, a real tree.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from common import (
     mark,
     markdown_table,
     random_state,
+    robot_specs,
 )
 from robodyn_ros import Robot
 from robodyn_ros.sim import WarmStartedForwardDynamics
@@ -43,6 +45,8 @@ SIZES = (5, 8, 16, 32, 64, 128, 256)
 ITERATIVE = ("cg", "pcg", "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg")
 DIRECT = ("aba", "cholesky", "schur", "schur_bcr")
 CONSTRAINT_DIRECT = ("schur", "schur_bcr")
+CHAIN_ONLY = ("schur_bcr",)
+TREE = "talos"
 TOL, EPSILON = 1e-6, 1e-7
 CAP = 5000
 DT = 5e-3
@@ -160,22 +164,24 @@ def iterations_against_n(sizes: tuple[int, ...]) -> tuple[str, dict[str, list[fl
     return markdown_table(header, rows), warm_means
 
 
-def timed_calls(spec: RobotSpec) -> dict[str, Callable[[], object]]:
-    """One call of every method and of pin.aba on a random state of the robot."""
+def timed_calls(spec: RobotSpec, skip: tuple[str, ...] = ()) -> dict[str, Callable[[], object]]:
+    """One call of every method but those in `skip`, and of pin.aba, on a random state of the
+    robot."""
     robot = spec.load()
     s = random_state(robot.nv)
     warm = robot.forward_dynamics(s.q + 1e-3, s.qd, s.tau)  # a nearby state's q̈
     calls: dict[str, Callable[[], object]] = {
         method: (lambda method=method: robot.forward_dynamics(s.q, s.qd, s.tau, method))
         for method in DIRECT
+        if method not in skip
     }
     for method in ITERATIVE:
         calls[method] = lambda method=method: robot.forward_dynamics(
             s.q, s.qd, s.tau, method, tol=EPSILON, max_iterations=CAP, initial_guess=warm,
             info=True,
         )
-    source, _ = spec.urdf()
-    oracle = PinocchioOracle(source, robot.joint_names, is_string=True)
+    source, is_text = spec.urdf()
+    oracle = PinocchioOracle(source, robot.joint_names, is_string=is_text)
     q_pin, v_pin, t_pin = oracle.q(s.q), oracle.v(s.qd), oracle.v(s.tau)
     calls[PIN] = lambda: pin.aba(oracle.model, oracle.data, q_pin, v_pin, t_pin)
     return calls
@@ -189,6 +195,16 @@ def time_against_n(sizes: tuple[int, ...], repeat: int, budget_s: float):
                             strict=True))
         print(f"  time, N = {n} done", flush=True)
     return times
+
+
+def time_on_a_tree(repeat: int, budget_s: float) -> str:
+    """The table of µs per call on TREE of every method that runs on trees, and pin.aba."""
+    spec = robot_specs()[TREE]
+    calls = timed_calls(spec, skip=CHAIN_ONLY)
+    us = interleaved_us(list(calls.values()), repeat, budget_s)
+    n = spec.load().nv
+    return markdown_table([f"{TREE} (n = {n})", *calls],
+                          [["µs", *(format_us(t) for t in us)]], left=1)
 
 
 def growth_exponent(sizes: tuple[int, ...], us: list[float]) -> float:
@@ -249,7 +265,9 @@ def main() -> None:
     worst = max(times[n]["aba"] / times[n][PIN] for n in sizes)
     print(f"{mark(worst <= 1.0)} our ABA ≤ 1.0x pin.aba at every N: worst {worst:.2f}x")
     plot(sizes, times, warm_means, args.plot)
-    print(f"plot: {args.plot}")
+    print(f"plot: {args.plot}\n")
+    print(f"## µs per call on a tree ({TREE})\n")
+    print(time_on_a_tree(args.repeat, args.budget))
 
 
 if __name__ == "__main__":

@@ -342,10 +342,11 @@ class Robot:
     def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
         """M(q)⁻¹, shape (..., n, n). Methods: "aba" (the articulated-body recursion for all
         unit torques at once, O(n²), M never formed), "ltdl" (CRBA, the branch-sparse LᵀDL
-        factor of M and n solves) and "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the block-tridiagonal
-        constraint-force matrix factored once by block LᵀDL, then a column per joint, O(n²);
-        serial chains of bodies with mass only, else ValueError) and "schur_bcr" (the same
-        with 𝒜 factored by block cyclic reduction, ⌈log₂n⌉ levels)."""
+        factor of M and n solves) and "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the constraint-force
+        matrix, block tridiagonal on a chain and with the tree's sparsity on a tree, factored
+        once by block LᵀDL, leaves first, then a column per joint, O(n²); bodies with mass
+        only, else ValueError) and "schur_bcr" (the same with 𝒜 factored by block cyclic
+        reduction, ⌈log₂n⌉ levels; serial chains only, else ValueError)."""
         if method == "aba":
             Minv = self._one_state.mass_matrix_inverse(q)
             if Minv is not None:
@@ -367,9 +368,10 @@ class Robot:
 
         Direct methods: "aba" (articulated-body algorithm, O(n)), "cholesky" (CRBA, the LᵀDL
         factor of M and a solve), "schur" (the joint constraint forces of Sharf &
-        D'Eleuterio's block-tridiagonal system solved exactly by block LᵀDL, O(n)) and
-        "schur_bcr" (the same system by block cyclic reduction, ⌈log₂n⌉ levels of
-        independent eliminations, Fijany).
+        D'Eleuterio's system, block tridiagonal on a chain and with the tree's sparsity on a
+        tree, solved exactly by block LᵀDL, leaves first, O(n)) and "schur_bcr" (the same
+        system by block cyclic reduction, ⌈log₂n⌉ levels of independent eliminations, Fijany;
+        serial chains only, else ValueError).
         Iterative methods: "cg" and "pcg" (Fijany & Scheid's CCG and PCG-DS on M q̈ = τ − b,
         each product M p one O(n) Newton–Euler pass, M never formed; PCG-DS preconditioned by
         diag M) and the iterative solves of the constraint forces, "jacobi", "gauss_seidel",
@@ -378,8 +380,11 @@ class Robot:
         `spectral_radius`, default estimated by power iteration) and "jacobi_cg". Their
         options `tol`, `max_iterations`, `initial_guess` (a q̈) and `info` (return
         ``(qdd, IterationInfo)``) are described in robodyn_ros.iteration; not converging
-        raises ConvergenceError unless `info` is set. The constraint-force methods ("schur",
-        "schur_bcr" and the five above) need a serial chain of bodies with mass, else ValueError.
+        raises ConvergenceError unless `info` is set. On a tree with branches the sibling
+        joints couple through their parent, the block-Jacobi step is extrapolated to converge
+        and the default ω and spectral radius come from both ends of the spectrum of D⁻¹𝒜.
+        The constraint-force methods ("schur", "schur_bcr" and the five above) need bodies
+        with mass, else ValueError.
         f_ext as in `inverse_dynamics`.
         """
         if method == "aba" and f_ext is None and not options:

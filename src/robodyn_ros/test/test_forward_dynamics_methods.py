@@ -3,6 +3,9 @@ conftest.py: the exact Schur (constraint-force) solve and M⁻¹ = 𝒢 − ℬ�
 (Fijany & Scheid) and the iterative constraint-force solvers (Sharf & D'Eleuterio), their
 options and info record, and a simulation that runs on the iterative methods.
 
+The constraint-force methods run on chains and trees (𝒜 with the tree's sparsity, eliminated
+leaf first); block cyclic reduction ("schur_bcr") on chains only.
+
 Tolerances: the direct methods as test_dynamics (RTOL relative, scaled by κ(M)/KAPPA_REF
 beyond KAPPA_REF). CG and PCG-DS stop on the relative residual, so the residual measured with
 Pinocchio's M and b is held to the tol they were given (×RESIDUAL_SLACK for rounding). The
@@ -28,19 +31,31 @@ STATIONARY = ("jacobi", "gauss_seidel", "sor", "jacobi_si")
 CONSTRAINT_ITERATIVE = (*STATIONARY, "jacobi_cg")
 ITERATIVE = (*CG_METHODS, *CONSTRAINT_ITERATIVE)
 EXACT = ("schur", "schur_bcr")  # block LDLᵀ and block cyclic reduction of one system
-CHAIN_ONLY = (*EXACT, *CONSTRAINT_ITERATIVE)
+CHAIN_ONLY = "schur_bcr"
 # The stationary methods need ~1/(1 − ρ(B)) sweeps, ρ(B) → 1 as the chain grows: keep them to
-# the short chains.
+# the short chains. On the trees the sibling joints couple through their parent (𝒜 is not
+# consistently ordered, plain block Jacobi would diverge) and Jacobi runs extrapolated; on the
+# 40-link tree its ρ is so near 1 that its relative change understates its error beyond
+# CHANGE_TO_ERROR: the other methods there.
 CONSTRAINT_CASES = [
     (name, method)
     for name in ("panda", "ur5", "kinova", "chain7", "chain32", "chain128")
     for method in CONSTRAINT_ITERATIVE
     if method == "jacobi_cg" or name != "chain128"
+] + [
+    (name, method)
+    for name in ("talos", "tree12_seed1", "tree40_seed1")
+    for method in CONSTRAINT_ITERATIVE
+    if method != "jacobi" or name != "tree40_seed1"
 ]
 
 
 def is_chain(robot: Robot) -> bool:
     return bool(np.all(robot.model.parent == np.arange(robot.nv) - 1))
+
+
+def refuses_tree(robot: Robot, method: str) -> bool:
+    return method == CHAIN_ONLY and not is_chain(robot)
 
 
 def kappa_scale(case, q: np.ndarray) -> float:
@@ -55,7 +70,7 @@ def test_schur_forward_dynamics_equals_aba_and_pinocchio(case, method: str) -> N
     robot = case.robot
     q, qd, _, f_ext = case.states(STATES, seed=60)
     tau = case.states(STATES, seed=61)[2] * 10.0
-    if not is_chain(robot):
+    if refuses_tree(robot, method):
         with pytest.raises(ValueError, match=rf"'{method}'.*serial chain"):
             robot.forward_dynamics(q[0], qd[0], tau[0], method=method)
         return
@@ -74,8 +89,8 @@ def test_schur_forward_dynamics_equals_aba_and_pinocchio(case, method: str) -> N
 def test_schur_mass_matrix_inverse_equals_pinocchio(case, method: str) -> None:
     robot = case.robot
     q, _, _, _ = case.states(STATES, seed=62)
-    if not is_chain(robot):
-        with pytest.raises(ValueError, match=r"'schur'.*serial chain"):
+    if refuses_tree(robot, method):
+        with pytest.raises(ValueError, match=rf"'{method}'.*serial chain"):
             robot.mass_matrix_inverse(q[0], method=method)
         return
     for i in range(STATES):
@@ -142,12 +157,11 @@ def test_warm_start_from_the_answer_stops_at_once(load_robot, method: str) -> No
     assert_close(qdd, exact, method, rtol=1e-6)
 
 
-@pytest.mark.parametrize("method", CHAIN_ONLY)
-def test_constraint_force_methods_refuse_trees(load_robot, method: str) -> None:
+def test_cyclic_reduction_refuses_trees_and_names_the_methods_that_work(load_robot) -> None:
     robot = load_robot("tree12_seed1")
     zero = np.zeros(robot.nv)
-    with pytest.raises(ValueError, match=rf"'{method}'.*serial chain"):
-        robot.forward_dynamics(zero, zero, zero, method=method)
+    with pytest.raises(ValueError, match=r"'schur_bcr'.*serial chain.*'schur'.*'jacobi_cg'"):
+        robot.forward_dynamics(zero, zero, zero, method="schur_bcr")
 
 
 # -- options and info --------------------------------------------------------------------------

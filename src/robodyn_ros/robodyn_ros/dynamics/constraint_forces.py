@@ -5,17 +5,23 @@ Jacobi (eq. 15), Gauss–Seidel (16), SOR (17), Chebyshev semi-iteration J-SI an
 conjugate-gradient-accelerated Jacobi J-CG (Table 1), stopping when the relative change of λ
 between two iterates is ≤ tol (§5). The exact solves of the same system are in schur.py.
 
-Serial chains, every quantity in world coordinates about the world origin (papers/README.md,
-"The constraint-force formulation, restated"). Body i hangs from joint i; the force joint i
-exerts on it is f_i = H_i τ_i + W_i λ_i, H_i = S_i / |S_i|² (S_iᵀ H_i = 1) and W_i (6 x 5,
+Kinematic trees (joint i's parent p(i) < i, several children per body allowed), every quantity
+in world coordinates about the world origin (papers/README.md, "The constraint-force
+formulation, restated", there for a chain). Body i hangs from joint i; the force joint i exerts
+on it is f_i = H_i τ_i + W_i λ_i, H_i = S_i / |S_i|² (S_iᵀ H_i = 1) and W_i (6 x 5,
 orthonormal, S_iᵀ W_i = 0) the columns ≠ k_i of the Householder reflector 1 − 2 u_i u_iᵀ that
-maps S_i / |S_i| to ∓e_{k_i}. With I_i a_i = f_i − f_{i+1} − β_i (β_i = v_i ×* I_i v_i − f_ext,i)
-and W_iᵀ(a_i − a_{i−1} − c_i) = 0 (c_i = v_i × S_i q̇_i, a_{−1} = −g):
+maps S_i / |S_i| to ∓e_{k_i}. With I_i a_i = f_i − Σ_{c child of i} f_c − β_i
+(β_i = v_i ×* I_i v_i − f_ext,i) and W_iᵀ(a_i − a_p − c_i) = 0 (p = p(i), c_i = v_i × S_i q̇_i,
+a of the base = −g), 𝒜 = Wᵀ𝓟ᵀ𝓜⁻¹𝓟W = Σ_bodies E_bᵀ Φ_b E_b with E_b = W_b − Σ_c W_c (row b
+of 𝓟W), so only a body's own joint and its children's joints meet in its Φ_b = I_b⁻¹:
 
-    𝒜_ii = W_iᵀ (Φ_i + Φ_{i−1}) W_i,   𝒜_{i,i+1} = −W_iᵀ Φ_i W_{i+1},   Φ_i = I_i⁻¹
-    b_i = W_iᵀ (c_i − ā_i + ā_{i−1}),   ā_i = Φ_i (H_i τ_i − H_{i+1} τ_{i+1} − β_i)
+    𝒜_ii = W_iᵀ (Φ_i + Φ_p) W_i,   𝒜_{p,i} = −W_pᵀ Φ_p W_i,   𝒜_{i,s} = W_iᵀ Φ_p W_s
+    b_i = W_iᵀ (c_i − ā_i + ā_p),   ā_i = Φ_i (H_i τ_i − Σ_c H_c τ_c − β_i)
 
-then a_i = ā_i + Φ_i (W_i λ_i − W_{i+1} λ_{i+1}) and q̈_i = H_iᵀ (a_i − a_{i−1} − c_i).
+(s a sibling of i; Φ of the fixed base is 0, so joints on the base are coupled only through
+their subtrees), then a_i = ā_i + Φ_i (W_i λ_i − Σ_c W_c λ_c) and q̈_i = H_iᵀ (a_i − a_p − c_i).
+On a chain 𝒜 is block tridiagonal. Storage: Ad[i] = 𝒜_ii, Ao[i − 1] = 𝒜_{p(i),i} (on a chain
+𝒜_{i−1,i}; zero for a joint on the base), the sibling blocks from Φ_p when they are used.
 """
 
 import numpy as np
@@ -48,10 +54,10 @@ JACOBI, GAUSS_SEIDEL, SOR, JACOBI_SI, JACOBI_CG = 0, 1, 2, 3, 4
 POWER_STEPS = 50  # power iterations of the estimate of ρ(B)
 
 CHAIN_ONLY = (
-    "the constraint-force methods (forward_dynamics 'schur', 'schur_bcr', 'jacobi', "
-    "'gauss_seidel', 'sor', 'jacobi_si', 'jacobi_cg'; mass_matrix_inverse 'schur') need a serial "
-    "chain (the parent of joint i is joint i-1): they assemble the block-tridiagonal system of "
-    "the joint constraint forces; this robot is a tree, use 'aba', 'cholesky', 'cg' or 'pcg'"
+    "method 'schur_bcr' (block cyclic reduction of the block-tridiagonal constraint-force "
+    "system) needs a serial chain (the parent of joint i is joint i-1); this robot is a tree: "
+    "the constraint-force methods 'schur' (forward_dynamics and mass_matrix_inverse), "
+    "'jacobi', 'gauss_seidel', 'sor', 'jacobi_si' and 'jacobi_cg' work on trees"
 )
 MASSLESS = (
     "the constraint-force methods need every moving body to have a positive mass and an "
@@ -60,10 +66,23 @@ MASSLESS = (
 
 
 @kernel_helper
-def check_chain(tree):
+def is_chain(tree):
+    """Whether the parent of every joint i is joint i − 1."""
     for i in range(tree.shape[0]):
         if parent_of(tree, i) != i - 1:
-            raise ValueError(CHAIN_ONLY)
+            return False
+    return True
+
+
+@kernel_helper
+def check_chain(tree):
+    if not is_chain(tree):
+        raise ValueError(CHAIN_ONLY)
+
+
+@kernel_helper
+def check_masses(tree):
+    for i in range(tree.shape[0]):
         if not body_inertia(tree, i)[0] > 0.0:
             raise ValueError(MASSLESS)
 
@@ -165,27 +184,59 @@ def reduced_block(G, u, k, w, m, sign, T, out):
 
 @kernel_helper
 def system_workspace(n):
-    """The arrays of the constraint-force system of an n-chain, as a tuple (see assemble_matrix,
-    assemble_rhs); λ (n x 5) comes last."""
+    """The arrays of the constraint-force system of n joints, as a tuple (see assemble_matrix,
+    assemble_rhs): λ (n x 5) at 15, then the parent of each joint (16) and whether each body
+    has several children (17), whether any body has (18)."""
     return (
         np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 10)), np.empty((n, 6, 6)),
         np.empty((n, 6)), np.empty(n, dtype=np.int64), np.empty((n, C, C)),
         np.empty((n, C, C)), np.empty((6, 6)), np.empty((6, 6)), np.empty((n, 6)),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, C)),
-        np.empty((n, C)),
+        np.empty((n, C)), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.bool_),
+        np.empty(1, dtype=np.bool_),
     )
+
+
+@kernel_helper
+def store_topology(tree, ws):
+    """ws's parent of each joint and whether each body has several children (in depth-first
+    order the first child of p is p + 1, so a child after it is a second one)."""
+    parent, branches = ws[16], ws[17]
+    ws[18][0] = False
+    for i in range(tree.shape[0]):
+        p = parent_of(tree, i)
+        parent[i] = p
+        branches[i] = False
+        if p >= 0 and i != p + 1:
+            branches[p] = True
+            ws[18][0] = True
+
+
+@kernel_helper
+def store_chain_topology(ws, m):
+    """ws's topology for a chain of its first m links."""
+    for i in range(m):
+        ws[16][i] = i - 1
+        ws[17][i] = False
+    ws[18][0] = False
+
+
+@routine
+def assemble_links(tree, q, ws):
+    """The projections, Φ_i, the W_i and the topology at q."""
+    X_world, S_world, inertia, Phi, house, pivot = ws[:6]
+    forward_kinematics(tree, q, X_world, S_world)
+    world_inertias(tree, X_world, inertia)
+    for i in range(q.shape[0]):
+        store_link(tree, X_world, S_world, i, i, Phi, house, pivot)
+    store_topology(tree, ws)
 
 
 @routine
 def assemble_matrix(tree, q, ws):
-    """The projections, Φ_i, the W_i, and the blocks 𝒜_ii (Ad) and 𝒜_{i,i+1} (Ao) at q."""
-    X_world, S_world, inertia, Phi, house, pivot = ws[:6]
-    n = q.shape[0]
-    forward_kinematics(tree, q, X_world, S_world)
-    world_inertias(tree, X_world, inertia)
-    for i in range(n):
-        store_link(tree, X_world, S_world, i, i, Phi, house, pivot)
-    assemble_blocks(ws, n)
+    """assemble_links and the blocks 𝒜_ii (Ad) and 𝒜_{p(i),i} (Ao) at q."""
+    assemble_links(tree, q, ws)
+    assemble_blocks(ws, q.shape[0])
 
 
 @kernel_helper
@@ -204,17 +255,21 @@ def store_joint_basis(S_world, body, i, house, pivot):
 
 @kernel_helper
 def assemble_blocks(ws, n):
-    """The blocks 𝒜_ii (Ad) and 𝒜_{i,i+1} (Ao) of the first n links of ws, from their Φ_i and
-    W_i."""
+    """The blocks 𝒜_ii (Ad) and 𝒜_{p(i),i} (Ao[i − 1]) of the first n links of ws, from their
+    Φ_i, W_i and topology."""
     Phi, house, pivot, Ad, Ao, G, T = ws[3:10]
+    parent = ws[16]
     for i in range(n):
+        p = parent[i]
         for r in range(6):
             for s in range(6):
-                G[r, s] = Phi[i, r, s] + (Phi[i - 1, r, s] if i > 0 else 0.0)
+                G[r, s] = Phi[i, r, s] + (Phi[p, r, s] if p >= 0 else 0.0)
         u, k = vector6(house, i), pivot[i]
         reduced_block(G, u, k, u, k, 1.0, T, Ad[i])
-        if i + 1 < n:
-            reduced_block(Phi[i], u, k, vector6(house, i + 1), pivot[i + 1], -1.0, T, Ao[i])
+        if i > 0 and p >= 0:
+            reduced_block(Phi[p], vector6(house, p), pivot[p], u, k, -1.0, T, Ao[i - 1])
+        elif i > 0:
+            Ao[i - 1, :, :] = 0.0
 
 
 @kernel_helper
@@ -226,19 +281,20 @@ def joint_torque_force(S_world, tau, i):
 
 @routine
 def assemble_rhs(tau, c, bias, a_root, ws):
-    """ā (n x 6) and b (n x 5) for torques tau; c and bias None (a body at rest) or (n x 6)."""
+    """ā (n x 6) and b (n x 5) for torques tau; c and bias None (a body at rest) or (n x 6).
+    ā holds each body's net force H_i τ_i − Σ_c H_c τ_c − β_i until it is multiplied by Φ_i."""
     _, S_world, _, Phi, house, pivot = ws[:6]
-    abar, b = ws[10], ws[14]
+    abar, b, parent = ws[10], ws[14], ws[16]
     n = tau.shape[0]
     for i in range(n):
         g = joint_torque_force(S_world, tau, i)
-        if i + 1 < n:
-            g = add6(g, scale6(-1.0, joint_torque_force(S_world, tau, i + 1)))
-        if bias is not None:
-            g = add6(g, scale6(-1.0, vector6(bias, i)))
-        store(abar, i, matrix_times(Phi, i, g))
+        store(abar, i, add6(g, scale6(-1.0, vector6(bias, i))) if bias is not None else g)
+        if parent[i] >= 0:
+            store(abar, parent[i], add6(vector6(abar, parent[i]), scale6(-1.0, g)))
     for i in range(n):
-        d = add6(vector6(abar, i - 1) if i > 0 else a_root, scale6(-1.0, vector6(abar, i)))
+        a_i = matrix_times(Phi, i, vector6(abar, i))
+        store(abar, i, a_i)
+        d = add6(vector6(abar, parent[i]) if parent[i] >= 0 else a_root, scale6(-1.0, a_i))
         if c is not None:
             d = add6(d, vector6(c, i))
         store(b, i, project(house, pivot, i, d))
@@ -246,30 +302,35 @@ def assemble_rhs(tau, c, bias, a_root, ws):
 
 @routine
 def joint_accelerations(lam, c, a_root, ws, qdd):
-    """q̈ from the constraint forces λ: a_i = ā_i + Φ_i (W_i λ_i − W_{i+1} λ_{i+1}),
-    q̈_i = H_iᵀ (a_i − a_{i−1} − c_i)."""
+    """q̈ from the constraint forces λ: a_i = ā_i + Φ_i (W_i λ_i − Σ_c W_c λ_c),
+    q̈_i = H_iᵀ (a_i − a_p − c_i). ws[11] (the velocities, no longer needed) holds the net
+    constraint force on each body, then its acceleration."""
     _, S_world, _, Phi, house, pivot = ws[:6]
-    abar = ws[10]
+    abar, a, parent = ws[10], ws[11], ws[16]
     n = qdd.shape[0]
-    a_parent = a_root
     for i in range(n):
         g = lift(house, pivot, i, lam)
-        if i + 1 < n:
-            g = add6(g, scale6(-1.0, lift(house, pivot, i + 1, lam)))
-        a_i = add6(vector6(abar, i), matrix_times(Phi, i, g))
-        d = add6(a_i, scale6(-1.0, a_parent))
+        store(a, i, g)
+        if parent[i] >= 0:
+            store(a, parent[i], add6(vector6(a, parent[i]), scale6(-1.0, g)))
+    for i in range(n):
+        a_i = add6(vector6(abar, i), matrix_times(Phi, i, vector6(a, i)))
+        store(a, i, a_i)
+        d = add6(a_i, scale6(-1.0, vector6(a, parent[i]) if parent[i] >= 0 else a_root))
         if c is not None:
             d = add6(d, scale6(-1.0, vector6(c, i)))
         S = vector6(S_world, i)
         qdd[i] = dot6(S, d) / dot6(S, S)
-        a_parent = a_i
 
 
 @routine
-def assemble(tree, gravity, q, qd, tau, f_ext, ws):
+def assemble(tree, gravity, q, qd, tau, f_ext, ws, blocks):
     """The whole system 𝒜 λ = b of one state, with the Coriolis, centrifugal, gravity and
-    external-force terms; returns a_root."""
-    assemble_matrix(tree, q, ws)
+    external-force terms, the blocks of 𝒜 only when `blocks`; returns a_root."""
+    if blocks:
+        assemble_matrix(tree, q, ws)
+    else:
+        assemble_links(tree, q, ws)
     X_world, S_world, inertia = ws[:3]
     v, c, bias = ws[11], ws[12], ws[13]
     velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias)
@@ -290,21 +351,83 @@ def constraint_forces_of(tree, qdd, a_root, ws):
         store(lam, i, project(house, pivot, i, vector6(f, i)))
 
 
-@kernel_helper
-def block_product(Ad, Ao, x, out):
-    """out = 𝒜 x; with Ao None, the block diagonal only."""
+@routine
+def family_sums(ws, x, psi, sigma):
+    """For each body p with several children, psi_p (n x 5) = Σ 𝒜_{p,c} x_c over its children
+    c but the first (p + 1) and sigma_p (n x 6) = Σ W_c x_c over all its children."""
+    house, pivot, Ao, parent, branches = ws[4], ws[5], ws[7], ws[16], ws[17]
     n = x.shape[0]
-    for i in range(n):
+    for p in range(n):
+        if branches[p]:
+            psi[p, :] = 0.0
+            sigma[p, :] = 0.0
+    for c in range(n):
+        p = parent[c]
+        if p >= 0 and branches[p]:
+            store(sigma, p, add6(vector6(sigma, p), lift(house, pivot, c, x)))
+            if c != p + 1:
+                Ax = block_times(Ao, c - 1, x, c)
+                for r in range(C):
+                    psi[p, r] += Ax[r]
+
+
+@kernel_helper
+def off_diagonal_parts(ws):
+    """(Φ, W's reflectors and pivots, Ao, parent, branches): what add_off_diagonal_row reads
+    of ws, taken once before the loop over the rows."""
+    return ws[3], ws[4], ws[5], ws[7], ws[16], ws[17]
+
+
+@kernel_helper
+def add_off_diagonal_row(parts, x, i, psi, sigma, out, row, sign):
+    """out[row] += sign Σ_{j ≠ i} 𝒜_ij x_j: the first child's 𝒜_{i,i+1} x_{i+1}, the other
+    children's psi_i, the parent's 𝒜_{i,p} x_p = 𝒜_{p,i}ᵀ x_p and, when the parent p has
+    several children, the siblings' W_iᵀ Φ_p (σ_p − W_i x_i) (psi and sigma by family_sums);
+    parts from off_diagonal_parts."""
+    Phi, house, pivot, Ao, parent, branches = parts
+    if i + 1 < x.shape[0] and parent[i + 1] == i:
+        Ax = block_times(Ao, i, x, i + 1)
         for r in range(C):
-            t = 0.0
-            for s in range(C):
-                t += Ad[i, r, s] * x[i, s]
-                if Ao is not None:
-                    if i + 1 < n:
-                        t += Ao[i, r, s] * x[i + 1, s]
-                    if i > 0:
-                        t += Ao[i - 1, s, r] * x[i - 1, s]
-            out[i, r] = t
+            out[row, r] += sign * Ax[r]
+    if branches[i]:
+        for r in range(C):
+            out[row, r] += sign * psi[i, r]
+    p = parent[i]
+    if p >= 0:
+        add_transposed_times(out, row, Ao, i - 1, x, p, sign)
+        if branches[p]:
+            g = add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, x)))
+            siblings = project(house, pivot, i, matrix_times(Phi, p, g))
+            for r in range(C):
+                out[row, r] += sign * siblings[r]
+
+
+@kernel_helper
+def add_transposed_times(out, row, A, k, x, j, sign):
+    """out[row] += sign A[k]ᵀ x[j] (5 x 5 blocks, n x 5 vectors)."""
+    for r in range(C):
+        t = 0.0
+        for s in range(C):
+            t += A[k, s, r] * x[j, s]
+        out[row, r] += sign * t
+
+
+@kernel_helper
+def block_product(ws, x, out, psi, sigma):
+    """out = 𝒜 x; psi (n x 5) and sigma (n x 6) are workspaces."""
+    Ad, parts = ws[6], off_diagonal_parts(ws)
+    if ws[18][0]:
+        family_sums(ws, x, psi, sigma)
+    for i in range(x.shape[0]):
+        store(out, i, block_times(Ad, i, x, i))
+        add_off_diagonal_row(parts, x, i, psi, sigma, out, i, 1.0)
+
+
+@kernel_helper
+def diagonal_product(Ad, x, out):
+    """out = D x, D the block diagonal of 𝒜."""
+    for i in range(x.shape[0]):
+        store(out, i, block_times(Ad, i, x, i))
 
 
 @kernel_helper
@@ -367,28 +490,37 @@ def block_times(A, i, x, j):
 
 
 @kernel_helper
-def sweep(Dinv, Ao, b, source, previous, omega, out, t):
-    """out_i = ω 𝒜_ii⁻¹ (b_i − 𝒜_{i,i−1} s_{i−1} − 𝒜_{i,i+1} s_{i+1}) + (1 − ω) previous_i,
-    s = source, from the base to the tip; returns (‖out − source‖², ‖out‖²). Jacobi (eq. 15):
-    ω = 1, out apart from source; Gauss–Seidel (16) and SOR (17): source, previous and out the
-    same array, so s_{i−1} is already the new iterate; J-SI (Table 1): previous = f⁽ⁱ⁻¹⁾ and
-    ω = ρ̄. t (5 x 5) is a workspace."""
-    n = b.shape[0]
+def sweep(ws, Dinv, b, source, previous, omega, gamma, out, in_place, iw):
+    """out_i = ω J_i + (1 − ω) previous_i, J_i = γ 𝒜_ii⁻¹ (b_i − Σ_{j ≠ i} 𝒜_ij s_j)
+    + (1 − γ) s_i, s = source, in index order (parents before children); returns
+    (‖out − source‖², ‖out‖²). Jacobi (eq. 15): ω = 1, out apart from source; Gauss–Seidel (16)
+    and SOR (17): γ = 1, `in_place`, source, previous and out the same array, so a parent's and
+    the earlier siblings' s_j are already the new iterate (the children's come later: their
+    products are taken before the sweep); J-SI (Table 1): previous = f⁽ⁱ⁻¹⁾ and ω = ρ̄. γ ≠ 1
+    extrapolates the Jacobi step (jacobi_extrapolation). iw from iteration_workspace."""
+    parts = off_diagonal_parts(ws)
+    _, house, pivot, _, parent, branches = parts
+    t, psi, sigma = iw[6], iw[7], iw[8]
+    if ws[18][0]:
+        family_sums(ws, source, psi, sigma)
     change = norm = 0.0
-    for i in range(n):
+    for i in range(b.shape[0]):
         for r in range(C):
             t[0, r] = b[i, r]
-            for s in range(C):
-                if i > 0:
-                    t[0, r] -= Ao[i - 1, s, r] * source[i - 1, s]
-                if i + 1 < n:
-                    t[0, r] -= Ao[i, r, s] * source[i + 1, s]
+        add_off_diagonal_row(parts, source, i, psi, sigma, t, 0, -1.0)
         jacobi = block_times(Dinv, i, t, 0)
+        p = parent[i]
+        shared = in_place and p >= 0 and branches[p]
+        if shared:  # σ_p follows the new iterate of i
+            store(sigma, p, add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, source))))
         for r in range(C):
-            new = omega * jacobi[r] + (1.0 - omega) * previous[i, r]
+            step = gamma * jacobi[r] + (1.0 - gamma) * source[i, r]
+            new = omega * step + (1.0 - omega) * previous[i, r]
             change += (new - source[i, r]) ** 2
             norm += new * new
             out[i, r] = new
+        if shared:
+            store(sigma, p, add6(vector6(sigma, p), lift(house, pivot, i, out)))
     return change, norm
 
 
@@ -401,35 +533,59 @@ def relative(change, norm):
 
 
 @kernel_helper
-def jacobi_spectral_radius(Ad, Ao, Dinv, y, Ay, Dy):
-    """An estimate of ρ(B), B = 1 − D⁻¹𝒜 the block-Jacobi iteration matrix: the eigenvalues of
-    D⁻¹𝒜 are 1 ± μ (𝒜 is consistently ordered), so ρ(B) = λ_max(D⁻¹𝒜) − 1, from the Rayleigh
-    quotient yᵀ𝒜y / yᵀDy after POWER_STEPS power iterations (a lower bound)."""
+def extreme_eigenvalue(ws, Dinv, shift, iw):
+    """An eigenvalue of D⁻¹𝒜 at an end of its spectrum, the one farthest from `shift`: the
+    Rayleigh quotient yᵀ𝒜y / yᵀDy after POWER_STEPS power iterations y ← (D⁻¹𝒜 − shift) y
+    (an inner bound: the largest from below, the smallest from above)."""
+    y, Ay, Dy, psi, sigma = iw[2], iw[3], iw[4], iw[7], iw[8]
     y[:, :] = 1.0
     estimate = 0.0
     for _ in range(POWER_STEPS):
-        block_product(Ad, Ao, y, Ay)
-        block_product(Ad, None, y, Dy)
-        estimate = np.sum(y * Ay) / np.sum(y * Dy) - 1.0
+        block_product(ws, y, Ay, psi, sigma)
+        diagonal_product(ws[6], y, Dy)
+        estimate = np.sum(y * Ay) / np.sum(y * Dy)
         for i in range(y.shape[0]):
-            store(y, i, block_times(Dinv, i, Ay, i))
+            DAy = block_times(Dinv, i, Ay, i)
+            for r in range(C):
+                y[i, r] = DAy[r] - shift * y[i, r]
         y /= np.sqrt(np.sum(y * y))
-    return min(max(estimate, 0.0), 1.0 - 1e-12)
+    return estimate
+
+
+@kernel_helper
+def jacobi_extrapolation(ws, Dinv, mu, iw):
+    """(γ, μ̄): the extrapolation γ of the block-Jacobi step and the spectral radius μ̄ of its
+    iteration matrix 1 − γ D⁻¹𝒜 (Hageman & Young's extrapolated Jacobi method), from the ends
+    λ_min, λ_max of the spectrum of D⁻¹𝒜: γ = 2 / (λ_min + λ_max),
+    μ̄ = (λ_max − λ_min) / (λ_max + λ_min). Without a body with several children (chains) 𝒜 is
+    consistently ordered, the eigenvalues of D⁻¹𝒜 are 1 ± μ, so γ = 1 (the plain Jacobi step)
+    and μ̄ = λ_max − 1 = ρ(B); μ̄ given (not NaN) is taken as that. With sibling joints coupled
+    through their parent's Φ, λ_max may pass 2 (ρ(B) > 1: plain Jacobi diverges) and λ_min
+    needs its own estimate. μ̄ is kept below 1."""
+    if not np.isnan(mu):
+        return 1.0, mu
+    high = extreme_eigenvalue(ws, Dinv, 0.0, iw)
+    if not ws[18][0]:
+        return 1.0, min(max(high - 1.0, 0.0), 1.0 - 1e-12)
+    low = extreme_eigenvalue(ws, Dinv, high, iw)
+    return 2.0 / (low + high), min(max((high - low) / (high + low), 0.0), 1.0 - 1e-12)
 
 
 @kernel_helper
 def iteration_workspace(n):
-    """(Dinv, f_prev, r, r_prev, z, Az, t): the arrays of the iterative solvers."""
+    """(Dinv, f_prev, r, r_prev, z, Az, t, psi, sigma): the arrays of the iterative solvers."""
     return (
         np.empty((n, C, C)), np.empty((n, C)), np.empty((n, C)), np.empty((n, C)),
-        np.empty((n, C)), np.empty((n, C)), np.empty((C, C)),
+        np.empty((n, C)), np.empty((n, C)), np.empty((C, C)), np.empty((n, C)),
+        np.empty((n, 6)),
     )
 
 
 @kernel_helper
-def stationary(Dinv, Ao, b, x, scheme, omega, mu, tol, max_iterations, iw):
-    """Jacobi, Gauss–Seidel, SOR or J-SI from x; returns (iterations, relative change, x)."""
-    previous, t = iw[1], iw[6]
+def stationary(ws, Dinv, b, x, scheme, omega, gamma, mu, tol, max_iterations, iw):
+    """Jacobi, Gauss–Seidel, SOR or J-SI from x, the Jacobi steps extrapolated by γ; returns
+    (iterations, relative change, x)."""
+    previous = iw[1]
     previous[:, :] = x
     rho = 1.0
     change = np.inf
@@ -437,26 +593,26 @@ def stationary(Dinv, Ao, b, x, scheme, omega, mu, tol, max_iterations, iw):
     while change > tol and iterations < max_iterations:
         iterations += 1
         if scheme == JACOBI:
-            step = sweep(Dinv, Ao, b, x, x, 1.0, previous, t)
+            step = sweep(ws, Dinv, b, x, x, 1.0, gamma, previous, False, iw)
             x, previous = previous, x
         elif scheme == JACOBI_SI:  # Table 1: ρ̄_1 = 1, ρ̄_2 = (1 − μ̄²/2)⁻¹, ρ̄ = (1 − μ̄²ρ̄/4)⁻¹
             rho = 1.0 if iterations == 1 else 1.0 / (
                 1.0 - (0.5 if iterations == 2 else 0.25 * rho) * mu * mu)
-            step = sweep(Dinv, Ao, b, x, previous, rho, previous, t)
+            step = sweep(ws, Dinv, b, x, previous, rho, gamma, previous, False, iw)
             x, previous = previous, x
         else:  # Gauss–Seidel (ω = 1) and SOR
-            step = sweep(Dinv, Ao, b, x, x, omega, x, t)
+            step = sweep(ws, Dinv, b, x, x, omega, 1.0, x, True, iw)
         change = relative(step[0], step[1])
     return iterations, change, x
 
 
 @kernel_helper
-def jacobi_cg(Ad, Ao, Dinv, b, x, tol, max_iterations, iw):
+def jacobi_cg(ws, Dinv, b, x, tol, max_iterations, iw):
     """J-CG in Table 1's three-term form: z = D⁻¹(b − 𝒜 f), γ = (z, Dz)/(z, 𝒜z),
     ρ_{i+1} = (1 − (γ_{i+1}/γ_i) ((z⁽ⁱ⁾, Dz⁽ⁱ⁾)/(z⁽ⁱ⁻¹⁾, Dz⁽ⁱ⁻¹⁾)) / ρ_i)⁻¹,
     f⁽ⁱ⁺¹⁾ = ρ (f⁽ⁱ⁾ + γ z) + (1 − ρ) f⁽ⁱ⁻¹⁾; returns (iterations, relative change, x)."""
-    _, previous, r, r_previous, z, Az, _ = iw
-    block_product(Ad, Ao, x, Az)
+    _, previous, r, r_previous, z, Az, _, psi, sigma = iw
+    block_product(ws, x, Az, psi, sigma)
     r[:, :] = b - Az
     previous[:, :] = x
     r_previous[:, :] = r
@@ -466,7 +622,7 @@ def jacobi_cg(Ad, Ao, Dinv, b, x, tol, max_iterations, iw):
     while change > tol and iterations < max_iterations:
         for i in range(x.shape[0]):
             store(z, i, block_times(Dinv, i, r, i))
-        block_product(Ad, Ao, z, Az)
+        block_product(ws, z, Az, psi, sigma)
         zDz_next = np.sum(z * r)
         if zDz_next == 0.0:  # the exact answer already
             change = 0.0
@@ -489,23 +645,27 @@ def jacobi_cg(Ad, Ao, Dinv, b, x, tol, max_iterations, iw):
 @kernel_helper
 def solve_iteratively(scheme, omega, mu, tol, max_iterations, ws, iw):
     """λ (in ws, holding the initial guess) by one of the iterative schemes; returns
-    (iterations, relative change). ω NaN: Young's optimum 2 / (1 + √(1 − μ̄²)); μ̄ NaN: the
-    estimate of ρ(B)."""
-    Ad, Ao, b, lam = ws[6], ws[7], ws[14], ws[15]
-    Dinv, y, Ay, Dy = iw[0], iw[2], iw[3], iw[4]
+    (iterations, relative change). ω NaN: Young's optimum 2 / (1 + √(1 − μ̄²)) (exact for a
+    consistently ordered 𝒜, a chain; on a tree from the μ̄ of the extrapolated Jacobi method);
+    μ̄ NaN: its estimate (jacobi_extrapolation), which Jacobi needs only on a tree with
+    branches."""
+    Ad, b, lam = ws[6], ws[14], ws[15]
+    Dinv = iw[0]
     for i in range(b.shape[0]):
         invert_spd(Ad[i], Dinv[i], iw[6])
     if scheme == JACOBI_CG:
-        iterations, change, x = jacobi_cg(Ad, Ao, Dinv, b, lam, tol, max_iterations, iw)
+        iterations, change, x = jacobi_cg(ws, Dinv, b, lam, tol, max_iterations, iw)
     else:
-        needs_mu = (scheme == SOR and np.isnan(omega)) or scheme == JACOBI_SI
-        if needs_mu and np.isnan(mu):
-            mu = jacobi_spectral_radius(Ad, Ao, Dinv, y, Ay, Dy)
+        gamma = 1.0
+        needs_mu = ((scheme == SOR and np.isnan(omega)) or scheme == JACOBI_SI
+                    or (scheme == JACOBI and ws[18][0]))
+        if needs_mu:
+            gamma, mu = jacobi_extrapolation(ws, Dinv, mu, iw)
         if scheme == SOR and np.isnan(omega):
             omega = 2.0 / (1.0 + np.sqrt(1.0 - mu * mu))
         if scheme != SOR:
             omega = 1.0
-        iterations, change, x = stationary(Dinv, Ao, b, lam, scheme, omega, mu, tol,
+        iterations, change, x = stationary(ws, Dinv, b, lam, scheme, omega, gamma, mu, tol,
                                            max_iterations, iw)
     lam[:, :] = x
     return iterations, change
@@ -518,11 +678,11 @@ def forward_dynamics_constraint_forces(tree, gravity, q, qd, tau, f_ext, guess, 
     f_ext (B, n, 6); from the constraint forces of the q̈ in guess (B, n) when warm, else from
     λ = 0. stats (B, 2): iterations, relative change. One signature for every use, so the
     kernel compiles once."""
-    check_chain(tree)
+    check_masses(tree)
     B, n = q.shape
     ws, iw = system_workspace(n), iteration_workspace(n)
     for b in range(B):
-        a_root = assemble(tree, gravity, q[b], qd[b], tau[b], f_ext[b], ws)
+        a_root = assemble(tree, gravity, q[b], qd[b], tau[b], f_ext[b], ws, True)
         if warm:
             constraint_forces_of(tree, guess[b], a_root, ws)
         else:

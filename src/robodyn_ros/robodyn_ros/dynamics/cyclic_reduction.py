@@ -19,7 +19,13 @@ Storage, in place: Ad[i] = 𝒜_ii and Ao[i] = 𝒜_{i,i+h} of the level at whic
 
 import numpy as np
 
-from robodyn_ros.dynamics.constraint_forces import C, block_times, eliminate, invert_spd
+from robodyn_ros.dynamics.constraint_forces import (
+    C,
+    add_transposed_times,
+    block_times,
+    eliminate,
+    invert_spd,
+)
 from robodyn_ros.dynamics.jit import kernel_helper, routine
 
 
@@ -69,16 +75,6 @@ def cyclic_reduction(Ad, Ao, cw):
 
 
 @kernel_helper
-def subtract_transposed_times(b, i, A, k, x, j):
-    """b[i] −= A[k]ᵀ x[j] (5 x 5 blocks, n x 5 vectors)."""
-    for r in range(C):
-        t = 0.0
-        for s in range(C):
-            t += A[k, s, r] * x[j, s]
-        b[i, r] -= t
-
-
-@kernel_helper
 def store_times(x, i, A, b, j):
     """x[i] = A[j] b[j] (5 x 5 blocks, n x 5 vectors)."""
     Ab = block_times(A, j, b, j)
@@ -101,7 +97,7 @@ def cyclic_reduction_solve(Ao, b, x, cw):
                 for r in range(C):
                     b[i, r] -= Ly[r]
             if i - h >= 0:
-                subtract_transposed_times(b, i, Ao, i - h, y, i - h)
+                add_transposed_times(b, i, Ao, i - h, y, i - h, -1.0)
         h *= 2
     store_times(x, n - 1, Dinv, b, n - 1)
     while h > 1:  # back-substitute, the last level's eliminations first
@@ -111,5 +107,5 @@ def cyclic_reduction_solve(Ao, b, x, cw):
             for r in range(C):
                 b[j, r] -= Ax[r]
             if j - h >= 0:
-                subtract_transposed_times(b, j, L, j, x, j - h)
+                add_transposed_times(b, j, L, j, x, j - h, -1.0)
             store_times(x, j, Dinv, b, j)

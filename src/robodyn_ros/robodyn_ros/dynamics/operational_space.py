@@ -27,6 +27,7 @@ from robodyn_ros.dynamics.constraint_forces import (
     C,
     assemble_blocks,
     invert_spd,
+    store_chain_topology,
     store_joint_basis,
     store_link,
     system_workspace,
@@ -277,6 +278,7 @@ def path_system(tree, q, body, ws, aw, I_tip):
                 raise ValueError(MASSLESS)
             m += 1
     I_tip[:, :] = IA[body]
+    store_chain_topology(ws, m)
     assemble_blocks(ws, m)
     return m
 

@@ -1,11 +1,11 @@
 """Exact solves of the constraint-force system 𝒜 λ = b of constraint_forces.py: forward dynamics
 and the Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany, "Schur complement factorization
 and parallel O(log N) algorithms for computation of operational space mass matrix and its
-inverse", restated in papers/README.md), by block LDLᵀ in O(N) or by block cyclic reduction
-in ⌈log₂N⌉ levels (cyclic_reduction.py; the kernels' `cyclic`); and the operational-space
-Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E and Λ (the direct form) of the tip body of a chain from the last pivot of
-its 𝒜 (on a tree, the chain from the base to a body: operational_space.path_system); serial
-chains.
+inverse", restated in papers/README.md), by block LDLᵀ in O(N) (on a tree leaf first,
+leaf_first_ldlt) or, on a chain, by block cyclic reduction in ⌈log₂N⌉ levels
+(cyclic_reduction.py; the kernels' `cyclic`); and the operational-space Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E
+and Λ (the direct form) of the tip body of a chain from the last pivot of its 𝒜 (on a tree,
+the chain from the base to a body: operational_space.path_system).
 """
 
 import numpy as np
@@ -13,13 +13,18 @@ import numpy as np
 from robodyn_ros.dynamics.constraint_forces import (
     C,
     assemble,
+    assemble_links,
     assemble_matrix,
     assemble_rhs,
     block_times,
     check_chain,
+    check_masses,
     eliminate,
     invert_spd,
+    is_chain,
     joint_accelerations,
+    lift,
+    project,
     reduced_block,
     skip,
     system_workspace,
@@ -31,7 +36,7 @@ from robodyn_ros.dynamics.cyclic_reduction import (
 )
 from robodyn_ros.dynamics.fixed_frame import ZERO6
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
-from robodyn_ros.dynamics.spatial import dot6, vector6
+from robodyn_ros.dynamics.spatial import add6, dot6, scale6, store, vector6
 
 
 @routine
@@ -83,39 +88,148 @@ def block_ldlt_solve(Ao, Zinv, b, x, y):
 
 
 @kernel_helper
-def factor(Ad, Ao, cyclic, cw):
-    """Factor 𝒜 by block LDLᵀ from the tip (Dinv[i] = Z_i⁻¹; 𝒜 kept) or, when `cyclic`, by
-    block cyclic reduction (𝒜 overwritten); cw from cyclic_reduction_workspace."""
-    Dinv, _, K, Z, work, _ = cw
-    if cyclic:
-        cyclic_reduction(Ad, Ao, cw)
-    else:
-        block_ldlt(Ad, Ao, Dinv, Z, K, work)
+def leaf_first_workspace(n):
+    """(Phi_eff (n x 6 x 6), Zinv (n x 5 x 5), K (n x 6 x 5), delta, h (n x 6), y (n x 5),
+    Z, work (5 x 5), V (6 x 5)): the arrays of leaf_first_ldlt and leaf_first_solve."""
+    return (
+        np.empty((n, 6, 6)), np.empty((n, C, C)), np.empty((n, 6, C)), np.empty((n, 6)),
+        np.empty((n, 6)), np.empty((n, C)), np.empty((C, C)), np.empty((C, C)),
+        np.empty((6, C)),
+    )
 
 
 @kernel_helper
-def solve(Ao, b, x, cyclic, cw):
-    """x = 𝒜⁻¹ b with the factor of `factor` (b may be overwritten)."""
-    if cyclic:
-        cyclic_reduction_solve(Ao, b, x, cw)
+def times_basis(Phi, u, k, V):
+    """V (6 x 5) = Φ W, W the columns ≠ k of 1 − 2 u uᵀ."""
+    Phi_u = (
+        dot6(vector6(Phi, 0), u), dot6(vector6(Phi, 1), u), dot6(vector6(Phi, 2), u),
+        dot6(vector6(Phi, 3), u), dot6(vector6(Phi, 4), u), dot6(vector6(Phi, 5), u),
+    )
+    for a in range(C):
+        s = skip(a, k)
+        for r in range(6):
+            V[r, a] = Phi[r, s] - 2.0 * Phi_u[r] * u[s]
+
+
+@routine
+def leaf_first_ldlt(ws, lw):
+    """Block LDLᵀ of a tree's 𝒜 (ws, links assembled), leaves first: children before parents,
+    index order reversed. Every block between a body's own joint and its children's joints
+    comes from its Φ (𝒜 = Σ_b E_bᵀ Φ_b E_b, constraint_forces.py), and eliminating λ_j, its
+    subtree already eliminated, keeps that form: the pivot Z_j = W_jᵀ (Φ̃_j + Φ̃_p) W_j and
+    Φ̃_p ← Φ̃_p − V_j Z_j⁻¹ V_jᵀ, V_j = Φ̃_p W_j (by Woodbury, p gains the articulated inertia
+    W_j (W_jᵀ Φ̃_j W_j)⁻¹ W_jᵀ of j's subtree, RBDA Table 7.1); no fill-in, O(N). Keeps
+    Zinv[j] = Z_j⁻¹ and K[j] = V_j Z_j⁻¹."""
+    Phi, house, pivot, G, T, parent = ws[3], ws[4], ws[5], ws[8], ws[9], ws[16]
+    Phi_eff, Zinv, K, _, _, _, Z, work, V = lw
+    n = Phi_eff.shape[0]
+    Phi_eff[:, :, :] = Phi[:n]
+    for j in range(n - 1, -1, -1):
+        p = parent[j]
+        for r in range(6):
+            for s in range(6):
+                G[r, s] = Phi_eff[j, r, s] + (Phi_eff[p, r, s] if p >= 0 else 0.0)
+        u, k = vector6(house, j), pivot[j]
+        reduced_block(G, u, k, u, k, 1.0, T, Z)
+        invert_spd(Z, Zinv[j], work)
+        if p >= 0:
+            times_basis(Phi_eff[p], u, k, V)
+            np.dot(V, Zinv[j], K[j])
+            for r in range(6):
+                for s in range(6):
+                    t = 0.0
+                    for a in range(C):
+                        t += K[j, r, a] * V[s, a]
+                    Phi_eff[p, r, s] -= t
+
+
+@routine
+def leaf_first_solve(ws, lw, b, x):
+    """x = 𝒜⁻¹ b with the factor of leaf_first_ldlt. Leaves first, the right-hand sides keep
+    the form b_i = W_iᵀ (c_i − ã_i + ã_p) with ã_p ← ã_p − K_j y_j (δ the change of ã), y_j
+    the current b_j, w_j = Z_j⁻¹ y_j; then from the root λ_j = w_j − K_jᵀ h_p,
+    h_p = −W_p λ_p + Σ W_s λ_s over p's children s before j, the blocks of the joints still
+    there when j was eliminated."""
+    house, pivot, parent = ws[4], ws[5], ws[16]
+    _, Zinv, K, delta, h, y = lw[:6]
+    n = b.shape[0]
+    delta[:, :] = 0.0
+    for j in range(n - 1, -1, -1):
+        p = parent[j]
+        d = vector6(delta, j)
+        if p >= 0:
+            d = add6(d, scale6(-1.0, vector6(delta, p)))
+        Wd = project(house, pivot, j, d)
+        for r in range(C):
+            y[j, r] = b[j, r] - Wd[r]
+        store(x, j, block_times(Zinv, j, y, j))
+        if p >= 0:
+            for r in range(6):
+                t = 0.0
+                for a in range(C):
+                    t += K[j, r, a] * y[j, a]
+                delta[p, r] -= t
+    for j in range(n):
+        p = parent[j]
+        if p >= 0:
+            for a in range(C):
+                t = 0.0
+                for r in range(6):
+                    t += K[j, r, a] * h[p, r]
+                x[j, a] -= t
+            store(h, p, add6(vector6(h, p), lift(house, pivot, j, x)))
+        store(h, j, scale6(-1.0, lift(house, pivot, j, x)))
+
+
+@kernel_helper
+def factor(ws, chain, cyclic, cw, lw):
+    """Factor 𝒜 (ws): on a chain by block LDLᵀ from the tip (Dinv[i] = Z_i⁻¹; 𝒜 kept) or,
+    when `cyclic`, by block cyclic reduction (𝒜 overwritten), cw from
+    cyclic_reduction_workspace; on a tree by leaf_first_ldlt (lw)."""
+    Dinv, _, K, Z, work, _ = cw
+    if not chain:
+        leaf_first_ldlt(ws, lw)
+    elif cyclic:
+        cyclic_reduction(ws[6], ws[7], cw)
     else:
-        block_ldlt_solve(Ao, cw[0], b, x, cw[5])
+        block_ldlt(ws[6], ws[7], Dinv, Z, K, work)
+
+
+@kernel_helper
+def solve(ws, b, x, chain, cyclic, cw, lw):
+    """x = 𝒜⁻¹ b with the factor of `factor` (b may be overwritten)."""
+    if not chain:
+        leaf_first_solve(ws, lw, b, x)
+    elif cyclic:
+        cyclic_reduction_solve(ws[7], b, x, cw)
+    else:
+        block_ldlt_solve(ws[7], cw[0], b, x, cw[5])
+
+
+@kernel_helper
+def checked_topology(tree, cyclic):
+    """Whether the robot is a chain, after refusing a tree to block cyclic reduction and any
+    massless body."""
+    check_masses(tree)
+    if cyclic:
+        check_chain(tree)
+    return is_chain(tree)
 
 
 @kernel_helper
 def forward_dynamics_exact(tree, gravity, q, qd, tau, f_ext, qdd, cyclic):
     """q̈ by the exact O(N) solve of the constraint forces, for a state (n,) or a batch (B, n);
     f_ext None or (..., n, 6)."""
-    check_chain(tree)
+    chain = checked_topology(tree, cyclic)
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
     B, n = Q.shape
     QDD = qdd.reshape((B, n))
-    ws, cw = system_workspace(n), cyclic_reduction_workspace(n)
+    ws, cw, lw = system_workspace(n), cyclic_reduction_workspace(n), leaf_first_workspace(n)
     for b in range(B):
         F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
-        a_root = assemble(tree, gravity, Q[b], QD[b], TAU[b], F, ws)
-        factor(ws[6], ws[7], cyclic, cw)
-        solve(ws[7], ws[14], ws[15], cyclic, cw)
+        a_root = assemble(tree, gravity, Q[b], QD[b], TAU[b], F, ws, chain)
+        factor(ws, chain, cyclic, cw, lw)
+        solve(ws, ws[14], ws[15], chain, cyclic, cw, lw)
         joint_accelerations(ws[15], ws[12], a_root, ws, QDD[b])
 
 
@@ -134,21 +248,25 @@ def forward_dynamics_schur_bcr(tree, gravity, q, qd, tau, f_ext, qdd):
 @kernel_helper
 def mass_matrix_inverse_exact(tree, q, Minv, cyclic):
     """M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ column by column, for a state (n,) or a batch (B, n): 𝒜 factored
-    once, then for τ = e_j at rest without gravity, b = −ℬ e_j (two nonzero blocks), λ = 𝒜⁻¹ b
-    and q̈ = 𝒢 e_j + ℬᵀ λ recovered by joint_accelerations. O(N²)."""
-    check_chain(tree)
+    once, then for τ = e_j at rest without gravity, b = −ℬ e_j (the blocks of j, its parent
+    and its siblings), λ = 𝒜⁻¹ b and q̈ = 𝒢 e_j + ℬᵀ λ recovered by joint_accelerations.
+    O(N²)."""
+    chain = checked_topology(tree, cyclic)
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = Minv.reshape((B, n, n))
-    ws, cw = system_workspace(n), cyclic_reduction_workspace(n)
+    ws, cw, lw = system_workspace(n), cyclic_reduction_workspace(n), leaf_first_workspace(n)
     unit, column = np.zeros(n), np.empty(n)
     for b in range(B):
-        assemble_matrix(tree, Q[b], ws)
-        factor(ws[6], ws[7], cyclic, cw)
+        if chain:
+            assemble_matrix(tree, Q[b], ws)
+        else:
+            assemble_links(tree, Q[b], ws)
+        factor(ws, chain, cyclic, cw, lw)
         for j in range(n):
             unit[j] = 1.0
             assemble_rhs(unit, None, None, ZERO6, ws)
-            solve(ws[7], ws[14], ws[15], cyclic, cw)
+            solve(ws, ws[14], ws[15], chain, cyclic, cw, lw)
             joint_accelerations(ws[15], None, ZERO6, ws, column)
             OUT[b, :, j] = column
             unit[j] = 0.0
