@@ -250,16 +250,16 @@ def symmetric_times(A, i, x):
     is read."""
     a = A[i]
     return (
-        a[0, 0] * x[0] + a[1, 0] * x[1] + a[2, 0] * x[2] + a[3, 0] * x[3] + a[4, 0] * x[4]
-        + a[5, 0] * x[5],
-        a[1, 0] * x[0] + a[1, 1] * x[1] + a[2, 1] * x[2] + a[3, 1] * x[3] + a[4, 1] * x[4]
-        + a[5, 1] * x[5],
-        a[2, 0] * x[0] + a[2, 1] * x[1] + a[2, 2] * x[2] + a[3, 2] * x[3] + a[4, 2] * x[4]
-        + a[5, 2] * x[5],
-        a[3, 0] * x[0] + a[3, 1] * x[1] + a[3, 2] * x[2] + a[3, 3] * x[3] + a[4, 3] * x[4]
-        + a[5, 3] * x[5],
-        a[4, 0] * x[0] + a[4, 1] * x[1] + a[4, 2] * x[2] + a[4, 3] * x[3] + a[4, 4] * x[4]
-        + a[5, 4] * x[5],
-        a[5, 0] * x[0] + a[5, 1] * x[1] + a[5, 2] * x[2] + a[5, 3] * x[3] + a[5, 4] * x[4]
-        + a[5, 5] * x[5],
+        symmetric_row_times(a, 0, x), symmetric_row_times(a, 1, x),
+        symmetric_row_times(a, 2, x), symmetric_row_times(a, 3, x),
+        symmetric_row_times(a, 4, x), symmetric_row_times(a, 5, x),
     )
+
+
+@kernel_helper
+def symmetric_row_times(a, r, x):
+    """Row r of a symmetric 6 x 6 matrix times x, from its lower triangle."""
+    s = 0.0
+    for k in range(6):
+        s += (a[r, k] if k <= r else a[k, r]) * x[k]
+    return s
