@@ -111,7 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--dask-batch", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=100)
     args = parser.parse_args()
 
     robot = Robot.from_urdf(BUNDLED_PANDA)
