@@ -176,3 +176,21 @@ def ros():
     rclpy.init()
     yield rclpy
     rclpy.shutdown()
+
+
+# A backend whose workers are other processes may compile the kernels there itself, and the
+# machine code of a kernel can differ in its last bits with the order the kernels compiled in
+# (LLVM inlines a routine into some callers); the parallel issue's bound for those backends.
+OTHER_PROCESSES_TOLERANCE = 1e-12
+
+
+def assert_as_serial(answer: np.ndarray, expected: np.ndarray, backend: str, what: str,
+                     tolerance: float = OTHER_PROCESSES_TOLERANCE) -> None:
+    """A backend's answer equals the serial one: bit for bit in this process (serial,
+    threads), to `tolerance` of its largest entry from other processes."""
+    assert answer.shape == expected.shape, f"{backend}: {what} has shape {answer.shape}"
+    if backend in ("serial", "threads"):
+        assert np.array_equal(answer, expected), f"{backend}: {what} differs from serial"
+        return
+    error = np.max(np.abs(answer - expected)) / max(np.max(np.abs(expected)), 1e-300)
+    assert error <= tolerance, f"{backend}: {what} differs by {error:.1e}"

@@ -1,6 +1,7 @@
-"""The parallel backends answer as serial does: batches of Robot calls (exactly: the same
-kernels on the same states), maps of plain functions, errors that name the item, and
-cancellation. The Dask backend runs a real LocalCluster of worker processes."""
+"""The parallel backends answer as serial does: batches of Robot calls (exactly in this
+process, to 1e-12 from worker processes: conftest.assert_as_serial), maps of plain functions,
+errors that name the item, and cancellation. The Dask backend runs a real LocalCluster of
+worker processes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import assert_as_serial
 
 from robodyn_ros.batch_threads import MIN_CHUNK
 from robodyn_ros.parallel import (
@@ -65,17 +67,16 @@ def states(panda):
 )
 def test_batch_equals_serial(pool, panda, states, method: str, count: int) -> None:
     expected = getattr(panda, method)(*states[:count])
-    answer = pool.batch(panda, method, *states[:count])
-    assert answer.shape == expected.shape
-    assert np.array_equal(answer, expected), f"{pool.name}: {method} differs"
+    assert_as_serial(pool.batch(panda, method, *states[:count]), expected, pool.name, method)
 
 
 def test_a_bound_robot_runs_its_functions_on_the_backend(pool, panda, states) -> None:
     bound = pool.bind(panda)
-    assert np.array_equal(bound.mass_matrix(states[0]), panda.mass_matrix(states[0]))
+    assert_as_serial(bound.mass_matrix(states[0]), panda.mass_matrix(states[0]), pool.name,
+                     "mass_matrix")
     expected = panda.operational_space_inertia(states[0], "panda_hand_tcp")
-    assert np.array_equal(bound.operational_space_inertia(states[0], frame="panda_hand_tcp"),
-                          expected)
+    assert_as_serial(bound.operational_space_inertia(states[0], frame="panda_hand_tcp"),
+                     expected, pool.name, "operational_space_inertia")
     with pytest.raises(AttributeError, match="no function 'nv'"):
         bound.nv  # noqa: B018
 
