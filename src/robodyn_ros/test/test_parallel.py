@@ -84,7 +84,7 @@ def test_a_bound_robot_runs_its_functions_on_the_backend(pool, panda, states) ->
 def test_batch_passes_options(pool, panda, states) -> None:
     expected = panda.forward_dynamics(*states, method="cholesky")
     answer = pool.batch(panda, "forward_dynamics", *states, method="cholesky")
-    np.testing.assert_allclose(answer, expected, rtol=1e-12, atol=0)
+    assert_as_serial(answer, expected, pool.name, "forward_dynamics(cholesky)")
 
 
 def test_map_keeps_order(pool) -> None:
