@@ -232,7 +232,7 @@ class Robot:
     def threads(self) -> int:
         """How many threads run a batch of states (B, n) at once, each on contiguous chunks
         of it with the GIL released; the answer is the same bit for bit whatever the number.
-        One state always runs in the calling thread, holding the GIL."""
+        One state always runs in the calling thread."""
         return self._threads
 
     @threads.setter
@@ -608,16 +608,17 @@ class Robot:
     # -- running the kernels ----------------------------------------------------------------
 
     def _run(self, kernel, constants: tuple, q: np.ndarray, *per_state) -> None:
-        """kernel(*constants, q, *per_state): one state holding the GIL, a batch by
-        _run_batch."""
+        """kernel(*constants, q, *per_state): a batch by _run_batch, one state as a batch of
+        one in the calling thread (the kernel's one build takes batches, dynamics.jit)."""
         if q.ndim == 1:
-            kernel(*constants, q, *per_state)
+            kernel(*constants, *(x[np.newaxis] if isinstance(x, np.ndarray) else x
+                                 for x in (q, *per_state)))
         else:
             self._run_batch(kernel, constants, q, *per_state)
 
     def _run_batch(self, kernel, constants: tuple, *per_state) -> None:
-        """The kernel's GIL-free build over a batch, on `threads` threads."""
-        run_batch(kernel.released, constants, per_state, self._threads)
+        """The kernel over a batch, on `threads` threads."""
+        run_batch(kernel, constants, per_state, self._threads)
 
     # -- argument checks --------------------------------------------------------------------
 

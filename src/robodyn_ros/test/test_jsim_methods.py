@@ -88,7 +88,7 @@ def test_recursive_doubling_runs_ceil_log2_levels(n: int) -> None:
     robot = Robot.from_urdf_string(random_chain_urdf(n, seed=n))
     q = np.random.default_rng(n).uniform(-np.pi, np.pi, n)
     M = np.empty((n, n))
-    levels = recursive_doubling.mass_matrix(robot._tree, q, M)
+    levels = recursive_doubling.mass_matrix(robot._tree, q[np.newaxis], M[np.newaxis])
     assert levels == recursive_doubling.level_count(n) == (math.ceil(math.log2(n)) if n > 1 else 0)
     assert_close(M, robot.mass_matrix(q), f"chain{n} recursive doubling")
 

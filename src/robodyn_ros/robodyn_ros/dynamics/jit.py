@@ -1,43 +1,19 @@
 """How the kernels are compiled."""
 
-from types import FunctionType
-
 from numba import njit
-from numba.core.registry import CPUDispatcher
 
 # Floating-point contraction (FMA) and reassociation, which let LLVM fuse and vectorize; not
 # the flags that assume finite values, so NaN and inf still propagate to the results.
 FASTMATH = {"contract", "reassoc", "arcp"}
 
-_holding_the_gil = njit(cache=True, fastmath=FASTMATH)
-_releasing_the_gil = njit(cache=True, fastmath=FASTMATH, nogil=True)
+kernel = njit(cache=True, fastmath=FASTMATH, nogil=True)
+"""A kernel called from Python: compiled on first use, cached on disk, releasing the GIL.
 
-
-def kernel(function: FunctionType) -> CPUDispatcher:
-    """A kernel called from Python: compiled on first use, cached on disk, in two builds.
-
-    The kernel itself keeps the GIL, for one state: releasing it made each of the many short
-    calls of a control or simulation loop wait for the GIL behind the node's other threads
-    (sim_node ran at a third of real time). Its `released` build releases the GIL, for
-    batches, which are long enough to pay for taking it back: Robot calls it for (B, n)
-    states, on several threads at once (robodyn_ros.batch_threads). Each build compiles only
-    for what it is called with, so the two add no compilation."""
-    holding = _holding_the_gil(function)
-    holding.released = _releasing_the_gil(_renamed(function, "released"))
-    return holding
-
-
-def _renamed(function: FunctionType, suffix: str) -> FunctionType:
-    """A copy of the function under another qualified name: numba's disk cache keys a
-    function by its name and not by the nogil flag, so the two builds need two names."""
-    copy = FunctionType(
-        function.__code__, function.__globals__, function.__name__, function.__defaults__,
-        function.__closure__,
-    )
-    copy.__qualname__ = f"{function.__qualname__}_{suffix}"
-    copy.__doc__ = function.__doc__
-    return copy
-
+Robot calls it for a batch (B, n) on several threads at once (robodyn_ros.batch_threads), and
+for one state as a batch of one, so that one build serves both: a second, GIL-holding build
+for single states compiled every kernel twice. The many short single-state calls of a control
+or simulation loop enter through state_entry's C entries instead, which keep the GIL (taking
+it back after each call made sim_node wait behind the node's other threads)."""
 
 kernel_helper = njit(cache=True, inline="always", fastmath=FASTMATH)
 """A piece of a kernel, inlined into the kernels that call it."""
