@@ -9,7 +9,9 @@ command in between (a controller running at a lower rate); the applied effort cl
 semi-implicit Euler or RK4; then velocities are clipped to their limits and a joint past a
 position limit is put back on it with its outward velocity zeroed. At a step where the
 operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) from
-the law's own M⁻¹ and b instead of one more ABA at the same state.
+the law's own M⁻¹ and b instead of one more ABA at the same state. The pose of the task frame
+at q_k comes from what step k computed there anyway: the law's kinematics where the
+operational-space law ran, else the first integrator stage's ABA.
 
 Control laws (`law`):
 
@@ -31,7 +33,11 @@ from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
-from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_pose_into
+from robodyn_ros.dynamics.kinematics import (
+    forward_kinematics,
+    frame_jacobian_into,
+    frame_pose_into,
+)
 from robodyn_ros.dynamics.operational_space import (
     classical_acceleration_into,
     damped_task_inertia,
@@ -89,10 +95,11 @@ def integrator_workspace(n):
 
 @kernel_helper
 def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, tau, workspace,
-              start_known):
+              start_known, frame, pose):
     """(q, q̇) advanced in place by one step of `integrator` under the held effort τ; where
-    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇). One call site of
-    acceleration for every stage, so the ABA is inlined once."""
+    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇), else the first stage's
+    ABA, at q, leaves the frame's pose in `pose` (4 x 4). One call site of acceleration for
+    every stage, so the ABA is inlined once."""
     ws, k_q, k_v, q_stage, qd_stage = workspace
     n = q.shape[0]
     k_q[0] = qd
@@ -103,6 +110,8 @@ def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, t
             qd_stage[i] = qd[i] + h * k_v[s - 1, i] if s > 0 else qd[i]
         k_q[s] = qd_stage
         acceleration(tree, gravity, joints, friction_velocity, q_stage, qd_stage, tau, k_v[s], ws)
+        if s == 0:
+            frame_pose_into(ws[0][0][0], frame, pose)  # the ABA's world poses X_world at q
     if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
         for i in range(n):
             qd[i] += dt * k_v[0, i]
@@ -257,10 +266,12 @@ def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw)
 
 @long_kernel
 def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, reference, law,
-            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped):
+            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped,
+            path):
     """Steps k = 0 .. K − 1 from the state in q[0], qd[0] (module docstring): q, qd (K + 1, n)
     receive the states, tau (K, n) the commanded efforts, clamped (n,) counts the steps each
-    joint ended past a limit. `frame` (a 13-row) is the operational-space task frame."""
+    joint ended past a limit, path (K + 1, 4, 4) the poses of `frame` (a 13-row), the
+    operational-space task frame."""
     steps, n = tau.shape
     cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
     clamped[:] = 0
@@ -284,6 +295,10 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
         if law_now == OPERATIONAL_SPACE:  # the law left M⁻¹ and b at this state
             acceleration_from_inverse(joints, friction_velocity, Minv, b, qd[k], applied, qdd,
                                       torque)
+            path[k] = cw[9]  # the law's pose of the frame at q_k
         integrate(tree, gravity, joints, friction_velocity, integrator, dt, q[k + 1], qd[k + 1],
-                  applied, workspace, law_now == OPERATIONAL_SPACE)
+                  applied, workspace, law_now == OPERATIONAL_SPACE, frame, path[k])
         enforce_limits(joints, q[k + 1], qd[k + 1], clamped)
+    X_world, S_world = workspace[0][0][0][0], workspace[0][0][1][0]
+    forward_kinematics(tree, q[steps], X_world, S_world)
+    frame_pose_into(X_world, frame, path[steps])
