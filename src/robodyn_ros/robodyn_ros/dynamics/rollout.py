@@ -185,12 +185,30 @@ def cholesky_solve(L, x):
 
 
 @kernel_helper
+def inverse_trace(L, L_inv):
+    """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, L from cholesky; L⁻¹ into the lower triangle of L_inv."""
+    m = L.shape[0]
+    total = 0.0
+    for j in range(m):
+        for i in range(j, m):
+            s = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                s -= L[i, k] * L_inv[k, j]
+            L_inv[i, j] = s * L[i, i]
+            total += L_inv[i, j] * L_inv[i, j]
+    return total
+
+
+@kernel_helper
 def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
-    """x ← Λ x. Where Λ⁻¹ − threshold·trace(Λ⁻¹)·1 is positive definite, every eigenvalue is
-    above threshold · s_max and Λ is the exact inverse (a Cholesky solve); otherwise Λ comes
-    from damped_task_inertia, as Robot.operational_space damps it."""
-    if cholesky(Lambda_inv, threshold * np.trace(Lambda_inv), L):
-        cholesky(Lambda_inv, 0.0, L)
+    """x ← Λ x. Where every eigenvalue of Λ⁻¹ is above shift = threshold·trace(Λ⁻¹), so above
+    threshold · s_max, Λ is the exact inverse (a Cholesky solve); otherwise Λ comes from
+    damped_task_inertia, as Robot.operational_space damps it. The factor of Λ⁻¹ settles it
+    where its smallest eigenvalue, at least 1 / trace(Λ), is above shift; elsewhere the
+    Cholesky of Λ⁻¹ − shift·1 does (into Lambda, free until damped_task_inertia)."""
+    shift = threshold * np.trace(Lambda_inv)
+    if cholesky(Lambda_inv, 0.0, L) and (
+            inverse_trace(L, Lambda) * shift < 1.0 or cholesky(Lambda_inv, shift, Lambda)):
         cholesky_solve(L, x)
         return
     damped_task_inertia(Lambda_inv, threshold, threshold, Lambda, info)
