@@ -44,7 +44,17 @@ from robodyn_ros.dynamics.operational_space import (
     velocity_product_accelerations,
 )
 from robodyn_ros.dynamics.rotation import log_so3
-from robodyn_ros.dynamics.tree import FRAME_BODY
+from robodyn_ros.dynamics.spatial import (
+    add6,
+    dot6,
+    inertia_times,
+    inertia_to_world,
+    motion_cross_force,
+    pose_at,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import FRAME_BODY, body_inertia, parent_of
 
 TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
@@ -139,14 +149,36 @@ def enforce_limits(joints, q, qd, clamped):
 @kernel_helper
 def control_workspace(tree, n):
     """What the control laws need: (M⁻¹ workspace, M⁻¹, rnea workspace, b, τ₀, v, a,
-    J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2), zero (n), M⁻¹ Jᵀ (n x 6),
-    Λ⁻¹ (6 x 6), L (6 x 6), task (6), R* Rᵀ (3 x 3))."""
+    J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2), M⁻¹ Jᵀ (n x 6), Λ⁻¹ (6 x 6),
+    L (6 x 6), task (6), R* Rᵀ (3 x 3))."""
     return (
         minv_workspace(tree, n), np.empty((n, n)), rnea_workspace(n), np.empty(n), np.empty(n),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((6, n)), np.empty(6), np.empty((4, 4)),
-        np.empty((6, 6)), np.empty(2), np.zeros(n), np.empty((n, 6)), np.empty((6, 6)),
-        np.empty((6, 6)), np.empty(6), np.empty((3, 3)),
+        np.empty((6, 6)), np.empty(2), np.empty((n, 6)), np.empty((6, 6)), np.empty((6, 6)),
+        np.empty(6), np.empty((3, 3)),
     )
+
+
+@kernel_helper
+def world_bias_forces(tree, gravity, X_world, S_world, v, a, f, b):
+    """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
+    world poses, the velocities v and the accelerations at q̈ = 0 a (n x 6,
+    velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i v_i, each body's f
+    added to its parent's without a transform, b_i = S_iᵀ f_i. f (n x 6) is a workspace."""
+    n = b.shape[0]
+    for i in range(n):
+        inertia = inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i))
+        v_i = vector6(v, i)
+        a_i = (a[i, 0] - gravity[0], a[i, 1] - gravity[1], a[i, 2] - gravity[2], a[i, 3],
+               a[i, 4], a[i, 5])  # the base accelerating upwards at g
+        store(f, i, add6(inertia_times(inertia, a_i),
+                         motion_cross_force(v_i, inertia_times(inertia, v_i))))
+    for i in range(n - 1, -1, -1):
+        f_i = vector6(f, i)
+        b[i] = dot6(vector6(S_world, i), f_i)
+        lam = parent_of(tree, i)
+        if lam >= 0:
+            store(f, lam, add6(vector6(f, lam), f_i))
 
 
 @kernel_helper
@@ -237,9 +269,8 @@ def task_inverse_inertia(J, Minv, MinvJT, Lambda_inv):
 def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target, threshold,
                              q, qd, tau, cw):
     """Khatib's operational-space law (module docstring) into tau."""
-    (minv_ws, Minv, rnea_ws, b, tau0, v, a, J, Jdot_qd, pose, Lambda, info, zero, MinvJT,
-     Lambda_inv, L, task, rotation) = cw
-    X, vr, ar, fr = rnea_ws
+    (minv_ws, Minv, rnea_ws, b, tau0, v, a, J, Jdot_qd, pose, Lambda, info, MinvJT, Lambda_inv,
+     L, task, rotation) = cw
     n = q.shape[0]
     minv_aba(tree, q, Minv, minv_ws)
     X_world, S_world = minv_ws[1], minv_ws[2]
@@ -248,7 +279,7 @@ def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, targ
     frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
     velocity_product_accelerations(tree, S_world, qd, v, a)
     classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
-    rnea(tree, gravity, q, qd, zero, None, b, X, vr, ar, fr)
+    world_bias_forces(tree, gravity, X_world, S_world, v, a, rnea_ws[3], b)
     task_inverse_inertia(J, Minv, MinvJT, Lambda_inv)
     for i in range(n):
         tau0[i] = (joint_gains[STIFFNESS, i] * (joint_gains[REST, i] - q[i])
