@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from robodyn_ros.dynamics.fixed_frame import joint_forces
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
@@ -46,7 +47,6 @@ from robodyn_ros.dynamics.operational_space import (
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.dynamics.spatial import (
     add6,
-    dot6,
     inertia_times,
     inertia_to_world,
     motion_cross_force,
@@ -54,7 +54,7 @@ from robodyn_ros.dynamics.spatial import (
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY, body_inertia, parent_of
+from robodyn_ros.dynamics.tree import FRAME_BODY, body_inertia
 
 TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
@@ -164,21 +164,16 @@ def world_bias_forces(tree, gravity, X_world, S_world, v, a, f, b):
     """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
     world poses, the velocities v and the accelerations at q̈ = 0 a (n x 6,
     velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i v_i, each body's f
-    added to its parent's without a transform, b_i = S_iᵀ f_i. f (n x 6) is a workspace."""
-    n = b.shape[0]
-    for i in range(n):
+    added to its parent's without a transform, b_i = S_iᵀ f_i (the fixed-frame Newton–Euler's
+    backward pass). f (n x 6) is a workspace."""
+    for i in range(b.shape[0]):
         inertia = inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i))
         v_i = vector6(v, i)
         a_i = (a[i, 0] - gravity[0], a[i, 1] - gravity[1], a[i, 2] - gravity[2], a[i, 3],
                a[i, 4], a[i, 5])  # the base accelerating upwards at g
         store(f, i, add6(inertia_times(inertia, a_i),
                          motion_cross_force(v_i, inertia_times(inertia, v_i))))
-    for i in range(n - 1, -1, -1):
-        f_i = vector6(f, i)
-        b[i] = dot6(vector6(S_world, i), f_i)
-        lam = parent_of(tree, i)
-        if lam >= 0:
-            store(f, lam, add6(vector6(f, lam), f_i))
+    joint_forces(tree, S_world, f, b)
 
 
 @kernel_helper
