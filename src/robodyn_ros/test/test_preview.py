@@ -80,6 +80,17 @@ def test_compiled_and_stepped_previews_agree(panda, control_period):
             np.testing.assert_array_equal(ours.effort[1:10], ours.effort[:1].repeat(9, 0))
 
 
+@pytest.mark.parametrize(("integrator", "control_period"),
+                         [("rk4", 0.0), ("rk4", 0.01), ("semi_implicit_euler", 0.0)])
+def test_compiled_frame_path_is_frame_pose_of_the_states(panda, integrator, control_period):
+    """The kernel's frame path (the law's or the first stage's kinematics at each step, one
+    more pass at the last state) is Robot.frame_pose of the states, to rounding."""
+    settings = PreviewSettings(horizon=0.05, integrator=integrator, control_period=control_period)
+    for result in preview(panda, scenarios(panda), settings, Q0):
+        np.testing.assert_allclose(result.frame_path, panda.frame_pose(result.q, FRAME),
+                                   rtol=0.0, atol=1e-12, err_msg=result.name)
+
+
 @pytest.mark.parametrize(("integrator", "method"), [("rk45", "aba"), ("lsoda", "pcg")])
 def test_adaptive_integrators_agree_with_rk4(panda, integrator, method):
     """solve_ivp over each step (tolerance 1e-9; an iterative forward dynamics to 1e-10)

@@ -74,8 +74,14 @@ def newton_euler(tree, S_world, inertia, qdd, a_root, c, bias, tau, a, f):
             f_i = add6(f_i, vector6(bias, i))
         store(a, i, a_i)
         store(f, i, f_i)
-    # backward pass: joint forces, each carried by the parent without a transform
-    for i in range(n - 1, -1, -1):
+    joint_forces(tree, S_world, f, tau)
+
+
+@kernel_helper
+def joint_forces(tree, S_world, f, tau):
+    """Backward pass: each body's net force f[i] (n x 6, world frame) becomes the force its
+    joint transmits, carried by the parent without a transform, and τ_i = S_iᵀ f_i."""
+    for i in range(tau.shape[0] - 1, -1, -1):
         f_i = vector6(f, i)
         tau[i] = dot6(vector6(S_world, i), f_i)
         lam = parent_of(tree, i)

@@ -9,7 +9,9 @@ command in between (a controller running at a lower rate); the applied effort cl
 semi-implicit Euler or RK4; then velocities are clipped to their limits and a joint past a
 position limit is put back on it with its outward velocity zeroed. At a step where the
 operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) from
-the law's own M⁻¹ and b instead of one more ABA at the same state.
+the law's own M⁻¹ and b instead of one more ABA at the same state. The pose of the task frame
+at q_k comes from what step k computed there anyway: the law's kinematics where the
+operational-space law ran, else the first integrator stage's ABA.
 
 Control laws (`law`):
 
@@ -27,18 +29,32 @@ import math
 
 import numpy as np
 
+from robodyn_ros.dynamics.fixed_frame import joint_forces
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
-from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_pose_into
+from robodyn_ros.dynamics.kinematics import (
+    forward_kinematics,
+    frame_jacobian_into,
+    frame_pose_into,
+)
 from robodyn_ros.dynamics.operational_space import (
     classical_acceleration_into,
     damped_task_inertia,
     velocity_product_accelerations,
 )
 from robodyn_ros.dynamics.rotation import log_so3
-from robodyn_ros.dynamics.tree import FRAME_BODY
+from robodyn_ros.dynamics.spatial import (
+    add6,
+    inertia_times,
+    inertia_to_world,
+    motion_cross_force,
+    pose_at,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import FRAME_BODY, body_inertia
 
 TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
@@ -89,10 +105,11 @@ def integrator_workspace(n):
 
 @kernel_helper
 def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, tau, workspace,
-              start_known):
+              start_known, frame, pose):
     """(q, q̇) advanced in place by one step of `integrator` under the held effort τ; where
-    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇). One call site of
-    acceleration for every stage, so the ABA is inlined once."""
+    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇), else the first stage's
+    ABA, at q, leaves the frame's pose in `pose` (4 x 4). One call site of acceleration for
+    every stage, so the ABA is inlined once."""
     ws, k_q, k_v, q_stage, qd_stage = workspace
     n = q.shape[0]
     k_q[0] = qd
@@ -103,6 +120,8 @@ def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, t
             qd_stage[i] = qd[i] + h * k_v[s - 1, i] if s > 0 else qd[i]
         k_q[s] = qd_stage
         acceleration(tree, gravity, joints, friction_velocity, q_stage, qd_stage, tau, k_v[s], ws)
+        if s == 0:
+            frame_pose_into(ws[0][0][0], frame, pose)  # the ABA's world poses X_world at q
     if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
         for i in range(n):
             qd[i] += dt * k_v[0, i]
@@ -130,14 +149,31 @@ def enforce_limits(joints, q, qd, clamped):
 @kernel_helper
 def control_workspace(tree, n):
     """What the control laws need: (M⁻¹ workspace, M⁻¹, rnea workspace, b, τ₀, v, a,
-    J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2), zero (n), M⁻¹ Jᵀ (n x 6),
-    Λ⁻¹ (6 x 6), L (6 x 6), task (6), R* Rᵀ (3 x 3))."""
+    J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2), M⁻¹ Jᵀ (n x 6), Λ⁻¹ (6 x 6),
+    L (6 x 6), task (6), R* Rᵀ (3 x 3))."""
     return (
         minv_workspace(tree, n), np.empty((n, n)), rnea_workspace(n), np.empty(n), np.empty(n),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((6, n)), np.empty(6), np.empty((4, 4)),
-        np.empty((6, 6)), np.empty(2), np.zeros(n), np.empty((n, 6)), np.empty((6, 6)),
-        np.empty((6, 6)), np.empty(6), np.empty((3, 3)),
+        np.empty((6, 6)), np.empty(2), np.empty((n, 6)), np.empty((6, 6)), np.empty((6, 6)),
+        np.empty(6), np.empty((3, 3)),
     )
+
+
+@kernel_helper
+def world_bias_forces(tree, gravity, X_world, S_world, v, a, f, b):
+    """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
+    world poses, the velocities v and the accelerations at q̈ = 0 a (n x 6,
+    velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i v_i, each body's f
+    added to its parent's without a transform, b_i = S_iᵀ f_i (the fixed-frame Newton–Euler's
+    backward pass). f (n x 6) is a workspace."""
+    for i in range(b.shape[0]):
+        inertia = inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i))
+        v_i = vector6(v, i)
+        a_i = (a[i, 0] - gravity[0], a[i, 1] - gravity[1], a[i, 2] - gravity[2], a[i, 3],
+               a[i, 4], a[i, 5])  # the base accelerating upwards at g
+        store(f, i, add6(inertia_times(inertia, a_i),
+                         motion_cross_force(v_i, inertia_times(inertia, v_i))))
+    joint_forces(tree, S_world, f, b)
 
 
 @kernel_helper
@@ -176,12 +212,30 @@ def cholesky_solve(L, x):
 
 
 @kernel_helper
+def inverse_trace(L, L_inv):
+    """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, L from cholesky; L⁻¹ into the lower triangle of L_inv."""
+    m = L.shape[0]
+    total = 0.0
+    for j in range(m):
+        for i in range(j, m):
+            s = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                s -= L[i, k] * L_inv[k, j]
+            L_inv[i, j] = s * L[i, i]
+            total += L_inv[i, j] * L_inv[i, j]
+    return total
+
+
+@kernel_helper
 def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
-    """x ← Λ x. Where Λ⁻¹ − threshold·trace(Λ⁻¹)·1 is positive definite, every eigenvalue is
-    above threshold · s_max and Λ is the exact inverse (a Cholesky solve); otherwise Λ comes
-    from damped_task_inertia, as Robot.operational_space damps it."""
-    if cholesky(Lambda_inv, threshold * np.trace(Lambda_inv), L):
-        cholesky(Lambda_inv, 0.0, L)
+    """x ← Λ x. Where every eigenvalue of Λ⁻¹ is above shift = threshold·trace(Λ⁻¹), so above
+    threshold · s_max, Λ is the exact inverse (a Cholesky solve); otherwise Λ comes from
+    damped_task_inertia, as Robot.operational_space damps it. The factor of Λ⁻¹ settles it
+    where its smallest eigenvalue, at least 1 / trace(Λ), is above shift; elsewhere the
+    Cholesky of Λ⁻¹ − shift·1 does (into Lambda, free until damped_task_inertia)."""
+    shift = threshold * np.trace(Lambda_inv)
+    if cholesky(Lambda_inv, 0.0, L) and (
+            inverse_trace(L, Lambda) * shift < 1.0 or cholesky(Lambda_inv, shift, Lambda)):
         cholesky_solve(L, x)
         return
     damped_task_inertia(Lambda_inv, threshold, threshold, Lambda, info)
@@ -210,9 +264,8 @@ def task_inverse_inertia(J, Minv, MinvJT, Lambda_inv):
 def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target, threshold,
                              q, qd, tau, cw):
     """Khatib's operational-space law (module docstring) into tau."""
-    (minv_ws, Minv, rnea_ws, b, tau0, v, a, J, Jdot_qd, pose, Lambda, info, zero, MinvJT,
-     Lambda_inv, L, task, rotation) = cw
-    X, vr, ar, fr = rnea_ws
+    (minv_ws, Minv, rnea_ws, b, tau0, v, a, J, Jdot_qd, pose, Lambda, info, MinvJT, Lambda_inv,
+     L, task, rotation) = cw
     n = q.shape[0]
     minv_aba(tree, q, Minv, minv_ws)
     X_world, S_world = minv_ws[1], minv_ws[2]
@@ -221,7 +274,7 @@ def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, targ
     frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
     velocity_product_accelerations(tree, S_world, qd, v, a)
     classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
-    rnea(tree, gravity, q, qd, zero, None, b, X, vr, ar, fr)
+    world_bias_forces(tree, gravity, X_world, S_world, v, a, rnea_ws[3], b)
     task_inverse_inertia(J, Minv, MinvJT, Lambda_inv)
     for i in range(n):
         tau0[i] = (joint_gains[STIFFNESS, i] * (joint_gains[REST, i] - q[i])
@@ -257,10 +310,12 @@ def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw)
 
 @long_kernel
 def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, reference, law,
-            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped):
+            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped,
+            path):
     """Steps k = 0 .. K − 1 from the state in q[0], qd[0] (module docstring): q, qd (K + 1, n)
     receive the states, tau (K, n) the commanded efforts, clamped (n,) counts the steps each
-    joint ended past a limit. `frame` (a 13-row) is the operational-space task frame."""
+    joint ended past a limit, path (K + 1, 4, 4) the poses of `frame` (a 13-row), the
+    operational-space task frame."""
     steps, n = tau.shape
     cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
     clamped[:] = 0
@@ -284,6 +339,10 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
         if law_now == OPERATIONAL_SPACE:  # the law left M⁻¹ and b at this state
             acceleration_from_inverse(joints, friction_velocity, Minv, b, qd[k], applied, qdd,
                                       torque)
+            path[k] = cw[9]  # the law's pose of the frame at q_k
         integrate(tree, gravity, joints, friction_velocity, integrator, dt, q[k + 1], qd[k + 1],
-                  applied, workspace, law_now == OPERATIONAL_SPACE)
+                  applied, workspace, law_now == OPERATIONAL_SPACE, frame, path[k])
         enforce_limits(joints, q[k + 1], qd[k + 1], clamped)
+    X_world, S_world = workspace[0][0][0][0], workspace[0][0][1][0]
+    forward_kinematics(tree, q[steps], X_world, S_world)
+    frame_pose_into(X_world, frame, path[steps])
