@@ -110,19 +110,17 @@ def inverse3(A):
 def store_inverse_inertia(X, body, Phi, i):
     """Phi[i] (6 x 6) = the inverse spatial inertia of a body (tree.py layout) at pose X, world
     coordinates: a force [F; N] on it at rest gives α = J (N − c × F) and a_O = F/m + c × α,
-    J = (R I_c Rᵀ)⁻¹ (RBDA eq. 2.63 inverted)."""
+    J = (R I_c Rᵀ)⁻¹ (RBDA eq. 2.63 inverted), so Φ = [[1/m − P [c]×, P], [Pᵀ, J]], P = [c]× J."""
     mass = body[0]
     c = add3(X[9:12], rotate(X, body[1:4]))
     J = rotate_inertia(X, inverse3(body[4:13]))
-    for j in range(6):
-        F = (1.0 if j == 0 else 0.0, 1.0 if j == 1 else 0.0, 1.0 if j == 2 else 0.0)
-        N = (1.0 if j == 3 else 0.0, 1.0 if j == 4 else 0.0, 1.0 if j == 5 else 0.0)
-        cF = cross(c, F)
-        alpha = rotate(J, (N[0] - cF[0], N[1] - cF[1], N[2] - cF[2]))
-        linear = add3((F[0] / mass, F[1] / mass, F[2] / mass), cross(c, alpha))
-        for r in range(3):
-            Phi[i, r, j] = linear[r]
-            Phi[i, 3 + r, j] = alpha[r]
+    P = (cross(c, J[0:3]), cross(c, J[3:6]), cross(c, J[6:9]))  # columns of P (J symmetric)
+    for r in range(3):
+        Pc = cross((P[0][r], P[1][r], P[2][r]), c)  # row r of P [c]×
+        for s in range(3):
+            Phi[i, r, s] = (1.0 / mass if r == s else 0.0) - Pc[s]
+            Phi[i, r, 3 + s] = Phi[i, 3 + s, r] = P[s][r]
+            Phi[i, 3 + r, 3 + s] = J[3 * r + s]
 
 
 @kernel_helper
@@ -164,22 +162,26 @@ def lift(house, pivot, i, lam):
 
 
 @kernel_helper
-def reduced_block(G, u, k, w, m, sign, T, out):
-    """out (5 x 5) = sign · W_uᵀ G W_w for a 6 x 6 G, W_u the columns ≠ k of 1 − 2 u uᵀ (and
-    W_w those ≠ m of 1 − 2 w wᵀ)."""
-    for r in range(6):  # T = G (1 − 2 w wᵀ)
-        d = G[r, 0] * w[0] + G[r, 1] * w[1] + G[r, 2] * w[2] + G[r, 3] * w[3] + G[r, 4] * w[4] \
-            + G[r, 5] * w[5]
-        for s in range(6):
-            T[r, s] = G[r, s] - 2.0 * d * w[s]
-    for s in range(6):  # T = (1 − 2 u uᵀ) T
-        d = u[0] * T[0, s] + u[1] * T[1, s] + u[2] * T[2, s] + u[3] * T[3, s] + u[4] * T[4, s] \
-            + u[5] * T[5, s]
-        for r in range(6):
-            T[r, s] -= 2.0 * d * u[r]
-    for r in range(C):
-        for s in range(C):
-            out[r, s] = sign * T[skip(r, k), skip(s, m)]
+def reduced_block(G, u, k, w, m, sign, out):
+    """out (5 x 5) = sign · W_uᵀ G W_w for a symmetric 6 x 6 G, W_u the columns ≠ k of
+    1 − 2 u uᵀ (and W_w those ≠ m of 1 − 2 w wᵀ), from
+    (1 − 2 u uᵀ) G (1 − 2 w wᵀ) = G − 2 u zᵀ − 2 y wᵀ, y = G w, z = G u − 2 (uᵀ y) w."""
+    y = square_times(G, w)
+    z = add6(square_times(G, u), scale6(-2.0 * dot6(u, y), w))
+    for a in range(C):
+        r = skip(a, k)
+        for b in range(C):
+            s = skip(b, m)
+            out[a, b] = sign * (G[r, s] - 2.0 * (u[r] * z[s] + y[r] * w[s]))
+
+
+@kernel_helper
+def square_times(G, x):
+    """G x for a 6 x 6 G."""
+    return (
+        dot6(vector6(G, 0), x), dot6(vector6(G, 1), x), dot6(vector6(G, 2), x),
+        dot6(vector6(G, 3), x), dot6(vector6(G, 4), x), dot6(vector6(G, 5), x),
+    )
 
 
 @kernel_helper
@@ -257,7 +259,7 @@ def store_joint_basis(S_world, body, i, house, pivot):
 def assemble_blocks(ws, n):
     """The blocks 𝒜_ii (Ad) and 𝒜_{p(i),i} (Ao[i − 1]) of the first n links of ws, from their
     Φ_i, W_i and topology."""
-    Phi, house, pivot, Ad, Ao, G, T = ws[3:10]
+    Phi, house, pivot, Ad, Ao, G = ws[3:9]
     parent = ws[16]
     for i in range(n):
         p = parent[i]
@@ -265,9 +267,9 @@ def assemble_blocks(ws, n):
             for s in range(6):
                 G[r, s] = Phi[i, r, s] + (Phi[p, r, s] if p >= 0 else 0.0)
         u, k = vector6(house, i), pivot[i]
-        reduced_block(G, u, k, u, k, 1.0, T, Ad[i])
+        reduced_block(G, u, k, u, k, 1.0, Ad[i])
         if i > 0 and p >= 0:
-            reduced_block(Phi[p], vector6(house, p), pivot[p], u, k, -1.0, T, Ao[i - 1])
+            reduced_block(Phi[p], vector6(house, p), pivot[p], u, k, -1.0, Ao[i - 1])
         elif i > 0:
             Ao[i - 1, :, :] = 0.0
 
