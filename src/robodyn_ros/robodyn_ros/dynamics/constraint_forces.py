@@ -110,19 +110,17 @@ def inverse3(A):
 def store_inverse_inertia(X, body, Phi, i):
     """Phi[i] (6 x 6) = the inverse spatial inertia of a body (tree.py layout) at pose X, world
     coordinates: a force [F; N] on it at rest gives α = J (N − c × F) and a_O = F/m + c × α,
-    J = (R I_c Rᵀ)⁻¹ (RBDA eq. 2.63 inverted)."""
+    J = (R I_c Rᵀ)⁻¹ (RBDA eq. 2.63 inverted), so Φ = [[1/m − P [c]×, P], [Pᵀ, J]], P = [c]× J."""
     mass = body[0]
     c = add3(X[9:12], rotate(X, body[1:4]))
     J = rotate_inertia(X, inverse3(body[4:13]))
-    for j in range(6):
-        F = (1.0 if j == 0 else 0.0, 1.0 if j == 1 else 0.0, 1.0 if j == 2 else 0.0)
-        N = (1.0 if j == 3 else 0.0, 1.0 if j == 4 else 0.0, 1.0 if j == 5 else 0.0)
-        cF = cross(c, F)
-        alpha = rotate(J, (N[0] - cF[0], N[1] - cF[1], N[2] - cF[2]))
-        linear = add3((F[0] / mass, F[1] / mass, F[2] / mass), cross(c, alpha))
-        for r in range(3):
-            Phi[i, r, j] = linear[r]
-            Phi[i, 3 + r, j] = alpha[r]
+    P = (cross(c, J[0:3]), cross(c, J[3:6]), cross(c, J[6:9]))  # columns of P (J symmetric)
+    for r in range(3):
+        Pc = cross((P[0][r], P[1][r], P[2][r]), c)  # row r of P [c]×
+        for s in range(3):
+            Phi[i, r, s] = (1.0 / mass if r == s else 0.0) - Pc[s]
+            Phi[i, r, 3 + s] = Phi[i, 3 + s, r] = P[s][r]
+            Phi[i, 3 + r, 3 + s] = J[3 * r + s]
 
 
 @kernel_helper
@@ -164,22 +162,26 @@ def lift(house, pivot, i, lam):
 
 
 @kernel_helper
-def reduced_block(G, u, k, w, m, sign, T, out):
-    """out (5 x 5) = sign · W_uᵀ G W_w for a 6 x 6 G, W_u the columns ≠ k of 1 − 2 u uᵀ (and
-    W_w those ≠ m of 1 − 2 w wᵀ)."""
-    for r in range(6):  # T = G (1 − 2 w wᵀ)
-        d = G[r, 0] * w[0] + G[r, 1] * w[1] + G[r, 2] * w[2] + G[r, 3] * w[3] + G[r, 4] * w[4] \
-            + G[r, 5] * w[5]
-        for s in range(6):
-            T[r, s] = G[r, s] - 2.0 * d * w[s]
-    for s in range(6):  # T = (1 − 2 u uᵀ) T
-        d = u[0] * T[0, s] + u[1] * T[1, s] + u[2] * T[2, s] + u[3] * T[3, s] + u[4] * T[4, s] \
-            + u[5] * T[5, s]
-        for r in range(6):
-            T[r, s] -= 2.0 * d * u[r]
-    for r in range(C):
-        for s in range(C):
-            out[r, s] = sign * T[skip(r, k), skip(s, m)]
+def reduced_block(G, u, k, w, m, sign, out):
+    """out (5 x 5) = sign · W_uᵀ G W_w for a symmetric 6 x 6 G, W_u the columns ≠ k of
+    1 − 2 u uᵀ (and W_w those ≠ m of 1 − 2 w wᵀ), from
+    (1 − 2 u uᵀ) G (1 − 2 w wᵀ) = G − 2 u zᵀ − 2 y wᵀ, y = G w, z = G u − 2 (uᵀ y) w."""
+    y = square_times(G, w)
+    z = add6(square_times(G, u), scale6(-2.0 * dot6(u, y), w))
+    for a in range(C):
+        r = skip(a, k)
+        for b in range(C):
+            s = skip(b, m)
+            out[a, b] = sign * (G[r, s] - 2.0 * (u[r] * z[s] + y[r] * w[s]))
+
+
+@kernel_helper
+def square_times(G, x):
+    """G x for a 6 x 6 G."""
+    return (
+        dot6(vector6(G, 0), x), dot6(vector6(G, 1), x), dot6(vector6(G, 2), x),
+        dot6(vector6(G, 3), x), dot6(vector6(G, 4), x), dot6(vector6(G, 5), x),
+    )
 
 
 @kernel_helper
@@ -257,7 +259,7 @@ def store_joint_basis(S_world, body, i, house, pivot):
 def assemble_blocks(ws, n):
     """The blocks 𝒜_ii (Ad) and 𝒜_{p(i),i} (Ao[i − 1]) of the first n links of ws, from their
     Φ_i, W_i and topology."""
-    Phi, house, pivot, Ad, Ao, G, T = ws[3:10]
+    Phi, house, pivot, Ad, Ao, G = ws[3:9]
     parent = ws[16]
     for i in range(n):
         p = parent[i]
@@ -265,9 +267,9 @@ def assemble_blocks(ws, n):
             for s in range(6):
                 G[r, s] = Phi[i, r, s] + (Phi[p, r, s] if p >= 0 else 0.0)
         u, k = vector6(house, i), pivot[i]
-        reduced_block(G, u, k, u, k, 1.0, T, Ad[i])
+        reduced_block(G, u, k, u, k, 1.0, Ad[i])
         if i > 0 and p >= 0:
-            reduced_block(Phi[p], vector6(house, p), pivot[p], u, k, -1.0, T, Ao[i - 1])
+            reduced_block(Phi[p], vector6(house, p), pivot[p], u, k, -1.0, Ao[i - 1])
         elif i > 0:
             Ao[i - 1, :, :] = 0.0
 
@@ -372,55 +374,32 @@ def family_sums(ws, x, psi, sigma):
 
 
 @kernel_helper
-def off_diagonal_parts(ws):
-    """(Φ, W's reflectors and pivots, Ao, parent, branches): what add_off_diagonal_row reads
-    of ws, taken once before the loop over the rows."""
-    return ws[3], ws[4], ws[5], ws[7], ws[16], ws[17]
+def siblings_times(ws, x, i, p, sigma):
+    """Σ 𝒜_is x_s over the siblings s of joint i (parent p with several children):
+    W_iᵀ Φ_p (σ_p − W_i x_i), σ_p = Σ W_c x_c over p's children (family_sums)."""
+    Phi, house, pivot = ws[3], ws[4], ws[5]
+    g = add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, x)))
+    return project(house, pivot, i, matrix_times(Phi, p, g))
 
 
 @kernel_helper
-def add_off_diagonal_row(parts, x, i, psi, sigma, out, row, sign):
-    """out[row] += sign Σ_{j ≠ i} 𝒜_ij x_j: the first child's 𝒜_{i,i+1} x_{i+1}, the other
-    children's psi_i, the parent's 𝒜_{i,p} x_p = 𝒜_{p,i}ᵀ x_p and, when the parent p has
-    several children, the siblings' W_iᵀ Φ_p (σ_p − W_i x_i) (psi and sigma by family_sums);
-    parts from off_diagonal_parts."""
-    Phi, house, pivot, Ao, parent, branches = parts
-    if i + 1 < x.shape[0] and parent[i + 1] == i:
-        Ax = block_times(Ao, i, x, i + 1)
-        for r in range(C):
-            out[row, r] += sign * Ax[r]
-    if branches[i]:
-        for r in range(C):
-            out[row, r] += sign * psi[i, r]
-    p = parent[i]
-    if p >= 0:
-        add_transposed_times(out, row, Ao, i - 1, x, p, sign)
-        if branches[p]:
-            g = add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, x)))
-            siblings = project(house, pivot, i, matrix_times(Phi, p, g))
-            for r in range(C):
-                out[row, r] += sign * siblings[r]
+def add5(a, b):
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]
 
 
 @kernel_helper
 def add_transposed_times(out, row, A, k, x, j, sign):
     """out[row] += sign A[k]ᵀ x[j] (5 x 5 blocks, n x 5 vectors)."""
+    t = transposed_block_times(A, k, x, j)
     for r in range(C):
-        t = 0.0
-        for s in range(C):
-            t += A[k, s, r] * x[j, s]
-        out[row, r] += sign * t
+        out[row, r] += sign * t[r]
 
 
 @kernel_helper
-def block_product(ws, x, out, psi, sigma):
-    """out = 𝒜 x; psi (n x 5) and sigma (n x 6) are workspaces."""
-    Ad, parts = ws[6], off_diagonal_parts(ws)
-    if ws[18][0]:
-        family_sums(ws, x, psi, sigma)
-    for i in range(x.shape[0]):
-        store(out, i, block_times(Ad, i, x, i))
-        add_off_diagonal_row(parts, x, i, psi, sigma, out, i, 1.0)
+def block_product(ws, x, out, iw):
+    """out = 𝒜 x: sweep's pass over the rows with 𝒜's diagonal blocks; iw from
+    iteration_workspace."""
+    sweep(ws, ws[6], x, x, x, 1.0, 1.0, out, False, iw, True)
 
 
 @kernel_helper
@@ -490,26 +469,59 @@ def block_times(A, i, x, j):
 
 
 @kernel_helper
-def sweep(ws, Dinv, b, source, previous, omega, gamma, out, in_place, iw):
+def transposed_block_times(A, i, x, j):
+    """A[i]ᵀ x[j] (5), A (n x 5 x 5), x (n x 5)."""
+    return (
+        column_times(A, i, 0, x, j), column_times(A, i, 1, x, j), column_times(A, i, 2, x, j),
+        column_times(A, i, 3, x, j), column_times(A, i, 4, x, j),
+    )
+
+
+@kernel_helper
+def column_times(A, i, c, x, j):
+    """Column c of A[i] times x[j]."""
+    return (A[i, 0, c] * x[j, 0] + A[i, 1, c] * x[j, 1] + A[i, 2, c] * x[j, 2]
+            + A[i, 3, c] * x[j, 3] + A[i, 4, c] * x[j, 4])
+
+
+@kernel_helper
+def sweep(ws, D, b, source, previous, omega, gamma, out, in_place, iw, product):
     """out_i = ω J_i + (1 − ω) previous_i, J_i = γ 𝒜_ii⁻¹ (b_i − Σ_{j ≠ i} 𝒜_ij s_j)
-    + (1 − γ) s_i, s = source, in index order (parents before children); returns
-    (‖out − source‖², ‖out‖²). Jacobi (eq. 15): ω = 1, out apart from source; Gauss–Seidel (16)
-    and SOR (17): γ = 1, `in_place`, source, previous and out the same array, so a parent's and
-    the earlier siblings' s_j are already the new iterate (the children's come later: their
-    products are taken before the sweep); J-SI (Table 1): previous = f⁽ⁱ⁻¹⁾ and ω = ρ̄. γ ≠ 1
-    extrapolates the Jacobi step (jacobi_extrapolation). iw from iteration_workspace."""
-    parts = off_diagonal_parts(ws)
-    _, house, pivot, _, parent, branches = parts
+    + (1 − γ) s_i, s = source, D[i] = 𝒜_ii⁻¹, in index order (parents before children);
+    returns (‖out − source‖², ‖out‖²). Jacobi (eq. 15): ω = 1, out apart from source;
+    Gauss–Seidel (16) and SOR (17): γ = 1, `in_place`, source, previous and out the same array,
+    so a parent's and the earlier siblings' s_j are already the new iterate (the children's
+    come later: their products are taken before the sweep); J-SI (Table 1):
+    previous = f⁽ⁱ⁻¹⁾ and ω = ρ̄. γ ≠ 1 extrapolates the Jacobi step (jacobi_extrapolation).
+    When `product` (block_product), out_i = D_i s_i + Σ_{j ≠ i} 𝒜_ij s_j instead, D = 𝒜's
+    diagonal blocks. The row sums: the first child's 𝒜_{i,i+1} s_{i+1}, the other children's
+    psi_i, the parent's 𝒜_{i,p} s_p = 𝒜_{p,i}ᵀ s_p and the siblings' (siblings_times), are
+    written in the loop: the same sums in an inlined helper of their own, branches and all,
+    made a chain's sweep 5x slower (most likely its array arguments, reference-counted at every
+    row). iw from iteration_workspace."""
+    house, pivot, Ao, parent, branches = ws[4], ws[5], ws[7], ws[16], ws[17]
     t, psi, sigma = iw[6], iw[7], iw[8]
+    n = source.shape[0]
     if ws[18][0]:
         family_sums(ws, source, psi, sigma)
     change = norm = 0.0
-    for i in range(b.shape[0]):
-        for r in range(C):
-            t[0, r] = b[i, r]
-        add_off_diagonal_row(parts, source, i, psi, sigma, t, 0, -1.0)
-        jacobi = block_times(Dinv, i, t, 0)
+    for i in range(n):
+        off = (0.0, 0.0, 0.0, 0.0, 0.0)
+        if i + 1 < n and parent[i + 1] == i:
+            off = block_times(Ao, i, source, i + 1)
+        if branches[i]:
+            off = add5(off, (psi[i, 0], psi[i, 1], psi[i, 2], psi[i, 3], psi[i, 4]))
         p = parent[i]
+        if p >= 0:
+            off = add5(off, transposed_block_times(Ao, i - 1, source, p))
+            if branches[p]:
+                off = add5(off, siblings_times(ws, source, i, p, sigma))
+        if product:
+            store(out, i, add5(block_times(D, i, source, i), off))
+            continue
+        for r in range(C):
+            t[0, r] = b[i, r] - off[r]
+        jacobi = block_times(D, i, t, 0)
         shared = in_place and p >= 0 and branches[p]
         if shared:  # σ_p follows the new iterate of i
             store(sigma, p, add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, source))))
@@ -537,11 +549,11 @@ def extreme_eigenvalue(ws, Dinv, shift, iw):
     """An eigenvalue of D⁻¹𝒜 at an end of its spectrum, the one farthest from `shift`: the
     Rayleigh quotient yᵀ𝒜y / yᵀDy after POWER_STEPS power iterations y ← (D⁻¹𝒜 − shift) y
     (an inner bound: the largest from below, the smallest from above)."""
-    y, Ay, Dy, psi, sigma = iw[2], iw[3], iw[4], iw[7], iw[8]
+    y, Ay, Dy = iw[2], iw[3], iw[4]
     y[:, :] = 1.0
     estimate = 0.0
     for _ in range(POWER_STEPS):
-        block_product(ws, y, Ay, psi, sigma)
+        block_product(ws, y, Ay, iw)
         diagonal_product(ws[6], y, Dy)
         estimate = np.sum(y * Ay) / np.sum(y * Dy)
         for i in range(y.shape[0]):
@@ -593,15 +605,15 @@ def stationary(ws, Dinv, b, x, scheme, omega, gamma, mu, tol, max_iterations, iw
     while change > tol and iterations < max_iterations:
         iterations += 1
         if scheme == JACOBI:
-            step = sweep(ws, Dinv, b, x, x, 1.0, gamma, previous, False, iw)
+            step = sweep(ws, Dinv, b, x, x, 1.0, gamma, previous, False, iw, False)
             x, previous = previous, x
         elif scheme == JACOBI_SI:  # Table 1: ρ̄_1 = 1, ρ̄_2 = (1 − μ̄²/2)⁻¹, ρ̄ = (1 − μ̄²ρ̄/4)⁻¹
             rho = 1.0 if iterations == 1 else 1.0 / (
                 1.0 - (0.5 if iterations == 2 else 0.25 * rho) * mu * mu)
-            step = sweep(ws, Dinv, b, x, previous, rho, gamma, previous, False, iw)
+            step = sweep(ws, Dinv, b, x, previous, rho, gamma, previous, False, iw, False)
             x, previous = previous, x
         else:  # Gauss–Seidel (ω = 1) and SOR
-            step = sweep(ws, Dinv, b, x, x, omega, 1.0, x, True, iw)
+            step = sweep(ws, Dinv, b, x, x, omega, 1.0, x, True, iw, False)
         change = relative(step[0], step[1])
     return iterations, change, x
 
@@ -611,8 +623,8 @@ def jacobi_cg(ws, Dinv, b, x, tol, max_iterations, iw):
     """J-CG in Table 1's three-term form: z = D⁻¹(b − 𝒜 f), γ = (z, Dz)/(z, 𝒜z),
     ρ_{i+1} = (1 − (γ_{i+1}/γ_i) ((z⁽ⁱ⁾, Dz⁽ⁱ⁾)/(z⁽ⁱ⁻¹⁾, Dz⁽ⁱ⁻¹⁾)) / ρ_i)⁻¹,
     f⁽ⁱ⁺¹⁾ = ρ (f⁽ⁱ⁾ + γ z) + (1 − ρ) f⁽ⁱ⁻¹⁾; returns (iterations, relative change, x)."""
-    _, previous, r, r_previous, z, Az, _, psi, sigma = iw
-    block_product(ws, x, Az, psi, sigma)
+    _, previous, r, r_previous, z, Az = iw[:6]
+    block_product(ws, x, Az, iw)
     r[:, :] = b - Az
     previous[:, :] = x
     r_previous[:, :] = r
@@ -622,7 +634,7 @@ def jacobi_cg(ws, Dinv, b, x, tol, max_iterations, iw):
     while change > tol and iterations < max_iterations:
         for i in range(x.shape[0]):
             store(z, i, block_times(Dinv, i, r, i))
-        block_product(ws, z, Az, psi, sigma)
+        block_product(ws, z, Az, iw)
         zDz_next = np.sum(z * r)
         if zDz_next == 0.0:  # the exact answer already
             change = 0.0

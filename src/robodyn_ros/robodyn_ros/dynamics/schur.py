@@ -12,6 +12,7 @@ import numpy as np
 
 from robodyn_ros.dynamics.constraint_forces import (
     C,
+    add_transposed_times,
     assemble,
     assemble_links,
     assemble_matrix,
@@ -27,6 +28,7 @@ from robodyn_ros.dynamics.constraint_forces import (
     project,
     reduced_block,
     skip,
+    square_times,
     system_workspace,
 )
 from robodyn_ros.dynamics.cyclic_reduction import (
@@ -39,15 +41,66 @@ from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.spatial import add6, dot6, scale6, store, vector6
 
 
+@kernel_helper
+def pivot_factor(Z, L):
+    """L (5 x 5) = the lower Cholesky factor of a pivot Z = L Lᵀ (symmetric positive definite,
+    its lower triangle read; L may be Z), with 1 / L_aa on its diagonal: the form in which the
+    block LDLᵀ keeps its pivots."""
+    for a in range(C):
+        for b in range(a + 1):
+            t = Z[a, b]
+            for c in range(b):
+                t -= L[a, c] * L[b, c]
+            L[a, b] = 1.0 / np.sqrt(t) if a == b else t * L[b, b]
+
+
+@kernel_helper
+def lower_solve(L, v, j):
+    """v[j] ← L⁻¹ v[j] (forward substitution), L from pivot_factor, v (m x 5)."""
+    for a in range(C):
+        t = v[j, a]
+        for c in range(a):
+            t -= L[a, c] * v[j, c]
+        v[j, a] = t * L[a, a]
+
+
+@kernel_helper
+def upper_solve(L, v, j):
+    """v[j] ← L⁻ᵀ v[j] (back substitution), L from pivot_factor, v (m x 5)."""
+    for a in range(C - 1, -1, -1):
+        t = v[j, a]
+        for c in range(a + 1, C):
+            t -= L[c, a] * v[j, c]
+        v[j, a] = t * L[a, a]
+
+
+@kernel_helper
+def downdate(A, L, E, out):
+    """out = A − E Z⁻¹ Eᵀ (m x m, symmetric: its lower triangle; out may be A) for the pivot
+    Z = L Lᵀ (pivot_factor) and E (m x 5), which becomes E L⁻ᵀ: the update of the blocks that
+    meet an eliminated one."""
+    m = E.shape[0]
+    for r in range(m):
+        lower_solve(L, E, r)
+    for r in range(m):
+        for s in range(r + 1):
+            t = A[r, s]
+            for c in range(C):
+                t -= E[r, c] * E[s, c]
+            out[r, s] = t
+
+
 @routine
-def block_ldlt(Ad, Ao, Zinv, Z, K, work):
+def block_ldlt(Ad, Ao, L, F):
     """Block LDLᵀ of the block-tridiagonal 𝒜 from the tip: Z_{N−1} = 𝒜_{N−1,N−1},
-    Z_i = 𝒜_ii − 𝒜_{i,i+1} Z_{i+1}⁻¹ 𝒜_{i,i+1}ᵀ; Zinv[i] = Z_i⁻¹. Z, K, work are 5 x 5."""
+    Z_i = 𝒜_ii − 𝒜_{i,i+1} Z_{i+1}⁻¹ 𝒜_{i,i+1}ᵀ (downdate), each pivot kept as its Cholesky
+    factor L[i] (pivot_factor), and F[i] = 𝒜_{i,i+1} L_{i+1}⁻ᵀ; L and F are n x 5 x 5."""
     n = Ad.shape[0]
-    invert_spd(Ad[n - 1], Zinv[n - 1], work)
+    pivot_factor(Ad[n - 1], L[n - 1])
     for i in range(n - 2, -1, -1):
-        eliminate(Ad[i], Ao[i], Zinv[i + 1], K, Z)
-        invert_spd(Z, Zinv[i], work)
+        F[i] = Ao[i]
+        downdate(Ad[i], L[i + 1], F[i], L[i])
+        pivot_factor(L[i], L[i])
 
 
 @routine
@@ -62,49 +115,38 @@ def last_pivot_inverse(Ad, Ao, Yinv, Y, K, work):
 
 
 @routine
-def block_ldlt_solve(Ao, Zinv, b, x, y):
-    """x = 𝒜⁻¹ b with the factor of block_ldlt: w_i = Z_i⁻¹ (b_i − 𝒜_{i,i+1} w_{i+1}) from the
-    tip, then x_i = w_i − Z_i⁻¹ 𝒜_{i−1,i}ᵀ x_{i−1} from the base. y (n x 5) is a workspace."""
+def block_ldlt_solve(L, F, b, x):
+    """x = 𝒜⁻¹ b with the factor of block_ldlt: from the tip g_i = L_i⁻¹ (b_i − F_i g_{i+1}),
+    then from the base x_i = L_i⁻ᵀ (g_i − F_{i−1}ᵀ x_{i−1}); b is overwritten with g."""
     n = b.shape[0]
     for i in range(n - 1, -1, -1):
-        for r in range(C):
-            y[i, r] = b[i, r]
         if i + 1 < n:
-            Aw = block_times(Ao, i, x, i + 1)
+            Fg = block_times(F, i, b, i + 1)
             for r in range(C):
-                y[i, r] -= Aw[r]
-        w = block_times(Zinv, i, y, i)
+                b[i, r] -= Fg[r]
+        lower_solve(L[i], b, i)
+    for i in range(n):
         for r in range(C):
-            x[i, r] = w[r]
-    for i in range(1, n):
-        for r in range(C):  # y_i = 𝒜_{i−1,i}ᵀ x_{i−1}
-            t = 0.0
-            for s in range(C):
-                t += Ao[i - 1, s, r] * x[i - 1, s]
-            y[i, r] = t
-        Zy = block_times(Zinv, i, y, i)
-        for r in range(C):
-            x[i, r] -= Zy[r]
+            x[i, r] = b[i, r]
+        if i > 0:
+            add_transposed_times(x, i, F, i - 1, x, i - 1, -1.0)
+        upper_solve(L[i], x, i)
 
 
 @kernel_helper
 def leaf_first_workspace(n):
-    """(Phi_eff (n x 6 x 6), Zinv (n x 5 x 5), K (n x 6 x 5), delta, h (n x 6), y (n x 5),
-    Z, work (5 x 5), V (6 x 5)): the arrays of leaf_first_ldlt and leaf_first_solve."""
+    """(Phi_eff (n x 6 x 6), L (n x 5 x 5), F (n x 6 x 5), delta, h (n x 6)): the arrays of
+    leaf_first_ldlt and leaf_first_solve."""
     return (
         np.empty((n, 6, 6)), np.empty((n, C, C)), np.empty((n, 6, C)), np.empty((n, 6)),
-        np.empty((n, 6)), np.empty((n, C)), np.empty((C, C)), np.empty((C, C)),
-        np.empty((6, C)),
+        np.empty((n, 6)),
     )
 
 
 @kernel_helper
 def times_basis(Phi, u, k, V):
     """V (6 x 5) = Φ W, W the columns ≠ k of 1 − 2 u uᵀ."""
-    Phi_u = (
-        dot6(vector6(Phi, 0), u), dot6(vector6(Phi, 1), u), dot6(vector6(Phi, 2), u),
-        dot6(vector6(Phi, 3), u), dot6(vector6(Phi, 4), u), dot6(vector6(Phi, 5), u),
-    )
+    Phi_u = square_times(Phi, u)
     for a in range(C):
         s = skip(a, k)
         for r in range(6):
@@ -119,9 +161,9 @@ def leaf_first_ldlt(ws, lw):
     subtree already eliminated, keeps that form: the pivot Z_j = W_jᵀ (Φ̃_j + Φ̃_p) W_j and
     Φ̃_p ← Φ̃_p − V_j Z_j⁻¹ V_jᵀ, V_j = Φ̃_p W_j (by Woodbury, p gains the articulated inertia
     W_j (W_jᵀ Φ̃_j W_j)⁻¹ W_jᵀ of j's subtree, RBDA Table 7.1); no fill-in, O(N). Keeps
-    Zinv[j] = Z_j⁻¹ and K[j] = V_j Z_j⁻¹."""
-    Phi, house, pivot, G, T, parent = ws[3], ws[4], ws[5], ws[8], ws[9], ws[16]
-    Phi_eff, Zinv, K, _, _, _, Z, work, V = lw
+    L[j], the Cholesky factor of Z_j (pivot_factor), and F[j] = V_j L_j⁻ᵀ (downdate)."""
+    Phi, house, pivot, G, parent = ws[3], ws[4], ws[5], ws[8], ws[16]
+    Phi_eff, L, F = lw[:3]
     n = Phi_eff.shape[0]
     Phi_eff[:, :, :] = Phi[:n]
     for j in range(n - 1, -1, -1):
@@ -130,28 +172,25 @@ def leaf_first_ldlt(ws, lw):
             for s in range(6):
                 G[r, s] = Phi_eff[j, r, s] + (Phi_eff[p, r, s] if p >= 0 else 0.0)
         u, k = vector6(house, j), pivot[j]
-        reduced_block(G, u, k, u, k, 1.0, T, Z)
-        invert_spd(Z, Zinv[j], work)
+        reduced_block(G, u, k, u, k, 1.0, L[j])
+        pivot_factor(L[j], L[j])
         if p >= 0:
-            times_basis(Phi_eff[p], u, k, V)
-            np.dot(V, Zinv[j], K[j])
+            times_basis(Phi_eff[p], u, k, F[j])
+            downdate(Phi_eff[p], L[j], F[j], Phi_eff[p])
             for r in range(6):
-                for s in range(6):
-                    t = 0.0
-                    for a in range(C):
-                        t += K[j, r, a] * V[s, a]
-                    Phi_eff[p, r, s] -= t
+                for s in range(r):
+                    Phi_eff[p, s, r] = Phi_eff[p, r, s]
 
 
 @routine
 def leaf_first_solve(ws, lw, b, x):
     """x = 𝒜⁻¹ b with the factor of leaf_first_ldlt. Leaves first, the right-hand sides keep
-    the form b_i = W_iᵀ (c_i − ã_i + ã_p) with ã_p ← ã_p − K_j y_j (δ the change of ã), y_j
-    the current b_j, w_j = Z_j⁻¹ y_j; then from the root λ_j = w_j − K_jᵀ h_p,
-    h_p = −W_p λ_p + Σ W_s λ_s over p's children s before j, the blocks of the joints still
-    there when j was eliminated."""
+    the form b_i = W_iᵀ (c_i − ã_i + ã_p) with ã_p ← ã_p − V_j Z_j⁻¹ y_j = ã_p − F_j g_j (δ the
+    change of ã), y_j the current b_j, g_j = L_j⁻¹ y_j; then from the root
+    λ_j = L_j⁻ᵀ (g_j − F_jᵀ h_p), h_p = −W_p λ_p + Σ W_s λ_s over p's children s before
+    j, the blocks of the joints still there when j was eliminated."""
     house, pivot, parent = ws[4], ws[5], ws[16]
-    _, Zinv, K, delta, h, y = lw[:6]
+    _, L, F, delta, h = lw
     n = b.shape[0]
     delta[:, :] = 0.0
     for j in range(n - 1, -1, -1):
@@ -161,13 +200,13 @@ def leaf_first_solve(ws, lw, b, x):
             d = add6(d, scale6(-1.0, vector6(delta, p)))
         Wd = project(house, pivot, j, d)
         for r in range(C):
-            y[j, r] = b[j, r] - Wd[r]
-        store(x, j, block_times(Zinv, j, y, j))
+            x[j, r] = b[j, r] - Wd[r]
+        lower_solve(L[j], x, j)
         if p >= 0:
             for r in range(6):
                 t = 0.0
                 for a in range(C):
-                    t += K[j, r, a] * y[j, a]
+                    t += F[j, r, a] * x[j, a]
                 delta[p, r] -= t
     for j in range(n):
         p = parent[j]
@@ -175,24 +214,25 @@ def leaf_first_solve(ws, lw, b, x):
             for a in range(C):
                 t = 0.0
                 for r in range(6):
-                    t += K[j, r, a] * h[p, r]
+                    t += F[j, r, a] * h[p, r]
                 x[j, a] -= t
+        upper_solve(L[j], x, j)
+        if p >= 0:
             store(h, p, add6(vector6(h, p), lift(house, pivot, j, x)))
         store(h, j, scale6(-1.0, lift(house, pivot, j, x)))
 
 
 @kernel_helper
 def factor(ws, chain, cyclic, cw, lw):
-    """Factor 𝒜 (ws): on a chain by block LDLᵀ from the tip (Dinv[i] = Z_i⁻¹; 𝒜 kept) or,
-    when `cyclic`, by block cyclic reduction (𝒜 overwritten), cw from
+    """Factor 𝒜 (ws): on a chain by block LDLᵀ from the tip (into cw's first two n x 5 x 5
+    arrays; 𝒜 kept) or, when `cyclic`, by block cyclic reduction (𝒜 overwritten), cw from
     cyclic_reduction_workspace; on a tree by leaf_first_ldlt (lw)."""
-    Dinv, _, K, Z, work, _ = cw
     if not chain:
         leaf_first_ldlt(ws, lw)
     elif cyclic:
         cyclic_reduction(ws[6], ws[7], cw)
     else:
-        block_ldlt(ws[6], ws[7], Dinv, Z, K, work)
+        block_ldlt(ws[6], ws[7], cw[0], cw[1])
 
 
 @kernel_helper
@@ -203,7 +243,7 @@ def solve(ws, b, x, chain, cyclic, cw, lw):
     elif cyclic:
         cyclic_reduction_solve(ws[7], b, x, cw)
     else:
-        block_ldlt_solve(ws[7], cw[0], b, x, cw[5])
+        block_ldlt_solve(cw[0], cw[1], b, x)
 
 
 @kernel_helper
@@ -304,14 +344,14 @@ def tip_pivot(ws, m, cyclic, cw, Rinv, R):
     W_Nᵀ Φ_{N−1} W_N), so the usual last pivot is Y_N = R + W_Nᵀ Φ_N W_N and
     (𝒜⁻¹)_NN = Y_N⁻¹; R = 0 for a chain of one body. Returns (u, k) of the tip's W_N; cw and
     `cyclic` as in last_pivot."""
-    Phi, house, pivot, Ad, Ao, T = ws[3], ws[4], ws[5], ws[6], ws[7], ws[9]
+    Phi, house, pivot, Ad, Ao = ws[3], ws[4], ws[5], ws[6], ws[7]
     tip = m - 1
     u, k = vector6(house, tip), pivot[tip]
     if tip == 0:
         R[:, :] = 0.0
         Rinv[:, :] = np.inf
     else:
-        reduced_block(Phi[tip - 1], u, k, u, k, 1.0, T, Ad[tip])
+        reduced_block(Phi[tip - 1], u, k, u, k, 1.0, Ad[tip])
         last_pivot(Ad[:m], Ao[:m], cyclic, cw, Rinv, R)
     return u, k
 
