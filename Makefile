@@ -44,7 +44,7 @@ run: $(STAMP) $(ROS_STAMP)
 
 test: $(STAMP) $(ROS_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q $(PACKAGE)/test
+	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PACKAGE)/test
 
 # the benchmarks' extras (matplotlib for the studies' plots)
 $(BENCH_STAMP): $(STAMP)

@@ -42,6 +42,7 @@ setup(
     extras_require={
         "test": [
             "pytest>=8",
+            "pytest-xdist>=3.5",
             "pin>=3.4",
             "example-robot-data>=4",
             "ruff>=0.6",

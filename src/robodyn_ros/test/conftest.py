@@ -26,7 +26,11 @@ from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 # ROS tests: discovery on this machine only, a DDS domain of this test run's own, logs in build/
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ... under pytest -n
+if _WORKER:  # each worker a domain of its own: the workers' nodes share names and topics
+    os.environ["ROS_DOMAIN_ID"] = str((os.getppid() + int(_WORKER.removeprefix("gw"))) % 100 + 1)
+else:
+    os.environ.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
 os.environ.setdefault("ROS_LOG_DIR", str(Path(__file__).resolve().parents[3] / "build" / "ros_log"))
 
 BUNDLED_PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
