@@ -256,6 +256,16 @@ def store_joint_basis(S_world, body, i, house, pivot):
 
 
 @kernel_helper
+def diagonal_block(Phi, i, p, u, k, G, out):
+    """out (5 x 5) = 𝒜_ii = W_iᵀ (Φ_i + Φ_p) W_i, W_i from (u, k), Φ_p = 0 where p < 0 (the
+    root); G is a 6 x 6 workspace."""
+    for r in range(6):
+        for s in range(6):
+            G[r, s] = Phi[i, r, s] + (Phi[p, r, s] if p >= 0 else 0.0)
+    reduced_block(G, u, k, u, k, 1.0, out)
+
+
+@kernel_helper
 def assemble_blocks(ws, n):
     """The blocks 𝒜_ii (Ad) and 𝒜_{p(i),i} (Ao[i − 1]) of the first n links of ws, from their
     Φ_i, W_i and topology."""
@@ -263,11 +273,8 @@ def assemble_blocks(ws, n):
     parent = ws[16]
     for i in range(n):
         p = parent[i]
-        for r in range(6):
-            for s in range(6):
-                G[r, s] = Phi[i, r, s] + (Phi[p, r, s] if p >= 0 else 0.0)
         u, k = vector6(house, i), pivot[i]
-        reduced_block(G, u, k, u, k, 1.0, Ad[i])
+        diagonal_block(Phi, i, p, u, k, G, Ad[i])
         if i > 0 and p >= 0:
             reduced_block(Phi[p], vector6(house, p), pivot[p], u, k, -1.0, Ao[i - 1])
         elif i > 0:

@@ -20,6 +20,7 @@ from robodyn_ros.dynamics.constraint_forces import (
     block_times,
     check_chain,
     check_masses,
+    diagonal_block,
     eliminate,
     invert_spd,
     is_chain,
@@ -168,11 +169,8 @@ def leaf_first_ldlt(ws, lw):
     Phi_eff[:, :, :] = Phi[:n]
     for j in range(n - 1, -1, -1):
         p = parent[j]
-        for r in range(6):
-            for s in range(6):
-                G[r, s] = Phi_eff[j, r, s] + (Phi_eff[p, r, s] if p >= 0 else 0.0)
         u, k = vector6(house, j), pivot[j]
-        reduced_block(G, u, k, u, k, 1.0, L[j])
+        diagonal_block(Phi_eff, j, p, u, k, G, L[j])
         pivot_factor(L[j], L[j])
         if p >= 0:
             times_basis(Phi_eff[p], u, k, F[j])
