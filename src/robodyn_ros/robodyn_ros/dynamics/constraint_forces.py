@@ -391,6 +391,7 @@ def siblings_times(ws, x, i, p, sigma):
 
 @kernel_helper
 def add5(a, b):
+    """a + b for two 5-vectors (tuples), as spatial.add6 for 6."""
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]
 
 
