@@ -2,6 +2,10 @@
 Robot.forward_dynamics method, against Sharf & D'Eleuterio's Table 2 and Fig. 2 and pin.aba.
 
     .venv/bin/python src/robodyn_ros/benchmarks/fd_study.py [--sizes 5,16,64] [--plot out.png]
+        [--methods aba,schur]
+
+--methods times only the named methods (and pin.aba) against N and on the tree, parts 3 and 4
+without the plot, the J-CG exponent and the targets.
 
 1. Table 2: a 5-DOF anthropomorphic arm (shoulder yaw and pitch, elbow, wrist pitch and roll),
    a planar maneuver (the three pitch joints move) and a 3-D one (all five), PD-tracked for
@@ -164,18 +168,20 @@ def iterations_against_n(sizes: tuple[int, ...]) -> tuple[str, dict[str, list[fl
     return markdown_table(header, rows), warm_means
 
 
-def timed_calls(spec: RobotSpec, skip: tuple[str, ...] = ()) -> dict[str, Callable[[], object]]:
-    """One call of every method but those in `skip`, and of pin.aba, on a random state of the
-    robot."""
+def timed_calls(
+    spec: RobotSpec, skip: tuple[str, ...] = (), methods: tuple[str, ...] = (*DIRECT, *ITERATIVE)
+) -> dict[str, Callable[[], object]]:
+    """One call of each of `methods` but those in `skip`, and of pin.aba, on a random state of
+    the robot."""
     robot = spec.load()
     s = random_state(robot.nv)
     warm = robot.forward_dynamics(s.q + 1e-3, s.qd, s.tau)  # a nearby state's q̈
     calls: dict[str, Callable[[], object]] = {
         method: (lambda method=method: robot.forward_dynamics(s.q, s.qd, s.tau, method))
         for method in DIRECT
-        if method not in skip
+        if method in methods and method not in skip
     }
-    for method in ITERATIVE:
+    for method in (m for m in ITERATIVE if m in methods):
         calls[method] = lambda method=method: robot.forward_dynamics(
             s.q, s.qd, s.tau, method, tol=EPSILON, max_iterations=CAP, initial_guess=warm,
             info=True,
@@ -187,20 +193,22 @@ def timed_calls(spec: RobotSpec, skip: tuple[str, ...] = ()) -> dict[str, Callab
     return calls
 
 
-def time_against_n(sizes: tuple[int, ...], repeat: int, budget_s: float):
+def time_against_n(sizes: tuple[int, ...], repeat: int, budget_s: float,
+                   methods: tuple[str, ...] = (*DIRECT, *ITERATIVE)):
     times: dict[int, dict[str, float]] = {}
     for n in sizes:
-        calls = timed_calls(RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n))
+        calls = timed_calls(RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n), methods=methods)
         times[n] = dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s),
                             strict=True))
         print(f"  time, N = {n} done", flush=True)
     return times
 
 
-def time_on_a_tree(repeat: int, budget_s: float) -> str:
-    """The table of µs per call on TREE of every method that runs on trees, and pin.aba."""
+def time_on_a_tree(repeat: int, budget_s: float,
+                   methods: tuple[str, ...] = (*DIRECT, *ITERATIVE)) -> str:
+    """The table of µs per call on TREE of each of `methods` that runs on trees, and pin.aba."""
     spec = robot_specs()[TREE]
-    calls = timed_calls(spec, skip=CHAIN_ONLY)
+    calls = timed_calls(spec, skip=CHAIN_ONLY, methods=methods)
     us = interleaved_us(list(calls.values()), repeat, budget_s)
     n = spec.load().nv
     return markdown_table([f"{TREE} (n = {n})", *calls],
@@ -234,14 +242,33 @@ def plot(sizes, times, iterations, path: Path) -> None:
     fig.savefig(path, dpi=120, bbox_inches="tight")
 
 
+def time_only(sizes: tuple[int, ...], methods: tuple[str, ...], repeat: int,
+              budget_s: float) -> None:
+    """Parts 3 and 4 for `methods` alone: µs per call against N, each method's ratio to our
+    ABA when "aba" is among them, and on the tree."""
+    times = time_against_n(sizes, repeat, budget_s, methods)
+    named = [m for m in (*DIRECT, *ITERATIVE) if m in methods]
+    ratios = [m for m in named if m != "aba"] if "aba" in named else []
+    rows = [[str(n), *(format_us(times[n][m]) for m in (*named, PIN)),
+             *(f"{times[n][m] / times[n]['aba']:.2f}" for m in ratios)] for n in sizes]
+    print("## µs per call against N\n")
+    print(markdown_table(["N", *named, PIN, *(f"{m}/aba" for m in ratios)], rows), "\n")
+    print(f"## µs per call on a tree ({TREE})\n")
+    print(time_on_a_tree(repeat, budget_s, methods))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--budget", type=float, default=0.02, help="s per timed loop")
     parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT)
+    parser.add_argument("--methods", help="comma-separated methods to time (parts 3 and 4 only)")
     args = parser.parse_args()
     sizes = tuple(int(n) for n in args.sizes.split(","))
+    if args.methods:
+        time_only(sizes, tuple(args.methods.split(",")), args.repeat, args.budget)
+        return
 
     print("## Table 2: the 5-DOF arm, TOL = 1e-6, ε = 1e-7\n")
     print(table2(), "\n", flush=True)
