@@ -34,6 +34,7 @@ from robodyn_ros.dynamics import (
     recursive_doubling,
     rnea_columns,
     schur,
+    schur_local,
     state_entries,
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
@@ -65,7 +66,7 @@ _MASS_MATRIX_INVERSE = {
 _FORWARD_DYNAMICS = {
     "aba": forward_dynamics.forward_dynamics,
     "cholesky": forward_dynamics.forward_dynamics_factored,
-    "schur": schur.forward_dynamics_schur,
+    "schur": schur_local.forward_dynamics_schur,
     "schur_bcr": schur.forward_dynamics_schur_bcr,
 }
 _OPERATIONAL_SPACE_INERTIA = {
@@ -193,6 +194,7 @@ class Robot:
             name: self._frames[k : k + 1] for k, name in enumerate(model.frame_names)
         }
         self._gravity = np.array(model.gravity, dtype=float)
+        self._link_frames: np.ndarray | None = None  # for "schur", made on its first call
         self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
         self._schur_tasks: set[tuple[str, ...]] = set()  # checked for the SCHUR_METHODS
         self._one_state = _OneState.bind(self._tree, self._gravity)
@@ -406,8 +408,18 @@ class Robot:
                     f"{', '.join(options)}"
                 )
         qdd = np.empty(q.shape)
-        self._run(kernel, (self._tree, self._gravity), q, qd, tau, f_ext, qdd)
+        self._run(kernel, (self._forward_dynamics_model(method), self._gravity), q, qd, tau,
+                  f_ext, qdd)
         return qdd
+
+    def _forward_dynamics_model(self, method: str) -> np.ndarray:
+        """The model array `method`'s kernel takes: the tree, or for "schur" the link frames'
+        constants (dynamics.schur_local), made on its first call."""
+        if method != "schur":
+            return self._tree
+        if self._link_frames is None:
+            self._link_frames = schur_local.link_frames(self._tree)
+        return self._link_frames
 
     # -- kinematics -------------------------------------------------------------------------
 

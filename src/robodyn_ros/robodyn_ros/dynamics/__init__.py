@@ -42,6 +42,7 @@ KERNEL_MODULES = (
     "constraint_forces",
     "cyclic_reduction",
     "schur",
+    "schur_local",
     "rotation",
     "rollout",
 )

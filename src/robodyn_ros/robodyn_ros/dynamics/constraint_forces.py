@@ -333,13 +333,10 @@ def joint_accelerations(lam, c, a_root, ws, qdd):
 
 
 @routine
-def assemble(tree, gravity, q, qd, tau, f_ext, ws, blocks):
+def assemble(tree, gravity, q, qd, tau, f_ext, ws):
     """The whole system 𝒜 λ = b of one state, with the Coriolis, centrifugal, gravity and
-    external-force terms, the blocks of 𝒜 only when `blocks`; returns a_root."""
-    if blocks:
-        assemble_matrix(tree, q, ws)
-    else:
-        assemble_links(tree, q, ws)
+    external-force terms; returns a_root."""
+    assemble_matrix(tree, q, ws)
     X_world, S_world, inertia = ws[:3]
     v, c, bias = ws[11], ws[12], ws[13]
     velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias)
@@ -702,7 +699,7 @@ def forward_dynamics_constraint_forces(tree, gravity, q, qd, tau, f_ext, guess, 
     B, n = q.shape
     ws, iw = system_workspace(n), iteration_workspace(n)
     for b in range(B):
-        a_root = assemble(tree, gravity, q[b], qd[b], tau[b], f_ext[b], ws, True)
+        a_root = assemble(tree, gravity, q[b], qd[b], tau[b], f_ext[b], ws)
         if warm:
             constraint_forces_of(tree, guess[b], a_root, ws)
         else:

@@ -1,5 +1,6 @@
 """Exact solves of the constraint-force system 𝒜 λ = b of constraint_forces.py: forward dynamics
-and the Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany, "Schur complement factorization
+by block cyclic reduction (by block LDLᵀ it runs in link frames: schur_local.py) and the
+Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany, "Schur complement factorization
 and parallel O(log N) algorithms for computation of operational space mass matrix and its
 inverse", restated in papers/README.md), by block LDLᵀ in O(N) (on a tree leaf first,
 leaf_first_ldlt) or, on a chain, by block cyclic reduction in ⌈log₂N⌉ levels
@@ -254,33 +255,22 @@ def checked_topology(tree, cyclic):
     return is_chain(tree)
 
 
-@kernel_helper
-def forward_dynamics_exact(tree, gravity, q, qd, tau, f_ext, qdd, cyclic):
-    """q̈ by the exact O(N) solve of the constraint forces, for a state (n,) or a batch (B, n);
-    f_ext None or (..., n, 6)."""
-    chain = checked_topology(tree, cyclic)
+@kernel
+def forward_dynamics_schur_bcr(tree, gravity, q, qd, tau, f_ext, qdd):
+    """q̈ by the exact solve of the constraint forces by block cyclic reduction, for a state
+    (n,) or a batch (B, n) of a serial chain; f_ext None or (..., n, 6). (Method "schur", the
+    O(N) block LDLᵀ, runs in link frames: schur_local.py.)"""
+    checked_topology(tree, True)
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
     B, n = Q.shape
     QDD = qdd.reshape((B, n))
-    ws, cw, lw = system_workspace(n), cyclic_reduction_workspace(n), leaf_first_workspace(n)
+    ws, cw = system_workspace(n), cyclic_reduction_workspace(n)
     for b in range(B):
         F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
-        a_root = assemble(tree, gravity, Q[b], QD[b], TAU[b], F, ws, chain)
-        factor(ws, chain, cyclic, cw, lw)
-        solve(ws, ws[14], ws[15], chain, cyclic, cw, lw)
+        a_root = assemble(tree, gravity, Q[b], QD[b], TAU[b], F, ws)
+        cyclic_reduction(ws[6], ws[7], cw)
+        cyclic_reduction_solve(ws[7], ws[14], ws[15], cw)
         joint_accelerations(ws[15], ws[12], a_root, ws, QDD[b])
-
-
-@kernel
-def forward_dynamics_schur(tree, gravity, q, qd, tau, f_ext, qdd):
-    """forward_dynamics_exact by block LDLᵀ."""
-    forward_dynamics_exact(tree, gravity, q, qd, tau, f_ext, qdd, False)
-
-
-@kernel
-def forward_dynamics_schur_bcr(tree, gravity, q, qd, tau, f_ext, qdd):
-    """forward_dynamics_exact by block cyclic reduction."""
-    forward_dynamics_exact(tree, gravity, q, qd, tau, f_ext, qdd, True)
 
 
 @kernel_helper

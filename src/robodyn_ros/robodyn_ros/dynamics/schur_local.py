@@ -1,0 +1,517 @@
+"""Forward dynamics by the exact O(N) solve of the constraint-force system 𝒜 λ = b (Sharf &
+D'Eleuterio eqs. 10–13; the Schur complement of Fijany, papers/README.md) in link frames, in
+three passes like the articulated-body algorithm: kinematics and the right-hand side from the
+root, the block LDLᵀ of 𝒜 leaves first, the constraint forces and q̈ from the root.
+
+Each body has a link frame: its URDF frame turned by a fixed rotation A so that its joint
+turns about, or slides along, z. There S = e_k (k = 5, ω_z, for a turn; k = 2, v_z, for a
+slide), the constraint basis W (6 x 5) is the selection of the other five components, ordered
+(v_x, v_y, v_z, ω_x, ω_y) for a turn and (v_x, v_y, ω_z, ω_x, ω_y) for a slide, and the body's
+inverse inertia Φ = I⁻¹ is constant. The motion transform from the parent's link frame is
+X = X_Z(q) X_T: X_T constant, X_Z the joint's turn or slide, which keeps e_k and the span of
+W, on which it acts as one 5 x 5 matrix J of either kind (joint_motion5).
+
+The elimination (as schur.leaf_first_ldlt, by bodies): once j's subtree is eliminated body j
+answers a force g with a_j = ã_j + Φ̃_j g, Φ̃_j the inverse of its articulated inertia. The
+pivot of joint j is Z_j = W_jᵀ (Φ̃_j + X_j Φ̃_p X_jᵀ) W_j, and eliminating λ_j gives the parent
+Φ̃_p ← Φ̃_p − B Z_j⁻¹ Bᵀ and ã_p ← ã_p − B Z_j⁻¹ y_j, B = Φ̃_p X_jᵀ W_j,
+y_j = W_jᵀ (c_j − ã_j + X_j ã_p); then λ_j = Z_j⁻¹ (y_j + Bᵀ h_p), h_p the force on p of the
+joints still there when j was eliminated (λ_p's and the earlier siblings'). With
+Ψ̂ = Wᵀ X_T Φ̃_p X_Tᵀ W and Ĝ = Φ̃_p X_Tᵀ W, Z_j = J Z' Jᵀ and B = Ĝ Jᵀ, so the elimination runs
+on the pivot in the frame before the joint, Z' = J⁻¹ Wᵀ Φ̃_j W J⁻ᵀ + Ψ̂, with Ĝ, y' = J⁻¹ y and
+λ = J⁻ᵀ λ'. On a chain Φ̃_p is still Φ_p when its one child is eliminated, so Ψ̂ and Ĝ are
+constants (link_frames); a later child of a body with several computes them (through_joint).
+"""
+
+import numpy as np
+
+from robodyn_ros.dynamics.constraint_forces import C, check_masses, store_inverse_inertia
+from robodyn_ros.dynamics.fixed_frame import ZERO6, gravity_acceleration
+from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.moments import is_revolute, rotate_inertia, store_at
+from robodyn_ros.dynamics.spatial import (
+    add6,
+    body_inertia_times,
+    compose,
+    cross,
+    dot3,
+    dot6,
+    force_to_parent,
+    motion_cross_force,
+    motion_cross_motion,
+    motion_to_child,
+    pose_at,
+    rotate_back,
+    scale6,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import PLACEMENT, body_inertia, parent_of, subspace
+
+# The columns of a joint's row of the link-frame array (link_frames).
+PARENT = 0
+REVOLUTE = 1  # 1 for a turn, 0 for a slide
+LAST_CHILD = 2  # 1 when no later sibling: the first of its parent's children eliminated
+HAS_CHILD = 3
+TRANSFORM = 4  # pose of the link frame at q = 0 in the parent's link frame (12), X_T
+ALIGN = 16  # A (9, row-major): link-frame vectors → URDF body frame
+BODY = 25  # mass, centre of mass (3), rotational inertia about it (9), link frame
+PHI = 38  # Φ (6 x 6, row-major)
+PSI = 74  # Ψ̂ = Wᵀ X_T Φ_p X_Tᵀ W (5 x 5)
+COUPLING = 99  # Ĝ = Φ_p X_Tᵀ W (6 x 5)
+ROW = 129  # row k of X_T (6): q̈ = a[k] − X_T[k] · a_p
+WIDTH = 135
+SPAN = 55  # Ψ̂ then Ĝ, as through_joint writes them
+
+
+@kernel_helper
+def unit(k):
+    """e_k of R⁶."""
+    return (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0,
+            1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0)
+
+
+@kernel_helper
+def axis_index(revolute):
+    """k, the component of S = e_k: ω_z for a turn, v_z for a slide."""
+    return 5 if revolute else 2
+
+
+@kernel_helper
+def project(x, revolute):
+    """Wᵀ x (5) for a 6-vector x."""
+    return x[0], x[1], x[2] if revolute else x[5], x[3], x[4]
+
+
+@kernel_helper
+def lift(y, revolute):
+    """W y (6) for a 5-vector y."""
+    return (y[0], y[1], y[2] if revolute else 0.0, y[3], y[4], 0.0 if revolute else y[2])
+
+
+@kernel_helper
+def joint_motion5(alpha, beta, gamma, x):
+    """Wᵀ X_Z W x: the joint's motion transform on the span of W, a turn by the angle of cosine
+    α and sine β (γ = 0) or a slide by γ (α = 1, β = 0) along z."""
+    return (
+        alpha * x[0] + beta * x[1] + gamma * x[4], alpha * x[1] - beta * x[0] - gamma * x[3],
+        x[2], alpha * x[3] + beta * x[4], alpha * x[4] - beta * x[3],
+    )
+
+
+@kernel_helper
+def joint_pose(T, alpha, beta, gamma):
+    """T · Z: the pose T of the link frame at q = 0 followed by the joint's turn about z by
+    the angle of cosine α and sine β, or slide γ along z."""
+    return (
+        alpha * T[0] + beta * T[1], alpha * T[1] - beta * T[0], T[2],
+        alpha * T[3] + beta * T[4], alpha * T[4] - beta * T[3], T[5],
+        alpha * T[6] + beta * T[7], alpha * T[7] - beta * T[6], T[8],
+        T[9] + gamma * T[2], T[10] + gamma * T[5], T[11] + gamma * T[8],
+    )
+
+
+@kernel_helper
+def joint_force5(alpha, beta, gamma, x):
+    """Jᵀ x, J = joint_motion5(α, β, γ)."""
+    return (
+        alpha * x[0] - beta * x[1], beta * x[0] + alpha * x[1], x[2],
+        alpha * x[3] - beta * x[4] - gamma * x[1], alpha * x[4] + beta * x[3] + gamma * x[0],
+    )
+
+
+@kernel_helper
+def aligned_frame(axis):
+    """A (9, row-major), a rotation with A e_z = axis (a unit vector); the identity for z."""
+    if axis[0] == 0.0 and axis[1] == 0.0 and axis[2] > 0.0:
+        return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    t = (1.0, 0.0, 0.0) if abs(axis[0]) < 0.9 else (0.0, 1.0, 0.0)
+    d = dot3(t, axis)
+    x = (t[0] - d * axis[0], t[1] - d * axis[1], t[2] - d * axis[2])
+    s = 1.0 / np.sqrt(dot3(x, x))
+    x = (s * x[0], s * x[1], s * x[2])
+    y = cross(axis, x)
+    return x[0], y[0], axis[0], x[1], y[1], axis[1], x[2], y[2], axis[2]
+
+
+@kernel_helper
+def transposed(A):
+    """Aᵀ of a 3 x 3 row-major A (9)."""
+    return A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]
+
+
+@kernel_helper
+def body_at(links, j):
+    """Mass, centre of mass (3) and rotational inertia about it (9) of body j, link frame."""
+    return (*pose_at(links, j, BODY), links[j, BODY + 12])
+
+
+@kernel_helper
+def row5(a, i, start):
+    """Columns start .. start + 4 of row i."""
+    return a[i, start], a[i, start + 1], a[i, start + 2], a[i, start + 3], a[i, start + 4]
+
+
+@kernel_helper
+def matrix_row(a, i, start, r):
+    """Row r of the 6 x 6 matrix stored row-major at columns start .. start + 35 of row i."""
+    s = start + 6 * r
+    return a[i, s], a[i, s + 1], a[i, s + 2], a[i, s + 3], a[i, s + 4], a[i, s + 5]
+
+
+@kernel_helper
+def matrix_times6(a, i, start, x):
+    """The 6 x 6 matrix at columns start .. of row i times x."""
+    return (
+        dot6(matrix_row(a, i, start, 0), x), dot6(matrix_row(a, i, start, 1), x),
+        dot6(matrix_row(a, i, start, 2), x), dot6(matrix_row(a, i, start, 3), x),
+        dot6(matrix_row(a, i, start, 4), x), dot6(matrix_row(a, i, start, 5), x),
+    )
+
+
+@kernel_helper
+def through_joint(T, a, i, start, revolute, out, o, at):
+    """Ψ̂ = Wᵀ X_T Φ X_Tᵀ W (5 x 5) and Ĝ = Φ X_Tᵀ W (6 x 5) for the symmetric 6 x 6 Φ at
+    columns start .. of row i of a, X_T the motion transform of pose T, W a joint's basis:
+    into row o of out from column `at`, Ψ̂ then Ĝ, both row-major."""
+    for r in range(6):  # row r of Φ X_Tᵀ is (X_T φ_r)ᵀ, φ_r = row r of Φ
+        g = project(motion_to_child(T, matrix_row(a, i, start, r)), revolute)
+        for c in range(C):
+            out[o, at + 25 + C * r + c] = g[c]
+    for c in range(C):  # column c of Ψ̂ = Wᵀ X_T (column c of Ĝ)
+        g = (out[o, at + 25 + c], out[o, at + 30 + c], out[o, at + 35 + c],
+             out[o, at + 40 + c], out[o, at + 45 + c], out[o, at + 50 + c])
+        psi = project(motion_to_child(T, g), revolute)
+        for r in range(C):
+            out[o, at + C * r + c] = psi[r]
+
+
+@kernel_helper
+def store_link(tree, j, links):
+    """Row j of the link-frame array, its parent's row already written."""
+    p = parent_of(tree, j)
+    S = subspace(tree, j)
+    revolute = is_revolute(S)
+    A = aligned_frame(S[3:6] if revolute else S[0:3])
+    to_parent_link = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0) if p < 0 else pose_at(
+        links, p, ALIGN)[:9]
+    T = compose(compose((*transposed(to_parent_link), 0.0, 0.0, 0.0),
+                        pose_at(tree, j, PLACEMENT)), (*A, 0.0, 0.0, 0.0))
+    body = body_inertia(tree, j)
+    body = (body[0], *rotate_back(A, body[1:4]), *rotate_inertia(transposed(A), body[4:13]))
+    links[j, PARENT], links[j, REVOLUTE] = p, 1.0 if revolute else 0.0
+    store_at(links, j, TRANSFORM, T)
+    store_at(links, j, ALIGN, A)
+    store_at(links, j, BODY, body)
+    Phi = np.empty((1, 6, 6))
+    store_inverse_inertia((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), body,
+                          Phi, 0)
+    store_at(links, j, PHI, Phi.ravel())
+    if p >= 0:
+        through_joint(T, links, p, PHI, revolute, links, j, PSI)
+    else:
+        links[j, PSI:ROW] = 0.0
+    k = axis_index(revolute)
+    for c in range(6):
+        links[j, ROW + c] = motion_to_child(T, unit(c))[k]
+
+
+@kernel
+def link_frames(tree):
+    """The (n, WIDTH) array of the link frames' constants (the columns above) of a tree;
+    ValueError for a massless body."""
+    check_masses(tree)
+    n = tree.shape[0]
+    links = np.empty((n, WIDTH))
+    last_child = np.full(n, -1)
+    for j in range(n):
+        store_link(tree, j, links)
+        if parent_of(tree, j) >= 0:
+            last_child[parent_of(tree, j)] = j
+    for j in range(n):
+        p = parent_of(tree, j)
+        links[j, LAST_CHILD] = 1.0 if p < 0 or last_child[p] == j else 0.0
+        links[j, HAS_CHILD] = 1.0 if last_child[j] >= 0 else 0.0
+    return links
+
+
+@kernel_helper
+def link_workspace(n):
+    """(X, joint, v, c, f, a_eff, Phi_eff, L, Ehat, g, span): the arrays of the three passes;
+    v and c become a and h in the last."""
+    return (
+        np.empty((n, 12)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)),
+        np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 36)), np.empty((n, 10)),
+        np.empty((n, 6, C)), np.empty((n, C)), np.empty((1, SPAN)),
+    )
+
+
+@kernel_helper
+def kinematics_pass(links, q, qd, tau, f_ext, ws):
+    """From the root: each joint's pose X (parent link frame ← link frame) and (α, β, γ) of
+    X_Z, the velocities v, c = v × S q̇, and each body's known force
+    f = S τ − v ×* I v + f_ext − Σ_children X_cᵀ S_c τ_c (link frames)."""
+    X, joint, v, c, f = ws[:5]
+    for j in range(q.shape[0]):
+        p = int(links[j, PARENT])
+        revolute = links[j, REVOLUTE] != 0.0
+        angle = q[j] if revolute else 0.0
+        alpha, beta, gamma = np.cos(angle), np.sin(angle), 0.0 if revolute else q[j]
+        X_j = joint_pose(pose_at(links, j, TRANSFORM), alpha, beta, gamma)
+        S = unit(axis_index(revolute))
+        vJ = scale6(qd[j], S)
+        v_j = add6(motion_to_child(X_j, vector6(v, p)), vJ) if p >= 0 else vJ
+        body = body_at(links, j)
+        f_j = add6(scale6(tau[j], S), scale6(-1.0, motion_cross_force(
+            v_j, body_inertia_times(body, v_j))))
+        if f_ext is not None:
+            A = pose_at(links, j, ALIGN)
+            F = vector6(f_ext, j)
+            f_j = add6(f_j, (*rotate_back(A, F[0:3]), *rotate_back(A, F[3:6])))
+        store(X, j, X_j)
+        joint[j, 0], joint[j, 1], joint[j, 2] = alpha, beta, gamma
+        store(v, j, v_j)
+        store(c, j, motion_cross_motion(v_j, vJ))
+        store(f, j, f_j)
+        if p >= 0:
+            store(f, p, add6(vector6(f, p), scale6(-1.0, force_to_parent(X_j, scale6(tau[j], S)))))
+
+
+@kernel_helper
+def congruence(M, alpha, beta, gamma):
+    """The lower triangle, row by row (15), of J M Jᵀ for a symmetric 5 x 5 M (its rows),
+    J = joint_motion5(α, β, γ)."""
+    y0 = joint_motion5(alpha, beta, gamma, M[0])  # the columns of J M
+    y1 = joint_motion5(alpha, beta, gamma, M[1])
+    y2 = joint_motion5(alpha, beta, gamma, M[2])
+    y3 = joint_motion5(alpha, beta, gamma, M[3])
+    y4 = joint_motion5(alpha, beta, gamma, M[4])
+    t0 = joint_motion5(alpha, beta, gamma, (y0[0], y1[0], y2[0], y3[0], y4[0]))
+    t1 = joint_motion5(alpha, beta, gamma, (y0[1], y1[1], y2[1], y3[1], y4[1]))
+    t2 = joint_motion5(alpha, beta, gamma, (y0[2], y1[2], y2[2], y3[2], y4[2]))
+    t3 = joint_motion5(alpha, beta, gamma, (y0[3], y1[3], y2[3], y3[3], y4[3]))
+    t4 = joint_motion5(alpha, beta, gamma, (y0[4], y1[4], y2[4], y3[4], y4[4]))
+    return (t0[0], t0[1], t1[1], t0[2], t1[2], t2[2], t0[3], t1[3], t2[3], t3[3], t0[4],
+            t1[4], t2[4], t3[4], t4[4])
+
+
+@kernel_helper
+def projected(phi, i, o, revolute):
+    """The rows of Wᵀ Φ̃ W (5 x 5), Φ̃ the 6 x 6 at columns o .. of row i of phi."""
+    w = 2 if revolute else 5  # W's columns select (0, 1, w, 3, 4)
+    return (
+        (phi[i, o], phi[i, o + 1], phi[i, o + w], phi[i, o + 3], phi[i, o + 4]),
+        (phi[i, o + 6], phi[i, o + 7], phi[i, o + 6 + w], phi[i, o + 9], phi[i, o + 10]),
+        (phi[i, o + 6 * w], phi[i, o + 6 * w + 1], phi[i, o + 7 * w], phi[i, o + 6 * w + 3],
+         phi[i, o + 6 * w + 4]),
+        (phi[i, o + 18], phi[i, o + 19], phi[i, o + 18 + w], phi[i, o + 21], phi[i, o + 22]),
+        (phi[i, o + 24], phi[i, o + 25], phi[i, o + 24 + w], phi[i, o + 27], phi[i, o + 28]),
+    )
+
+
+@kernel_helper
+def pivot(phi, i, o, revolute, psi, k, start, alpha, beta, gamma):
+    """The lower triangle, row by row (15), of the pivot in the frame before the joint,
+    Z' = J⁻¹ Wᵀ Φ̃ W J⁻ᵀ + Ψ̂, J = joint_motion5(α, β, γ), Φ̃ the 6 x 6 at columns o .. of row
+    i of phi, Ψ̂ (5 x 5) at columns start .. of row k of psi."""
+    z = congruence(projected(phi, i, o, revolute), alpha, -beta, -gamma)
+    return (
+        z[0] + psi[k, start],
+        z[1] + psi[k, start + 5], z[2] + psi[k, start + 6],
+        z[3] + psi[k, start + 10], z[4] + psi[k, start + 11], z[5] + psi[k, start + 12],
+        z[6] + psi[k, start + 15], z[7] + psi[k, start + 16], z[8] + psi[k, start + 17],
+        z[9] + psi[k, start + 18],
+        z[10] + psi[k, start + 20], z[11] + psi[k, start + 21], z[12] + psi[k, start + 22],
+        z[13] + psi[k, start + 23], z[14] + psi[k, start + 24],
+    )
+
+
+@kernel_helper
+def ldlt(z):
+    """(low, d): Z = L D Lᵀ for the lower triangle z of a 5 x 5 Z (pivot), L unit lower
+    triangular, low its strict lower triangle row by row (10), d = 1 / diag D (5)."""
+    d0 = 1.0 / z[0]
+    l10, l20, l30, l40 = z[1] * d0, z[3] * d0, z[6] * d0, z[10] * d0
+    d1 = 1.0 / (z[2] - z[1] * l10)
+    y21, y31, y41 = z[4] - z[3] * l10, z[7] - z[6] * l10, z[11] - z[10] * l10
+    l21, l31, l41 = y21 * d1, y31 * d1, y41 * d1
+    d2 = 1.0 / (z[5] - z[3] * l20 - y21 * l21)
+    y32 = z[8] - z[6] * l20 - y31 * l21
+    y42 = z[12] - z[10] * l20 - y41 * l21
+    l32, l42 = y32 * d2, y42 * d2
+    d3 = 1.0 / (z[9] - z[6] * l30 - y31 * l31 - y32 * l32)
+    y43 = z[13] - z[10] * l30 - y41 * l31 - y42 * l32
+    l43 = y43 * d3
+    d4 = 1.0 / (z[14] - z[10] * l40 - y41 * l41 - y42 * l42 - y43 * l43)
+    return (l10, l20, l21, l30, l31, l32, l40, l41, l42, l43), (d0, d1, d2, d3, d4)
+
+
+@kernel_helper
+def lower_solve5(low, b):
+    """L⁻¹ b for L of ldlt."""
+    e1 = b[1] - low[0] * b[0]
+    e2 = b[2] - low[1] * b[0] - low[2] * e1
+    e3 = b[3] - low[3] * b[0] - low[4] * e1 - low[5] * e2
+    e4 = b[4] - low[6] * b[0] - low[7] * e1 - low[8] * e2 - low[9] * e3
+    return b[0], e1, e2, e3, e4
+
+
+@kernel_helper
+def upper_solve5(low, t):
+    """L⁻ᵀ t for L of ldlt."""
+    x3 = t[3] - low[9] * t[4]
+    x2 = t[2] - low[5] * x3 - low[8] * t[4]
+    x1 = t[1] - low[2] * x2 - low[4] * x3 - low[7] * t[4]
+    x0 = t[0] - low[0] * x1 - low[1] * x2 - low[3] * x3 - low[6] * t[4]
+    return x0, x1, x2, x3, t[4]
+
+
+@kernel_helper
+def times5(a, b):
+    """a ⊙ b for 5-vectors."""
+    return a[0] * b[0], a[1] * b[1], a[2] * b[2], a[3] * b[3], a[4] * b[4]
+
+
+@kernel_helper
+def dot5(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4]
+
+
+@kernel_helper
+def downdate(phi, i, o, e, ehat, out, p):
+    """Row p of out (6 x 6, row-major) = Φ̃ − Ê Eᵀ, Φ̃ the symmetric 6 x 6 at columns o .. of
+    row i of phi, e and ehat the rows of E and Ê = E D⁻¹ (6 x 5)."""
+    for r in range(6):
+        for s in range(r + 1):
+            t = phi[i, o + 6 * r + s] - dot5(ehat[r], e[s])
+            out[p, 6 * r + s] = t
+            out[p, 6 * s + r] = t
+
+
+@kernel_helper
+def coupling_rows(psi, i, o, low):
+    """The rows of E = Ĝ L⁻ᵀ (6 x 5), Ĝ at columns o + 25 .. of row i of psi."""
+    return (
+        lower_solve5(low, row5(psi, i, o + 25)), lower_solve5(low, row5(psi, i, o + 30)),
+        lower_solve5(low, row5(psi, i, o + 35)), lower_solve5(low, row5(psi, i, o + 40)),
+        lower_solve5(low, row5(psi, i, o + 45)), lower_solve5(low, row5(psi, i, o + 50)),
+    )
+
+
+@kernel_helper
+def elimination_pass(links, a_root, ws):
+    """Leaves first: each joint's pivot Z' = L D Lᵀ (L and Ê = E D⁻¹, E = Ĝ L⁻ᵀ, kept), its
+    g = D⁻¹ L⁻¹ y', and the parent's Φ̃_p and ã_p updated (module docstring). Φ̃ and ã of a
+    body with children in Phi_eff and a_eff; a_eff gets every body's final ã."""
+    X, joint, _, c, f, a_eff, Phi_eff, L, Ehat, g, span = ws
+    for j in range(c.shape[0] - 1, -1, -1):
+        p = int(links[j, PARENT])
+        revolute = links[j, REVOLUTE] != 0.0
+        alpha, beta, gamma = joint[j, 0], joint[j, 1], joint[j, 2]
+        own = links[j, HAS_CHILD] != 0.0  # Φ̃_j, ã_j already downdated by its children
+        fresh = p < 0 or links[j, LAST_CHILD] != 0.0  # Φ̃_p still Φ_p (or the base's 0)
+        phi, phi_row, phi_start = (Phi_eff, j, 0) if own else (links, j, PHI)
+        a_j = vector6(a_eff, j) if own else matrix_times6(links, j, PHI, vector6(f, j))
+        store(a_eff, j, a_j)
+        if fresh:
+            psi, psi_row, psi_start = links, j, PSI
+        else:
+            through_joint(pose_at(links, j, TRANSFORM), Phi_eff, p, 0, revolute, span, 0, 0)
+            psi, psi_row, psi_start = span, 0, 0
+        low, d = ldlt(pivot(phi, phi_row, phi_start, revolute, psi, psi_row, psi_start, alpha,
+                            beta, gamma))
+        store(L, j, low)
+        e = coupling_rows(psi, psi_row, psi_start, low)
+        ehat = (times5(e[0], d), times5(e[1], d), times5(e[2], d), times5(e[3], d),
+                times5(e[4], d), times5(e[5], d))
+        for r in range(6):
+            store(Ehat[j], r, ehat[r])
+        if p < 0:
+            a_p = a_root
+        elif fresh:
+            a_p = matrix_times6(links, p, PHI, vector6(f, p))
+        else:
+            a_p = vector6(a_eff, p)
+        y = project(add6(vector6(c, j), add6(scale6(-1.0, a_j),
+                                             motion_to_child(pose_at(X, j, 0), a_p))), revolute)
+        g_j = times5(d, lower_solve5(low, joint_motion5(alpha, -beta, -gamma, y)))
+        store(g, j, g_j)
+        if p >= 0:
+            store(a_eff, p, add6(a_p, (-dot5(e[0], g_j), -dot5(e[1], g_j), -dot5(e[2], g_j),
+                                       -dot5(e[3], g_j), -dot5(e[4], g_j), -dot5(e[5], g_j))))
+            if fresh:
+                downdate(links, p, PHI, e, ehat, Phi_eff, p)
+            else:
+                downdate(Phi_eff, p, 0, e, ehat, Phi_eff, p)
+
+
+@kernel_helper
+def transposed_times(E, h):
+    """Eᵀ h (5) for E (6 x 5)."""
+    return (
+        E[0, 0] * h[0] + E[1, 0] * h[1] + E[2, 0] * h[2] + E[3, 0] * h[3] + E[4, 0] * h[4]
+        + E[5, 0] * h[5],
+        E[0, 1] * h[0] + E[1, 1] * h[1] + E[2, 1] * h[2] + E[3, 1] * h[3] + E[4, 1] * h[4]
+        + E[5, 1] * h[5],
+        E[0, 2] * h[0] + E[1, 2] * h[1] + E[2, 2] * h[2] + E[3, 2] * h[3] + E[4, 2] * h[4]
+        + E[5, 2] * h[5],
+        E[0, 3] * h[0] + E[1, 3] * h[1] + E[2, 3] * h[2] + E[3, 3] * h[3] + E[4, 3] * h[4]
+        + E[5, 3] * h[5],
+        E[0, 4] * h[0] + E[1, 4] * h[1] + E[2, 4] * h[2] + E[3, 4] * h[3] + E[4, 4] * h[4]
+        + E[5, 4] * h[5],
+    )
+
+
+@kernel_helper
+def acceleration_pass(links, a_root, ws, qdd):
+    """From the root: λ_j = J⁻ᵀ L⁻ᵀ (g_j + Êᵀ h_p), a_j = ã_j + Φ̃_j W_j λ_j and
+    q̈_j = (a_j − X_j a_p − c_j)[k] = a_j[k] − X_T[k] · a_p (X_Z and c_j leave component k
+    alone); h_j = W_j λ_j, and an earlier sibling's reaction −X_jᵀ W_j λ_j joins h_p."""
+    X, joint, a, h, _, a_eff, Phi_eff, L, Ehat, g = ws[:10]
+    for j in range(qdd.shape[0]):
+        p = int(links[j, PARENT])
+        revolute = links[j, REVOLUTE] != 0.0
+        t = transposed_times(Ehat[j], vector6(h, p) if p >= 0 else ZERO6)
+        lam = upper_solve5(vector10(L, j), (g[j, 0] + t[0], g[j, 1] + t[1], g[j, 2] + t[2],
+                                            g[j, 3] + t[3], g[j, 4] + t[4]))
+        W_lam = lift(joint_force5(joint[j, 0], -joint[j, 1], -joint[j, 2], lam), revolute)
+        own = links[j, HAS_CHILD] != 0.0
+        phi, phi_row, phi_start = (Phi_eff, j, 0) if own else (links, j, PHI)
+        a_j = add6(vector6(a_eff, j), matrix_times6(phi, phi_row, phi_start, W_lam))
+        a_p = vector6(a, p) if p >= 0 else a_root
+        qdd[j] = (a_j[5] if revolute else a_j[2]) - dot6(vector6_at(links, j, ROW), a_p)
+        store(a, j, a_j)
+        store(h, j, W_lam)
+        if p >= 0 and links[j, LAST_CHILD] == 0.0:
+            store(h, p, add6(vector6(h, p), scale6(-1.0, force_to_parent(pose_at(X, j, 0),
+                                                                         W_lam))))
+
+
+@kernel_helper
+def vector10(a, i):
+    """Row i of an (n, 10) array."""
+    return a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5], a[i, 6], a[i, 7], a[i, 8], \
+        a[i, 9]
+
+
+@kernel_helper
+def vector6_at(a, i, start):
+    """Columns start .. start + 5 of row i."""
+    return a[i, start], a[i, start + 1], a[i, start + 2], a[i, start + 3], a[i, start + 4], \
+        a[i, start + 5]
+
+
+@kernel
+def forward_dynamics_schur(links, gravity, q, qd, tau, f_ext, qdd):
+    """q̈ by the three passes, for a state (n,) or a batch (B, n); links from link_frames,
+    f_ext None or (..., n, 6) body-frame wrenches."""
+    Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
+    B, n = Q.shape
+    QDD = qdd.reshape((B, n))
+    ws = link_workspace(n)
+    a_root = gravity_acceleration(gravity)
+    for b in range(B):
+        F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
+        kinematics_pass(links, Q[b], QD[b], TAU[b], F, ws)
+        elimination_pass(links, a_root, ws)
+        acceleration_pass(links, a_root, ws, QDD[b])
