@@ -371,9 +371,9 @@ class Robot:
         Direct methods: "aba" (articulated-body algorithm, O(n)), "cholesky" (CRBA, the LᵀDL
         factor of M and a solve), "schur" (the joint constraint forces of Sharf &
         D'Eleuterio's system, block tridiagonal on a chain and with the tree's sparsity on a
-        tree, solved exactly by block LᵀDL, leaves first, O(n)) and "schur_bcr" (the same
-        system by block cyclic reduction, ⌈log₂n⌉ levels of independent eliminations, Fijany;
-        serial chains only, else ValueError).
+        tree, solved exactly by block LᵀDL, leaves first, O(n), in each link's frame in three
+        passes like ABA) and "schur_bcr" (the same system by block cyclic reduction, ⌈log₂n⌉
+        levels of independent eliminations, Fijany; serial chains only, else ValueError).
         Iterative methods: "cg" and "pcg" (Fijany & Scheid's CCG and PCG-DS on M q̈ = τ − b,
         each product M p one O(n) Newton–Euler pass, M never formed; PCG-DS preconditioned by
         diag M) and the iterative solves of the constraint forces, "jacobi", "gauss_seidel",

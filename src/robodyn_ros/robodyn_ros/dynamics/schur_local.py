@@ -57,11 +57,10 @@ TRANSFORM = 4  # pose of the link frame at q = 0 in the parent's link frame (12)
 ALIGN = 16  # A (9, row-major): link-frame vectors → URDF body frame
 BODY = 25  # mass, centre of mass (3), rotational inertia about it (9), link frame
 PHI = 38  # Φ (6 x 6, row-major)
-PSI = 74  # Ψ̂ = Wᵀ X_T Φ_p X_Tᵀ W (5 x 5)
-COUPLING = 99  # Ĝ = Φ_p X_Tᵀ W (6 x 5)
-ROW = 129  # row k of X_T (6): q̈ = a[k] − X_T[k] · a_p
-WIDTH = 135
-SPAN = 55  # Ψ̂ then Ĝ, as through_joint writes them
+PSI = 74  # Ψ̂ = Wᵀ X_T Φ_p X_Tᵀ W (5 x 5), then Ĝ = Φ_p X_Tᵀ W (6 x 5), as through_joint
+SPAN = 55  # writes them
+ROW = PSI + SPAN  # row k of X_T (6): q̈ = a[k] − X_T[k] · a_p
+WIDTH = ROW + 6
 
 
 @kernel_helper
@@ -155,8 +154,7 @@ def row5(a, i, start):
 @kernel_helper
 def matrix_row(a, i, start, r):
     """Row r of the 6 x 6 matrix stored row-major at columns start .. start + 35 of row i."""
-    s = start + 6 * r
-    return a[i, s], a[i, s + 1], a[i, s + 2], a[i, s + 3], a[i, s + 4], a[i, s + 5]
+    return vector6_at(a, i, start + 6 * r)
 
 
 @kernel_helper
@@ -242,7 +240,7 @@ def link_workspace(n):
     return (
         np.empty((n, 12)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 36)), np.empty((n, 10)),
-        np.empty((n, 6, C)), np.empty((n, C)), np.empty((1, SPAN)),
+        np.empty((n, 6 * C)), np.empty((n, C)), np.empty((1, SPAN)),
     )
 
 
@@ -425,7 +423,7 @@ def elimination_pass(links, a_root, ws):
         ehat = (times5(e[0], d), times5(e[1], d), times5(e[2], d), times5(e[3], d),
                 times5(e[4], d), times5(e[5], d))
         for r in range(6):
-            store(Ehat[j], r, ehat[r])
+            store_at(Ehat, j, C * r, ehat[r])
         if p < 0:
             a_p = a_root
         elif fresh:
@@ -446,19 +444,19 @@ def elimination_pass(links, a_root, ws):
 
 
 @kernel_helper
-def transposed_times(E, h):
-    """Eᵀ h (5) for E (6 x 5)."""
+def transposed_times(E, j, h):
+    """Eᵀ h (5) for the 6 x 5 E in row j of E (row-major)."""
     return (
-        E[0, 0] * h[0] + E[1, 0] * h[1] + E[2, 0] * h[2] + E[3, 0] * h[3] + E[4, 0] * h[4]
-        + E[5, 0] * h[5],
-        E[0, 1] * h[0] + E[1, 1] * h[1] + E[2, 1] * h[2] + E[3, 1] * h[3] + E[4, 1] * h[4]
-        + E[5, 1] * h[5],
-        E[0, 2] * h[0] + E[1, 2] * h[1] + E[2, 2] * h[2] + E[3, 2] * h[3] + E[4, 2] * h[4]
-        + E[5, 2] * h[5],
-        E[0, 3] * h[0] + E[1, 3] * h[1] + E[2, 3] * h[2] + E[3, 3] * h[3] + E[4, 3] * h[4]
-        + E[5, 3] * h[5],
-        E[0, 4] * h[0] + E[1, 4] * h[1] + E[2, 4] * h[2] + E[3, 4] * h[3] + E[4, 4] * h[4]
-        + E[5, 4] * h[5],
+        E[j, 0] * h[0] + E[j, 5] * h[1] + E[j, 10] * h[2] + E[j, 15] * h[3] + E[j, 20] * h[4]
+        + E[j, 25] * h[5],
+        E[j, 1] * h[0] + E[j, 6] * h[1] + E[j, 11] * h[2] + E[j, 16] * h[3] + E[j, 21] * h[4]
+        + E[j, 26] * h[5],
+        E[j, 2] * h[0] + E[j, 7] * h[1] + E[j, 12] * h[2] + E[j, 17] * h[3] + E[j, 22] * h[4]
+        + E[j, 27] * h[5],
+        E[j, 3] * h[0] + E[j, 8] * h[1] + E[j, 13] * h[2] + E[j, 18] * h[3] + E[j, 23] * h[4]
+        + E[j, 28] * h[5],
+        E[j, 4] * h[0] + E[j, 9] * h[1] + E[j, 14] * h[2] + E[j, 19] * h[3] + E[j, 24] * h[4]
+        + E[j, 29] * h[5],
     )
 
 
@@ -471,7 +469,7 @@ def acceleration_pass(links, a_root, ws, qdd):
     for j in range(qdd.shape[0]):
         p = int(links[j, PARENT])
         revolute = links[j, REVOLUTE] != 0.0
-        t = transposed_times(Ehat[j], vector6(h, p) if p >= 0 else ZERO6)
+        t = transposed_times(Ehat, j, vector6(h, p) if p >= 0 else ZERO6)
         lam = upper_solve5(vector10(L, j), (g[j, 0] + t[0], g[j, 1] + t[1], g[j, 2] + t[2],
                                             g[j, 3] + t[3], g[j, 4] + t[4]))
         W_lam = lift(joint_force5(joint[j, 0], -joint[j, 1], -joint[j, 2], lam), revolute)
