@@ -11,7 +11,10 @@ position limit is put back on it with its outward velocity zeroed. At a step whe
 operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) from
 the law's own factor of M and b instead of one more ABA at the same state. The pose of the
 task frame at q_k comes from what step k computed there anyway: the law's kinematics where
-the operational-space law ran, else the first integrator stage's ABA.
+the operational-space law ran or the step is a sample, else the first integrator stage's ABA.
+At the samples (every sample_every steps and the last) the law's kinematics also give the
+energy ½ q̇ᵀ M q̇ + V and J's Gram matrix, whose smallest eigenvalue over the samples the
+rollout returns as a singular value.
 
 Control laws (`law`):
 
@@ -55,7 +58,7 @@ from robodyn_ros.dynamics.spatial import (
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY
+from robodyn_ros.dynamics.tree import FRAME_BODY, parent_of
 
 TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
@@ -277,13 +280,12 @@ def task_inverse_inertia(J, L, MinvJT, Lambda_inv):
 
 
 @kernel_helper
-def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target, threshold,
-                             q, qd, tau, cw):
-    """Khatib's operational-space law (module docstring) into tau."""
-    (crba_ws, M, L_M, rnea_ws, b, tau0, v, a, J, Jdot_qd, pose, Lambda, info, MinvJT,
-     Lambda_inv, L, task, rotation) = cw
+def task_frame_state(tree, gravity, frame, q, qd, cw):
+    """What the operational-space law and the samples take from the state (q, q̇), into cw:
+    the world kinematics, the frame's pose, J and J̇ q̇, b = C q̇ + g, and M by the CRBA, which
+    leaves the composite inertias in the CRBA workspace."""
+    crba_ws, M, _, rnea_ws, b, _, v, a, J, Jdot_qd, pose = cw[:11]
     end, X_world, S_world, inertias, F = crba_ws
-    n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     body = int(frame[FRAME_BODY])
     frame_pose_into(X_world, frame, pose)
@@ -292,7 +294,67 @@ def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, targ
     classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
     world_inertias(tree, X_world, inertias)
     world_bias_forces(tree, gravity, S_world, inertias, v, a, rnea_ws[3], b)
-    composite_inertia_matrix(tree, S_world, end, inertias, F, M)  # inertias become composite
+    composite_inertia_matrix(tree, S_world, end, inertias, F, M)
+
+
+@kernel_helper
+def mechanical_energy(tree, gravity, qd, M, composite):
+    """T + V = ½ q̇ᵀ M q̇ − gᵀ Σᵢ mᵢ cᵢ, the first moments Σᵢ mᵢ cᵢ summed in the composite
+    inertias (n x 10, world axes) of the root bodies (as energy.py's, V zero for every centre of
+    mass at the height of the world origin)."""
+    n = qd.shape[0]
+    energy = 0.0
+    for i in range(n):
+        for j in range(n):
+            energy += 0.5 * qd[i] * M[i, j] * qd[j]
+        if parent_of(tree, i) < 0:
+            energy -= (gravity[0] * composite[i, 1] + gravity[1] * composite[i, 2]
+                       + gravity[2] * composite[i, 3])
+    return energy
+
+
+@kernel_helper
+def store_gram(J, out):
+    """out = J Jᵀ or Jᵀ J, whichever is the smaller (m x m, m = min(rows, columns) of J): its
+    eigenvalues are the squared singular values of J."""
+    rows, columns = J.shape
+    wide = rows <= columns
+    m, inner = (rows, columns) if wide else (columns, rows)
+    for r in range(m):
+        for c in range(r + 1):
+            s = 0.0
+            for k in range(inner):
+                s += J[r, k] * J[c, k] if wide else J[k, r] * J[k, c]
+            out[r, c] = out[c, r] = s
+
+
+@kernel_helper
+def smallest_singular_value(grams, L):
+    """min over s of σ_min(J_s) = √λ_min(G_s), G_s (S x m x m) from store_gram. Only the grams
+    that a Cholesky of G_s − λ·1 cannot place above the lowest λ_min found so far are solved by
+    eigvalsh, in the order of an upper bound on λ_min, the smallest pivot of their Cholesky
+    (every pivot is at least λ_min by interlacing); L (m x m) is a workspace."""
+    count, m = grams.shape[0], grams.shape[1]
+    bound = np.zeros(count)
+    for s in range(count):
+        if cholesky(grams[s], 0.0, L):
+            bound[s] = np.inf
+            for j in range(m):
+                bound[s] = min(bound[s], 1.0 / (L[j, j] * L[j, j]))
+    lowest = np.inf
+    for s in np.argsort(bound):
+        if lowest == np.inf or not cholesky(grams[s], lowest, L):
+            lowest = min(lowest, np.linalg.eigvalsh(grams[s])[0])
+    return math.sqrt(max(lowest, 0.0))
+
+
+@kernel_helper
+def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, tau, cw):
+    """Khatib's operational-space law (module docstring) into tau, after task_frame_state at
+    (q, q̇)."""
+    (_, M, L_M, _, b, tau0, _, _, J, Jdot_qd, pose, Lambda, info, MinvJT, Lambda_inv, L, task,
+     rotation) = cw
+    n = q.shape[0]
     if not cholesky(M, 0.0, L_M):
         raise ValueError("the joint-space inertia matrix is not positive definite")
     task_inverse_inertia(J, L_M, MinvJT, Lambda_inv)
@@ -330,23 +392,38 @@ def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw)
 
 @long_kernel
 def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, reference, law,
-            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped,
-            path):
+            control_every, integrator, dt, friction_velocity, threshold, sample_every, q, qd,
+            tau, clamped, path, energy):
     """Steps k = 0 .. K − 1 from the state in q[0], qd[0] (module docstring): q, qd (K + 1, n)
     receive the states, tau (K, n) the commanded efforts, clamped (n,) counts the steps each
     joint ended past a limit, path (K + 1, 4, 4) the poses of `frame` (a 13-row), the
-    operational-space task frame."""
+    operational-space task frame, energy (S,) the kinetic + potential energy at the samples,
+    the steps k = 0, sample_every, 2 sample_every, ... and K. Returns the smallest singular
+    value of the frame's J over the samples."""
     steps, n = tau.shape
     cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
+    m = min(6, n)
+    grams, gram_factor = np.empty((energy.shape[0], m, m)), np.empty((m, m))
     clamped[:] = 0
     L_M, b, torque, qdd = cw[2], cw[4], workspace[0][1], workspace[2][0]
-    for k in range(steps):
+    sample = 0
+    for k in range(steps + 1):
         law_now = law if k % control_every == 0 else -1
+        at_sample = k % sample_every == 0 or k == steps
+        if law_now == OPERATIONAL_SPACE or at_sample:
+            task_frame_state(tree, gravity, frame, q[k], qd[k], cw)
+            path[k] = cw[10]  # the pose of the frame at q_k
+        if at_sample:
+            energy[sample] = mechanical_energy(tree, gravity, qd[k], cw[1], cw[0][3])
+            store_gram(cw[8], grams[sample])
+            sample += 1
+        if k == steps:
+            break
         if law_now < 0:
             tau[k] = tau[k - 1]
         elif law == OPERATIONAL_SPACE:
-            operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target,
-                                     threshold, q[k], qd[k], tau[k], cw)
+            operational_space_torque(joint_gains, task_gains, target, threshold, q[k], qd[k],
+                                     tau[k], cw)
         elif law == JOINT_TRACKING:
             joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
                                   cw)
@@ -359,10 +436,7 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
         if law_now == OPERATIONAL_SPACE:  # the law left M = L Lᵀ and b at this state
             acceleration_from_factor(joints, friction_velocity, L_M, b, qd[k], applied, qdd,
                                      torque)
-            path[k] = cw[10]  # the law's pose of the frame at q_k
         integrate(tree, gravity, joints, friction_velocity, integrator, dt, q[k + 1], qd[k + 1],
                   applied, workspace, law_now == OPERATIONAL_SPACE, frame, path[k])
         enforce_limits(joints, q[k + 1], qd[k + 1], clamped)
-    X_world, S_world = workspace[0][0][0][0], workspace[0][0][1][0]
-    forward_kinematics(tree, q[steps], X_world, S_world)
-    frame_pose_into(X_world, frame, path[steps])
+    return smallest_singular_value(grams, gram_factor)
