@@ -26,8 +26,8 @@ Control laws (`law`):
   evaluated as the equal τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
   and J̄ᵀ = Λ J M⁻¹; ẍ* = Kp e − Kd J q̇, e = [p* − p; log(R* Rᵀ)], τ₀ = K₀ (q₀ − q) − D₀ q̇,
   Λ damped near singularities as Robot.operational_space damps it. M comes from the CRBA
-  on the law's world-axes kinematics, factored M = L Lᵀ: M⁻¹ Jᵀ = L⁻ᵀ (L⁻¹ Jᵀ) and
-  Λ⁻¹ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ).
+  on the law's world-axes kinematics, factored M = L Lᵀ: Λ⁻¹ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) and
+  J M⁻¹ τ₀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ τ₀), forward substitutions only.
 """
 
 import math
@@ -152,12 +152,12 @@ def enforce_limits(joints, q, qd, clamped):
 def control_workspace(tree, n):
     """What the control laws need: (CRBA workspace, M (n x n), its Cholesky factor (n x n),
     rnea workspace, b, τ₀, v, a, J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2),
-    M⁻¹ Jᵀ (n x 6), Λ⁻¹ (6 x 6), L (6 x 6), task (6), R* Rᵀ (3 x 3))."""
+    L⁻¹ Jᵀ (n x 6), Λ⁻¹ (6 x 6), L (6 x 6), task (6), R* Rᵀ (3 x 3), L⁻¹ τ₀ (n x 1))."""
     return (
         crba_workspace(tree, n), np.empty((n, n)), np.empty((n, n)), rnea_workspace(n),
         np.empty(n), np.empty(n), np.empty((n, 6)), np.empty((n, 6)), np.empty((6, n)),
         np.empty(6), np.empty((4, 4)), np.empty((6, 6)), np.empty(2), np.empty((n, 6)),
-        np.empty((6, 6)), np.empty((6, 6)), np.empty(6), np.empty((3, 3)),
+        np.empty((6, 6)), np.empty((6, 6)), np.empty(6), np.empty((3, 3)), np.empty((n, 1)),
     )
 
 
@@ -263,20 +263,19 @@ def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
 
 
 @kernel_helper
-def task_inverse_inertia(J, L, MinvJT, Lambda_inv):
-    """M⁻¹ Jᵀ (n x 6) and Λ⁻¹ = J M⁻¹ Jᵀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) (6 x 6), M = L Lᵀ (cholesky)."""
+def task_inverse_inertia(J, L, LinvJT, Lambda_inv):
+    """L⁻¹ Jᵀ (n x 6) and Λ⁻¹ = J M⁻¹ Jᵀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) (6 x 6), M = L Lᵀ (cholesky)."""
     n = J.shape[1]
     for i in range(n):
         for r in range(6):
-            MinvJT[i, r] = J[r, i]
-    forward_substitute(L, MinvJT)  # L⁻¹ Jᵀ
+            LinvJT[i, r] = J[r, i]
+    forward_substitute(L, LinvJT)
     for r in range(6):
         for c in range(r + 1):
             s = 0.0
             for j in range(n):
-                s += MinvJT[j, r] * MinvJT[j, c]
+                s += LinvJT[j, r] * LinvJT[j, c]
             Lambda_inv[r, c] = Lambda_inv[c, r] = s
-    back_substitute(L, MinvJT)
 
 
 @kernel_helper
@@ -352,25 +351,27 @@ def smallest_singular_value(grams, L):
 def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, tau, cw):
     """Khatib's operational-space law (module docstring) into tau, after task_frame_state at
     (q, q̇)."""
-    (_, M, L_M, _, b, tau0, _, _, J, Jdot_qd, pose, Lambda, info, MinvJT, Lambda_inv, L, task,
-     rotation) = cw
+    (_, M, L_M, _, b, tau0, _, _, J, Jdot_qd, pose, Lambda, info, LinvJT, Lambda_inv, L, task,
+     rotation, Linv_tau0) = cw
     n = q.shape[0]
     if not cholesky(M, 0.0, L_M):
         raise ValueError("the joint-space inertia matrix is not positive definite")
-    task_inverse_inertia(J, L_M, MinvJT, Lambda_inv)
+    task_inverse_inertia(J, L_M, LinvJT, Lambda_inv)
     for i in range(n):
         tau0[i] = (joint_gains[STIFFNESS, i] * (joint_gains[REST, i] - q[i])
                    - joint_gains[JOINT_DAMPING, i] * qd[i])
+        Linv_tau0[i, 0] = tau0[i]
+    forward_substitute(L_M, Linv_tau0)
     for r in range(3):
         task[r] = target[9 + r] - pose[r, 3]
         for c in range(3):
             rotation[r, c] = (target[3 * r] * pose[c, 0] + target[3 * r + 1] * pose[c, 1]
                               + target[3 * r + 2] * pose[c, 2])  # R* Rᵀ
     task[3], task[4], task[5] = log_so3(rotation)
-    for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (M⁻¹ Jᵀ)ᵀ τ₀
+    for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (L⁻¹ Jᵀ)ᵀ L⁻¹ τ₀
         s = task_gains[KP, r] * task[r] - Jdot_qd[r]
         for j in range(n):
-            s -= task_gains[KD, r] * J[r, j] * qd[j] + MinvJT[j, r] * tau0[j]
+            s -= task_gains[KD, r] * J[r, j] * qd[j] + LinvJT[j, r] * Linv_tau0[j, 0]
         task[r] = s
     task_inertia_times(Lambda_inv, threshold, task, L, Lambda, info)
     for i in range(n):
