@@ -91,6 +91,22 @@ def test_compiled_frame_path_is_frame_pose_of_the_states(panda, integrator, cont
                                    rtol=0.0, atol=1e-12, err_msg=result.name)
 
 
+@pytest.mark.parametrize("control_period", [0.0, 0.01])
+def test_compiled_energy_and_singular_value_are_of_the_sampled_states(panda, control_period):
+    """The kernel's energy at the samples (½ q̇ᵀ M q̇ from the law's CRBA, V from the composite
+    inertias) and its smallest singular value of J over them (eigvalsh only where a shifted
+    Cholesky cannot rule a sample out) are those of Robot at the sampled states."""
+    settings = PreviewSettings(horizon=HORIZON, control_period=control_period)
+    for result in preview(panda, scenarios(panda), settings, Q0):
+        q, qd = result.q[result.samples], result.qd[result.samples]
+        np.testing.assert_allclose(result.energy,
+                                   panda.kinetic_energy(q, qd) + panda.potential_energy(q),
+                                   rtol=1e-12, atol=1e-12, err_msg=result.name)
+        singular = np.linalg.svd(panda.jacobian(q, FRAME), compute_uv=False)
+        np.testing.assert_allclose(result.metrics.min_singular_value, singular[:, -1].min(),
+                                   rtol=1e-10, err_msg=result.name)
+
+
 @pytest.mark.parametrize(("integrator", "method"), [("rk45", "aba"), ("lsoda", "pcg")])
 def test_adaptive_integrators_agree_with_rk4(panda, integrator, method):
     """solve_ivp over each step (tolerance 1e-9; an iterative forward dynamics to 1e-10)

@@ -4,18 +4,11 @@ coordinates so that composite inertias add without transforms. Featherstone, RBD
 
 import numpy as np
 
+from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
-from robodyn_ros.dynamics.spatial import (
-    dot6,
-    inertia_at,
-    inertia_times,
-    inertia_to_world,
-    pose_at,
-    store,
-    vector6,
-)
-from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of, subtree_ends
+from robodyn_ros.dynamics.spatial import dot6, inertia_at, inertia_times, store, vector6
+from robodyn_ros.dynamics.tree import POSE, parent_of, subtree_ends
 
 INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), see spatial.py
 
@@ -33,10 +26,16 @@ def crba_workspace(tree, n):
 def crba(tree, q, M, workspace):
     """M(q) for one state, written into M (n x n); workspace from crba_workspace."""
     end, X_world, S_world, Ic, F = workspace
-    n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
-    for i in range(n):
-        store(Ic, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
+    world_inertias(tree, X_world, Ic)
+    composite_inertia_matrix(tree, S_world, end, Ic, F, M)
+
+
+@kernel_helper
+def composite_inertia_matrix(tree, S_world, end, Ic, F, M):
+    """M (n x n) from the world motion subspaces S_world and the bodies' world inertias Ic
+    (n x 10), which become the composite inertias of their subtrees; F (n x 6) a workspace."""
+    n = M.shape[0]
     # backward pass: composite inertia Ic of each subtree, and F the force it needs to
     # accelerate along its joint
     for i in range(n - 1, -1, -1):

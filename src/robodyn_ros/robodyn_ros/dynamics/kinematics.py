@@ -16,7 +16,6 @@ from robodyn_ros.dynamics.spatial import (
 from robodyn_ros.dynamics.tree import (
     FRAME_BODY,
     FRAME_PLACEMENT,
-    FRAME_WIDTH,
     PLACEMENT,
     POSE,
     parent_of,
@@ -50,7 +49,7 @@ def body_kinematics(tree, i, q_i, X_world, S_world):
 def frame_pose_into(X_world, frame, out):
     """out (4x4) = pose of the frame's body in the world · pose of the frame in its body."""
     body = int(frame[FRAME_BODY])
-    X = pose_at(frame.reshape((1, FRAME_WIDTH)), 0, FRAME_PLACEMENT)
+    X = pose_at(frame[np.newaxis], 0, FRAME_PLACEMENT)  # a view made inline, unlike reshape
     if body >= 0:
         X = compose(pose_at(X_world, body, 0), X)
     for r in range(3):

@@ -9,9 +9,12 @@ command in between (a controller running at a lower rate); the applied effort cl
 semi-implicit Euler or RK4; then velocities are clipped to their limits and a joint past a
 position limit is put back on it with its outward velocity zeroed. At a step where the
 operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) from
-the law's own M⁻¹ and b instead of one more ABA at the same state. The pose of the task frame
-at q_k comes from what step k computed there anyway: the law's kinematics where the
-operational-space law ran, else the first integrator stage's ABA.
+the law's own factor of M and b instead of one more ABA at the same state. The pose of the
+task frame at q_k comes from what step k computed there anyway: the law's kinematics where
+the operational-space law ran or the step is a sample, else the first integrator stage's ABA.
+At the samples (every sample_every steps and the last) the law's kinematics also give the
+energy ½ q̇ᵀ M q̇ + V and J's Gram matrix, whose smallest eigenvalue over the samples the
+rollout returns as a singular value.
 
 Control laws (`law`):
 
@@ -22,16 +25,18 @@ Control laws (`law`):
 - OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ₀ + b) (control.operational_space),
   evaluated as the equal τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
   and J̄ᵀ = Λ J M⁻¹; ẍ* = Kp e − Kd J q̇, e = [p* − p; log(R* Rᵀ)], τ₀ = K₀ (q₀ − q) − D₀ q̇,
-  Λ damped near singularities as Robot.operational_space damps it.
+  Λ damped near singularities as Robot.operational_space damps it. M comes from the CRBA
+  on the law's world-axes kinematics, factored M = L Lᵀ: Λ⁻¹ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) and
+  J M⁻¹ τ₀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ τ₀), forward substitutions only.
 """
 
 import math
 
 import numpy as np
 
-from robodyn_ros.dynamics.fixed_frame import joint_forces
+from robodyn_ros.dynamics.fixed_frame import joint_forces, world_inertias
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
-from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
+from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import (
@@ -47,14 +52,13 @@ from robodyn_ros.dynamics.operational_space import (
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.dynamics.spatial import (
     add6,
+    inertia_at,
     inertia_times,
-    inertia_to_world,
     motion_cross_force,
-    pose_at,
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY, body_inertia
+from robodyn_ros.dynamics.tree import FRAME_BODY, parent_of
 
 TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
@@ -84,16 +88,14 @@ def acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, qdd, ws):
 
 
 @kernel_helper
-def acceleration_from_inverse(joints, friction_velocity, Minv, b, qd, tau, qdd, torque):
-    """q̈ = M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b): acceleration's answer at a state where M⁻¹ and
-    b = C q̇ + g are known (from the operational-space law), without an ABA."""
+def acceleration_from_factor(joints, friction_velocity, L, b, qd, tau, qdd, torque):
+    """q̈ = M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b): acceleration's answer at a state where M = L Lᵀ
+    (L from cholesky) and b = C q̇ + g are known (from the operational-space law), without an
+    ABA."""
     joint_torques(joints, qd, tau, friction_velocity, torque)
-    n = qd.shape[0]
-    for i in range(n):
-        s = 0.0
-        for j in range(n):
-            s += Minv[i, j] * (torque[j] - b[j])
-        qdd[i] = s
+    for i in range(qd.shape[0]):
+        qdd[i] = torque[i] - b[i]
+    cholesky_solve(L, qdd)
 
 
 @kernel_helper
@@ -148,26 +150,26 @@ def enforce_limits(joints, q, qd, clamped):
 
 @kernel_helper
 def control_workspace(tree, n):
-    """What the control laws need: (M⁻¹ workspace, M⁻¹, rnea workspace, b, τ₀, v, a,
-    J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2), M⁻¹ Jᵀ (n x 6), Λ⁻¹ (6 x 6),
-    L (6 x 6), task (6), R* Rᵀ (3 x 3))."""
+    """What the control laws need: (CRBA workspace, M (n x n), its Cholesky factor (n x n),
+    rnea workspace, b, τ₀, v, a, J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2),
+    L⁻¹ Jᵀ (n x 6), Λ⁻¹ (6 x 6), L (6 x 6), task (6), R* Rᵀ (3 x 3), L⁻¹ τ₀ (n x 1))."""
     return (
-        minv_workspace(tree, n), np.empty((n, n)), rnea_workspace(n), np.empty(n), np.empty(n),
-        np.empty((n, 6)), np.empty((n, 6)), np.empty((6, n)), np.empty(6), np.empty((4, 4)),
-        np.empty((6, 6)), np.empty(2), np.empty((n, 6)), np.empty((6, 6)), np.empty((6, 6)),
-        np.empty(6), np.empty((3, 3)),
+        crba_workspace(tree, n), np.empty((n, n)), np.empty((n, n)), rnea_workspace(n),
+        np.empty(n), np.empty(n), np.empty((n, 6)), np.empty((n, 6)), np.empty((6, n)),
+        np.empty(6), np.empty((4, 4)), np.empty((6, 6)), np.empty(2), np.empty((n, 6)),
+        np.empty((6, 6)), np.empty((6, 6)), np.empty(6), np.empty((3, 3)), np.empty((n, 1)),
     )
 
 
 @kernel_helper
-def world_bias_forces(tree, gravity, X_world, S_world, v, a, f, b):
+def world_bias_forces(tree, gravity, S_world, inertias, v, a, f, b):
     """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
-    world poses, the velocities v and the accelerations at q̈ = 0 a (n x 6,
-    velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i v_i, each body's f
-    added to its parent's without a transform, b_i = S_iᵀ f_i (the fixed-frame Newton–Euler's
-    backward pass). f (n x 6) is a workspace."""
+    bodies' world inertias (n x 10, world_inertias), the velocities v and the accelerations
+    at q̈ = 0 a (n x 6, velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i
+    v_i, each body's f added to its parent's without a transform, b_i = S_iᵀ f_i (the
+    fixed-frame Newton–Euler's backward pass). f (n x 6) is a workspace."""
     for i in range(b.shape[0]):
-        inertia = inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i))
+        inertia = inertia_at(inertias, i)
         v_i = vector6(v, i)
         a_i = (a[i, 0] - gravity[0], a[i, 1] - gravity[1], a[i, 2] - gravity[2], a[i, 3],
                a[i, 4], a[i, 5])  # the base accelerating upwards at g
@@ -200,15 +202,33 @@ def cholesky(A, shift, L):
 @kernel_helper
 def cholesky_solve(L, x):
     """x ← (L Lᵀ)⁻¹ x in place, L from cholesky."""
-    m = x.shape[0]
+    columns = x[:, np.newaxis]
+    forward_substitute(L, columns)
+    back_substitute(L, columns)
+
+
+@kernel_helper
+def forward_substitute(L, X):
+    """X ← L⁻¹ X in place for X (m x k), L from cholesky."""
+    m, k = X.shape
     for i in range(m):
-        for k in range(i):
-            x[i] -= L[i, k] * x[k]
-        x[i] *= L[i, i]
+        for j in range(i):
+            for c in range(k):
+                X[i, c] -= L[i, j] * X[j, c]
+        for c in range(k):
+            X[i, c] *= L[i, i]
+
+
+@kernel_helper
+def back_substitute(L, X):
+    """X ← L⁻ᵀ X in place for X (m x k), L from cholesky."""
+    m, k = X.shape
     for i in range(m - 1, -1, -1):
-        for k in range(i + 1, m):
-            x[i] -= L[k, i] * x[k]
-        x[i] *= L[i, i]
+        for j in range(i + 1, m):
+            for c in range(k):
+                X[i, c] -= L[j, i] * X[j, c]
+        for c in range(k):
+            X[i, c] *= L[i, i]
 
 
 @kernel_helper
@@ -243,52 +263,115 @@ def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
 
 
 @kernel_helper
-def task_inverse_inertia(J, Minv, MinvJT, Lambda_inv):
-    """M⁻¹ Jᵀ (n x 6) and Λ⁻¹ = J M⁻¹ Jᵀ (6 x 6)."""
-    n = Minv.shape[0]
+def task_inverse_inertia(J, L, LinvJT, Lambda_inv):
+    """L⁻¹ Jᵀ (n x 6) and Λ⁻¹ = J M⁻¹ Jᵀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) (6 x 6), M = L Lᵀ (cholesky)."""
+    n = J.shape[1]
     for i in range(n):
         for r in range(6):
-            s = 0.0
-            for j in range(n):
-                s += Minv[i, j] * J[r, j]
-            MinvJT[i, r] = s
+            LinvJT[i, r] = J[r, i]
+    forward_substitute(L, LinvJT)
     for r in range(6):
-        for c in range(6):
+        for c in range(r + 1):
             s = 0.0
             for j in range(n):
-                s += J[r, j] * MinvJT[j, c]
-            Lambda_inv[r, c] = s
+                s += LinvJT[j, r] * LinvJT[j, c]
+            Lambda_inv[r, c] = Lambda_inv[c, r] = s
 
 
 @kernel_helper
-def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target, threshold,
-                             q, qd, tau, cw):
-    """Khatib's operational-space law (module docstring) into tau."""
-    (minv_ws, Minv, rnea_ws, b, tau0, v, a, J, Jdot_qd, pose, Lambda, info, MinvJT, Lambda_inv,
-     L, task, rotation) = cw
-    n = q.shape[0]
-    minv_aba(tree, q, Minv, minv_ws)
-    X_world, S_world = minv_ws[1], minv_ws[2]
+def task_frame_state(tree, gravity, frame, q, qd, cw):
+    """What the operational-space law and the samples take from the state (q, q̇), into cw:
+    the world kinematics, the frame's pose, J and J̇ q̇, b = C q̇ + g, and M by the CRBA, which
+    leaves the composite inertias in the CRBA workspace."""
+    crba_ws, M, _, rnea_ws, b, _, v, a, J, Jdot_qd, pose = cw[:11]
+    end, X_world, S_world, inertias, F = crba_ws
+    forward_kinematics(tree, q, X_world, S_world)
     body = int(frame[FRAME_BODY])
     frame_pose_into(X_world, frame, pose)
     frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
     velocity_product_accelerations(tree, S_world, qd, v, a)
     classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
-    world_bias_forces(tree, gravity, X_world, S_world, v, a, rnea_ws[3], b)
-    task_inverse_inertia(J, Minv, MinvJT, Lambda_inv)
+    world_inertias(tree, X_world, inertias)
+    world_bias_forces(tree, gravity, S_world, inertias, v, a, rnea_ws[3], b)
+    composite_inertia_matrix(tree, S_world, end, inertias, F, M)
+
+
+@kernel_helper
+def mechanical_energy(tree, gravity, qd, M, composite):
+    """T + V = ½ q̇ᵀ M q̇ − gᵀ Σᵢ mᵢ cᵢ, the first moments Σᵢ mᵢ cᵢ summed in the composite
+    inertias (n x 10, world axes) of the root bodies (as energy.py's, V zero for every centre of
+    mass at the height of the world origin)."""
+    n = qd.shape[0]
+    energy = 0.0
+    for i in range(n):
+        for j in range(n):
+            energy += 0.5 * qd[i] * M[i, j] * qd[j]
+        if parent_of(tree, i) < 0:
+            energy -= (gravity[0] * composite[i, 1] + gravity[1] * composite[i, 2]
+                       + gravity[2] * composite[i, 3])
+    return energy
+
+
+@kernel_helper
+def store_gram(J, out):
+    """out = J Jᵀ or Jᵀ J, whichever is the smaller (m x m, m = min(rows, columns) of J): its
+    eigenvalues are the squared singular values of J."""
+    rows, columns = J.shape
+    wide = rows <= columns
+    m, inner = (rows, columns) if wide else (columns, rows)
+    for r in range(m):
+        for c in range(r + 1):
+            s = 0.0
+            for k in range(inner):
+                s += J[r, k] * J[c, k] if wide else J[k, r] * J[k, c]
+            out[r, c] = out[c, r] = s
+
+
+@kernel_helper
+def smallest_singular_value(grams, L):
+    """min over s of σ_min(J_s) = √λ_min(G_s), G_s (S x m x m) from store_gram. Only the grams
+    that a Cholesky of G_s − λ·1 cannot place above the lowest λ_min found so far are solved by
+    eigvalsh, in the order of an upper bound on λ_min, the smallest pivot of their Cholesky
+    (every pivot is at least λ_min by interlacing); L (m x m) is a workspace."""
+    count, m = grams.shape[0], grams.shape[1]
+    bound = np.zeros(count)
+    for s in range(count):
+        if cholesky(grams[s], 0.0, L):
+            bound[s] = np.inf
+            for j in range(m):
+                bound[s] = min(bound[s], 1.0 / (L[j, j] * L[j, j]))
+    lowest = np.inf
+    for s in np.argsort(bound):
+        if lowest == np.inf or not cholesky(grams[s], lowest, L):
+            lowest = min(lowest, np.linalg.eigvalsh(grams[s])[0])
+    return math.sqrt(max(lowest, 0.0))
+
+
+@kernel_helper
+def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, tau, cw):
+    """Khatib's operational-space law (module docstring) into tau, after task_frame_state at
+    (q, q̇)."""
+    (_, M, L_M, _, b, tau0, _, _, J, Jdot_qd, pose, Lambda, info, LinvJT, Lambda_inv, L, task,
+     rotation, Linv_tau0) = cw
+    n = q.shape[0]
+    if not cholesky(M, 0.0, L_M):
+        raise ValueError("the joint-space inertia matrix is not positive definite")
+    task_inverse_inertia(J, L_M, LinvJT, Lambda_inv)
     for i in range(n):
         tau0[i] = (joint_gains[STIFFNESS, i] * (joint_gains[REST, i] - q[i])
                    - joint_gains[JOINT_DAMPING, i] * qd[i])
+        Linv_tau0[i, 0] = tau0[i]
+    forward_substitute(L_M, Linv_tau0)
     for r in range(3):
         task[r] = target[9 + r] - pose[r, 3]
         for c in range(3):
             rotation[r, c] = (target[3 * r] * pose[c, 0] + target[3 * r + 1] * pose[c, 1]
                               + target[3 * r + 2] * pose[c, 2])  # R* Rᵀ
     task[3], task[4], task[5] = log_so3(rotation)
-    for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (M⁻¹ Jᵀ)ᵀ τ₀
+    for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (L⁻¹ Jᵀ)ᵀ L⁻¹ τ₀
         s = task_gains[KP, r] * task[r] - Jdot_qd[r]
         for j in range(n):
-            s -= task_gains[KD, r] * J[r, j] * qd[j] + MinvJT[j, r] * tau0[j]
+            s -= task_gains[KD, r] * J[r, j] * qd[j] + LinvJT[j, r] * Linv_tau0[j, 0]
         task[r] = s
     task_inertia_times(Lambda_inv, threshold, task, L, Lambda, info)
     for i in range(n):
@@ -301,7 +384,7 @@ def operational_space_torque(tree, gravity, frame, joint_gains, task_gains, targ
 @kernel_helper
 def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw):
     """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g, into tau."""
-    X, vr, ar, fr = cw[2]
+    X, vr, ar, fr = cw[3]
     rnea(tree, gravity, q, qd, reference[2], None, tau, X, vr, ar, fr)
     for i in range(q.shape[0]):
         tau[i] += (joint_gains[STIFFNESS, i] * (reference[0, i] - q[i])
@@ -310,23 +393,38 @@ def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw)
 
 @long_kernel
 def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, reference, law,
-            control_every, integrator, dt, friction_velocity, threshold, q, qd, tau, clamped,
-            path):
+            control_every, integrator, dt, friction_velocity, threshold, sample_every, q, qd,
+            tau, clamped, path, energy):
     """Steps k = 0 .. K − 1 from the state in q[0], qd[0] (module docstring): q, qd (K + 1, n)
     receive the states, tau (K, n) the commanded efforts, clamped (n,) counts the steps each
     joint ended past a limit, path (K + 1, 4, 4) the poses of `frame` (a 13-row), the
-    operational-space task frame."""
+    operational-space task frame, energy (S,) the kinetic + potential energy at the samples,
+    the steps k = 0, sample_every, 2 sample_every, ... and K. Returns the smallest singular
+    value of the frame's J over the samples."""
     steps, n = tau.shape
     cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
+    m = min(6, n)
+    grams, gram_factor = np.empty((energy.shape[0], m, m)), np.empty((m, m))
     clamped[:] = 0
-    Minv, b, torque, qdd = cw[1], cw[3], workspace[0][1], workspace[2][0]
-    for k in range(steps):
+    L_M, b, torque, qdd = cw[2], cw[4], workspace[0][1], workspace[2][0]
+    sample = 0
+    for k in range(steps + 1):
         law_now = law if k % control_every == 0 else -1
+        at_sample = k % sample_every == 0 or k == steps
+        if law_now == OPERATIONAL_SPACE or at_sample:
+            task_frame_state(tree, gravity, frame, q[k], qd[k], cw)
+            path[k] = cw[10]  # the pose of the frame at q_k
+        if at_sample:
+            energy[sample] = mechanical_energy(tree, gravity, qd[k], cw[1], cw[0][3])
+            store_gram(cw[8], grams[sample])
+            sample += 1
+        if k == steps:
+            break
         if law_now < 0:
             tau[k] = tau[k - 1]
         elif law == OPERATIONAL_SPACE:
-            operational_space_torque(tree, gravity, frame, joint_gains, task_gains, target,
-                                     threshold, q[k], qd[k], tau[k], cw)
+            operational_space_torque(joint_gains, task_gains, target, threshold, q[k], qd[k],
+                                     tau[k], cw)
         elif law == JOINT_TRACKING:
             joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
                                   cw)
@@ -336,13 +434,10 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
             applied[i] = min(max(tau[k, i], -joints[EFFORT_LIMIT, i]), joints[EFFORT_LIMIT, i])
         q[k + 1] = q[k]
         qd[k + 1] = qd[k]
-        if law_now == OPERATIONAL_SPACE:  # the law left M⁻¹ and b at this state
-            acceleration_from_inverse(joints, friction_velocity, Minv, b, qd[k], applied, qdd,
-                                      torque)
-            path[k] = cw[9]  # the law's pose of the frame at q_k
+        if law_now == OPERATIONAL_SPACE:  # the law left M = L Lᵀ and b at this state
+            acceleration_from_factor(joints, friction_velocity, L_M, b, qd[k], applied, qdd,
+                                     torque)
         integrate(tree, gravity, joints, friction_velocity, integrator, dt, q[k + 1], qd[k + 1],
                   applied, workspace, law_now == OPERATIONAL_SPACE, frame, path[k])
         enforce_limits(joints, q[k + 1], qd[k + 1], clamped)
-    X_world, S_world = workspace[0][0][0][0], workspace[0][0][1][0]
-    forward_kinematics(tree, q[steps], X_world, S_world)
-    frame_pose_into(X_world, frame, path[steps])
+    return smallest_singular_value(grams, gram_factor)

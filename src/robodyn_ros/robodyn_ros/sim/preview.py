@@ -178,11 +178,10 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
     rollout_of = compiled_rollout if settings.compiled else _stepped_rollout
-    Q, QD, effort, clamped, frame_path = rollout_of(robot, settings, q, qd, scenario, times)
+    Q, QD, effort, clamped, frame_path, energy, smallest = rollout_of(robot, settings, q, qd,
+                                                                      scenario, times)
     samples = sample_steps(settings)
-    Q_sampled = np.ascontiguousarray(Q[samples])
-    energy = robot.kinetic_energy(Q_sampled, QD[samples]) + robot.potential_energy(Q_sampled)
-    metrics = _metrics(robot, scenario, Q_sampled, effort, clamped, frame_path, energy)
+    metrics = _metrics(robot, scenario, q, effort, clamped, frame_path, energy, smallest)
     wall_time = time.perf_counter() - started
     result = PreviewResult(scenario.name, times, Q, QD, effort, scenario.frame, frame_path,
                            samples, energy, metrics, wall_time, settings.horizon / wall_time)
@@ -193,8 +192,12 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
 
 def sample_steps(settings: PreviewSettings) -> np.ndarray:
     """The step indices every SAMPLE_PERIOD, and the last step."""
-    stride = max(1, round(SAMPLE_PERIOD / settings.dt))
+    stride = _sample_stride(settings)
     return np.unique(np.append(np.arange(0, settings.steps + 1, stride), settings.steps))
+
+
+def _sample_stride(settings: PreviewSettings) -> int:
+    return max(1, round(SAMPLE_PERIOD / settings.dt))
 
 
 # -- the compiled rollout ---------------------------------------------------------------------
@@ -203,7 +206,8 @@ def sample_steps(settings: PreviewSettings) -> np.ndarray:
 def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
                      scenario: Scenario, times: np.ndarray) -> tuple[np.ndarray, ...]:
     """(q, q̇ (K + 1, n), commanded efforts (K, n), limit stops (n,), the frame's poses
-    (K + 1, 4, 4)) of one scenario by the rollout kernel, without the metrics."""
+    (K + 1, 4, 4), the energy at the sample steps (S,), the smallest singular value of the
+    frame's J over them) of one scenario by the rollout kernel."""
     steps, n = settings.steps, robot.nv
     model = robot.model
     joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
@@ -211,15 +215,17 @@ def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd:
     law, joint_gains, task_gains, target, reference = _control_inputs(robot, scenario, q, times)
     Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
     clamped, frame_path = np.zeros(n, dtype=np.int64), np.empty((steps + 1, 4, 4))
+    energy = np.empty(len(sample_steps(settings)))
     Q[0], QD[0] = q, qd
     integrator = {"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER, "rk4": rollout.RK4}
-    rollout.rollout(
+    smallest = rollout.rollout(
         *robot.kernel_arrays, robot.frame_row(scenario.frame), joints, joint_gains,
         task_gains, target, reference, law, settings.control_every,
         integrator[settings.integrator], settings.dt, settings.friction_velocity,
-        settings.singular_threshold, Q, QD, effort, clamped, frame_path,
+        settings.singular_threshold, _sample_stride(settings), Q, QD, effort, clamped,
+        frame_path, energy,
     )
-    return Q, QD, effort, clamped, frame_path
+    return Q, QD, effort, clamped, frame_path, energy, smallest
 
 
 def _control_inputs(robot, scenario, q, times):
@@ -268,7 +274,11 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times):
         simulated.step(effort[k])
         Q[k + 1], QD[k + 1] = simulated.q, simulated.qd
         clamped += (Q[k + 1] == robot.model.upper) | (Q[k + 1] == robot.model.lower)
-    return Q, QD, effort, clamped, robot.frame_pose(Q, scenario.frame)
+    samples = sample_steps(settings)
+    Q_sampled = np.ascontiguousarray(Q[samples])
+    energy = robot.kinetic_energy(Q_sampled, QD[samples]) + robot.potential_energy(Q_sampled)
+    smallest = _smallest_singular_values(robot.jacobian(Q_sampled, scenario.frame)).min()
+    return Q, QD, effort, clamped, robot.frame_pose(Q, scenario.frame), energy, float(smallest)
 
 
 Command = Callable[[int, ControllerState], np.ndarray]
@@ -303,14 +313,13 @@ def _controller(robot, settings, scenario, q, times) -> Command:
 # -- metrics ----------------------------------------------------------------------------------
 
 
-def _metrics(robot, scenario, Q_sampled, effort, clamped, frame_path, energy) -> PreviewMetrics:
+def _metrics(robot, scenario, q0, effort, clamped, frame_path, energy,
+             smallest) -> PreviewMetrics:
     peak = np.abs(effort).max(axis=0)
-    smallest = _smallest_singular_values(robot.jacobian(Q_sampled, scenario.frame))
-    position_error, orientation_error = _final_pose_error(robot, scenario, Q_sampled[0],
-                                                          frame_path[-1])
+    position_error, orientation_error = _final_pose_error(robot, scenario, q0, frame_path[-1])
     return PreviewMetrics(
         peak, float(np.max(peak / np.asarray(robot.model.effort_limit))), clamped,
-        float(smallest.min()), position_error, orientation_error,
+        float(smallest), position_error, orientation_error,
         float(energy[0]), float(energy[-1]), float(energy.max()),
     )
 
