@@ -1,13 +1,13 @@
-"""The forward-dynamics methods of issue 6 against ABA and Pinocchio on the robots of
-conftest.py: the exact Schur (constraint-force) solve and M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, CCG and PCG-DS
-(Fijany & Scheid) and the iterative constraint-force solvers (Sharf & D'Eleuterio), their
-options and info record, and a simulation that runs on the iterative methods.
+"""The iterative forward-dynamics methods of issue 6 against ABA and Pinocchio on the robots of
+conftest.py: CCG and PCG-DS (Fijany & Scheid) and the iterative constraint-force solvers
+(Sharf & D'Eleuterio), their options and info record, and a simulation that runs on them (the
+exact solves of the same system: test_schur_methods.py, a file of its own so that the test
+workers share the compiling).
 
 The constraint-force methods run on chains and trees (𝒜 with the tree's sparsity, eliminated
 leaf first); block cyclic reduction ("schur_bcr") on chains only.
 
-Tolerances: the direct methods as test_dynamics (RTOL relative, scaled by κ(M)/KAPPA_REF
-beyond KAPPA_REF). CG and PCG-DS stop on the relative residual, so the residual measured with
+Tolerances: CG and PCG-DS stop on the relative residual, so the residual measured with
 Pinocchio's M and b is held to the tol they were given (×RESIDUAL_SLACK for rounding). The
 constraint-force methods stop on the relative change of the constraint forces, which bounds
 their error only through 1/(1 − ρ(B)): their q̈ is held to CHANGE_TO_ERROR × tol of ABA's.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dynamics import KAPPA_REF, assert_close
+from test_dynamics import assert_close
 
 from robodyn_ros import Robot
 from robodyn_ros.iteration import ConvergenceError, IterationInfo
@@ -30,8 +30,6 @@ CG_METHODS = ("cg", "pcg")
 STATIONARY = ("jacobi", "gauss_seidel", "sor", "jacobi_si")
 CONSTRAINT_ITERATIVE = (*STATIONARY, "jacobi_cg")
 ITERATIVE = (*CG_METHODS, *CONSTRAINT_ITERATIVE)
-EXACT = ("schur", "schur_bcr")  # block LDLᵀ and block cyclic reduction of one system
-CHAIN_ONLY = "schur_bcr"
 # The stationary methods need ~1/(1 − ρ(B)) sweeps, ρ(B) → 1 as the chain grows: keep them to
 # the short chains. On the trees the sibling joints couple through their parent (𝒜 is not
 # consistently ordered, plain block Jacobi would diverge) and Jacobi runs extrapolated; on the
@@ -48,55 +46,6 @@ CONSTRAINT_CASES = [
     for method in CONSTRAINT_ITERATIVE
     if method != "jacobi" or name != "tree40_seed1"
 ]
-
-
-def is_chain(robot: Robot) -> bool:
-    return bool(np.all(robot.model.parent == np.arange(robot.nv) - 1))
-
-
-def refuses_tree(robot: Robot, method: str) -> bool:
-    return method == CHAIN_ONLY and not is_chain(robot)
-
-
-def kappa_scale(case, q: np.ndarray) -> float:
-    return max(1.0, float(np.linalg.cond(case.oracle.mass_matrix(q))) / KAPPA_REF)
-
-
-# -- exact: the Schur / constraint-force solve ------------------------------------------------
-
-
-@pytest.mark.parametrize("method", EXACT)
-def test_schur_forward_dynamics_equals_aba_and_pinocchio(case, method: str) -> None:
-    robot = case.robot
-    q, qd, _, f_ext = case.states(STATES, seed=60)
-    tau = case.states(STATES, seed=61)[2] * 10.0
-    if refuses_tree(robot, method):
-        with pytest.raises(ValueError, match=rf"'{method}'.*serial chain"):
-            robot.forward_dynamics(q[0], qd[0], tau[0], method=method)
-        return
-    for i in range(STATES):
-        for f in (None, f_ext[i]):
-            qdd = robot.forward_dynamics(q[i], qd[i], tau[i], method=method, f_ext=f)
-            what = f"{case.name} state {i} {'fext' if f is not None else 'no fext'} {method}"
-            scale = kappa_scale(case, q[i])
-            assert_close(qdd, robot.forward_dynamics(q[i], qd[i], tau[i], f_ext=f),
-                         what + " vs aba", scale=scale)
-            assert_close(qdd, case.oracle.aba(q[i], qd[i], tau[i], f), what + " vs Pinocchio",
-                         scale=scale)
-
-
-@pytest.mark.parametrize("method", EXACT)
-def test_schur_mass_matrix_inverse_equals_pinocchio(case, method: str) -> None:
-    robot = case.robot
-    q, _, _, _ = case.states(STATES, seed=62)
-    if refuses_tree(robot, method):
-        with pytest.raises(ValueError, match=rf"'{method}'.*serial chain"):
-            robot.mass_matrix_inverse(q[0], method=method)
-        return
-    for i in range(STATES):
-        Minv = robot.mass_matrix_inverse(q[i], method=method)
-        assert_close(Minv, case.oracle.mass_matrix_inverse(q[i]), f"{case.name} state {i} Minv",
-                     scale=kappa_scale(case, q[i]))
 
 
 # -- iterative: CG and PCG-DS ------------------------------------------------------------------
