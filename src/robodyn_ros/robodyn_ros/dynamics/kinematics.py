@@ -4,6 +4,7 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
+    about_z,
     add3,
     compose,
     joint_pose,
@@ -12,6 +13,7 @@ from robodyn_ros.dynamics.spatial import (
     rotate,
     store,
     vector6,
+    z_motion_to_parent,
 )
 from robodyn_ros.dynamics.tree import (
     FRAME_BODY,
@@ -36,10 +38,14 @@ def body_kinematics(tree, i, q_i, X_world, S_world):
     """Body i's step of forward_kinematics, its parent's pose already in X_world: stores and
     returns its pose X and its joint's world motion subspace S."""
     lam = parent_of(tree, i)
-    X = joint_pose(pose_at(tree, i, PLACEMENT), subspace(tree, i), q_i)
+    S_joint = subspace(tree, i)
+    X = joint_pose(pose_at(tree, i, PLACEMENT), S_joint, q_i)
     if lam >= 0:
         X = compose(pose_at(X_world, lam, 0), X)
-    S = motion_to_parent(X, subspace(tree, i))
+    if about_z(S_joint):
+        S = z_motion_to_parent(X, S_joint[5])
+    else:
+        S = motion_to_parent(X, S_joint)
     store(X_world, i, X)
     store(S_world, i, S)
     return X, S

@@ -115,8 +115,12 @@ def joint_pose(placement, S, q):
     """placement · exp(S q): pose of a body in its parent body at joint position q.
 
     S is ``[0; axis]`` (revolute) or ``[axis; 0]`` (prismatic): exp(S q) is a rotation about
-    the unit axis by q (Rodrigues' formula) or a translation q along it.
+    the unit axis by q (Rodrigues' formula) or a translation q along it. A revolute joint
+    about ±z, the usual URDF axis, turns two columns of the placement instead (Pinocchio's
+    JointModelRZ does the same).
     """
+    if about_z(S):
+        return turn_about_z(placement, S[5] * q)
     x, y, z = S[3], S[4], S[5]
     angle = q if (x != 0.0 or y != 0.0 or z != 0.0) else 0.0
     c, s = np.cos(angle), np.sin(angle)
@@ -128,6 +132,32 @@ def joint_pose(placement, S, q):
         q * S[0], q * S[1], q * S[2],
     )
     return compose(placement, motion)
+
+
+@kernel_helper
+def about_z(S):
+    """Whether the motion subspace S is a rotation about the ±z axis of its frame."""
+    return (S[0] == 0.0 and S[1] == 0.0 and S[2] == 0.0 and S[3] == 0.0 and S[4] == 0.0
+            and S[5] != 0.0)
+
+
+@kernel_helper
+def turn_about_z(X, angle):
+    """X · Rz(angle): columns 0 and 1 of X's rotation turned by the angle, the rest kept."""
+    c, s = np.cos(angle), np.sin(angle)
+    return (
+        X[0] * c + X[1] * s, X[1] * c - X[0] * s, X[2],
+        X[3] * c + X[4] * s, X[4] * c - X[3] * s, X[5],
+        X[6] * c + X[7] * s, X[7] * c - X[6] * s, X[8],
+        X[9], X[10], X[11],
+    )
+
+
+@kernel_helper
+def z_motion_to_parent(X, w):
+    """motion_to_parent(X, [0; 0; 0; 0; 0; w]): [p × ω'; ω'] with ω' = w R e_z."""
+    axis = (w * X[2], w * X[5], w * X[8])
+    return (*cross(X[9:12], axis), *axis)
 
 
 @kernel_helper
