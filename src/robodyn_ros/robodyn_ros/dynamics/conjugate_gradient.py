@@ -22,7 +22,7 @@ from robodyn_ros.dynamics.fixed_frame import (
     world_inertias,
 )
 from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 
 
@@ -76,10 +76,12 @@ def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, tol, max_iterations
     return iterations, relative
 
 
-@kernel_helper
+@routine
 def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, tol,
                         max_iterations, ws):
-    """q̈ for one state into qdd (holding the initial guess); returns (iterations, residual)."""
+    """q̈ for one state into qdd (holding the initial guess); returns (iterations, residual).
+    Compiled on its own and called once a state: inlined, numba copied its whole body (four
+    Newton–Euler passes and the diagonal of M) into the kernel, a third of its compile."""
     (X_world, S_world, _), inertia, v, c, bias, a, f, rhs, diag, _, _, _, _ = ws
     if preconditioned:
         inertia_diagonal(tree, q, diag, ws[0])  # also the projections X_world, S_world
