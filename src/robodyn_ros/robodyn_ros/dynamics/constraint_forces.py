@@ -377,13 +377,20 @@ def family_sums(ws, x, psi, sigma):
                     psi[p, r] += Ax[r]
 
 
-@kernel_helper
-def siblings_times(ws, x, i, p, sigma):
+@routine
+def siblings_times(Phi, house, pivot, x, i, p, sigma):
     """Σ 𝒜_is x_s over the siblings s of joint i (parent p with several children):
-    W_iᵀ Φ_p (σ_p − W_i x_i), σ_p = Σ W_c x_c over p's children (family_sums)."""
-    Phi, house, pivot = ws[3], ws[4], ws[5]
+    W_iᵀ Φ_p (σ_p − W_i x_i), σ_p = Σ W_c x_c over p's children (family_sums). Only rows
+    on a branching body take it, so it is compiled once and called, not inlined into every
+    sweep."""
     g = add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, x)))
     return project(house, pivot, i, matrix_times(Phi, p, g))
+
+
+@routine
+def add_lifted(sigma, p, house, pivot, i, x, sign):
+    """σ_p += sign W_i x_i: a Gauss–Seidel or SOR sweep keeps σ_p on the new iterate."""
+    store(sigma, p, add6(vector6(sigma, p), scale6(sign, lift(house, pivot, i, x))))
 
 
 @kernel_helper
@@ -520,7 +527,7 @@ def sweep(ws, D, b, source, previous, omega, gamma, out, in_place, iw, product):
         if p >= 0:
             off = add5(off, transposed_block_times(Ao, i - 1, source, p))
             if branches[p]:
-                off = add5(off, siblings_times(ws, source, i, p, sigma))
+                off = add5(off, siblings_times(ws[3], house, pivot, source, i, p, sigma))
         if product:
             store(out, i, add5(block_times(D, i, source, i), off))
             continue
@@ -529,7 +536,7 @@ def sweep(ws, D, b, source, previous, omega, gamma, out, in_place, iw, product):
         jacobi = block_times(D, i, t, 0)
         shared = in_place and p >= 0 and branches[p]
         if shared:  # σ_p follows the new iterate of i
-            store(sigma, p, add6(vector6(sigma, p), scale6(-1.0, lift(house, pivot, i, source))))
+            add_lifted(sigma, p, house, pivot, i, source, -1.0)
         for r in range(C):
             step = gamma * jacobi[r] + (1.0 - gamma) * source[i, r]
             new = omega * step + (1.0 - omega) * previous[i, r]
@@ -537,7 +544,7 @@ def sweep(ws, D, b, source, previous, omega, gamma, out, in_place, iw, product):
             norm += new * new
             out[i, r] = new
         if shared:
-            store(sigma, p, add6(vector6(sigma, p), lift(house, pivot, i, out)))
+            add_lifted(sigma, p, house, pivot, i, out, 1.0)
     return change, norm
 
 
