@@ -197,6 +197,7 @@ def sample_steps(settings: PreviewSettings) -> np.ndarray:
 
 
 def _sample_stride(settings: PreviewSettings) -> int:
+    """Steps between two samples: SAMPLE_PERIOD in steps, at least one."""
     return max(1, round(SAMPLE_PERIOD / settings.dt))
 
 
