@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import joint_forces, world_inertias
-from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
+from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
@@ -72,66 +72,70 @@ KP, KD = range(2)
 
 
 @kernel_helper
-def joint_torques(joints, qd, tau, friction_velocity, out):
-    """out = τ − d q̇ − f tanh(q̇/ε): the applied effort with damping and smoothed friction."""
-    for i in range(qd.shape[0]):
-        out[i] = (tau[i] - joints[DAMPING, i] * qd[i]
-                  - joints[FRICTION, i] * math.tanh(qd[i] / friction_velocity))
-
-
-@kernel_helper
-def acceleration(tree, gravity, joints, friction_velocity, q, qd, tau, qdd, ws):
-    """q̈ of the simulated robot under the applied effort τ; ws = (aba_workspace, torque)."""
-    aba_ws, torque = ws
-    joint_torques(joints, qd, tau, friction_velocity, torque)
-    aba_state(tree, gravity, q, qd, torque, None, qdd, aba_ws)
-
-
-@kernel_helper
-def acceleration_from_factor(joints, friction_velocity, L, b, qd, tau, qdd, torque):
-    """q̈ = M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b): acceleration's answer at a state where M = L Lᵀ
-    (L from cholesky) and b = C q̇ + g are known (from the operational-space law), without an
-    ABA."""
-    joint_torques(joints, qd, tau, friction_velocity, torque)
-    for i in range(qd.shape[0]):
-        qdd[i] = torque[i] - b[i]
-    cholesky_solve(L, qdd)
+def stage_torques(joints, friction_velocity, tau, QD, TAU, s):
+    """TAU[s] = τ − d q̇ − f tanh(q̇/ε) at the stage velocity q̇ = QD[s]: the applied effort
+    with damping and smoothed friction."""
+    for i in range(tau.shape[0]):
+        TAU[s, i] = (tau[i] - joints[DAMPING, i] * QD[s, i]
+                     - joints[FRICTION, i] * math.tanh(QD[s, i] / friction_velocity))
 
 
 @kernel_helper
 def integrator_workspace(n):
-    """(aba_workspace + torque, RK4 stages k_q (4 x n), k_v (4 x n), stage state q, q̇)."""
-    ws = (aba_workspace(n, 1), np.empty(n))
-    return ws, np.empty((4, n)), np.empty((4, n)), np.empty(n), np.empty(n)
+    """(a one-lane aba_workspace, and the RK4 stages as batches of four states: positions
+    Q, velocities QD = k_q, applied efforts TAU and accelerations QDD = k_v, each 4 x n).
+    Stage s is state s of the batch, so each stage's ABA is a call of the aba_one routine
+    with no array view made: numba counts a reference to each array an inlined ABA takes,
+    an atomic add and subtract, 15 of each a stage."""
+    return aba_workspace(n, 1), np.empty((4, n)), np.empty((4, n)), np.empty((4, n)), \
+        np.empty((4, n))
+
+
+@kernel_helper
+def start_stages(q, qd, workspace):
+    """The step's first stage, (q, q̇), into Q[0] and QD[0] of the workspace."""
+    _, Q, QD, _, _ = workspace
+    for i in range(q.shape[0]):
+        Q[0, i], QD[0, i] = q[i], qd[i]
+
+
+@kernel_helper
+def acceleration_from_factor(joints, friction_velocity, L, b, tau, workspace):
+    """The first stage's q̈ = M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) at a state where M = L Lᵀ
+    (L from cholesky) and b = C q̇ + g are known (from the operational-space law), without
+    an ABA: into QDD[0] of the workspace, whose QD[0] holds q̇."""
+    _, _, QD, TAU, QDD = workspace
+    stage_torques(joints, friction_velocity, tau, QD, TAU, 0)
+    for i in range(tau.shape[0]):
+        QDD[0, i] = TAU[0, i] - b[i]
+    cholesky_solve(L, QDD[0])
 
 
 @kernel_helper
 def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, tau, workspace,
               start_known, frame, pose):
-    """(q, q̇) advanced in place by one step of `integrator` under the held effort τ; where
-    start_known, the workspace's k_v[0] already holds q̈ at (q, q̇), else the first stage's
-    ABA, at q, leaves the frame's pose in `pose` (4 x 4). One call site of acceleration for
-    every stage, so the ABA is inlined once."""
-    ws, k_q, k_v, q_stage, qd_stage = workspace
+    """(q, q̇) advanced in place by one step of `integrator` under the held effort τ, from
+    the stages set up by start_stages; where start_known, QDD[0] already holds q̈ at
+    (q, q̇), else the first stage's ABA, at q, leaves the frame's pose in `pose` (4 x 4)."""
+    aba_ws, Q, QD, TAU, QDD = workspace
     n = q.shape[0]
-    k_q[0] = qd
     for s in range(1 if start_known else 0, 1 if integrator == SEMI_IMPLICIT_EULER else 4):
         h = dt if s == 3 else 0.5 * dt  # RK4's stages at t, t + dt/2, t + dt/2, t + dt
-        for i in range(n):
-            q_stage[i] = q[i] + h * k_q[s - 1, i] if s > 0 else q[i]
-            qd_stage[i] = qd[i] + h * k_v[s - 1, i] if s > 0 else qd[i]
-        k_q[s] = qd_stage
-        acceleration(tree, gravity, joints, friction_velocity, q_stage, qd_stage, tau, k_v[s], ws)
+        for i in range(n if s > 0 else 0):
+            Q[s, i] = q[i] + h * QD[s - 1, i]
+            QD[s, i] = qd[i] + h * QDD[s - 1, i]
+        stage_torques(joints, friction_velocity, tau, QD, TAU, s)
+        aba_one(tree, gravity, Q, QD, TAU, None, QDD, s, aba_ws)
         if s == 0:
-            frame_pose_into(ws[0][0][0], frame, pose)  # the ABA's world poses X_world at q
+            frame_pose_into(aba_ws[0][0], frame, pose)  # the ABA's world poses X_world at q
     if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
         for i in range(n):
-            qd[i] += dt * k_v[0, i]
+            qd[i] += dt * QDD[0, i]
             q[i] += dt * qd[i]
         return
     for i in range(n):  # classical fourth-order Runge–Kutta on (q̇, q̈)
-        q[i] += dt / 6.0 * (k_q[0, i] + 2.0 * k_q[1, i] + 2.0 * k_q[2, i] + k_q[3, i])
-        qd[i] += dt / 6.0 * (k_v[0, i] + 2.0 * k_v[1, i] + 2.0 * k_v[2, i] + k_v[3, i])
+        q[i] += dt / 6.0 * (QD[0, i] + 2.0 * QD[1, i] + 2.0 * QD[2, i] + QD[3, i])
+        qd[i] += dt / 6.0 * (QDD[0, i] + 2.0 * QDD[1, i] + 2.0 * QDD[2, i] + QDD[3, i])
 
 
 @kernel_helper
@@ -406,7 +410,7 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
     m = min(6, n)
     grams, gram_factor = np.empty((energy.shape[0], m, m)), np.empty((m, m))
     clamped[:] = 0
-    L_M, b, torque, qdd = cw[2], cw[4], workspace[0][1], workspace[2][0]
+    L_M, b = cw[2], cw[4]
     sample = 0
     for k in range(steps + 1):
         law_now = law if k % control_every == 0 else -1
@@ -434,9 +438,9 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
             applied[i] = min(max(tau[k, i], -joints[EFFORT_LIMIT, i]), joints[EFFORT_LIMIT, i])
         q[k + 1] = q[k]
         qd[k + 1] = qd[k]
+        start_stages(q[k], qd[k], workspace)
         if law_now == OPERATIONAL_SPACE:  # the law left M = L Lᵀ and b at this state
-            acceleration_from_factor(joints, friction_velocity, L_M, b, qd[k], applied, qdd,
-                                     torque)
+            acceleration_from_factor(joints, friction_velocity, L_M, b, applied, workspace)
         integrate(tree, gravity, joints, friction_velocity, integrator, dt, q[k + 1], qd[k + 1],
                   applied, workspace, law_now == OPERATIONAL_SPACE, frame, path[k])
         enforce_limits(joints, q[k + 1], qd[k + 1], clamped)
