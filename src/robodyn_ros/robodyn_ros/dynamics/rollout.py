@@ -121,9 +121,10 @@ def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, t
     n = q.shape[0]
     for s in range(1 if start_known else 0, 1 if integrator == SEMI_IMPLICIT_EULER else 4):
         h = dt if s == 3 else 0.5 * dt  # RK4's stages at t, t + dt/2, t + dt/2, t + dt
-        for i in range(n if s > 0 else 0):
-            Q[s, i] = q[i] + h * QD[s - 1, i]
-            QD[s, i] = qd[i] + h * QDD[s - 1, i]
+        if s > 0:  # stage 0 is (q, q̇), set by start_stages
+            for i in range(n):
+                Q[s, i] = q[i] + h * QD[s - 1, i]
+                QD[s, i] = qd[i] + h * QDD[s - 1, i]
         stage_torques(joints, friction_velocity, tau, QD, TAU, s)
         aba_one(tree, gravity, Q, QD, TAU, None, QDD, s, aba_ws)
         if s == 0:
