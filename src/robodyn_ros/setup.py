@@ -43,6 +43,7 @@ setup(
         "test": [
             "pytest>=8",
             "pytest-xdist>=3.5",
+            "hypothesis>=6.100",
             "pin>=3.4",
             "example-robot-data>=4",
             "ruff>=0.6",

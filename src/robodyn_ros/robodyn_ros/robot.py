@@ -11,13 +11,16 @@ a conversion that either fixes the input or raises an error naming the argument.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from robodyn_ros._state_call import StateCall
+from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_no_mass
 from robodyn_ros.batch_threads import run_batch
 from robodyn_ros.dynamics import (
     conjugate_gradient,
@@ -38,8 +41,9 @@ from robodyn_ros.dynamics import (
     state_entries,
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
+from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
-from robodyn_ros.model import Model, load_urdf, load_urdf_string
+from robodyn_ros.model import Model, URDFWarning, load_urdf, load_urdf_string
 from robodyn_ros.operational_space import (
     SCHUR_METHODS,
     SINGULAR_THRESHOLD,
@@ -107,6 +111,11 @@ def _state_call(
     """The StateCall of `function`'s C entry (dynamics.state_entry) on these arrays."""
     address = getattr(state_entries(), f"{function}_entry").address
     return StateCall(address, tree, constants, inputs, out_shape)
+
+
+def _general_path(*_states) -> None:
+    """The stand-in for a StateCall whose answer never exists (a robot with a joint that moves
+    no mass): it sends every call to the general path, which raises."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +191,9 @@ class Robot:
 
     def __init__(self, model: Model, *, threads: int = 1) -> None:
         """The robot of `model`; its functions run each batch of states on `threads` threads
-        (see `threads`)."""
+        (see `threads`). `massless_joints` names the joints that move no mass at any
+        configuration (a URDFWarning says so at load): with any, M is singular everywhere and
+        the functions that need M⁻¹ raise SingularMassMatrixError."""
         self.model = model
         self.threads = threads
         self.nq = self.nv = model.nv
@@ -201,6 +212,31 @@ class Robot:
         self._one_frame = {
             name: _OneFrame.bind(self._tree, row) for name, row in self._frame_rows.items()
         }
+        self.massless_joints = joints_moving_no_mass(model, self._tree)
+        if self.massless_joints:
+            self._refuse_inverses()
+
+    def _refuse_inverses(self) -> None:
+        """M is singular at every configuration: warn, and send every call that needs M⁻¹
+        (q̈, M⁻¹, Λ) to the general path, which raises SingularMassMatrixError."""
+        warnings.warn(
+            f"robot '{self.model.name}': joint(s) {', '.join(map(repr, self.massless_joints))} "
+            "move no mass at any configuration, so M(q) is singular and q̈, M⁻¹ and Λ do not "
+            "exist (SingularMassMatrixError); M, τ, g and kinematics are unaffected. Give the "
+            "bodies they move an <inertial>, add rotor inertia (armature=), or lock the joints "
+            "(locked_joints=)",
+            URDFWarning,
+            stacklevel=4,  # the caller of Robot.from_urdf*
+        )
+        self._one_state = dataclasses.replace(
+            self._one_state, forward_dynamics=_general_path, mass_matrix_inverse=_general_path
+        )
+        self._one_frame = {
+            name: dataclasses.replace(
+                calls, task_inertia=_general_path, task_inertia_inverse=_general_path
+            )
+            for name, calls in self._one_frame.items()
+        }
 
     def __reduce__(self) -> tuple:
         """Pickled as its Model (for the process and Dask backends); rebuilt on arrival, with
@@ -213,11 +249,14 @@ class Robot:
         path: str | os.PathLike,
         *,
         locked_joints: Mapping[str, float] | None = None,
+        strict_inertia: bool = False,
         threads: int = 1,
     ) -> Robot:
         """Load a URDF file; `locked_joints` freezes the named joints at the given positions;
-        `threads` as in `threads`."""
-        return cls(load_urdf(path, locked_joints=locked_joints), threads=threads)
+        `strict_inertia` refuses a link whose own inertia is impossible even where its body's
+        is not (model.load_urdf); `threads` as in `threads`."""
+        model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia)
+        return cls(model, threads=threads)
 
     @classmethod
     def from_urdf_string(
@@ -225,10 +264,12 @@ class Robot:
         xml: str | bytes,
         *,
         locked_joints: Mapping[str, float] | None = None,
+        strict_inertia: bool = False,
         threads: int = 1,
     ) -> Robot:
-        """Load a URDF from its text."""
-        return cls(load_urdf_string(xml, locked_joints=locked_joints), threads=threads)
+        """Load a URDF from its text; the options as in from_urdf."""
+        model = load_urdf_string(xml, locked_joints=locked_joints, strict_inertia=strict_inertia)
+        return cls(model, threads=threads)
 
     @property
     def threads(self) -> int:
@@ -282,6 +323,7 @@ class Robot:
         tau = np.empty(q.shape)
         self._run(inverse_dynamics.inverse_dynamics, (self._tree, self._gravity), q, qd, qdd, f_ext,
                   tau)
+        self._check("inverse_dynamics", False, (("τ", tau),), q, qd, qdd, f_ext)
         return tau
 
     def bias_forces(self, q, qd) -> np.ndarray:
@@ -293,6 +335,7 @@ class Robot:
             q, qd = self._checked(q, qd=qd)
         tau = np.empty(q.shape)
         self._run(inverse_dynamics.bias_forces, (self._tree, self._gravity), q, qd, tau)
+        self._check("bias_forces", False, (("C(q, q̇) q̇ + g(q)", tau),), q, qd)
         return tau
 
     def gravity_torques(self, q) -> np.ndarray:
@@ -304,6 +347,7 @@ class Robot:
             (q,) = self._checked(q)
         tau = np.empty(q.shape)
         self._run(inverse_dynamics.gravity_torques, (self._tree, self._gravity), q, tau)
+        self._check("gravity_torques", False, (("g(q)", tau),), q)
         return tau
 
     # -- joint-space inertia ----------------------------------------------------------------
@@ -327,6 +371,7 @@ class Robot:
             _check_method(method, self.MASS_MATRIX_METHODS, "mass_matrix")
         M = np.empty((*q.shape, self.nv))
         self._run(kernel, (self._tree,), q, M)
+        self._check("mass_matrix", False, (("M", M),), q)
         return M
 
     def mass_matrix_diagonal(self, q) -> np.ndarray:
@@ -339,6 +384,7 @@ class Robot:
             (q,) = self._checked(q)
         diag = np.empty(q.shape)
         self._run(inertia_diagonal.mass_matrix_diagonal, (self._tree,), q, diag)
+        self._check("mass_matrix_diagonal", False, (("diag M", diag),), q)
         return diag
 
     def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
@@ -357,8 +403,10 @@ class Robot:
         if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
             _check_method(method, self.MASS_MATRIX_INVERSE_METHODS, "mass_matrix_inverse")
+        self._require_mass("mass_matrix_inverse")
         Minv = np.empty((*q.shape, self.nv))
         self._run(kernel, (self._tree,), q, Minv)
+        self._check("mass_matrix_inverse", True, (("M⁻¹", Minv),), q)
         return Minv
 
     # -- forward dynamics -------------------------------------------------------------------
@@ -400,16 +448,22 @@ class Robot:
             _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
             iterative = _ITERATIVE_FORWARD_DYNAMICS.get(method)
             if iterative is not None:
-                return iterative.solve(self._run_batch, (self._tree, self._gravity), q, qd, tau,
-                                       f_ext, options)
+                self._require_mass("forward_dynamics")
+                answer = iterative.solve(self._run_batch, (self._tree, self._gravity), q, qd,
+                                         tau, f_ext, options)
+                qdd = answer[0] if isinstance(answer, tuple) else answer
+                self._check("forward_dynamics", True, (("q̈", qdd),), q, qd, tau, f_ext)
+                return answer
             if options:
                 raise ValueError(
                     f"forward_dynamics: method '{method}' is direct and takes no options; got "
                     f"{', '.join(options)}"
                 )
+        self._require_mass("forward_dynamics")
         qdd = np.empty(q.shape)
         self._run(kernel, (self._forward_dynamics_model(method), self._gravity), q, qd, tau,
                   f_ext, qdd)
+        self._check("forward_dynamics", True, (("q̈", qdd),), q, qd, tau, f_ext)
         return qdd
 
     def _forward_dynamics_model(self, method: str) -> np.ndarray:
@@ -435,6 +489,7 @@ class Robot:
             (q,) = self._checked(q)
         pose = np.empty((*q.shape[:-1], 4, 4))
         self._run(kinematics.frame_poses, (self._tree, row), q, pose)
+        self._check("frame_pose", False, ((f"the pose of frame '{frame}'", pose),), q)
         return pose
 
     def frame_poses(self, q) -> np.ndarray:
@@ -443,6 +498,7 @@ class Robot:
             (q,) = self._checked(q)
         poses = np.empty((*q.shape[:-1], len(self.frame_names), 4, 4))
         self._run(kinematics.frame_poses, (self._tree, self._frames), q, poses)
+        self._check("frame_poses", False, (("the frame poses", poses),), q)
         return poses
 
     def jacobian(self, q, frame: str) -> np.ndarray:
@@ -458,6 +514,7 @@ class Robot:
             (q,) = self._checked(q)
         J = np.empty((*q.shape[:-1], 6, self.nv))
         self._run(kinematics.frame_jacobian, (self._tree, row[0]), q, J)
+        self._check("jacobian", False, ((f"the Jacobian of frame '{frame}'", J),), q)
         return J
 
     # -- energy -----------------------------------------------------------------------------
@@ -471,6 +528,7 @@ class Robot:
             q, qd = self._checked(q, qd=qd)
         T = np.empty(q.shape[:-1])
         self._run(energy.kinetic_energy, (self._tree,), q, qd, T)
+        self._check("kinetic_energy", False, (("the kinetic energy", T),), q, qd)
         return T
 
     def potential_energy(self, q) -> np.ndarray:
@@ -483,6 +541,7 @@ class Robot:
             (q,) = self._checked(q)
         V = np.empty(q.shape[:-1])
         self._run(energy.potential_energy, (self._tree, self._gravity), q, V)
+        self._check("potential_energy", False, (("the potential energy", V),), q)
         return V
 
     # -- operational space ------------------------------------------------------------------
@@ -517,7 +576,7 @@ class Robot:
         calls = self._one_frame.get(frame) if type(frame) is str else None
         if calls is not None and method == "recursive" and axes is None:
             Lambda = (calls.task_inertia_inverse if inverse else calls.task_inertia)(q)
-            if Lambda is not None and Lambda[0, 0] == Lambda[0, 0]:
+            if Lambda is not None:
                 return Lambda
         names, rows, selection, _ = self._task(frame, axes)
         kernel = _OPERATIONAL_SPACE_INERTIA.get(method)
@@ -527,11 +586,14 @@ class Robot:
         if method in SCHUR_METHODS and names not in self._schur_tasks:
             check_schur_task(self.model, names, "operational_space_inertia", method)
             self._schur_tasks.add(names)
+        self._require_mass("operational_space_inertia")
         m = selection.shape[0]
         out = np.empty((*q.shape[:-1], m, m))
+        quantity = "Λ⁻¹" if inverse else "Λ"
         try:
             self._run(kernel, (self._tree, rows, selection), q, bool(inverse), out)
-        except (np.linalg.LinAlgError, ZeroDivisionError) as error:
+        except np.linalg.LinAlgError as error:
+            check_mass_matrix("operational_space_inertia", self._tree, self.joint_names, q)
             where = getattr(error, "state", "")
             raise np.linalg.LinAlgError(
                 f"operational_space_inertia: Λ of frame(s) {', '.join(map(repr, names))} does "
@@ -539,6 +601,7 @@ class Robot:
                 "singular (the task Jacobian has lost rank, a kinematic singularity); Λ⁻¹ "
                 "(inverse=True) is defined everywhere"
             ) from None
+        self._check("operational_space_inertia", True, ((quantity, out),), q)
         return out
 
     def operational_space_inertia_inverse_times(
@@ -559,11 +622,14 @@ class Robot:
                 f"force must have shape {expected}: one value per task axis of the frame(s) "
                 f"{', '.join(map(repr, names))} for each state; got {force.shape}"
             )
+        self._require_mass("operational_space_inertia_inverse_times")
         out = np.empty(expected)
         self._run(
             operational_space.operational_space_inertia_inverse_times,
             (self._tree, rows, selection), q, force, out,
         )
+        self._check("operational_space_inertia_inverse_times", True, (("Λ⁻¹ F", out),), q,
+                    force)
         return out
 
     def operational_space(
@@ -599,6 +665,7 @@ class Robot:
                 "operational_space: singular_threshold must be in (0, 1) and singular_damping "
                 f"positive; got {singular_threshold!r} and {singular_damping!r}"
             )
+        self._require_mass("operational_space")
         batch, n, m = q.shape[:-1], self.nv, selection.shape[0]
         J, Jbar = np.empty((*batch, m, n)), np.empty((*batch, n, m))
         Lambda_inv, Lambda = np.empty((*batch, m, m)), np.empty((*batch, m, m))
@@ -611,6 +678,12 @@ class Robot:
             operational_space.operational_space_dynamics,
             (self._tree, self._gravity, rows, selection), q, qd, singular_threshold,
             singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
+        )
+        self._check(
+            "operational_space", True,
+            (("J", J), ("Λ⁻¹", Lambda_inv), ("Λ", Lambda), ("J̄", Jbar), ("μ", mu), ("p", p),
+             ("J̇ q̇", Jdot_qd)),
+            q, qd,
         )
         rank, condition = info[..., 0].astype(np.int64), info[..., 1]
         return OperationalSpaceDynamics(
@@ -631,6 +704,17 @@ class Robot:
     def _run_batch(self, kernel, constants: tuple, *per_state) -> None:
         """The kernel over a batch, on `threads` threads."""
         run_batch(kernel, constants, per_state, self._threads)
+
+    # -- answer checks ----------------------------------------------------------------------
+
+    def _require_mass(self, function: str) -> None:
+        """SingularMassMatrixError when M is singular at every configuration (massless_joints)."""
+        if self.massless_joints:
+            raise SingularMassMatrixError(function, self.massless_joints, "at every configuration")
+
+    def _check(self, function: str, inverts: bool, quantities: tuple, q, *inputs) -> None:
+        """Raise where finite inputs gave a non-finite quantity (answers.check_finite)."""
+        check_finite(function, quantities, (q, *inputs), self._tree, self.joint_names, inverts)
 
     # -- argument checks --------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import assert_as_serial
 
 from robodyn_ros.batch_threads import MIN_CHUNK
+from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.parallel import (
     BACKENDS,
     CancelledError,
@@ -186,3 +187,11 @@ def test_an_error_in_a_helper_threads_chunk_names_its_state(panda, many_states) 
     with pytest.raises(np.linalg.LinAlgError,
                        match=f"does not exist at this configuration \\(state {last} of the batch"):
         panda.with_threads(2).operational_space_inertia(singular, FRAME)
+
+
+def test_the_dynamics_errors_keep_their_type_on_every_backend(pool, panda, states) -> None:
+    q, qd, tau = states
+    q = q.copy()
+    q[5, 0] = 1e300  # state 5 overflows: NonFiniteResultError, whichever worker runs it
+    with pytest.raises(NonFiniteResultError, match="forward_dynamics"):
+        pool.batch(panda, "forward_dynamics", q, qd, tau)

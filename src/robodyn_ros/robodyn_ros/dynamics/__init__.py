@@ -35,6 +35,7 @@ KERNEL_MODULES = (
     "factorization",
     "inertia_inverse",
     "forward_dynamics",
+    "pivots",
     "energy",
     "operational_space",
     "fixed_frame",

@@ -10,7 +10,8 @@ with one C signature,
 that views the pointers as arrays (tree (n, WIDTH); constants: gravity (3,), or for the frame
 entries the frame's row (FRAME_WIDTH,); the state vectors (n,); out shaped as the result) and
 runs the one-state algorithm the batch kernels loop over, with its own workspace. Unused
-inputs are NULL and never read.
+inputs are NULL and never read. An entry cannot raise: where an answer does not exist its
+output holds NaN or inf, which StateCall turns into its "take the general path" answer.
 
 Compiled entries are cached on disk like the kernels; the module compiles (or loads) them when
 it is imported, which robodyn_ros.dynamics.state_entries does on first use.
@@ -25,7 +26,7 @@ from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_di
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
-from robodyn_ros.dynamics.jit import FASTMATH, kernel_helper
+from robodyn_ros.dynamics.jit import ERROR_MODEL, FASTMATH, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
 from robodyn_ros.dynamics.operational_space import (
     articulated_task_inverse,
@@ -37,7 +38,7 @@ from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH
 _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)
 
-entry = cfunc(SIGNATURE, cache=True, fastmath=FASTMATH)
+entry = cfunc(SIGNATURE, cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL)
 
 
 @kernel_helper
@@ -125,7 +126,7 @@ def operational_space_inertia_inverse_entry(tree, frame, n, q, _x1, _x2, Lambda_
 
 @entry
 def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
-    """Λ; NaN in Λ[0, 0] where it does not exist, for the caller to raise (a cfunc cannot)."""
+    """Λ; NaN in Λ[0, 0] where it does not exist, for the general path to raise."""
     Lambda_inv, out = np.empty((6, 6)), carray(Lambda, (6, 6))
     articulated_task_inverse(as_tree(tree, n), carray(frame, (1, FRAME_WIDTH)), carray(q, n),
                              Lambda_inv, articulated_workspace(n))

@@ -8,12 +8,17 @@ import functools
 import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import numpy as np
 
+from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
+
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot
+
+
+DYNAMICS_ERRORS = (SingularMassMatrixError, NonFiniteResultError)
 
 
 class ParallelError(RuntimeError):
@@ -122,9 +127,16 @@ def checked_batch(states: Sequence[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
-def failure(index: int, function: Callable, error: BaseException) -> ParallelError:
+def raise_failure(index: int, function: Callable, error: Exception) -> NoReturn:
+    """Raise for a failing item: ParallelError naming the item and the original error; the
+    dynamics' own errors (robodyn_ros.errors: no answer at a state) keep their type, with the
+    item in a note, so that a caller catches the same error on every backend."""
     name = getattr(function, "__name__", type(function).__name__)
-    return ParallelError(f"item {index} ({name}) failed: {type(error).__name__}: {error}")
+    if isinstance(error, DYNAMICS_ERRORS):
+        error.add_note(f"raised by item {index} ({name}) of a parallel map")
+        raise error
+    raise ParallelError(f"item {index} ({name}) failed: {type(error).__name__}: {error}") \
+        from error
 
 
 def collect(futures: Sequence[Any], function: Callable, cancel: threading.Event | None) -> list:
@@ -142,5 +154,5 @@ def collect(futures: Sequence[Any], function: Callable, cancel: threading.Event 
         except Exception as error:
             for pending in futures[index + 1 :]:
                 pending.cancel()
-            raise failure(index, function, error) from error
+            raise_failure(index, function, error)
     return results

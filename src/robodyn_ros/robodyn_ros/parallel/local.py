@@ -18,7 +18,7 @@ from robodyn_ros.parallel.base import (
     RobotCall,
     checked_batch,
     collect,
-    failure,
+    raise_failure,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class SerialBackend(Backend):
             try:
                 results.append(function(item))
             except Exception as error:
-                raise failure(index, function, error) from error
+                raise_failure(index, function, error)
         return results
 
 

@@ -19,6 +19,8 @@ EXAMPLE_ROBOTS: dict[str, Path] = {
     "xarm7": Path("xarm_description", "urdf", "xarm7.urdf"),
     "kinova": Path("kinova_description", "robots", "kinova.urdf"),
     "talos": Path("talos_data", "robots", "talos_full_v2.urdf"),
+    "romeo": Path("romeo_description", "urdf", "romeo.urdf"),
+    "tiago": Path("tiago_description", "robots", "tiago.urdf"),
 }
 """Short robot name → URDF path relative to the wheel's ``robots`` directory."""
 

@@ -1,0 +1,119 @@
+"""Whether an answer exists and is finite: the checks between the kernels and the caller.
+
+The kernels never raise for arithmetic (dynamics.jit); what they return is checked here. Where
+finite inputs gave NaN or inf, the articulated pivots at that state (dynamics.pivots) tell a
+singular mass matrix, naming its joints, from an overflow. A robot whose mass matrix is
+singular at every configuration (a joint that moves no mass) is found once, at load, from the
+pivots at a few configurations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from robodyn_ros.dynamics.inertia_diagonal import mass_matrix_diagonal
+from robodyn_ros.dynamics.pivots import articulated_pivots
+from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
+from robodyn_ros.model import Model
+
+PIVOT_RTOL = 1e-12
+"""A pivot D_i at or below this times the largest diagonal entry of M counts as zero. A joint
+that moves no mass leaves a pivot of rounding size, about 1e-16 of M's scale; the lightest
+real links (a finger of a few grams against a humanoid's hip) stay above 1e-9 of it."""
+
+SAMPLE_STATES = 4
+"""Configurations a robot's pivots are computed at when it loads: q = 0 and random ones."""
+
+
+def sample_states(model: Model, count: int = SAMPLE_STATES) -> np.ndarray:
+    """(count, n): q = 0, then uniform in each joint's limits (±π where it has none), from a
+    fixed seed so that a load always finds the same."""
+    lower = np.where(np.isfinite(model.lower), model.lower, -np.pi)
+    upper = np.where(np.isfinite(model.upper), model.upper, np.pi)
+    random = np.random.default_rng(0).uniform(lower, upper, (count - 1, model.nv))
+    return np.ascontiguousarray(np.vstack([np.zeros(model.nv), random]))
+
+
+def singular_joints(tree: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """(B, n) bool: whether each joint's articulated pivot vanishes at each state of Q (B, n)."""
+    diagonal = np.empty(Q.shape)
+    mass_matrix_diagonal(tree, Q, diagonal)
+    floor = PIVOT_RTOL * diagonal.max(axis=1)
+    pivots = np.empty(Q.shape)
+    articulated_pivots(tree, Q, floor, pivots)
+    return pivots <= floor[:, None]
+
+
+def joints_moving_no_mass(model: Model, tree: np.ndarray) -> tuple[str, ...]:
+    """The joints whose pivot vanishes at every sampled configuration: M is singular through
+    them everywhere."""
+    everywhere = singular_joints(tree, sample_states(model)).all(axis=0)
+    return tuple(name for name, singular in zip(model.joint_names, everywhere, strict=True)
+                 if singular)
+
+
+def check_finite(
+    function: str,
+    quantities: Sequence[tuple[str, np.ndarray]],
+    inputs: Sequence[np.ndarray | None],
+    tree: np.ndarray,
+    joint_names: Sequence[str],
+    inverts_mass_matrix: bool,
+) -> None:
+    """Raise when finite inputs gave a non-finite result.
+
+    Args:
+        function: the Robot function, for the message.
+        quantities: (name, result) pairs, each with the batch shape of q in front.
+        inputs: q first, (n,) or (B, n), then the other per-state inputs (None: absent).
+        tree: the packed model, for the pivots.
+        joint_names: to name singular joints.
+        inverts_mass_matrix: whether the function needs M⁻¹, so that a singular M explains it.
+
+    Raises:
+        SingularMassMatrixError: M is singular at the first such state.
+        NonFiniteResultError: anything else (an overflow), naming the quantity.
+    """
+    q = inputs[0]
+    batch = q.shape[:-1]
+    for name, result in quantities:
+        bad = ~np.isfinite(result.reshape(*batch, -1)).all(axis=-1)
+        if not bad.any():
+            continue
+        for x in inputs:
+            if x is not None:
+                bad &= np.isfinite(x.reshape(*batch, -1)).all(axis=-1)
+        if not bad.any():
+            continue  # NaN in, NaN out
+        state = int(np.flatnonzero(bad.reshape(-1))[0])
+        where = f"at state {state} of the batch" if batch else "at this state"
+        if inverts_mass_matrix:
+            check_mass_matrix(function, tree, joint_names, q.reshape(-1, q.shape[-1])[state],
+                              where)
+        raise NonFiniteResultError(function, name, where)
+
+
+def check_mass_matrix(
+    function: str, tree: np.ndarray, joint_names: Sequence[str], q: np.ndarray, where: str = ""
+) -> None:
+    """Raise SingularMassMatrixError naming the joints if M is singular at the first state of
+    q (n,) or (B, n) where it is.
+
+    Args:
+        function: the Robot function, for the message.
+        tree: the packed model.
+        joint_names: to name the joints.
+        q: the states.
+        where: the state, for the message (default: found here).
+    """
+    Q = np.ascontiguousarray(q.reshape(-1, q.shape[-1]))
+    singular = singular_joints(tree, Q)
+    states = np.flatnonzero(singular.any(axis=1))
+    if states.size:
+        first = int(states[0])
+        where = where or (f"at state {first} of the batch" if q.ndim == 2 else "at this state")
+        raise SingularMassMatrixError(
+            function, [joint_names[i] for i in np.flatnonzero(singular[first])], where
+        )

@@ -1,0 +1,69 @@
+"""The errors the dynamics raise where an answer does not exist or cannot be trusted.
+
+A description that cannot be right is a ``robodyn_ros.ModelError`` (at load); these two are
+about answers at a state:
+
+- ``SingularMassMatrixError``: M(q) is singular, so q̈, M⁻¹ and everything built on them (Λ
+  from M⁻¹, the operational-space quantities) do not exist. It names the joints whose
+  articulated inertia vanished: most often joints that move no mass (a tip link without
+  ``<inertial>``, a massless hand) or a chain of joints that turn about one axis with nothing
+  between them. It is a ``numpy.linalg.LinAlgError``.
+- ``NonFiniteResultError``: finite inputs gave a result with NaN or inf in it (an overflow:
+  magnitudes far outside any robot). It names the function and the quantity. It is a
+  ``FloatingPointError``.
+
+Non-finite inputs are not an error: NaN in gives NaN out, as in numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class SingularMassMatrixError(np.linalg.LinAlgError):
+    """M(q) is singular: the answer asked for does not exist at this state.
+
+    Attributes:
+        function: the Robot function that was called.
+        joints: the names of the joints whose articulated inertia vanished.
+    """
+
+    def __init__(self, function: str, joints: Sequence[str], detail: str = "") -> None:
+        self.function, self.joints, self.detail = function, tuple(joints), detail
+        named = ", ".join(f"'{joint}'" for joint in self.joints) or "(not identified)"
+        super().__init__(
+            f"{function}: the mass matrix is singular{f' {detail}' if detail else ''}: "
+            f"joint(s) {named} move no mass (their articulated inertia is zero); give the "
+            "bodies they move an <inertial>, add rotor inertia (armature=), or lock them "
+            "(locked_joints=)"
+        )
+
+    def __reduce__(self) -> tuple:
+        """Pickled by its fields, to reach the caller from a process or Dask worker."""
+        return (type(self), (self.function, self.joints, self.detail))
+
+
+class NonFiniteResultError(FloatingPointError):
+    """Finite inputs gave a non-finite result (an overflow).
+
+    Attributes:
+        function: the Robot function that was called.
+        quantity: what came out non-finite (e.g. "q̈", "M⁻¹").
+    """
+
+    def __init__(self, function: str, quantity: str, detail: str = "") -> None:
+        self.function, self.quantity, self.detail = function, quantity, detail
+        where = f" {detail}" if detail else ""
+        super().__init__(
+            f"{function}: {quantity} is not finite for finite inputs{where}: the magnitudes of "
+            "the state or the model overflow double precision"
+        )
+
+    def __reduce__(self) -> tuple:
+        """Pickled by its fields, as SingularMassMatrixError."""
+        return (type(self), (self.function, self.quantity, self.detail))
+
+
+__all__ = ["NonFiniteResultError", "SingularMassMatrixError"]
