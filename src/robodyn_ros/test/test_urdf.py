@@ -223,6 +223,36 @@ def test_an_indefinite_inertia_is_rejected() -> None:
     model_error(link("base"), link("upper", indefinite), ARM[2], names=("'upper'", "semi-definite"))
 
 
+def test_cad_noise_merged_into_a_possible_body_or_the_base_warns_and_loads() -> None:
+    noise = inertial(mass=0.01, moments=(3.5e-8, 3.5e-8, 9.1e-8), products=(7e-8, 0.0, 0.0))
+    sensor_on_arm = joint("sensor_mount", "upper", "sensor", kind="fixed", body="")
+    with pytest.warns(URDFWarning, match=r"link 'sensor'.*semi-definite.*joint 'shoulder'"):
+        load(*ARM, link("sensor", noise), sensor_on_arm)
+    antenna_on_base = joint("antenna_mount", "base", "antenna", kind="fixed", body="")
+    with pytest.warns(URDFWarning, match=r"link 'antenna'.*semi-definite.*fixed base"):
+        load(*ARM, link("antenna", noise), antenna_on_base)
+    model_error(*ARM, link("antenna", noise), antenna_on_base, strict_inertia=True,
+                names=("'antenna'", "strict_inertia"))
+
+
+@pytest.mark.parametrize(
+    ("element", "names"),
+    [
+        (link("upper", inertial(mass=1e300)), ("'upper'", "1e+300 kg", "at most 1e+06 kg")),
+        (link("upper", inertial(mass=1e-300)), ("'upper'", "0 or at least 1e-12 kg")),
+        (link("upper", inertial(moments=(1e12, 1e12, 1e12))), ("'upper'", "kg·m²")),
+        (link("upper", inertial(xyz="0 0 1e5")), ("'upper'", "100000 m", "at most 10000 m")),
+    ],
+)
+def test_magnitudes_outside_any_robot_are_refused(element: str, names: tuple[str, ...]) -> None:
+    model_error(link("base"), element, ARM[2], names=names)
+
+
+def test_a_joint_origin_outside_any_robot_is_refused() -> None:
+    far = joint("shoulder", "base", "upper", origin='xyz="0 0 2e4" rpy="0 0 0"')
+    model_error(link("base"), ARM[1], far, names=("'shoulder'", "20000 m"))
+
+
 def test_a_singular_inertia_of_a_massive_link_warns() -> None:
     point_mass = inertial(mass=0.5, moments=(0.0, 0.0, 0.0))
     with pytest.warns(URDFWarning, match=rf"{SOURCE}: link 'upper' .*singular"):

@@ -88,6 +88,16 @@ def placed_spatial_inertia(
     return spatial_inertia(mass, com_in_frame[:3, 3], rotation @ inertia_in_com_axes @ rotation.T)
 
 
+def inertia_about_com(spatial: np.ndarray) -> np.ndarray:
+    """The 3x3 rotational inertia about the centre of mass of a 6x6 spatial inertia about a
+    frame origin: I_c = I_o + m [c]×[c]× (the rotational block itself when massless)."""
+    mass = spatial[0, 0]
+    if mass <= 0.0:
+        return spatial[3:, 3:]
+    skew_com = spatial[3:, :3] / mass
+    return spatial[3:, 3:] + mass * (skew_com @ skew_com)
+
+
 def principal_moments(inertia: np.ndarray) -> np.ndarray:
     """Eigenvalues of a symmetric 3x3 rotational inertia, ascending."""
     return np.linalg.eigvalsh(inertia)

@@ -21,6 +21,7 @@ import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from urdf_parser_py.urdf import URDF, Joint, Link, Pose
 
 from robodyn_ros.model.inertia import (
+    inertia_about_com,
     joint_transform,
     placed_spatial_inertia,
     pose_from_xyz_rpy,
@@ -50,6 +51,17 @@ _NUMBER_ATTRIBUTES = {
     "dynamics": dict.fromkeys(("damping", "friction"), 1),
     "mimic": dict.fromkeys(("multiplier", "offset"), 1),
 }
+# Magnitudes past any robot, refused at load: they are typing or unit errors, and products of
+# them (m·r²·q̇², the kernels' intermediates) would overflow or lose every digit. The heaviest
+# machines called robots weigh tonnes (a 1,000 t bound leaves room for cranes and excavators);
+# a 10 km lever or a 10⁹ kg·m² moment (1,000 t at 30 m) exceeds any of them. Below 1 ng a
+# mass is not a part but a placeholder for none, which is 0.
+_MAGNITUDE_BOUNDS = {
+    ("mass", "value"): (1e-12, 1e6, "kg"),
+    **{("inertia", name): (0.0, 1e9, "kg·m²")
+       for name in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
+    ("origin", "xyz"): (0.0, 1e4, "m"),
+}
 # Children that must appear at most once; urdf_parser_py keeps the first and only prints.
 _SINGLE_CHILDREN = {
     "link": ("inertial",),
@@ -70,7 +82,10 @@ class URDFWarning(UserWarning):
 
 
 def load_urdf(
-    path: str | os.PathLike[str], *, locked_joints: Mapping[str, float] | None = None
+    path: str | os.PathLike[str],
+    *,
+    locked_joints: Mapping[str, float] | None = None,
+    strict_inertia: bool = False,
 ) -> Model:
     """Load a URDF file into a fixed-base ``Model``.
 
@@ -86,18 +101,24 @@ def load_urdf(
         path: the URDF file; its name prefixes every error message.
         locked_joints: joint name → position (rad or m); those joints become fixed at that
             position, e.g. the fingers of a gripper.
+        strict_inertia: refuse any link whose own inertia no rigid body can have (see Warns).
 
     Raises:
-        ModelError: the file is not a valid fixed-base URDF tree (the message says where).
+        ModelError: the file is not a valid fixed-base URDF tree (the message says where); a
+            moving body (a link with its fixed links merged in) whose inertia no rigid body
+            can have; a magnitude outside any robot (a mass above 1e6 kg or nonzero below
+            1e-12 kg, an inertia entry above 1e9 kg·m², an origin coordinate above 1e4 m).
         OSError: the file cannot be read.
 
     Warns:
-        URDFWarning: mimic joints (loaded as independent joints), singular inertias and
-            inertias that violate the triangle inequality.
+        URDFWarning: mimic joints (loaded as independent joints), singular inertias, and a
+            link whose own inertia is impossible (not positive semi-definite, or breaking the
+            triangle inequality: CAD noise) but merges into the fixed base or into a moving
+            body that is possible.
     """
     with open(path, "rb") as file:
         xml = file.read()
-    return _load(xml, os.fspath(path), locked_joints)
+    return _load(xml, os.fspath(path), locked_joints, strict_inertia)
 
 
 def load_urdf_string(
@@ -105,18 +126,24 @@ def load_urdf_string(
     *,
     source: str = "<string>",
     locked_joints: Mapping[str, float] | None = None,
+    strict_inertia: bool = False,
 ) -> Model:
     """Load a URDF document (e.g. the ``robot_description`` parameter) into a ``Model``.
 
     ``source`` names the document in error messages. Everything else is as ``load_urdf``.
     """
-    return _load(xml, source, locked_joints)
+    return _load(xml, source, locked_joints, strict_inertia)
 
 
-def _load(xml: str | bytes, source: str, locked_joints: Mapping[str, float] | None) -> Model:
+def _load(
+    xml: str | bytes,
+    source: str,
+    locked_joints: Mapping[str, float] | None,
+    strict_inertia: bool,
+) -> Model:
     document = _parse_xml(xml, source)
     robot = _parse_robot(document, source)
-    model, notes = _build_model(robot, source, dict(locked_joints or {}))
+    model, notes = _build_model(robot, source, dict(locked_joints or {}), strict_inertia)
     for note in notes:
         warnings.warn(note, URDFWarning, stacklevel=3)  # the caller of load_urdf*
     return model
@@ -150,11 +177,17 @@ def _check_element(element: ET.Element, owner: str, path: str, source: str) -> N
     _check_single_children(element, owner, f"{path}<{element.tag}>", source)
     for attribute, count in _NUMBER_ATTRIBUTES.get(element.tag, {}).items():
         text = element.get(attribute)
-        if text is not None and not _are_finite_numbers(text, count):
+        if text is None:
+            continue
+        where = f'{source}: {owner}: {path}<{element.tag} {attribute}="{text}">'
+        if not _are_finite_numbers(text, count):
             raise ModelError(
-                f'{source}: {owner}: {path}<{element.tag} {attribute}="{text}"> must be '
+                f"{where} must be "
                 + ("a finite number" if count == 1 else f"{count} finite numbers")
             )
+        bounds = _MAGNITUDE_BOUNDS.get((element.tag, attribute))
+        if bounds is not None:
+            _check_magnitudes(text, bounds, where)
     for child in element:
         _check_element(child, owner, f"{path}<{element.tag}>", source)
 
@@ -166,6 +199,21 @@ def _check_single_children(element: ET.Element, owner: str, where: str, source: 
             raise ModelError(
                 f"{source}: {owner}: {where} has {count} <{tag}> elements; one is allowed "
                 "(parsers silently keep the first): remove the others"
+            )
+
+
+def _check_magnitudes(text: str, bounds: tuple[float, float, str], where: str) -> None:
+    """ModelError unless every nonzero number of `text` has a magnitude within `bounds`
+    (smallest nonzero, largest, unit)."""
+    smallest, largest, unit = bounds
+    for value in map(float, text.split()):
+        if value != 0.0 and not smallest <= abs(value) <= largest:
+            limit = f"at most {largest:g} {unit}" if abs(value) > largest else (
+                f"0 or at least {smallest:g} {unit}"
+            )
+            raise ModelError(
+                f"{where}: {value:g} {unit} is outside any robot; a magnitude must be {limit} "
+                "(check the units)"
             )
 
 
@@ -230,6 +278,7 @@ class _Inertial:
     mass: float
     com_pose: np.ndarray  # 4x4, inertial frame in the link frame
     inertia: np.ndarray  # 3x3 about the COM, inertial frame axes
+    impossible: str  # why no rigid body has this inertia, "" when one can
 
 
 def _check_unique_names(robot: URDF, source: str) -> None:
@@ -328,7 +377,8 @@ def _joint_axis(joint: Joint, source: str) -> np.ndarray:
 
 
 def _link_inertial(link: Link, source: str, notes: list[str]) -> _Inertial | None:
-    """The validated inertial of a link (None when massless); doubts go to ``notes``."""
+    """The inertial of a link (None when massless); doubts go to ``notes``, and what no rigid
+    body can have to the inertial's ``impossible`` (judged with its body, _check_bodies)."""
     if link.inertial is None:
         return None
     subject = f"link '{link.name}'"
@@ -339,32 +389,71 @@ def _link_inertial(link: Link, source: str, notes: list[str]) -> _Inertial | Non
     if mass < 0.0:
         raise ModelError(f"{source}: {subject} has negative mass {mass:g} kg")
     inertia = np.array(inertial.inertia.to_matrix(), dtype=float)
-    _check_rotational_inertia(inertia, mass, source, subject, notes)
-    return _Inertial(mass, _origin_pose(inertial.origin), inertia)
-
-
-def _check_rotational_inertia(
-    inertia: np.ndarray, mass: float, source: str, subject: str, notes: list[str]
-) -> None:
     moments = principal_moments(inertia)
     shown = ", ".join(f"{m:.6g}" for m in moments)
-    tolerance = max(_INERTIA_RTOL * np.abs(moments).max(), _INERTIA_ATOL)
+    tolerance = _inertia_tolerance(moments)
+    impossible = ""
     if moments[0] < -tolerance:
-        raise ModelError(
-            f"{source}: {subject}: <inertia> is not positive semi-definite (principal moments "
-            f"{shown} kg·m²); no body has a negative moment of inertia: fix ixx..izz"
+        impossible = (
+            f"<inertia> is not positive semi-definite (principal moments {shown} kg·m²): no "
+            "body has a negative moment of inertia"
         )
-    if mass > 0.0 and moments[0] <= tolerance:
+    elif moments[2] - (moments[0] + moments[1]) > max(_TRIANGLE_RTOL * moments[2], tolerance):
+        impossible = (
+            f"principal moments {shown} kg·m² violate the triangle inequality (the largest "
+            "exceeds the sum of the other two): no rigid body has this inertia"
+        )
+    elif mass > 0.0 and moments[0] <= tolerance:
         notes.append(
             f"{source}: {subject} has mass {mass:g} kg but a singular <inertia> (principal "
             f"moments {shown} kg·m²): loaded as a point mass or thin rod"
         )
-    if moments[2] - (moments[0] + moments[1]) > max(_TRIANGLE_RTOL * moments[2], tolerance):
-        notes.append(
-            f"{source}: {subject}: principal moments {shown} kg·m² violate the triangle "
-            "inequality (the largest exceeds the sum of the other two): no rigid body has "
-            "this inertia, check ixx..izz"
+    return _Inertial(mass, _origin_pose(inertial.origin), inertia, impossible)
+
+
+def _inertia_tolerance(moments: np.ndarray) -> float:
+    """Eigenvalues of a rotational inertia within this of zero count as zero."""
+    return max(_INERTIA_RTOL * np.abs(moments).max(), _INERTIA_ATOL)
+
+
+def _check_bodies(
+    flat: _Flattened,
+    inertials: Mapping[str, _Inertial | None],
+    bodies: np.ndarray,
+    strict_inertia: bool,
+    source: str,
+    notes: list[str],
+) -> None:
+    """Judge what the dynamics use: each moving body with its fixed links merged in.
+
+    A link whose own inertia is impossible is a ModelError with ``strict_inertia``; otherwise
+    a note when it merges into the fixed base (it cannot affect the dynamics) or into a moving
+    body that is physically possible, and a ModelError when that body is not.
+    """
+    impossible = {name: i.impossible for name, i in inertials.items() if i and i.impossible}
+    for link, problem in impossible.items():
+        if strict_inertia:
+            raise ModelError(
+                f"{source}: link '{link}': {problem} (refused: strict_inertia); fix ixx..izz"
+            )
+    for body, inertia in enumerate(bodies):
+        moments = principal_moments(inertia_about_com(inertia))
+        if moments[0] < -_inertia_tolerance(moments):
+            merged = [link for link, b in flat.link_body.items() if b == body]
+            raise ModelError(
+                f"{source}: the body moved by joint '{flat.joints[body].name}' (link(s) "
+                f"{', '.join(map(repr, merged))} merged) has principal moments "
+                f"{', '.join(f'{m:.6g}' for m in moments)} kg·m² about its centre of mass, not "
+                "positive semi-definite: no body has a negative moment of inertia; fix ixx..izz "
+                "of "
+                + ", ".join(f"'{link}'" for link in merged if link in impossible)
+            )
+    for link, problem in impossible.items():
+        body = flat.link_body[link]
+        into = "the fixed base, so it cannot affect the dynamics" if body < 0 else (
+            f"the body moved by joint '{flat.joints[body].name}', whose inertia is possible"
         )
+        notes.append(f"{source}: link '{link}': {problem}; loaded, merged into {into}")
 
 
 def _check_locked_joints(robot: URDF, locked: Mapping[str, float], source: str) -> None:
@@ -413,7 +502,9 @@ class _Flattened:
     link_placement: dict[str, np.ndarray]  # in its body's frame
 
 
-def _build_model(robot: URDF, source: str, locked: Mapping[str, float]) -> tuple[Model, list[str]]:
+def _build_model(
+    robot: URDF, source: str, locked: Mapping[str, float], strict_inertia: bool
+) -> tuple[Model, list[str]]:
     """The Model of a parsed URDF, and the warnings it deserves."""
     notes: list[str] = []
     _check_unique_names(robot, source)
@@ -435,6 +526,8 @@ def _build_model(robot: URDF, source: str, locked: Mapping[str, float]) -> tuple
                 "an independent joint (as Pinocchio does): drive it yourself or lock it"
             )
     joints = flat.joints
+    bodies = _body_inertias(flat, inertials)
+    _check_bodies(flat, inertials, bodies, strict_inertia, source, notes)
     frame_names = tuple(link.name for link in robot.links)
     model = Model(
         name=robot.name,
@@ -444,7 +537,7 @@ def _build_model(robot: URDF, source: str, locked: Mapping[str, float]) -> tuple
         parent=np.array([j.parent for j in joints], dtype=np.int64),
         joint_placement=np.array([j.placement for j in joints]),
         motion_subspace=np.array([j.motion_subspace for j in joints]),
-        spatial_inertia=_body_inertias(flat, inertials),
+        spatial_inertia=bodies,
         lower=np.array([j.lower for j in joints]),
         upper=np.array([j.upper for j in joints]),
         velocity_limit=np.array([j.velocity_limit for j in joints]),
