@@ -248,6 +248,14 @@ def test_magnitudes_outside_any_robot_are_refused(element: str, names: tuple[str
     model_error(link("base"), element, ARM[2], names=names)
 
 
+@pytest.mark.parametrize("length", ["1e300", "1e-300"])
+def test_an_axis_of_any_length_is_its_direction(length: str) -> None:
+    scaled = joint("shoulder", "base", "upper", body=f'<axis xyz="0 {length} {length}"/>' + LIMITS)
+    unit = joint("shoulder", "base", "upper", body='<axis xyz="0 1 1"/>' + LIMITS)
+    np.testing.assert_allclose(load(*ARM[:2], scaled).motion_subspace,
+                               load(*ARM[:2], unit).motion_subspace, rtol=1e-15)
+
+
 def test_a_joint_origin_outside_any_robot_is_refused() -> None:
     far = joint("shoulder", "base", "upper", origin='xyz="0 0 2e4" rpy="0 0 0"')
     model_error(link("base"), ARM[1], far, names=("'shoulder'", "20000 m"))

@@ -367,6 +367,9 @@ def _origin_pose(origin: Pose | None) -> np.ndarray:
 
 def _joint_axis(joint: Joint, source: str) -> np.ndarray:
     axis = np.array(joint.axis if joint.axis is not None else _DEFAULT_AXIS, dtype=float)
+    largest = np.abs(axis).max()
+    if largest > 0.0:
+        axis = axis / largest  # so that the norm neither overflows (1e300) nor underflows
     norm = np.linalg.norm(axis)
     if norm == 0.0:
         raise ModelError(
