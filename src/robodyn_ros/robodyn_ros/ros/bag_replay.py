@@ -48,11 +48,12 @@ class BagPlayer:
 
     def play(self, stop: threading.Event | None = None) -> int:
         """Publish every message at its recorded time over `rate`; the count published."""
-        count, first, started = 0, None, time.monotonic()
+        count, first, started = 0, None, 0.0
         with open_bag(self.bag) as reader:
             connections = reader.topics[self.topic].connections
             for _, recorded, raw in reader.messages(connections=connections):
-                first = recorded if first is None else first
+                if first is None:  # the pace starts at the first message, once the bag is open
+                    first, started = recorded, time.monotonic()
                 delay = started + (recorded - first) * 1e-9 / self.rate - time.monotonic()
                 if stop is not None and stop.wait(max(delay, 0.0)):
                     break

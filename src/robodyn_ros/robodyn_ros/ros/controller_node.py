@@ -1,4 +1,4 @@
-"""controller_node: runs a controller plugin on every joint state and publishes its efforts.
+"""controller_node: runs a controller plugin on the newest joint state and publishes its efforts.
 
 Parameters:
     robot_description (string): the URDF; when empty, the ``robot_description`` topic.
@@ -12,12 +12,18 @@ Subscribes ``joint_states``, ``target_pose`` (geometry_msgs/PoseStamped, for the
 operational-space controller) and ``target_joints`` (sensor_msgs/JointState positions, for
 joint impedance). Publishes ``effort_commands`` (std_msgs/Float64MultiArray in the URDF's
 joint order, the ros2_control forward-command convention) and ``/diagnostics``.
+
+Every input is taken newest first (ros.intake): a cycle answers the newest joint state and a
+target is the newest one sent; the diagnostics count what was superseded. A new robot is
+configured with the controller and its parameters and run once at rest before it replaces
+the one in service; if either fails (a frame it lacks, a tip that moves no mass) it is
+refused with the reason and the controller goes on as it was. Efforts with NaN or inf are
+not sent. Every callback runs under the node's guard (ros.guard).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 from robodyn_interfaces.srv import ComputeDynamics
@@ -25,16 +31,22 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robodyn_ros.control import ControllerState, load_controller
-from robodyn_ros.model import ModelError
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
-    JointStateError,
     JointStateMap,
+    finite,
     operational_space_dynamics,
 )
-from robodyn_ros.ros.entry import follow_robot_description, spin_until_interrupted
+from robodyn_ros.ros.entry import (
+    follow_robot_description,
+    publish_diagnostics,
+    spin_until_interrupted,
+)
+from robodyn_ros.ros.guard import ERROR, OK, WARN, Guard, NodeHealth, RefusedError
+from robodyn_ros.ros.intake import Arrival, NewestFirst
 
 PARAMETER_PREFIX = "controller_parameters"
+QUEUE_DEPTH = 10  # messages the middleware keeps for each input, all taken at once
 
 
 class ControllerNode(Node):
@@ -51,101 +63,118 @@ class ControllerNode(Node):
         ):
             if not self.has_parameter(name):
                 self.declare_parameter(name, default)
+        self.health = NodeHealth(self.get_logger())
+        self.guard = Guard(self.health)
         self.robot: Robot | None = None
         self.controller = None
         self._joint_map: JointStateMap | None = None
         self._pending = None  # the service call in flight, in "service" mode
-        self._last_error = ""
         self._cycles = 0
 
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, 10)
-        self.create_subscription(PoseStamped, "target_pose", self._on_target_pose, 10)
-        self.create_subscription(JointState, "target_joints", self._on_target_joints, 10)
+        self._inputs = {
+            topic: NewestFirst(topic) for topic in ("joint_states", "target_pose", "target_joints")
+        }
+        for topic, kind, callback in (
+            ("joint_states", JointState, self._on_joint_state),
+            ("target_pose", PoseStamped, self._on_target_pose),
+            ("target_joints", JointState, self._on_target_joints),
+        ):
+            self._inputs[topic].subscription = self.create_subscription(
+                kind, topic, self.guard.callback(topic, callback), QUEUE_DEPTH
+            )
         self._efforts = self.create_publisher(Float64MultiArray, "effort_commands", 10)
-        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self._dynamics = self.create_client(ComputeDynamics, "compute_dynamics")
-        self.create_timer(1.0, self._publish_diagnostics)
-        follow_robot_description(self, self._load)
+        publish_diagnostics(self, self.guard, 1.0, self._status)
+        follow_robot_description(self, self.guard, self._adopt)
 
     # -- set-up -----------------------------------------------------------------------------
 
-    def _load(self, urdf: str) -> None:
-        """Build the Robot and configure the controller; on failure keep what was there."""
-        try:
-            robot = Robot.from_urdf_string(urdf)
-            controller = load_controller(self.get_parameter("controller").value)()
-            controller.configure(robot, self._controller_parameters())
-        except (ModelError, ValueError, TypeError) as error:
-            self._report(f"controller not configured: {error}")
-            return
+    def _adopt(self, robot: Robot) -> None:
+        """Configure the controller on `robot`; put both in service once a controller
+        configured the same way has computed efforts at rest (q = 0 moved inside the limits).
+
+        Raises:
+            Exception: the controller's refusal of the robot or its parameters, or the
+                failure of that first computation.
+        """
+        controller = self._configured(robot)
+        q = np.clip(np.zeros(robot.nv), robot.model.lower, robot.model.upper)
+        self._configured(robot).update(ControllerState(t=0.0, q=q, qd=np.zeros(robot.nv)))
         self.robot, self.controller = robot, controller
         self._joint_map = JointStateMap(robot.joint_names)
-        self.get_logger().info(
-            f"{self.get_parameter('controller').value} controller on '{robot.model.name}'"
-        )
 
-    def _controller_parameters(self) -> dict[str, object]:
+    def _configured(self, robot: Robot):
+        """A new controller of the `controller` parameter, configured on `robot`."""
+        controller = load_controller(self.get_parameter("controller").value)()
         parameters = self.get_parameters_by_prefix(PARAMETER_PREFIX)
-        return {name: parameter.value for name, parameter in parameters.items()}
+        controller.configure(robot, {name: p.value for name, p in parameters.items()})
+        return controller
 
     # -- targets ----------------------------------------------------------------------------
 
-    def _on_target_pose(self, message: PoseStamped) -> None:
-        p, o = message.pose.position, message.pose.orientation
+    def _on_target_pose(self, message: PoseStamped, info: dict) -> None:
+        pose = self._newest("target_pose", message, info).message.pose
+        p, o = pose.position, pose.orientation
         self._set_target([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
 
-    def _on_target_joints(self, message: JointState) -> None:
+    def _on_target_joints(self, message: JointState, info: dict) -> None:
+        newest = self._newest("target_joints", message, info).message
         if self._joint_map is None:
-            return
-        try:
-            q, _, _ = self._joint_map.state(message)
-        except JointStateError as error:
-            self._report(str(error).replace("joint_states", "target_joints"))
-            return
+            raise RefusedError("target_joints received before the controller is configured")
+        q, _, _ = self._joint_map.state(newest, "target_joints")
         self._set_target(q)
 
+    def _newest(self, topic: str, message, info: dict) -> Arrival:
+        """The newest message of an input, counted as handled."""
+        arrival = self._inputs[topic].take(message, info)
+        self._inputs[topic].mark_handled()
+        return arrival
+
     def _set_target(self, *target) -> None:
+        """Raises RefusedError when there is no controller or it refuses the target."""
         if self.controller is None:
-            self._report("target received before the controller is configured")
-            return
+            raise RefusedError("target received before the controller is configured")
         try:
             self.controller.set_target(*target)
         except (TypeError, ValueError) as error:
-            self._report(f"target refused: {error}")
+            raise RefusedError(f"target refused: {error}") from error
 
     # -- each cycle -------------------------------------------------------------------------
 
-    def _on_joint_state(self, message: JointState) -> None:
+    def _on_joint_state(self, message: JointState, info: dict) -> None:
+        """Answer the newest joint state; in "service" mode, a state that arrives while the
+        previous call is in flight is not handled (superseded by the next)."""
+        arrival = self._inputs["joint_states"].take(message, info)
         if self.controller is None or self._joint_map is None:
+            self._inputs["joint_states"].mark_handled()
+            raise RefusedError("joint_states received before the controller is configured")
+        service = self.get_parameter("dynamics_source").value == "service"
+        if service and self._pending is not None and not self._pending.done():
             return
-        try:
-            q, qd, _ = self._joint_map.state(message)
-        except JointStateError as error:
-            self._report(str(error))
-            return
-        t = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
-        if self.get_parameter("dynamics_source").value == "service":
-            self._request_dynamics(message, t, q, qd)
+        self._inputs["joint_states"].mark_handled()
+        newest = arrival.message
+        q, qd, _ = self._joint_map.state(newest)
+        t = newest.header.stamp.sec + 1e-9 * newest.header.stamp.nanosec
+        if service:
+            self._request_dynamics(arrival, t, q, qd)
         else:
-            self._command(ControllerState(t=t, q=q, qd=qd))
+            self._command(ControllerState(t=t, q=q, qd=qd), arrival)
 
-    def _request_dynamics(self, message: JointState, t: float, q, qd) -> None:
-        """Ask the dynamics node; the efforts go out when the answer arrives. A cycle whose
-        predecessor is still in flight is skipped rather than queued."""
-        if self._pending is not None and not self._pending.done():
-            return
+    def _request_dynamics(self, arrival: Arrival, t: float, q, qd) -> None:
+        """Ask the dynamics node; the efforts go out when the answer arrives."""
         if not self._dynamics.service_is_ready():
-            self._report("compute_dynamics service not available")
-            return
-        request = ComputeDynamics.Request(state=message, frames=list(self.controller.task_frames))
+            raise RefusedError("compute_dynamics service not available")
+        request = ComputeDynamics.Request(state=arrival.message,
+                                          frames=list(self.controller.task_frames))
         self._pending = self._dynamics.call_async(request)
-        self._pending.add_done_callback(lambda future: self._on_dynamics(future, t, q, qd))
+        self._pending.add_done_callback(self.guard.callback(
+            "compute_dynamics answer", lambda future: self._on_dynamics(future, arrival, t, q, qd)
+        ))
 
-    def _on_dynamics(self, future, t: float, q, qd) -> None:
+    def _on_dynamics(self, future, arrival: Arrival, t: float, q, qd) -> None:
         response = future.result()
         if response is None or not response.success:
-            self._report(f"compute_dynamics failed: {response.message if response else ''}")
-            return
+            raise RefusedError(f"compute_dynamics failed: {response.message if response else ''}")
         n = len(q)
         joint_space = response.joint_space
         state = ControllerState(
@@ -158,37 +187,36 @@ class ControllerNode(Node):
                 for frame in response.operational_space
             },
         )
-        self._command(state)
+        self._command(state, arrival)
 
-    def _command(self, state: ControllerState) -> None:
-        try:
-            tau = self.controller.update(state)
-        except (ValueError, np.linalg.LinAlgError) as error:
-            self._report(f"controller update failed: {error}")
-            return
+    def _command(self, state: ControllerState, arrival: Arrival) -> None:
+        """The controller's efforts at `state`, published when finite."""
+        tau = finite("effort command", self.controller.update(state))
         self._efforts.publish(Float64MultiArray(data=tau.tolist()))
+        self._inputs["joint_states"].mark_answered(arrival)
         self._cycles += 1
 
     # -- reporting --------------------------------------------------------------------------
 
-    def _report(self, error: str) -> None:
-        self._last_error = error
-        self.get_logger().warning(error, throttle_duration_sec=1.0)
-
-    def _publish_diagnostics(self) -> None:
-        status = DiagnosticStatus(name="robodyn_ros: controller_node")
+    def _status(self):
+        values = {"controller": self.get_parameter("controller").value,
+                  "cycles in the last second": str(self._cycles)}
+        self._cycles = 0
+        skipping = []
+        for topic, intake in self._inputs.items():
+            superseded, topic_values = intake.diagnostic_values()
+            values |= topic_values
+            skipping += [topic] if superseded else []
         if self.controller is None:
-            status.level, status.message = DiagnosticStatus.ERROR, "no controller configured"
-        elif self._last_error:
-            status.level, status.message = DiagnosticStatus.WARN, self._last_error
+            level, message = ERROR, "no controller configured"
+        elif skipping:
+            level, message = WARN, f"answering the newest of {', '.join(skipping)}, dropping " \
+                "those it superseded"
         else:
-            status.level, status.message = DiagnosticStatus.OK, "controlling"
-        status.values = [
-            KeyValue(key="controller", value=self.get_parameter("controller").value),
-            KeyValue(key="cycles in the last second", value=str(self._cycles)),
-        ]
-        self._diagnostics.publish(DiagnosticArray(status=[status]))
-        self._cycles, self._last_error = 0, ""
+            level, message = OK, "controlling"
+        model = self.robot.model.name if self.robot is not None else ""
+        return self.health.status(f"robodyn_ros: {self.get_name()}", model, level, message,
+                                  values)
 
 
 def main(args: list[str] | None = None) -> None:

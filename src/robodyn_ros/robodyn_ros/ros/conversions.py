@@ -13,10 +13,15 @@ from sensor_msgs.msg import JointState
 
 from robodyn_ros import operational_space
 from robodyn_ros.robot import Robot
+from robodyn_ros.ros.guard import RefusedError
 
 
-class JointStateError(ValueError):
+class JointStateError(RefusedError):
     """A joint state that cannot give the robot's q and q̇; the message says which field."""
+
+
+class NonFiniteAnswerError(RefusedError):
+    """Dynamics computed at a state came out with NaN or inf: not sent as an answer."""
 
 
 class JointStateMap:
@@ -28,45 +33,77 @@ class JointStateMap:
         self._names: tuple[str, ...] = ()
         self._index = np.empty(0, dtype=np.int64)
 
-    def index(self, names: Sequence[str]) -> np.ndarray:
-        """Position of each robot joint in `names`."""
+    def index(self, names: Sequence[str], source: str = "joint_states") -> np.ndarray:
+        """Position of each robot joint in `names`.
+
+        Raises:
+            JointStateError: `names` is empty or lacks a joint of the robot (named).
+        """
         names = tuple(names)
         if names != self._names:
+            if not names:
+                raise JointStateError(f"{source}: name is empty (a JointState without joints)")
             where = {name: k for k, name in enumerate(names)}
             missing = [name for name in self.joint_names if name not in where]
             if missing:
                 raise JointStateError(
-                    f"joint_states: name has no entry for joint(s) {', '.join(missing)} "
+                    f"{source}: name has no entry for joint(s) {', '.join(missing)} "
                     f"(the robot's joints: {', '.join(self.joint_names)})"
                 )
             self._index = np.array([where[name] for name in self.joint_names], dtype=np.int64)
             self._names = names
         return self._index
 
-    def state(self, message: JointState) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def state(
+        self, message: JointState, source: str = "joint_states"
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(q, q̇, τ or None) in the robot's joint order; q̇ = 0 when velocity is empty, τ only
-        when effort has an entry for every name."""
-        index = self.index(message.name)
+        when effort has an entry for every name.
+
+        Args:
+            message: the joint state.
+            source: what the message is ("joint_states", "state"), first in an error.
+
+        Raises:
+            JointStateError: no names, a robot joint missing, a field whose length is not the
+                names', or a NaN or inf for a robot joint (naming the joint and the field).
+        """
+        index = self.index(message.name, source)
         count = len(message.name)
-        q = _field(message.position, "position", count, index, required=True)
-        qd = _field(message.velocity, "velocity", count, index, required=False)
-        effort = _field(message.effort, "effort", count, index, required=False)
+        fields = []
+        for field in ("position", "velocity", "effort"):
+            values = getattr(message, field)
+            if len(values) == 0 and field != "position":
+                fields.append(None)
+                continue
+            if len(values) != count:
+                raise JointStateError(
+                    f"{source}: {field} has {len(values)} entries for {count} names"
+                )
+            picked = np.asarray(values, dtype=float)[index]
+            if not np.isfinite(picked).all():
+                joints = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(picked))]
+                raise JointStateError(
+                    f"{source}: {field} is non-finite (NaN or inf) for joint(s) "
+                    f"{', '.join(joints)}"
+                )
+            fields.append(picked)
+        q, qd, effort = fields
         return q, (qd if qd is not None else np.zeros_like(q)), effort
 
 
-def _field(
-    values: Sequence[float], field: str, count: int, index: np.ndarray, required: bool
-) -> np.ndarray | None:
-    if len(values) == 0 and not required:
-        return None
-    if len(values) != count:
-        raise JointStateError(
-            f"joint_states: {field} has {len(values)} entries for {count} names"
+def finite(quantity: str, values: np.ndarray) -> np.ndarray:
+    """`values`, checked to hold no NaN or inf.
+
+    Raises:
+        NonFiniteAnswerError: naming the quantity (the state's magnitudes overflowed it).
+    """
+    if not np.isfinite(values).all():
+        raise NonFiniteAnswerError(
+            f"{quantity} is not finite at this state (NaN or inf: magnitudes beyond double "
+            "precision); not sent"
         )
-    picked = np.asarray(values, dtype=float)[index]
-    if not np.all(np.isfinite(picked)):
-        raise JointStateError(f"joint_states: {field} has non-finite values: {picked}")
-    return picked
+    return values
 
 
 def float_sequence(values: np.ndarray) -> array:
@@ -95,16 +132,17 @@ def joint_space_message(
     message.position = float_sequence(q)
     message.velocity = float_sequence(qd)
     if "mass_matrix" in quantities:
-        message.mass_matrix = float_sequence(robot.mass_matrix(q, method=methods[0]))
+        M = finite("mass matrix", robot.mass_matrix(q, method=methods[0]))
+        message.mass_matrix = float_sequence(M)
     if "bias_forces" in quantities:
-        message.bias_forces = float_sequence(robot.bias_forces(q, qd))
+        message.bias_forces = float_sequence(finite("bias forces", robot.bias_forces(q, qd)))
     if "gravity_torques" in quantities:
-        message.gravity_torques = float_sequence(robot.gravity_torques(q))
+        g = finite("gravity torques", robot.gravity_torques(q))
+        message.gravity_torques = float_sequence(g)
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
-        message.acceleration = float_sequence(
-            robot.forward_dynamics(q, qd, effort, method=methods[1])
-        )
+        qdd = finite("acceleration", robot.forward_dynamics(q, qd, effort, method=methods[1]))
+        message.acceleration = float_sequence(qdd)
     message.mass_matrix_method, message.forward_dynamics_method = methods
     return message
 
@@ -113,15 +151,25 @@ def operational_space_message(
     robot: Robot, q: np.ndarray, qd: np.ndarray, frame: str, method: str, singular_threshold: float
 ) -> OperationalSpaceDynamics:
     """Pose, twist and the operational-space dynamics (Robot.operational_space) of one frame;
-    the caller fills header."""
+    the caller fills header.
+
+    Raises:
+        NonFiniteAnswerError: a quantity of the frame came out NaN or inf.
+    """
     task = robot.operational_space(
         q, qd, frame, method=method, singular_threshold=singular_threshold
     )
+    pose = robot.frame_pose(q, frame)
+    for quantity, values in (("pose", pose), ("J", task.J), ("Λ", task.Lambda),
+                             ("Λ⁻¹", task.Lambda_inv), ("J̄", task.Jbar), ("μ", task.mu),
+                             ("p", task.p), ("J̇ q̇", task.Jdot_qd)):
+        finite(f"{frame}: {quantity}", values)
     message = OperationalSpaceDynamics()
     message.frame = frame
     message.joint_names = list(robot.joint_names)
-    fill_pose(message.pose, robot.frame_pose(q, frame))
-    fill_vectors(task.J @ qd, message.twist.linear, message.twist.angular)
+    fill_pose(message.pose, pose)
+    twist = finite(f"{frame}: twist", task.J @ qd)
+    fill_vectors(twist, message.twist.linear, message.twist.angular)
     message.jacobian = float_sequence(task.J)
     message.inertia = task.Lambda.ravel()
     message.inertia_inverse = task.Lambda_inv.ravel()

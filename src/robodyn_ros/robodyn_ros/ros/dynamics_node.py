@@ -1,6 +1,8 @@
-"""dynamics_node: the robot's dynamics at every joint state, published, and served on request.
+"""dynamics_node: the robot's dynamics at the newest joint state, published, and served on
+request.
 
-Parameters (changeable at run time):
+Parameters (changeable at run time; a change the node cannot serve is refused with the
+reason):
     robot_description (string): the URDF; when empty, the node waits for the
         ``robot_description`` topic (transient local, as robot_state_publisher provides it).
     quantities (string[], all): what is published each cycle, any of "mass_matrix",
@@ -17,7 +19,25 @@ Subscribes ``joint_states`` (sensor_msgs/JointState, joints matched by name) and
 ``robot_description`` (std_msgs/String). Publishes ``dynamics/joint_space``
 (JointSpaceDynamics), ``dynamics/operational_space`` (OperationalSpaceDynamics, one per frame
 per cycle) and ``/diagnostics``. Serves ``compute_dynamics`` (ComputeDynamics).
-Bad input is logged, reported in the diagnostics and skipped; the node keeps serving.
+
+joint_states are handled newest first (ros.intake): a cycle answers the newest state that has
+arrived and drops those it superseded; the diagnostics count them and give the age of each
+answered state from its arrival.
+
+A new robot (parameter or topic) is checked against everything configured before it goes
+into service. Frames it lacks, or that the operational-space method cannot serve on it, are
+left out with a WARN diagnostic naming them; the rest goes on. Then what the node will
+publish with it is computed once at q = 0 (warm-up): the quantities parameter's joint-space
+quantities and, with "operational_space", the remaining frames. If that fails the robot is
+refused and the previous one stays in service, with the reason. So a robot whose forward
+dynamics does not exist (a tip link without mass makes M singular) is refused while
+"acceleration" or "operational_space" is published, and served when quantities asks only
+for what exists (mass_matrix, bias_forces, gravity_torques); compute_dynamics then answers
+success=false, with the reason, for what does not exist.
+
+Bad input is rejected with the reason (logged, in the diagnostics); answers with NaN or inf
+are not sent; any failure in a callback is caught by the node's guard (ros.guard): the node
+keeps serving.
 """
 
 from __future__ import annotations
@@ -25,37 +45,88 @@ from __future__ import annotations
 import gc
 import time
 from collections import deque
+from dataclasses import dataclass, replace
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 
-from robodyn_ros.model import ModelError
 from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
-    JointStateError,
     JointStateMap,
     joint_space_message,
     operational_space_message,
 )
-from robodyn_ros.ros.entry import spin_until_interrupted
+from robodyn_ros.ros.entry import (
+    follow_robot_description,
+    publish_diagnostics,
+    spin_until_interrupted,
+)
+from robodyn_ros.ros.guard import ERROR, OK, WARN, Guard, NodeHealth, RefusedError
+from robodyn_ros.ros.intake import NewestFirst
 
 QUANTITIES = (*JOINT_SPACE_QUANTITIES, "operational_space")
-# joint_states kept while a cycle runs, and dynamics kept for a reliable subscriber: 100 ms at
-# 1 kHz, so that a pause of either process (a scheduler hiccup, a garbage collection) delays
-# messages rather than drops them
+# joint_states the middleware keeps for the node, all taken at a cycle's start (the newest
+# answered); and dynamics kept for a reliable subscriber: 100 ms at 1 kHz, so that a pause
+# of either process (a scheduler hiccup, a garbage collection) delays messages rather than
+# drops them
 QUEUE_DEPTH = 100
-LATENCY_WINDOW = 2000  # receive → publish latencies kept for the diagnostics' percentiles
+LATENCY_WINDOW = 2000  # take → publish latencies kept for the diagnostics' percentiles
+METHOD_PARAMETERS = ("mass_matrix_method", "forward_dynamics_method", "operational_space_method")
+SETTINGS_PARAMETERS = ("quantities", "frames", "singular_threshold", *METHOD_PARAMETERS)
+FRAMES_CONDITION = "frames"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the parameters ask the node to publish, and how; no robot in it."""
+
+    quantities: tuple[str, ...]
+    frames: tuple[str, ...]
+    methods: tuple[str, str, str]  # mass matrix, forward dynamics, operational space
+    singular_threshold: float
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Settings bound to a robot: what each cycle computes.
+
+    frames: the settings' frames this robot has and the operational-space method serves;
+    left_out: why the others are left out (one reason per frame, empty when none is).
+    """
+
+    robot: Robot
+    joint_map: JointStateMap
+    settings: Settings
+    frames: tuple[str, ...]
+    left_out: tuple[str, ...]
+
+
+def bind(robot: Robot, settings: Settings) -> Serving:
+    """The settings checked against a robot.
+
+    Returns:
+        What the node can serve with this robot, and the frames it leaves out with why.
+    """
+    frames, left_out = [], []
+    for frame in settings.frames:
+        if frame not in robot.frame_names:
+            left_out.append(f"frame '{frame}' is not a frame of robot '{robot.model.name}'")
+            continue
+        problem = method_problem(robot, settings.methods[2], [frame])
+        if problem:
+            left_out.append(problem)
+        else:
+            frames.append(frame)
+    return Serving(robot, JointStateMap(robot.joint_names), settings, tuple(frames),
+                   tuple(left_out))
 
 
 class DynamicsNode(Node):
@@ -63,12 +134,12 @@ class DynamicsNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("dynamics_node", **kwargs)
-        self.robot: Robot | None = None
-        self._joint_map: JointStateMap | None = None
-        self._last_error = ""
+        self.health = NodeHealth(self.get_logger())
+        self.guard = Guard(self.health)
+        self._serving: Serving | None = None
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._cycles = 0
-        self._rejected = 0
+        self._diagnostic_start = time.monotonic()
 
         self.declare_parameter("robot_description", "")
         self.declare_parameter("mass_matrix_method", "crba")
@@ -78,12 +149,12 @@ class DynamicsNode(Node):
         self.declare_parameter("quantities", list(QUANTITIES))
         self.declare_parameter("singular_threshold", 1e-4)
         self.declare_parameter("diagnostic_period", 1.0)
-        self.add_on_set_parameters_callback(self._check_parameters)
+        self.add_on_set_parameters_callback(self.guard.parameters(self._check_parameters))
 
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(String, "robot_description", self._on_description, latched)
-        self.create_subscription(
-            JointState, "joint_states", self._on_joint_state, QUEUE_DEPTH
+        self._joint_states = NewestFirst("joint_states")
+        self._joint_states.subscription = self.create_subscription(
+            JointState, "joint_states",
+            self.guard.callback("joint_states", self._on_joint_state), QUEUE_DEPTH,
         )
         self._joint_space = self.create_publisher(
             JointSpaceDynamics, "dynamics/joint_space", QUEUE_DEPTH
@@ -91,77 +162,72 @@ class DynamicsNode(Node):
         self._operational_space = self.create_publisher(
             OperationalSpaceDynamics, "dynamics/operational_space", QUEUE_DEPTH
         )
-        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_service(ComputeDynamics, "compute_dynamics", self._on_compute)
-        period = self.get_parameter("diagnostic_period").value
-        self._diagnostic_timer = self.create_timer(period, self._publish_diagnostics)
-        self._diagnostic_start = time.monotonic()
+        self.create_service(ComputeDynamics, "compute_dynamics",
+                            self.guard.service("compute_dynamics", self._on_compute))
+        publish_diagnostics(self, self.guard, self.get_parameter("diagnostic_period").value,
+                            self._status)
+        follow_robot_description(self, self.guard, self._adopt)
 
-        description = self.get_parameter("robot_description").value
-        if description:
-            self._load(description, "the robot_description parameter")
+    @property
+    def robot(self) -> Robot | None:
+        """The robot in service (None before a description loads)."""
+        serving = self._serving
+        return serving.robot if serving is not None else None
 
-    # -- model ------------------------------------------------------------------------------
+    # -- robot and parameters ---------------------------------------------------------------
 
-    def _load(self, urdf: str, source: str) -> bool:
-        """Build the Robot from URDF text; on failure keep the previous one."""
-        try:
-            robot = Robot.from_urdf_string(urdf)
-        except (ModelError, ValueError) as error:
-            self._report(f"robot description from {source} not loaded: {error}")
-            return False
-        start = time.perf_counter()
-        warm_up(
-            robot,
-            (
-                self.get_parameter("mass_matrix_method").value,
-                self.get_parameter("forward_dynamics_method").value,
-                self.get_parameter("operational_space_method").value,
-            ),
+    def _adopt(self, robot: Robot) -> None:
+        """Put a robot in service with the current settings (see the module docstring).
+
+        Raises:
+            RefusedError: what the node would publish fails on this robot.
+        """
+        self._serve(bind(robot, self._settings()))
+
+    def _serve(self, serving: Serving) -> None:
+        """Warm up `serving`, then put it in service and report the frames it leaves out."""
+        warm_up(serving)
+        self._serving = serving
+        if serving.left_out:
+            self.health.set_condition(
+                FRAMES_CONDITION, WARN, "left out: " + "; ".join(serving.left_out)
+            )
+        else:
+            self.health.clear_condition(FRAMES_CONDITION)
+
+    def _settings(self, changes: dict[str, object] | None = None) -> Settings:
+        """The settings of the parameters, with `changes` (name → value) applied."""
+        changes = changes or {}
+
+        def value(name: str):
+            return changes[name] if name in changes else self.get_parameter(name).value
+
+        frames = changes["frames"] if "frames" in changes else self._frames()
+        return Settings(
+            quantities=tuple(value("quantities")),
+            frames=tuple(frames or ()),
+            methods=tuple(value(name) for name in METHOD_PARAMETERS),
+            singular_threshold=value("singular_threshold"),
         )
-        self.robot, self._joint_map = robot, JointStateMap(robot.joint_names)
-        self.get_logger().info(
-            f"loaded robot '{robot.model.name}' from {source}: {robot.nv} joints, kernels "
-            f"ready in {time.perf_counter() - start:.2f} s"
-        )
-        return True
-
-    def _on_description(self, message: String) -> None:
-        self._load(message.data, "the robot_description topic")
 
     def _check_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
-        """Accept a parameter change only when the node can honour it."""
+        """Accept a parameter change only when the node can serve it with its robot.
+
+        Raises:
+            RefusedError: the change cannot be served (the guard refuses it with the reason).
+        """
         for parameter in parameters:
-            reason = self._parameter_problem(parameter)
+            reason = parameter_problem(parameter)
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
+        changes = {p.name: p.value for p in parameters if p.name in SETTINGS_PARAMETERS}
+        serving = self._serving
+        if changes and serving is not None:
+            candidate = bind(serving.robot, self._settings(changes))
+            if candidate.left_out:
+                raise RefusedError("; ".join(candidate.left_out))
+            self._serve(candidate)
         return SetParametersResult(successful=True)
-
-    def _parameter_problem(self, parameter: Parameter) -> str:
-        name, value = parameter.name, parameter.value
-        if name == "mass_matrix_method" and value not in Robot.MASS_MATRIX_METHODS:
-            return f"mass_matrix_method must be one of {Robot.MASS_MATRIX_METHODS}"
-        if name == "forward_dynamics_method" and value not in Robot.FORWARD_DYNAMICS_METHODS:
-            return f"forward_dynamics_method must be one of {Robot.FORWARD_DYNAMICS_METHODS}"
-        if name == "operational_space_method" and value not in Robot.OPERATIONAL_SPACE_METHODS:
-            return f"operational_space_method must be one of {Robot.OPERATIONAL_SPACE_METHODS}"
-        if name == "operational_space_method" and self.robot is not None:
-            return method_problem(self.robot, value, self._frames())
-        if name == "frames" and self.robot is not None:
-            unknown = [frame for frame in value or () if frame not in self.robot.frame_names]
-            if unknown:
-                return f"frames: unknown frame(s) {unknown}; frames are {self.robot.frame_names}"
-            method = self.get_parameter("operational_space_method").value
-            return method_problem(self.robot, method, value or [])
-        if name == "robot_description" and value and not self._load(value, "a parameter set"):
-            return f"robot_description does not load: {self._last_error}"
-        if name == "quantities" and set(value) - set(QUANTITIES):
-            return f"quantities: unknown {sorted(set(value) - set(QUANTITIES))}; known {QUANTITIES}"
-        if name == "singular_threshold" and not 0.0 < value < 1.0:
-            return f"singular_threshold must be in (0, 1); got {value}"
-        if name == "diagnostic_period" and not value > 0.0:
-            return "diagnostic_period must be positive"
-        return ""
 
     def _frames(self) -> list[str]:
         """The frames parameter; a string array has no empty default in rclpy, so unset means
@@ -173,87 +239,57 @@ class DynamicsNode(Node):
 
     # -- each cycle -------------------------------------------------------------------------
 
-    def _on_joint_state(self, message: JointState) -> None:
-        received = time.perf_counter()
-        if self.robot is None or self._joint_map is None:
-            self._reject("joint_states received before a robot description")
-            return
-        try:
-            q, qd, effort = self._joint_map.state(message)
-        except JointStateError as error:
-            self._reject(str(error))
-            return
-        quantities = self.get_parameter("quantities").value
-        frames = self._frames() if "operational_space" in quantities else []
-        joint_space, operational_space = self._compute(
-            message.header, q, qd, effort, frames, quantities, self._methods()
+    def _on_joint_state(self, message: JointState, info: dict) -> None:
+        """Answer the newest joint state (this one or one queued behind it)."""
+        started = time.perf_counter()
+        arrival = self._joint_states.take(message, info)
+        self._joint_states.mark_handled()
+        serving = self._serving
+        if serving is None:
+            raise RefusedError("joint_states received before a robot description")
+        q, qd, effort = serving.joint_map.state(arrival.message)
+        settings = serving.settings
+        frames = serving.frames if "operational_space" in settings.quantities else ()
+        joint_space, operational_space = compute(
+            serving.robot, arrival.message.header, q, qd, effort, frames, settings
         )
         self._joint_space.publish(joint_space)
         for frame_message in operational_space:
             self._operational_space.publish(frame_message)
-        self._latencies.append(time.perf_counter() - received)
+        self._joint_states.mark_answered(arrival)
+        self._latencies.append(time.perf_counter() - started)
         self._cycles += 1
 
-    def _methods(self, requested: tuple[str, str, str] = ("", "", "")) -> tuple[str, str, str]:
-        """The (mass matrix, forward dynamics, operational space) methods: the parameters,
-        where `requested` has none."""
-        names = ("mass_matrix_method", "forward_dynamics_method", "operational_space_method")
-        return tuple(
-            method or self.get_parameter(name).value
-            for method, name in zip(requested, names, strict=True)
-        )
-
-    def _compute(self, header, q, qd, effort, frames, quantities, methods):
-        """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics])."""
-        start = time.perf_counter()
-        header.frame_id = self.robot.model.root_link
-        joint_space = joint_space_message(self.robot, q, qd, effort, methods[:2], quantities)
-        joint_space.header = header
-        os_method = methods[2]
-        threshold = self.get_parameter("singular_threshold").value
-        operational_space = []
-        for frame in frames:
-            frame_message = operational_space_message(
-                self.robot, q, qd, frame, os_method, threshold
-            )
-            frame_message.header = header
-            operational_space.append(frame_message)
-        joint_space.computation_time = time.perf_counter() - start
-        return joint_space, operational_space
-
     def _on_compute(self, request, response):
-        """The compute_dynamics service: dynamics at the state the caller sends."""
-        if self.robot is None:
-            response.message = "no robot description loaded yet"
-            return response
-        unknown = [frame for frame in request.frames if frame not in self.robot.frame_names]
-        methods = (
-            request.mass_matrix_method,
-            request.forward_dynamics_method,
-            request.operational_space_method,
-        )
-        known = (
-            Robot.MASS_MATRIX_METHODS,
-            Robot.FORWARD_DYNAMICS_METHODS,
-            Robot.OPERATIONAL_SPACE_METHODS,
-        )
-        bad_methods = [m for m, ok in zip(methods, known, strict=True) if m and m not in ok]
-        if unknown or bad_methods:
-            response.message = (
-                f"unknown frame(s) {unknown}" if unknown else f"unknown method(s) {bad_methods}"
-            )
-            return response
-        response.message = method_problem(self.robot, self._methods(methods)[2], request.frames)
-        if response.message:
-            return response
-        try:
-            q, qd, effort = JointStateMap(self.robot.joint_names).state(request.state)
-        except JointStateError as error:
-            response.message = str(error).replace("joint_states:", "state:")
-            return response
-        joint_space, operational_space = self._compute(
-            request.state.header, q, qd, effort, request.frames, QUANTITIES,
-            self._methods(methods),
+        """The compute_dynamics service: dynamics at the state the caller sends.
+
+        Raises:
+            RefusedError: no robot yet, an unknown frame or method, or a bad state (the guard
+                answers success=false with the reason).
+        """
+        serving = self._serving
+        if serving is None:
+            raise RefusedError("no robot description loaded yet")
+        robot = serving.robot
+        unknown = [frame for frame in request.frames if frame not in robot.frame_names]
+        if unknown:
+            raise RefusedError(f"unknown frame(s) {unknown}")
+        requested = (request.mass_matrix_method, request.forward_dynamics_method,
+                     request.operational_space_method)
+        known = (Robot.MASS_MATRIX_METHODS, Robot.FORWARD_DYNAMICS_METHODS,
+                 Robot.OPERATIONAL_SPACE_METHODS)
+        bad = [m for m, ok in zip(requested, known, strict=True) if m and m not in ok]
+        if bad:
+            raise RefusedError(f"unknown method(s) {bad}")
+        methods = tuple(m or default for m, default in
+                        zip(requested, serving.settings.methods, strict=True))
+        problem = method_problem(robot, methods[2], request.frames)
+        if problem:
+            raise RefusedError(problem)
+        q, qd, effort = JointStateMap(robot.joint_names).state(request.state, "state")
+        settings = replace(serving.settings, quantities=QUANTITIES, methods=methods)
+        joint_space, operational_space = compute(
+            robot, request.state.header, q, qd, effort, tuple(request.frames), settings
         )
         response.success, response.joint_space = True, joint_space
         response.operational_space = operational_space
@@ -261,38 +297,70 @@ class DynamicsNode(Node):
 
     # -- reporting --------------------------------------------------------------------------
 
-    def _report(self, error: str) -> None:
-        self._last_error = error
-        self.get_logger().error(error, throttle_duration_sec=1.0)
-
-    def _reject(self, error: str) -> None:
-        self._rejected += 1
-        self._report(error)
-
-    def _publish_diagnostics(self) -> None:
+    def _status(self):
         now = time.monotonic()
         elapsed, self._diagnostic_start = now - self._diagnostic_start, now
-        status = DiagnosticStatus(name="robodyn_ros: dynamics_node", hardware_id="")
-        if self.robot is None:
-            status.level, status.message = DiagnosticStatus.ERROR, "no robot description"
-        elif self._rejected:
-            status.level, status.message = DiagnosticStatus.WARN, self._last_error
+        serving = self._serving
+        skipping, intake = self._joint_states.diagnostic_values()
+        if serving is None:
+            level, message = ERROR, "no robot description"
+        elif skipping:
+            level, message = WARN, "joint_states arrive faster than they are answered: " \
+                "answering the newest, dropping those it superseded"
         else:
-            status.level, status.message = DiagnosticStatus.OK, "computing"
+            level, message = OK, "computing"
         latencies = np.array(self._latencies) * 1e3
         values = {
-            "model": self.robot.model.name if self.robot else "",
+            "model": serving.robot.model.name if serving else "",
             "rate (Hz)": f"{self._cycles / elapsed:.1f}" if elapsed > 0 else "0",
-            "rejected messages": str(self._rejected),
             "latency p50 (ms)": f"{np.percentile(latencies, 50):.3f}" if latencies.size else "",
             "latency p99 (ms)": f"{np.percentile(latencies, 99):.3f}" if latencies.size else "",
-            "last error": self._last_error,
+            **intake,
         }
-        status.values = [KeyValue(key=key, value=value) for key, value in values.items()]
-        array = DiagnosticArray(status=[status])
-        array.header.stamp = self.get_clock().now().to_msg()
-        self._diagnostics.publish(array)
-        self._cycles = self._rejected = 0
+        self._cycles = 0
+        return self.health.status(f"robodyn_ros: {self.get_name()}",
+                                  values["model"], level, message, values)
+
+
+def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings):
+    """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics]).
+
+    Raises:
+        NonFiniteAnswerError: a quantity came out NaN or inf (conversions).
+        Exception: what the Robot raises where an answer does not exist.
+    """
+    start = time.perf_counter()
+    header.frame_id = robot.model.root_link
+    joint_space = joint_space_message(robot, q, qd, effort, settings.methods[:2],
+                                      settings.quantities)
+    joint_space.header = header
+    operational_space = []
+    for frame in frames:
+        frame_message = operational_space_message(
+            robot, q, qd, frame, settings.methods[2], settings.singular_threshold
+        )
+        frame_message.header = header
+        operational_space.append(frame_message)
+    joint_space.computation_time = time.perf_counter() - start
+    return joint_space, operational_space
+
+
+def parameter_problem(parameter: Parameter) -> str:
+    """Why a parameter's new value is out of its range, whatever the robot ("" if it is not)."""
+    name, value = parameter.name, parameter.value
+    if name == "mass_matrix_method" and value not in Robot.MASS_MATRIX_METHODS:
+        return f"mass_matrix_method must be one of {Robot.MASS_MATRIX_METHODS}"
+    if name == "forward_dynamics_method" and value not in Robot.FORWARD_DYNAMICS_METHODS:
+        return f"forward_dynamics_method must be one of {Robot.FORWARD_DYNAMICS_METHODS}"
+    if name == "operational_space_method" and value not in Robot.OPERATIONAL_SPACE_METHODS:
+        return f"operational_space_method must be one of {Robot.OPERATIONAL_SPACE_METHODS}"
+    if name == "quantities" and set(value) - set(QUANTITIES):
+        return f"quantities: unknown {sorted(set(value) - set(QUANTITIES))}; known {QUANTITIES}"
+    if name == "singular_threshold" and not 0.0 < value < 1.0:
+        return f"singular_threshold must be in (0, 1); got {value}"
+    if name == "diagnostic_period" and not value > 0.0:
+        return "diagnostic_period must be positive"
+    return ""
 
 
 def method_problem(robot: Robot, method: str, frames) -> str:
@@ -308,18 +376,26 @@ def method_problem(robot: Robot, method: str, frames) -> str:
     return ""
 
 
-def warm_up(robot: Robot, methods: tuple[str, str, str]) -> None:
-    """Load (on a new install: compile) every kernel a cycle calls, so that the first joint
-    state is answered as fast as the others; then exempt what exists now (the robot, the
-    modules) from the garbage collector's scans, which shortens the pauses of a cycle. The
-    operational-space method is loaded on a frame of the last body."""
+def warm_up(serving: Serving) -> None:
+    """Compute once, at q = 0, what the node publishes with these settings (loading, on a new
+    install compiling, the kernels, so that the first joint state is answered as fast as the
+    others); then exempt what exists now from the garbage collector's scans, which shortens
+    the pauses of a cycle.
+
+    Raises:
+        RefusedError: naming what failed and why (the robot cannot serve these settings).
+    """
+    robot, settings = serving.robot, serving.settings
     q = np.zeros(robot.nv)
-    joint_space_message(robot, q, q, q, methods[:2])
-    robot.operational_space(q, q, robot.frame_names[-1])
-    tip = robot.frame_names[list(robot.model.frame_body).index(robot.nv - 1)]
-    if not method_problem(robot, methods[2], [tip]):
-        robot.operational_space(q, q, tip, methods[2])
-    robot.frame_pose(q, robot.frame_names[-1])
+    frames = serving.frames if "operational_space" in settings.quantities else ()
+    header = JointState().header
+    try:
+        compute(robot, header, q, q, q, frames, settings)
+    except Exception as error:  # whatever fails refuses the robot, with the reason
+        raise RefusedError(
+            f"robot '{robot.model.name}' cannot serve quantities {list(settings.quantities)}"
+            f"{f' of frames {list(frames)}' if frames else ''}: {type(error).__name__}: {error}"
+        ) from error
     gc.collect()
     gc.freeze()
 

@@ -26,9 +26,18 @@ and ``robot_description``. Publishes ``joint_states`` (sensor_msgs/JointState: p
 velocity and the effort applied, i.e. the command clipped to the effort limits; stamped with
 sim time), ``/clock`` (rosgraph_msgs/Clock, sim time from 0) and ``/diagnostics``.
 
-The simulation runs in its own thread (not a ROS timer), paced to real_time_factor. A bad
-command (wrong length, NaN or inf) is logged, reported in the diagnostics and ignored: the last
-good command stays applied. `stop()` (also called by `destroy_node`) ends and joins the thread.
+The simulation runs in its own thread (not a ROS timer), paced to real_time_factor. Effort
+commands are taken newest first (ros.intake): each step applies the newest command that has
+arrived; the diagnostics count the commands superseded before a step applied them and the age
+of each from its arrival to its first step. A bad command (wrong length, NaN or inf) is
+logged, reported in the diagnostics and ignored: the last good command stays applied.
+
+A new robot (parameter or topic) is built into a SimulatedRobot and stepped once before it
+replaces the one simulated; if that fails (a robot whose tip moves no mass has no forward
+dynamics) it is refused with the reason and the simulation goes on as it was. A step that
+fails is reported (ERROR diagnostic, log) and the simulation resumes from the last state it
+reached. Every callback runs under the node's guard (ros.guard). `stop()` (also called by
+`destroy_node`) ends and joins the thread.
 """
 
 from __future__ import annotations
@@ -38,24 +47,28 @@ import time
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray
 
 from robodyn_ros.iteration import DEFAULT_TOL
-from robodyn_ros.model import ModelError
 from robodyn_ros.robot import Robot
-from robodyn_ros.ros.entry import spin_until_interrupted
+from robodyn_ros.ros.entry import (
+    follow_robot_description,
+    publish_diagnostics,
+    spin_until_interrupted,
+)
+from robodyn_ros.ros.guard import ERROR, OK, WARN, Guard, NodeHealth, RefusedError
+from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
 
 MAX_LAG = 0.25  # s of wall time behind schedule after which pacing restarts from now
 LOCKSTEP_TIMEOUT = 1.0  # s of wall time a lockstep simulation waits for a command
+COMMAND_QUEUE = 10  # effort commands the middleware keeps for the node, all taken at once
 _CHECKED_AT_START = (
     "integrator",
     "dt",
@@ -71,12 +84,12 @@ class SimNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("sim_node", **kwargs)
+        self.health = NodeHealth(self.get_logger())
+        self.guard = Guard(self.health)
         self._sim: SimulatedRobot | None = None
         self._steps_per_publish = 1
-        self._command = np.zeros(0)
-        self._last_error = ""
-        self._rejected = 0
-        self._failed = ""
+        # the newest good command and its arrival (None: applied already, or the start's zero)
+        self._command: tuple[np.ndarray, Arrival | None] = (np.zeros(0), None)
         self._stop = threading.Event()
         self._command_arrived = threading.Event()
 
@@ -92,24 +105,23 @@ class SimNode(Node):
         self.declare_parameter("diagnostic_period", 1.0)
         self.declare_parameter("lockstep", False)
         for name in _CHECKED_AT_START:
-            problem = self._parameter_problem(self.get_parameter(name), loading=False)
+            problem = self._parameter_problem(self.get_parameter(name))
             if problem:
                 raise ValueError(f"sim_node: {problem}")
         self._real_time_factor = self.get_parameter("real_time_factor").value
-        self.add_on_set_parameters_callback(self._check_parameters)
+        self.add_on_set_parameters_callback(self.guard.parameters(self._check_parameters))
 
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(String, "robot_description", self._on_description, latched)
-        self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
+        self._commands = NewestFirst("effort_commands")
+        self._commands.subscription = self.create_subscription(
+            Float64MultiArray, "effort_commands",
+            self.guard.callback("effort_commands", self._on_command), COMMAND_QUEUE,
+        )
         self._joint_states = self.create_publisher(JointState, "joint_states", 10)
         self._clock_publisher = self.create_publisher(Clock, "/clock", 10)
-        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_timer(self.get_parameter("diagnostic_period").value, self._publish_diagnostics)
+        publish_diagnostics(self, self.guard, self.get_parameter("diagnostic_period").value,
+                            self._status)
         self._diagnostic_start = (time.monotonic(), 0.0)
-
-        description = self.get_parameter("robot_description").value
-        if description:
-            self._load(description, "the robot_description parameter")
+        follow_robot_description(self, self.guard, self._adopt)
         self._thread = threading.Thread(target=self._run, name="sim_node loop", daemon=True)
         self._thread.start()
 
@@ -135,43 +147,37 @@ class SimNode(Node):
 
     # -- model and parameters ---------------------------------------------------------------
 
-    def _load(self, urdf: str, source: str) -> bool:
-        """Build the Robot and a SimulatedRobot at the initial positions; on failure keep the
-        previous ones."""
-        try:
-            robot = Robot.from_urdf_string(urdf)
-            method = self.get_parameter("forward_dynamics_method").value
-            iterative = method in Robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
-            tolerance = self.get_parameter("forward_dynamics_tolerance").value
-            sim = SimulatedRobot(
-                robot,
-                self.get_parameter("integrator").value,
-                self.get_parameter("dt").value,
-                forward_dynamics_method=method,
-                forward_dynamics_options={"tol": tolerance} if iterative else None,
-                friction_velocity=self.get_parameter("friction_velocity").value,
-            )
-        except (ModelError, ValueError) as error:
-            self._report(f"robot description from {source} not loaded: {error}")
-            return False
+    def _adopt(self, robot: Robot) -> None:
+        """Simulate `robot` from the initial positions, after one step (which loads the
+        kernels) has worked.
+
+        Raises:
+            Exception: what SimulatedRobot raises for the parameters, or the step's failure.
+        """
+        method = self.get_parameter("forward_dynamics_method").value
+        iterative = method in Robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+        tolerance = self.get_parameter("forward_dynamics_tolerance").value
+        sim = SimulatedRobot(
+            robot,
+            self.get_parameter("integrator").value,
+            self.get_parameter("dt").value,
+            forward_dynamics_method=method,
+            forward_dynamics_options={"tol": tolerance} if iterative else None,
+            friction_velocity=self.get_parameter("friction_velocity").value,
+        )
         initial = self._initial_positions()
         if initial is not None:
             try:
                 sim.reset(initial)
             except ValueError as error:
-                self._report(f"initial_positions ignored: {error}")
+                self.health.reject("initial_positions", f"initial_positions ignored: {error}")
         start = sim.q
         sim.step(np.zeros(robot.nv))  # load the kernels now, then start over
         sim.reset(start)
         period = self.get_parameter("publish_period").value
         self._steps_per_publish = max(1, round(period / sim.dt))
-        self._command = np.zeros(robot.nv)
+        self._command = (np.zeros(robot.nv), None)
         self._sim = sim  # the loop picks it up at its next publish
-        self.get_logger().info(
-            f"simulating robot '{robot.model.name}' from {source}: {robot.nv} joints, "
-            f"{sim.integrator}, {sim.forward_dynamics_method}, dt {sim.dt:g} s"
-        )
-        return True
 
     def _initial_positions(self) -> list[float] | None:
         try:
@@ -180,12 +186,9 @@ class SimNode(Node):
             return None
         return None if value is None or len(value) == 0 else list(value)
 
-    def _on_description(self, message: String) -> None:
-        self._load(message.data, "the robot_description topic")
-
     def _check_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         for parameter in parameters:
-            reason = self._parameter_problem(parameter, loading=True)
+            reason = self._parameter_problem(parameter)
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
         for parameter in parameters:
@@ -193,7 +196,7 @@ class SimNode(Node):
                 self._real_time_factor = parameter.value
         return SetParametersResult(successful=True)
 
-    def _parameter_problem(self, parameter: Parameter, loading: bool) -> str:
+    def _parameter_problem(self, parameter: Parameter) -> str:
         name, value = parameter.name, parameter.value
         if name == "integrator" and value not in INTEGRATORS:
             return f"integrator must be one of {tuple(INTEGRATORS)}; got '{value}'"
@@ -211,74 +214,84 @@ class SimNode(Node):
             isinstance(value, float) and value >= 0.0 and np.isfinite(value)
         ):
             return f"real_time_factor must be ≥ 0 (0: as fast as possible); got {value!r}"
-        if name == "robot_description" and loading and value:
-            if not self._load(value, "a parameter set"):
-                return f"robot_description does not load: {self._last_error}"
         return ""
 
     # -- commands ---------------------------------------------------------------------------
 
-    def _on_command(self, message: Float64MultiArray) -> None:
+    def _on_command(self, message: Float64MultiArray, info: dict) -> None:
+        """Hold the newest command (this one or one queued behind it) for the next step.
+
+        Raises:
+            RefusedError: no robot yet, a wrong length or a NaN or inf (the guard reports it;
+                the last good command stays applied).
+        """
+        arrival = self._commands.take(message, info)
         sim = self._sim
         if sim is None:
-            self._reject("effort_commands received before a robot description; ignored")
-            return
-        command = np.array(message.data, dtype=float)
+            self._commands.mark_handled()
+            raise RefusedError("effort_commands received before a robot description; ignored")
+        command = np.array(arrival.message.data, dtype=float)
         names = sim.robot.joint_names
+        problem = ""
         if command.shape != (len(names),):
-            self._reject(
-                f"effort_commands: expected {len(names)} values (one per joint: "
-                f"{', '.join(names)}), got {command.size}; keeping the last good command"
-            )
-            return
-        bad = ~np.isfinite(command)
-        if bad.any():
-            joints = ", ".join(names[i] for i in np.flatnonzero(bad))
-            self._reject(
-                f"effort_commands: non-finite value (NaN or inf) for {joints}; "
-                "keeping the last good command"
-            )
-            return
-        self._command = command
+            problem = (f"expected {len(names)} values (one per joint: {', '.join(names)}), "
+                       f"got {command.size}")
+        elif not np.isfinite(command).all():
+            joints = ", ".join(names[i] for i in np.flatnonzero(~np.isfinite(command)))
+            problem = f"non-finite value (NaN or inf) for {joints}"
+        if problem:
+            self._commands.mark_handled()
+            raise RefusedError(f"effort_commands: {problem}; keeping the last good command")
+        self._command = (command, arrival)
         self._command_arrived.set()
 
     # -- the simulation loop ----------------------------------------------------------------
 
     def _run(self) -> None:
+        """Simulate until stopped; a failure is reported by the guard and the simulation
+        resumes from the last state reached (a step changes the state only when it works)."""
+        simulate = self.guard.callback("simulation", self._simulate)
+        while not self._stop.is_set() and self.context.ok():
+            simulate()
+
+    def _simulate(self) -> None:
         """Wait until the wall time of the next publish (scaled by real_time_factor), step to
         it with the latest command, publish, repeat. Waiting before stepping keeps sim time
         from running ahead of the wall clock and applies the commands that arrived up to then."""
         sim = None
-        try:
-            while not self._stop.is_set():
-                if self._sim is None:  # no robot description yet
-                    self._stop.wait(0.01)
-                    continue
-                if self._sim is not sim:  # a (new) robot: publish its start, restart pacing
-                    sim = self._sim
-                    self._publish(sim)
-                    rate, wall0, sim0 = self._real_time_factor, time.monotonic(), sim.time
-                chunk = self._steps_per_publish
-                if rate > 0.0 and not self._pace(wall0 + (sim.time + chunk * sim.dt - sim0) / rate):
-                    if self._real_time_factor != rate:  # changed while waiting: restart pacing
-                        rate, wall0, sim0 = self._real_time_factor, time.monotonic(), sim.time
-                    elif not self._stop.is_set():  # too far behind: do not try to catch up
-                        wall0, sim0 = time.monotonic() - chunk * sim.dt / rate, sim.time
-                    continue
-                if self._real_time_factor != rate:
-                    rate, wall0, sim0 = self._real_time_factor, time.monotonic(), sim.time
-                for _ in range(chunk):
-                    command = self._command
-                    sim.step(command if command.size == sim.robot.nv else np.zeros(sim.robot.nv))
-                self._command_arrived.clear()
+        while not self._stop.is_set():
+            if self._sim is None:  # no robot description yet
+                self._stop.wait(0.01)
+                continue
+            if self._sim is not sim:  # a (new) robot: publish its start, restart pacing
+                sim = self._sim
                 self._publish(sim)
-                if self.get_parameter("lockstep").value:
-                    self._command_arrived.wait(LOCKSTEP_TIMEOUT)
-        except Exception as error:  # the loop must not die silently
-            if self._stop.is_set() or not self.context.ok():
-                return
-            self._failed = f"simulation stopped: {type(error).__name__}: {error}"
-            self.get_logger().error(self._failed)
+                rate, wall0, sim0 = self._real_time_factor, time.monotonic(), sim.time
+            chunk = self._steps_per_publish
+            if rate > 0.0 and not self._pace(wall0 + (sim.time + chunk * sim.dt - sim0) / rate):
+                if self._real_time_factor != rate:  # changed while waiting: restart pacing
+                    rate, wall0, sim0 = self._real_time_factor, time.monotonic(), sim.time
+                elif not self._stop.is_set():  # too far behind: do not try to catch up
+                    wall0, sim0 = time.monotonic() - chunk * sim.dt / rate, sim.time
+                continue
+            if self._real_time_factor != rate:
+                rate, wall0, sim0 = self._real_time_factor, time.monotonic(), sim.time
+            for _ in range(chunk):
+                sim.step(self._newest_command(sim.robot.nv))
+            self._command_arrived.clear()
+            self._publish(sim)
+            if self.get_parameter("lockstep").value:
+                self._command_arrived.wait(LOCKSTEP_TIMEOUT)
+
+    def _newest_command(self, n: int) -> np.ndarray:
+        """The newest good command (zeros while it is not for n joints); the first step that
+        applies a command counts it as handled, with its age."""
+        command, arrival = self._command
+        if arrival is not None:
+            self._command = (command, None)
+            self._commands.mark_handled()
+            self._commands.mark_answered(arrival)
+        return command if command.size == n else np.zeros(n)
 
     def _pace(self, deadline: float) -> bool:
         """Sleep until `deadline` (monotonic s) in slices, so that stop() and a change of
@@ -307,29 +320,20 @@ class SimNode(Node):
 
     # -- reporting --------------------------------------------------------------------------
 
-    def _report(self, error: str) -> None:
-        self._last_error = error
-        self.get_logger().error(error, throttle_duration_sec=1.0)
-
-    def _reject(self, error: str) -> None:
-        self._rejected += 1
-        self._last_error = error
-        self.get_logger().warning(error, throttle_duration_sec=1.0)
-
-    def _publish_diagnostics(self) -> None:
+    def _status(self):
         sim = self._sim
         sim_time = sim.time if sim is not None else 0.0
         now = time.monotonic()
         (wall0, sim0), self._diagnostic_start = self._diagnostic_start, (now, sim_time)
         elapsed = now - wall0
-        status = DiagnosticStatus(name="robodyn_ros: sim_node", hardware_id="")
-        if sim is None or self._failed:
-            status.level = DiagnosticStatus.ERROR
-            status.message = self._failed or "no robot description"
-        elif self._rejected:
-            status.level, status.message = DiagnosticStatus.WARN, self._last_error
+        skipping, intake = self._commands.diagnostic_values(int(self._command[1] is not None))
+        if sim is None:
+            level, message = ERROR, "no robot description"
+        elif skipping:
+            level, message = WARN, "effort_commands arrive faster than steps apply them: " \
+                "applying the newest, dropping those it superseded"
         else:
-            status.level, status.message = DiagnosticStatus.OK, "simulating"
+            level, message = OK, "simulating"
         achieved = (sim_time - sim0) / elapsed if elapsed > 0 and sim_time >= sim0 else 0.0
         values = {
             "model": sim.robot.model.name if sim else "",
@@ -337,14 +341,10 @@ class SimNode(Node):
             "sim time (s)": f"{sim_time:.3f}",
             "real-time factor": f"{achieved:.2f}",
             "target real-time factor": f"{self._real_time_factor:g}",
-            "rejected commands": str(self._rejected),
-            "last error": self._last_error,
+            **intake,
         }
-        status.values = [KeyValue(key=key, value=value) for key, value in values.items()]
-        array = DiagnosticArray(status=[status])
-        array.header.stamp = self.get_clock().now().to_msg()
-        self._diagnostics.publish(array)
-        self._rejected = 0
+        return self.health.status(f"robodyn_ros: {self.get_name()}", values["model"], level,
+                                  message, values)
 
 
 def main(args: list[str] | None = None) -> None:
