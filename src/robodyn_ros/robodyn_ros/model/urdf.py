@@ -14,12 +14,13 @@ import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from urdf_parser_py.urdf import URDF, Joint, Link, Pose
 
+from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.inertia import (
     joint_transform,
     placed_spatial_inertia,
@@ -70,7 +71,10 @@ class URDFWarning(UserWarning):
 
 
 def load_urdf(
-    path: str | os.PathLike[str], *, locked_joints: Mapping[str, float] | None = None
+    path: str | os.PathLike[str],
+    *,
+    locked_joints: Mapping[str, float] | None = None,
+    armature: Armature | None = None,
 ) -> Model:
     """Load a URDF file into a fixed-base ``Model``.
 
@@ -86,10 +90,19 @@ def load_urdf(
         path: the URDF file; its name prefixes every error message.
         locked_joints: joint name → position (rad or m); those joints become fixed at that
             position, e.g. the fingers of a gripper.
+        armature: joint name → reflected rotor inertia (kg·m² revolute, kg prismatic), or the
+            path of a YAML file holding that mapping at its top level or under the key
+            ``armature`` (robodyn_ros.model.armature); added to M's diagonal, zero where not
+            named.
+
+    Returns:
+        The Model.
 
     Raises:
-        ModelError: the file is not a valid fixed-base URDF tree (the message says where).
-        OSError: the file cannot be read.
+        ModelError: the file is not a valid fixed-base URDF tree, or the armature names a joint
+            that is not a moving joint or has a value that is not a finite number ≥ 0 (the
+            message says where).
+        OSError: the file (or the armature file) cannot be read.
 
     Warns:
         URDFWarning: mimic joints (loaded as independent joints), singular inertias and
@@ -97,7 +110,7 @@ def load_urdf(
     """
     with open(path, "rb") as file:
         xml = file.read()
-    return _load(xml, os.fspath(path), locked_joints)
+    return _load(xml, os.fspath(path), locked_joints, armature)
 
 
 def load_urdf_string(
@@ -105,18 +118,26 @@ def load_urdf_string(
     *,
     source: str = "<string>",
     locked_joints: Mapping[str, float] | None = None,
+    armature: Armature | None = None,
 ) -> Model:
     """Load a URDF document (e.g. the ``robot_description`` parameter) into a ``Model``.
 
     ``source`` names the document in error messages. Everything else is as ``load_urdf``.
     """
-    return _load(xml, source, locked_joints)
+    return _load(xml, source, locked_joints, armature)
 
 
-def _load(xml: str | bytes, source: str, locked_joints: Mapping[str, float] | None) -> Model:
+def _load(
+    xml: str | bytes,
+    source: str,
+    locked_joints: Mapping[str, float] | None,
+    armature: Armature | None,
+) -> Model:
     document = _parse_xml(xml, source)
     robot = _parse_robot(document, source)
     model, notes = _build_model(robot, source, dict(locked_joints or {}))
+    if armature is not None:
+        model = replace(model, armature=armature_vector(armature, model.joint_names, source=source))
     for note in notes:
         warnings.warn(note, URDFWarning, stacklevel=3)  # the caller of load_urdf*
     return model
