@@ -44,6 +44,7 @@ from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, URDFWarning, load_urdf, load_urdf_string
+from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.operational_space import (
     SCHUR_METHODS,
     SINGULAR_THRESHOLD,
@@ -80,6 +81,18 @@ _OPERATIONAL_SPACE_INERTIA = {
     "schur_bcr": operational_space.operational_space_inertia_schur_bcr,
 }
 _CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
+# The methods through the joint constraint forces (Sharf & D'Eleuterio, Fijany): their system
+# has the joint torque as a given force on each body, with no term for the rotor's a_i q̈_i,
+# so they refuse a robot with armature rather than answer for the robot without it.
+_CONSTRAINT_FORCE_METHODS = (
+    "schur", "schur_bcr", "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg",
+)
+_ARMATURE_METHODS = {
+    "forward_dynamics": "'aba', 'cholesky', 'cg' or 'pcg'",
+    "mass_matrix_inverse": "'aba' or 'ltdl'",
+    "operational_space_inertia": "'recursive' or 'dense'",
+    "operational_space": "'recursive' or 'dense'",
+}
 _ITERATIVE_FORWARD_DYNAMICS = {
     method.name: method
     for method in (
@@ -205,6 +218,7 @@ class Robot:
             name: self._frames[k : k + 1] for k, name in enumerate(model.frame_names)
         }
         self._gravity = np.array(model.gravity, dtype=float)
+        self._no_armature_methods = _CONSTRAINT_FORCE_METHODS if model.armature.any() else ()
         self._link_frames: np.ndarray | None = None  # for "schur", made on its first call
         self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
         self._schur_tasks: set[tuple[str, ...]] = set()  # checked for the SCHUR_METHODS
@@ -250,12 +264,31 @@ class Robot:
         *,
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
+        armature: Armature | None = None,
         threads: int = 1,
     ) -> Robot:
-        """Load a URDF file; `locked_joints` freezes the named joints at the given positions;
-        `strict_inertia` refuses a link whose own inertia is impossible even where its body's
-        is not (model.load_urdf); `threads` as in `threads`."""
-        model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia)
+        """Load a URDF file.
+
+        Args:
+            path: the URDF file.
+            locked_joints: joint name → position at which that joint is frozen.
+            strict_inertia: refuse a link whose own inertia is impossible even where its
+                body's is not (model.load_urdf).
+            armature: joint name → reflected rotor inertia (kg·m² revolute, kg prismatic), or
+                a YAML file of that mapping (robodyn_ros.model.armature); added to M's diagonal
+                by every algorithm. The constraint-force methods (schur, schur_bcr, jacobi,
+                gauss_seidel, sor, jacobi_si, jacobi_cg) then raise ValueError.
+            threads: as in `threads`.
+
+        Returns:
+            The Robot.
+
+        Raises:
+            ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
+            OSError: the URDF or the armature file cannot be read.
+        """
+        model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
+                          armature=armature)
         return cls(model, threads=threads)
 
     @classmethod
@@ -265,11 +298,30 @@ class Robot:
         *,
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
+        armature: Armature | None = None,
         threads: int = 1,
     ) -> Robot:
         """Load a URDF from its text; the options as in from_urdf."""
-        model = load_urdf_string(xml, locked_joints=locked_joints, strict_inertia=strict_inertia)
+        model = load_urdf_string(xml, locked_joints=locked_joints,
+                                 strict_inertia=strict_inertia, armature=armature)
         return cls(model, threads=threads)
+
+    def with_armature(self, armature: Armature) -> Robot:
+        """This robot with the given armature instead of its own (joints not named get zero).
+
+        Args:
+            armature: joint name → value, or a YAML file of that mapping, as in from_urdf.
+
+        Returns:
+            A new Robot on the same kinematics and inertias; the compiled kernels are shared.
+
+        Raises:
+            ModelError: a name that is not a moving joint or a value that is not a finite
+                number ≥ 0.
+            OSError: the armature file cannot be read.
+        """
+        vector = armature_vector(armature, self.joint_names, source=f"robot '{self.model.name}'")
+        return type(self)(dataclasses.replace(self.model, armature=vector), threads=self.threads)
 
     @property
     def threads(self) -> int:
@@ -394,7 +446,9 @@ class Robot:
         matrix, block tridiagonal on a chain and with the tree's sparsity on a tree, factored
         once by block LᵀDL, leaves first, then a column per joint, O(n²); bodies with mass
         only, else ValueError) and "schur_bcr" (the same with 𝒜 factored by block cyclic
-        reduction, ⌈log₂n⌉ levels; serial chains only, else ValueError)."""
+        reduction, ⌈log₂n⌉ levels; serial chains only, else ValueError). The armature is on
+        M's diagonal; "schur" and "schur_bcr" do not model it and raise ValueError for a robot
+        with armature."""
         if method == "aba":
             Minv = self._one_state.mass_matrix_inverse(q)
             if Minv is not None:
@@ -404,6 +458,8 @@ class Robot:
             (q,) = self._checked(q)
             _check_method(method, self.MASS_MATRIX_INVERSE_METHODS, "mass_matrix_inverse")
         self._require_mass("mass_matrix_inverse")
+        if method in self._no_armature_methods:
+            self._refuse_armature(method, "mass_matrix_inverse")
         Minv = np.empty((*q.shape, self.nv))
         self._run(kernel, (self._tree,), q, Minv)
         self._check("mass_matrix_inverse", True, (("M⁻¹", Minv),), q)
@@ -434,7 +490,10 @@ class Robot:
         joints couple through their parent, the block-Jacobi step is extrapolated to converge
         and the default ω and spectral radius come from both ends of the spectrum of D⁻¹𝒜.
         The constraint-force methods ("schur", "schur_bcr" and the five above) need bodies
-        with mass, else ValueError.
+        with mass, else ValueError; their system has no term for the armature (the joint
+        torque enters as a given force on each body, the rotor's a_i q̈_i would make it an
+        unknown), so for a robot with armature they raise ValueError too. The others include it
+        in M (ABA: D_i = S_iᵀ I^A_i S_i + a_i).
         f_ext as in `inverse_dynamics`.
         """
         if method == "aba" and f_ext is None and not options:
@@ -442,6 +501,8 @@ class Robot:
             if qdd is not None:
                 return qdd
         kernel = _FORWARD_DYNAMICS.get(method)
+        if method in self._no_armature_methods:
+            self._refuse_armature(method, "forward_dynamics")
         if kernel is None or options or f_ext is not None or not _ready(self.nv, q, qd, tau):
             q, qd, tau = self._checked(q, qd=qd, tau=tau)
             f_ext = self._wrenches(f_ext, q.shape)
@@ -571,7 +632,8 @@ class Robot:
         paper's second form; every frame on one moving body, else ValueError; its Λ⁻¹ is exact
         to about 1e-12 relative, 𝒜 carrying the inverse inertias of light links); "schur_bcr"
         is "schur" with 𝒜 reduced by block cyclic reduction, ⌈log₂n⌉ levels of independent
-        eliminations. Λ does not exist where Λ⁻¹ is singular
+        eliminations. M includes the armature; "schur" and "schur_bcr" do not model it and
+        raise ValueError for a robot with armature. Λ does not exist where Λ⁻¹ is singular
         (LinAlgError); Robot.operational_space damps it there."""
         calls = self._one_frame.get(frame) if type(frame) is str else None
         if calls is not None and method == "recursive" and axes is None:
@@ -583,6 +645,8 @@ class Robot:
         if kernel is None or not _ready(self.nv, q):
             (q,) = self._checked(q)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space_inertia")
+        if method in self._no_armature_methods:
+            self._refuse_armature(method, "operational_space_inertia")
         if method in SCHUR_METHODS and names not in self._schur_tasks:
             check_schur_task(self.model, names, "operational_space_inertia", method)
             self._schur_tasks.add(names)
@@ -655,6 +719,8 @@ class Robot:
         if route is None or not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
             _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space")
+        if method in self._no_armature_methods:
+            self._refuse_armature(method, "operational_space")
         if method in SCHUR_METHODS and names not in self._schur_tasks:
             check_schur_task(self.model, names, "operational_space", method)
             self._schur_tasks.add(names)
@@ -717,6 +783,16 @@ class Robot:
         check_finite(function, quantities, (q, *inputs), self._tree, self.joint_names, inverts)
 
     # -- argument checks --------------------------------------------------------------------
+
+    def _refuse_armature(self, method: str, function: str) -> None:
+        """The ValueError of a constraint-force method asked about a robot with armature."""
+        armed = np.flatnonzero(self.model.armature)
+        joints = [self.joint_names[i] for i in armed]
+        raise ValueError(
+            f"{function}: method '{method}' does not model armature (the constraint-force "
+            f"formulation has no term for the rotor inertia), and this robot has armature on "
+            f"{', '.join(joints)}; use {_ARMATURE_METHODS[function]}"
+        )
 
     def _task(self, frames, axes) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]:
         """(frame names, packed frame rows, selected task rows, axes) of a task of one frame

@@ -17,7 +17,7 @@ from robodyn_ros.dynamics.spatial import (
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of
+from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of
 
 
 @kernel_helper
@@ -28,7 +28,8 @@ def energy_workspace(n):
 
 @kernel_helper
 def kinetic_energy_of(tree, q, qd, workspace):
-    """T = ½ Σ vᵢᵀ Iᵢ vᵢ of one state; workspace from energy_workspace."""
+    """T = ½ Σ vᵢᵀ Iᵢ vᵢ + ½ Σ aᵢ q̇ᵢ² (a the armature) of one state; workspace from
+    energy_workspace."""
     X_world, S_world, v = workspace
     forward_kinematics(tree, q, X_world, S_world)
     energy = 0.0
@@ -40,6 +41,7 @@ def kinetic_energy_of(tree, q, qd, workspace):
         store(v, i, v_i)
         v_body = motion_to_child(pose_at(X_world, i, 0), v_i)
         energy += 0.5 * dot6(v_body, body_inertia_times(body_inertia(tree, i), v_body))
+        energy += 0.5 * armature(tree, i) * qd[i] * qd[i]
     return energy
 
 

@@ -21,7 +21,7 @@ from robodyn_ros.dynamics.spatial import (
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import body_inertia, parent_of
+from robodyn_ros.dynamics.tree import armature, body_inertia, parent_of
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -60,8 +60,8 @@ def velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias):
 def newton_euler(tree, S_world, inertia, qdd, a_root, c, bias, tau, a, f):
     """τ = M q̈ + b in the fixed frame, written into tau (Fijany & Scheid eqs. 38–46, their g1);
     with c and bias None and a_root zero it is τ = M q̈ (eqs. 28–32, their g3), the product of
-    the conjugate-gradient iterations. Afterwards f[i] is the spatial force joint i transmits to
-    its subtree; a and f (n x 6) are workspaces."""
+    the conjugate-gradient iterations. M includes the armature: τ_i += a_i q̈_i. Afterwards f[i]
+    is the spatial force joint i transmits to its subtree; a and f (n x 6) are workspaces."""
     n = qdd.shape[0]
     # forward pass: accelerations and each body's net force
     for i in range(n):
@@ -75,6 +75,8 @@ def newton_euler(tree, S_world, inertia, qdd, a_root, c, bias, tau, a, f):
         store(a, i, a_i)
         store(f, i, f_i)
     joint_forces(tree, S_world, f, tau)
+    for i in range(n):
+        tau[i] += armature(tree, i) * qdd[i]
 
 
 @kernel_helper

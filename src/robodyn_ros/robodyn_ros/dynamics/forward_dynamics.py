@@ -23,7 +23,7 @@ from robodyn_ros.dynamics.spatial import (
     symmetric_times,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of
+from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of
 
 LANES = 8
 """States a batch's ABA runs side by side, one per lane of the workspace. Their passes are
@@ -76,13 +76,13 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
             store_inertia_matrix(IA[lane], i, inertia)
 
     # backward pass: articulated inertias IA and bias forces pA, handed to the parent:
-    # Ia = IA − U Uᵀ/D, pa = pA + Ia c + U u/D = pA + IA c + U (u − Uᵀc)/D
+    # Ia = IA − U Uᵀ/D, pa = pA + Ia c + U u/D = pA + IA c + U (u − Uᵀc)/D, D = Sᵀ U + armature
     for i in range(n - 1, -1, -1):
         lam = parent_of(tree, i)
         for lane in range(lanes):
             S, pA_i = vector6(S_world[lane], i), vector6(pA[lane], i)
             U_i = symmetric_times(IA[lane], i, S)
-            D_i, u_i = dot6(S, U_i), TAU[first + lane, i] - dot6(S, pA_i)
+            D_i, u_i = dot6(S, U_i) + armature(tree, i), TAU[first + lane, i] - dot6(S, pA_i)
             D[lane, i], u[lane, i] = D_i, u_i
             store(U[lane], i, U_i)
             if lam >= 0:

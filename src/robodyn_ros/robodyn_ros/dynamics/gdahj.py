@@ -28,7 +28,14 @@ from robodyn_ros.dynamics.moments import (
     sub3,
 )
 from robodyn_ros.dynamics.spatial import add3, cross, pose_at, rotate, rotate_back, vector6
-from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of, subspace, subtree_ends
+from robodyn_ros.dynamics.tree import (
+    POSE,
+    armature,
+    body_inertia,
+    parent_of,
+    subspace,
+    subtree_ends,
+)
 
 MASS, B, D = 0, 1, 4  # columns of a subtree's terms: M_i, b_i (3), D_i (9, row-major)
 TERMS = 13
@@ -52,6 +59,8 @@ def gdahj(tree, q, M, workspace):
     forward_pass(tree, X_world, S_world, terms, KT)
     backward_pass(tree, X_world, S_world, terms, DY)
     fill(M, end, KT, DY)
+    for i in range(q.shape[0]):
+        M[i, i] += armature(tree, i)
 
 
 @kernel_helper

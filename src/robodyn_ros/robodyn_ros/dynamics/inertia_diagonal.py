@@ -25,7 +25,7 @@ from robodyn_ros.dynamics.moments import (
     sub3,
 )
 from robodyn_ros.dynamics.spatial import add3, dot3, pose_at, rotate
-from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of, subspace
+from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of, subspace
 
 MASS, H, K = 0, 1, 4  # columns of a composite: M_i, H_i (3), K_i (9, row-major)
 MOMENTS = 13
@@ -39,7 +39,8 @@ def diagonal_workspace(n):
 
 @kernel_helper
 def inertia_diagonal(tree, q, diag, workspace):
-    """diag M(q) for one state into diag (n); workspace from diagonal_workspace."""
+    """diag M(q) for one state into diag (n), armature included; workspace from
+    diagonal_workspace."""
     X_world, S_world, moments = workspace
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
@@ -60,6 +61,7 @@ def inertia_diagonal(tree, q, diag, workspace):
             diag[i] = dot3(z, rotate(Ki, z))  # Fijany & Scheid eq. 67: a_ii = z_iᵀ K_i z_i
         else:
             diag[i] = mass
+        diag[i] += armature(tree, i)
         lam = parent_of(tree, i)
         if lam >= 0:
             p = sub3(load3(X_world, i, 9), load3(X_world, lam, 9))

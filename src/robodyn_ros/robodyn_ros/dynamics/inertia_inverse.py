@@ -19,7 +19,7 @@ from robodyn_ros.dynamics.spatial import (
     store_inertia_matrix,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of, subtree_ends
+from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of, subtree_ends
 
 
 @kernel_helper
@@ -48,11 +48,11 @@ def minv_aba(tree, q, Minv, workspace):
     P[:, :] = 0.0
 
     # backward pass: u_i = e_i − Sᵢᵀ Pᵢ over the subtree's columns, kept in row i of Minv;
-    # then P becomes the parent's, Pᵢ + Uᵢ uᵢ / Dᵢ
+    # then P becomes the parent's, Pᵢ + Uᵢ uᵢ / Dᵢ, Dᵢ = Sᵢᵀ Uᵢ + armature
     for i in range(n - 1, -1, -1):
         S = vector6(S_world, i)
         U_i = matrix_times(IA, i, S)
-        D[i] = dot6(S, U_i)
+        D[i] = dot6(S, U_i) + armature(tree, i)
         store(U, i, U_i)
         U_D = scale6(1.0 / D[i], U_i)
         for j in range(i, end[i]):

@@ -8,7 +8,7 @@ from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.spatial import dot6, inertia_at, inertia_times, store, vector6
-from robodyn_ros.dynamics.tree import POSE, parent_of, subtree_ends
+from robodyn_ros.dynamics.tree import POSE, armature, parent_of, subtree_ends
 
 INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), see spatial.py
 
@@ -34,7 +34,8 @@ def crba(tree, q, M, workspace):
 @kernel_helper
 def composite_inertia_matrix(tree, S_world, end, Ic, F, M):
     """M (n x n) from the world motion subspaces S_world and the bodies' world inertias Ic
-    (n x 10), which become the composite inertias of their subtrees; F (n x 6) a workspace."""
+    (n x 10), which become the composite inertias of their subtrees, the joints' armature on
+    its diagonal; F (n x 6) a workspace."""
     n = M.shape[0]
     # backward pass: composite inertia Ic of each subtree, and F the force it needs to
     # accelerate along its joint
@@ -51,6 +52,7 @@ def composite_inertia_matrix(tree, S_world, end, Ic, F, M):
         S = vector6(S_world, i)
         for j in range(i, end[i]):
             M[i, j] = M[j, i] = dot6(S, vector6(F, j))
+        M[i, i] += armature(tree, i)
 
 
 @kernel

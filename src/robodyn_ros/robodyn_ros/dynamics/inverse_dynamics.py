@@ -19,7 +19,7 @@ from robodyn_ros.dynamics.spatial import (
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import PLACEMENT, POSE, body_inertia, parent_of, subspace
+from robodyn_ros.dynamics.tree import PLACEMENT, POSE, armature, body_inertia, parent_of, subspace
 
 
 @kernel_helper
@@ -30,7 +30,8 @@ def rnea_workspace(n):
 
 @kernel_helper
 def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
-    """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i for one state, written into tau.
+    """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i for one state, written into tau; M
+    includes the armature (tree.armature).
 
     Each body's quantities are in its own frame (RBDA Table 5.1). f_ext is None or (n, 6): a
     wrench on each body in the body frame about its origin. X (n x 12: pose of each body in its
@@ -59,10 +60,11 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
         store(a, i, a_i)
         store(f, i, f_i)
 
-    # backward pass: joint torques; each body's force is carried by its parent
+    # backward pass: joint torques, the rotor's a_i q̈_i added; each body's force is carried
+    # by its parent
     for i in range(q.shape[0] - 1, -1, -1):
         f_i = vector6(f, i)
-        tau[i] = dot6(subspace(tree, i), f_i)
+        tau[i] = dot6(subspace(tree, i), f_i) + armature(tree, i) * qdd[i]
         lam = parent_of(tree, i)
         if lam >= 0:
             store(f, lam, add6(vector6(f, lam), force_to_parent(pose_at(X, i, 0), f_i)))

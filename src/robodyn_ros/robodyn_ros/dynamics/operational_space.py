@@ -58,7 +58,7 @@ from robodyn_ros.dynamics.spatial import (
     store_inertia_matrix,
     vector6,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY, POSE, body_inertia, parent_of
+from robodyn_ros.dynamics.tree import FRAME_BODY, POSE, armature, body_inertia, parent_of
 
 # Λ⁻¹ with a condition number above this counts as singular: the frame's Jacobian has lost
 # rank, and Λ does not exist there.
@@ -100,8 +100,8 @@ def articulated_workspace(n):
 @kernel_helper
 def articulated_inertias(tree, q, ws, kept):
     """ABA's backward pass at rest (RBDA Table 7.1), world frame: IA_λ += IA_i − U_i U_iᵀ / D_i,
-    U_i = IA_i S_i, D_i = S_iᵀ U_i, except from the bodies i with kept[i]; after forward
-    kinematics into ws."""
+    U_i = IA_i S_i, D_i = S_iᵀ U_i + armature, except from the bodies i with kept[i]; after
+    forward kinematics into ws."""
     X_world, S_world, IA, U, D = ws[:5]
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
@@ -110,7 +110,7 @@ def articulated_inertias(tree, q, ws, kept):
     for i in range(n - 1, -1, -1):
         S = vector6(S_world, i)
         U_i = matrix_times(IA, i, S)
-        D[i] = dot6(S, U_i)
+        D[i] = dot6(S, U_i) + armature(tree, i)
         store(U, i, U_i)
         lam = parent_of(tree, i)
         if lam >= 0 and not kept[i]:

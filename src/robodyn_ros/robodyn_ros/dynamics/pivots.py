@@ -1,5 +1,6 @@
-"""The articulated pivots D_i = S_iᵀ I^A_i S_i of ABA's backward pass (Featherstone, RBDA
-Table 7.1): the inertia joint i moves, its subtree articulated through the joints below it.
+"""The articulated pivots D_i = S_iᵀ I^A_i S_i + armature_i of ABA's backward pass
+(Featherstone, RBDA Table 7.1): the inertia joint i moves, its subtree articulated through the
+joints below it, and its rotor's.
 
 They are the pivots of M(q)'s LᵀDL factorization taken from the leaves, so M(q) is singular
 exactly where one of them vanishes, and the joints whose pivot vanished are the ones to name:
@@ -18,7 +19,7 @@ from robodyn_ros.dynamics.spatial import (
     store_inertia_matrix,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, body_inertia, parent_of
+from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of
 
 
 @kernel
@@ -40,7 +41,7 @@ def articulated_pivots(tree, Q, floor, D):
         for i in range(n - 1, -1, -1):
             S = vector6(S_world, i)
             U_i = matrix_times(IA, i, S)
-            D[b, i] = dot6(S, U_i)
+            D[b, i] = dot6(S, U_i) + armature(tree, i)  # the rotor's inertia, on M's diagonal
             lam = parent_of(tree, i)
             if lam >= 0:
                 inverse = 1.0 / D[b, i] if D[b, i] > floor[b] else 0.0

@@ -32,11 +32,11 @@ from robodyn_ros.dynamics.spatial import (
     rotate,
     store,
 )
+from robodyn_ros.dynamics.tree import BODY_SIZE, PLACEMENT, POSE, armature, parent_of, subspace
 from robodyn_ros.dynamics.tree import INERTIA as BODY
-from robodyn_ros.dynamics.tree import PLACEMENT, POSE, WIDTH, parent_of, subspace
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
-COMPOSITE = WIDTH - BODY  # mass, centre of mass (3), inertia about it (9): a body's layout
+COMPOSITE = BODY_SIZE  # mass, centre of mass (3), inertia about it (9): a body's layout
 
 
 def level_count(n: int) -> int:
@@ -94,7 +94,7 @@ def stage_a(tree, q, Y, C, levels):
     """Level 0: each link alone and the pose of the next body; then the levels of doubling."""
     n = q.shape[0]
     for a in range(n):
-        store(C, a, tree[a, BODY:WIDTH])
+        store(C, a, tree[a, BODY : BODY + COMPOSITE])
         if a + 1 < n:
             X = joint_pose(pose_at(tree, a + 1, PLACEMENT), subspace(tree, a + 1), q[a + 1])
             store(Y[0], a, X)
@@ -155,10 +155,10 @@ def recursive_doubling(tree, q, M, workspace):
     """M(q) for one state into M (n x n); workspace from doubling_workspace."""
     levels, Y, C, SP, F = workspace
     stage_a(tree, q, Y, C, levels)
-    for x in range(q.shape[0]):  # Table 2, BEGIN14: the diagonal, and the forces of stage B
+    for x in range(q.shape[0]):  # Table 2, BEGIN14: the diagonal (+ armature), stage B's forces
         S = subspace(tree, x)
         f = body_inertia_times(composite_at(C, x), S)
-        M[x, x] = dot6(S, f)
+        M[x, x] = dot6(S, f) + armature(tree, x)
         for r in range(6):
             F[r, x] = f[r]
     stage_b(tree, Y, SP, F, M, levels)

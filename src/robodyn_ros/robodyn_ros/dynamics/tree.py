@@ -6,7 +6,8 @@ Every call from Python pays for each array argument, so the Model's arrays trave
     PLACEMENT    joint frame in the parent body at q = 0, as a pose (12 numbers, below)
     SUBSPACE     motion subspace S in the joint frame, [linear; angular] (6)
     INERTIA      mass, centre of mass (3), rotational inertia about the centre of mass
-                 (3x3 row-major), in body coordinates (13)
+                 (3x3 row-major), in body coordinates (BODY_SIZE = 13)
+    ARMATURE     the joint's armature, added to M's diagonal (1)
 
 A pose is 12 numbers: rotation R row-major (9) then translation p (3); it maps child
 coordinates to parent coordinates, x_parent = R x_child + p. Frames travel the same way: a
@@ -23,7 +24,9 @@ PLACEMENT = 1
 SUBSPACE = 13
 INERTIA = 19
 COM = INERTIA + 1
-WIDTH = 32
+BODY_SIZE = 13
+ARMATURE = INERTIA + BODY_SIZE
+WIDTH = ARMATURE + 1
 
 FRAME_BODY = 0
 FRAME_PLACEMENT = 1
@@ -61,7 +64,8 @@ def pack_tree(model: Model) -> np.ndarray:
     tree[:, PARENT] = model.parent
     tree[:, PLACEMENT:SUBSPACE] = pose_of(model.joint_placement)
     tree[:, SUBSPACE:INERTIA] = model.motion_subspace
-    tree[:, INERTIA:WIDTH] = inertia_rows(model.spatial_inertia)
+    tree[:, INERTIA:ARMATURE] = inertia_rows(model.spatial_inertia)
+    tree[:, ARMATURE] = model.armature
     return tree
 
 
@@ -108,6 +112,12 @@ def body_inertia(tree, i):
         tree[i, COM + 7], tree[i, COM + 8], tree[i, COM + 9], tree[i, COM + 10],
         tree[i, COM + 11],
     )
+
+
+@kernel_helper
+def armature(tree, i):
+    """Armature of joint i, its term on M's diagonal."""
+    return tree[i, ARMATURE]
 
 
 @kernel_helper

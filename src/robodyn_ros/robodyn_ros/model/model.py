@@ -39,6 +39,9 @@ class Model:
         frame_body: (F,) int64, the body each frame is attached to, -1 for the root body.
         frame_placement: (F, 4, 4) pose of each frame in its body's frame.
         gravity: (3,) gravitational acceleration in the root frame, m/s².
+        armature: (n,) reflected rotor inertia of each joint's motor, added to M's diagonal
+            (kg·m² for revolute and continuous joints, kg for prismatic; see
+            ``robodyn_ros.model.armature``); zeros when not given.
     """
 
     name: str
@@ -59,8 +62,17 @@ class Model:
     frame_body: np.ndarray
     frame_placement: np.ndarray
     gravity: np.ndarray
+    armature: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        n = len(self.joint_names)
+        armature = np.zeros(n) if self.armature is None else np.array(self.armature, dtype=float)
+        if armature.shape != (n,) or not (np.isfinite(armature).all() and (armature >= 0).all()):
+            raise ModelError(
+                f"robot '{self.name}': armature must be {n} finite numbers ≥ 0, one per joint; "
+                f"got {self.armature!r}"
+            )
+        object.__setattr__(self, "armature", armature)
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False

@@ -14,12 +14,13 @@ import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from urdf_parser_py.urdf import URDF, Joint, Link, Pose
 
+from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.inertia import (
     inertia_about_com,
     joint_transform,
@@ -86,6 +87,7 @@ def load_urdf(
     *,
     locked_joints: Mapping[str, float] | None = None,
     strict_inertia: bool = False,
+    armature: Armature | None = None,
 ) -> Model:
     """Load a URDF file into a fixed-base ``Model``.
 
@@ -102,13 +104,22 @@ def load_urdf(
         locked_joints: joint name → position (rad or m); those joints become fixed at that
             position, e.g. the fingers of a gripper.
         strict_inertia: refuse any link whose own inertia no rigid body can have (see Warns).
+        armature: joint name → reflected rotor inertia (kg·m² revolute, kg prismatic), or the
+            path of a YAML file holding that mapping at its top level or under the key
+            ``armature`` (robodyn_ros.model.armature); added to M's diagonal, zero where not
+            named.
+
+    Returns:
+        The Model.
 
     Raises:
         ModelError: the file is not a valid fixed-base URDF tree (the message says where); a
             moving body (a link with its fixed links merged in) whose inertia no rigid body
             can have; a magnitude outside any robot (a mass above 1e6 kg or nonzero below
-            1e-12 kg, an inertia entry above 1e9 kg·m², an origin coordinate above 1e4 m).
-        OSError: the file cannot be read.
+            1e-12 kg, an inertia entry above 1e9 kg·m², an origin coordinate above 1e4 m); an
+            armature that names a joint that is not a moving joint or has a value that is not
+            a finite number ≥ 0.
+        OSError: the file (or the armature file) cannot be read.
 
     Warns:
         URDFWarning: mimic joints (loaded as independent joints), singular inertias, and a
@@ -118,7 +129,7 @@ def load_urdf(
     """
     with open(path, "rb") as file:
         xml = file.read()
-    return _load(xml, os.fspath(path), locked_joints, strict_inertia)
+    return _load(xml, os.fspath(path), locked_joints, strict_inertia, armature)
 
 
 def load_urdf_string(
@@ -127,12 +138,13 @@ def load_urdf_string(
     source: str = "<string>",
     locked_joints: Mapping[str, float] | None = None,
     strict_inertia: bool = False,
+    armature: Armature | None = None,
 ) -> Model:
     """Load a URDF document (e.g. the ``robot_description`` parameter) into a ``Model``.
 
     ``source`` names the document in error messages. Everything else is as ``load_urdf``.
     """
-    return _load(xml, source, locked_joints, strict_inertia)
+    return _load(xml, source, locked_joints, strict_inertia, armature)
 
 
 def _load(
@@ -140,10 +152,13 @@ def _load(
     source: str,
     locked_joints: Mapping[str, float] | None,
     strict_inertia: bool,
+    armature: Armature | None,
 ) -> Model:
     document = _parse_xml(xml, source)
     robot = _parse_robot(document, source)
     model, notes = _build_model(robot, source, dict(locked_joints or {}), strict_inertia)
+    if armature is not None:
+        model = replace(model, armature=armature_vector(armature, model.joint_names, source=source))
     for note in notes:
         warnings.warn(note, URDFWarning, stacklevel=3)  # the caller of load_urdf*
     return model

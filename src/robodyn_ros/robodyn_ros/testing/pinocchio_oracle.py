@@ -34,6 +34,7 @@ class PinocchioOracle:
         joint_names: Sequence[str],
         *,
         locked_joints: Mapping[str, float] | None = None,
+        armature: Mapping[str, float] | None = None,
         is_string: bool = False,
     ) -> None:
         """Build the model.
@@ -43,6 +44,8 @@ class PinocchioOracle:
             joint_names: every moving joint left after locking, in robodyn's order.
             locked_joints: joint name → position at which that joint is frozen (a continuous
                 joint's as an angle); the other joints are at neutral while locking.
+            armature: joint name → armature (rotor inertia on M's diagonal), set in Pinocchio's
+                ``model.armature``; zero for the joints not named.
             is_string: ``urdf`` is URDF text rather than a path.
 
         Raises:
@@ -60,6 +63,8 @@ class PinocchioOracle:
         self._idx_q = np.array([joint.idx_q for joint in joints], dtype=np.int64)
         self._idx_v = np.array([joint.idx_v for joint in joints], dtype=np.int64)
         self._is_angle_pair = np.array([joint.nq == 2 for joint in joints], dtype=bool)
+        for name, value in (armature or {}).items():
+            self.model.armature[self._idx_v[self.joint_names.index(name)]] = value
 
     # -- conversions --------------------------------------------------------------------------
 
