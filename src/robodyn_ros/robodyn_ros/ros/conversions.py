@@ -30,7 +30,7 @@ class JointStateMap:
 
     def __init__(self, joint_names: Sequence[str]) -> None:
         self.joint_names = tuple(joint_names)
-        self._names: tuple[str, ...] = ()
+        self._names: tuple[str, ...] | None = None  # the names of the last message
         self._index = np.empty(0, dtype=np.int64)
 
     def index(self, names: Sequence[str], source: str = "joint_states") -> np.ndarray:
@@ -98,12 +98,24 @@ def finite(quantity: str, values: np.ndarray) -> np.ndarray:
     Raises:
         NonFiniteAnswerError: naming the quantity (the state's magnitudes overflowed it).
     """
-    if not np.isfinite(values).all():
-        raise NonFiniteAnswerError(
-            f"{quantity} is not finite at this state (NaN or inf: magnitudes beyond double "
-            "precision); not sent"
-        )
+    check_finite((quantity, values))
     return values
+
+
+def check_finite(*quantities: tuple[str, np.ndarray]) -> None:
+    """Check (name, values) pairs for NaN and inf in one pass.
+
+    Raises:
+        NonFiniteAnswerError: naming the first quantity that has one.
+    """
+    together = np.concatenate([np.ravel(values) for _, values in quantities])
+    if np.isfinite(together).all():
+        return
+    quantity = next(name for name, values in quantities if not np.isfinite(values).all())
+    raise NonFiniteAnswerError(
+        f"{quantity} is not finite at this state (NaN or inf: magnitudes beyond double "
+        "precision); not sent"
+    )
 
 
 def float_sequence(values: np.ndarray) -> array:
@@ -114,6 +126,8 @@ def float_sequence(values: np.ndarray) -> array:
 
 
 JOINT_SPACE_QUANTITIES = ("mass_matrix", "bias_forces", "gravity_torques", "acceleration")
+JOINT_SPACE_FIELDS = {"mass matrix": "mass_matrix", "bias forces": "bias_forces",
+                      "gravity torques": "gravity_torques", "acceleration": "acceleration"}
 
 
 def joint_space_message(
@@ -131,18 +145,20 @@ def joint_space_message(
     message.joint_names = list(robot.joint_names)
     message.position = float_sequence(q)
     message.velocity = float_sequence(qd)
+    computed = []
     if "mass_matrix" in quantities:
-        M = finite("mass matrix", robot.mass_matrix(q, method=methods[0]))
-        message.mass_matrix = float_sequence(M)
+        computed.append(("mass matrix", robot.mass_matrix(q, method=methods[0])))
     if "bias_forces" in quantities:
-        message.bias_forces = float_sequence(finite("bias forces", robot.bias_forces(q, qd)))
+        computed.append(("bias forces", robot.bias_forces(q, qd)))
     if "gravity_torques" in quantities:
-        g = finite("gravity torques", robot.gravity_torques(q))
-        message.gravity_torques = float_sequence(g)
+        computed.append(("gravity torques", robot.gravity_torques(q)))
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
-        qdd = finite("acceleration", robot.forward_dynamics(q, qd, effort, method=methods[1]))
-        message.acceleration = float_sequence(qdd)
+        computed.append(("acceleration", robot.forward_dynamics(q, qd, effort, method=methods[1])))
+    if computed:
+        check_finite(*computed)
+    for name, values in computed:
+        setattr(message, JOINT_SPACE_FIELDS[name], float_sequence(values))
     message.mass_matrix_method, message.forward_dynamics_method = methods
     return message
 
@@ -159,16 +175,15 @@ def operational_space_message(
     task = robot.operational_space(
         q, qd, frame, method=method, singular_threshold=singular_threshold
     )
-    pose = robot.frame_pose(q, frame)
-    for quantity, values in (("pose", pose), ("J", task.J), ("Λ", task.Lambda),
-                             ("Λ⁻¹", task.Lambda_inv), ("J̄", task.Jbar), ("μ", task.mu),
-                             ("p", task.p), ("J̇ q̇", task.Jdot_qd)):
-        finite(f"{frame}: {quantity}", values)
+    pose, twist = robot.frame_pose(q, frame), task.J @ qd
+    check_finite(*((f"{frame}: {name}", values) for name, values in (
+        ("pose", pose), ("twist", twist), ("J", task.J), ("Λ", task.Lambda),
+        ("Λ⁻¹", task.Lambda_inv), ("J̄", task.Jbar), ("μ", task.mu), ("p", task.p),
+        ("J̇ q̇", task.Jdot_qd))))
     message = OperationalSpaceDynamics()
     message.frame = frame
     message.joint_names = list(robot.joint_names)
     fill_pose(message.pose, pose)
-    twist = finite(f"{frame}: twist", task.J @ qd)
     fill_vectors(twist, message.twist.linear, message.twist.angular)
     message.jacobian = float_sequence(task.J)
     message.inertia = task.Lambda.ravel()

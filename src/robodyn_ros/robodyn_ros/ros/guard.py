@@ -81,8 +81,7 @@ class NodeHealth:
         with self._lock:
             self._conditions[key] = Condition(level, reason)
             self._last_error = reason if level > OK else self._last_error
-        log = self._logger.error if level == ERROR else self._logger.warning
-        log(reason)
+        self._log(level, reason)
 
     def clear_condition(self, key: str) -> None:
         """Stop reporting the condition `key` (no-op when it is not set)."""
@@ -130,8 +129,14 @@ class NodeHealth:
             self._logged[task] = now
             left_out = self._unlogged.pop(task, 0)
         more = f" ({left_out} more since the last line)" if left_out else ""
-        log = self._logger.error if condition.level == ERROR else self._logger.warning
-        log(condition.reason + more)
+        self._log(condition.level, condition.reason + more)
+
+    def _log(self, level: int, text: str) -> None:
+        # rclpy fixes the severity of each line of code that logs: one line per severity
+        if level == ERROR:
+            self._logger.error(text)
+        else:
+            self._logger.warning(text)
 
 
 class Guard:

@@ -80,11 +80,15 @@ class PreviewNode(Node):
         follow_robot_description(self, self.guard, self._adopt)
 
     def _adopt(self, robot: Robot) -> None:
-        """Put `robot` in service after a one-step preview has worked on it.
+        """Put `robot` in service once its forward dynamics exists (at rest, q = 0) and a
+        one-step preview has worked on it.
 
         Raises:
-            Exception: the failure of that preview.
+            Exception: SingularMassMatrixError (a joint that moves no mass), or the failure of
+                that preview.
         """
+        rest = np.zeros(robot.nv)
+        robot.forward_dynamics(rest, rest, rest)
         warm_up(robot, PreviewSettings())
         self.robot = robot
 

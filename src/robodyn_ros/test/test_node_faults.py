@@ -1,0 +1,438 @@
+"""Hostile traffic over real DDS: every node, sent empty, non-finite, huge, mis-sized and
+misnamed input, floods, robot swaps (another robot, a URDF that does not load, a tip that
+moves no mass) and bad service requests or action goals, stays alive, says why in its
+diagnostics, and answers the next good message."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import PoseStamped
+from rclpy.action import ActionClient
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from robodyn_interfaces.action import Preview
+from robodyn_interfaces.msg import JointSpaceDynamics, PreviewScenario
+from robodyn_interfaces.srv import ComputeDynamics
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robodyn_ros import Robot
+from robodyn_ros.model import URDFWarning
+from robodyn_ros.model.generate import random_chain_urdf
+from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.ros.controller_node import ControllerNode
+from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.preview_node import PreviewNode
+from robodyn_ros.ros.sim_node import SimNode
+
+PANDA = bundled_urdf("panda").read_text()
+CHAIN = random_chain_urdf(4, seed=0)
+BROKEN = "<robot name='broken'><link/></robot>"
+TIP = "panda_hand_tcp"
+Q0 = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]
+PATIENCE = 30.0  # s: bounds a failure, not the speed (DDS here pauses for seconds at times)
+FLOOD = 2000
+
+
+def massless_tip(urdf: str) -> str:
+    """The URDF with no <inertial> from panda_link7 on: joint 7 moves no mass."""
+    start = urdf.index('<link name="panda_link7">')
+    return urdf[:start] + re.sub(r"<inertial>.*?</inertial>", "", urdf[start:], flags=re.S)
+
+
+MASSLESS = massless_tip(PANDA)
+
+
+def wait_for(done: Callable[[], bool], timeout: float = PATIENCE) -> bool:
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return bool(done())
+
+
+class Peer:
+    """A node under test and a test node, spun by one MultiThreadedExecutor in a thread; the
+    test node hears the node's /diagnostics and publishes what the test sends."""
+
+    def __init__(self, ros, node) -> None:
+        self.node = node
+        self.peer = ros.create_node(f"{node.get_name()}_faults_test")
+        self.statuses: list[DiagnosticStatus] = []
+        self.peer.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 50)
+        self._publishers = {}
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.description = self.peer.create_publisher(String, "robot_description", latched)
+        self.executor = MultiThreadedExecutor(num_threads=2)
+        self.executor.add_node(node)
+        self.executor.add_node(self.peer)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def _on_diagnostics(self, message: DiagnosticArray) -> None:
+        self.statuses += [s for s in message.status if s.name.endswith(self.node.get_name())]
+
+    def publish(self, kind, topic: str, message) -> None:
+        if topic not in self._publishers:
+            self._publishers[topic] = self.peer.create_publisher(kind, topic, 100)
+            wait_for(lambda: self._publishers[topic].get_subscription_count() > 0)
+        self._publishers[topic].publish(message)
+
+    def reported(self, text: str, level=DiagnosticStatus.WARN, since: int = 0) -> bool:
+        """Whether a status since index `since` has `level` or worse and `text` in its
+        message or values."""
+        return any(
+            s.level >= level and (text in s.message or any(text in kv.value for kv in s.values))
+            for s in self.statuses[since:]
+        )
+
+    def until_reported(self, send: Callable[[], None], text: str,
+                       level=DiagnosticStatus.WARN) -> bool:
+        """send() every 50 ms until a new status reports `text` at `level` or worse."""
+        since = len(self.statuses)
+
+        def sent_and_reported() -> bool:
+            send()
+            time.sleep(0.05)
+            return self.reported(text, level, since)
+
+        return wait_for(sent_and_reported)
+
+    def value(self, key: str) -> str:
+        """The latest value of `key` in the node's diagnostics."""
+        for status in reversed(self.statuses):
+            for kv in status.values:
+                if kv.key == key:
+                    return kv.value
+        return ""
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=5.0)
+        self.thread.join(timeout=5.0)
+        self.node.destroy_node()
+        self.peer.destroy_node()
+
+
+def panda_state(q=Q0, qd=None, effort=None, names=None) -> JointState:
+    names = names or list(Robot.from_urdf_string(PANDA).joint_names)
+    message = JointState(name=names, position=list(q))
+    message.velocity = list(qd) if qd is not None else [0.0] * len(q)
+    if effort is not None:
+        message.effort = list(effort)
+    return message
+
+
+def with_field(field: str, index: int, value: float) -> JointState:
+    message = panda_state(effort=[0.0] * 7)
+    values = list(getattr(message, field))
+    values[index] = value
+    setattr(message, field, values)
+    return message
+
+
+NAN, INF = float("nan"), float("inf")
+# (what is sent, the reason expected in the diagnostics)
+HOSTILE_STATES = {
+    "empty": (JointState(), "name is empty"),
+    "no-names": (JointState(position=Q0), "name is empty"),
+    "nan-position": (with_field("position", 2, NAN),
+                     "position is non-finite (NaN or inf) for joint(s) panda_joint3"),
+    "inf-velocity": (with_field("velocity", 0, INF),
+                     "velocity is non-finite (NaN or inf) for joint(s) panda_joint1"),
+    "nan-effort": (with_field("effort", 6, NAN),
+                   "effort is non-finite (NaN or inf) for joint(s) panda_joint7"),
+    "huge-velocity": (with_field("velocity", 1, 1e300), "not finite"),
+    "wrong-size": (JointState(name=panda_state().name, position=Q0[:5]),
+                   "position has 5 entries for 7 names"),
+    "unknown-names": (panda_state(names=[f"j{k}" for k in range(7)]), "no entry for joint(s)"),
+}
+
+
+# -- dynamics_node ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dynamics(ros):
+    node = DynamicsNode(parameter_overrides=[
+        Parameter("robot_description", value=PANDA), Parameter("frames", value=[TIP]),
+        Parameter("diagnostic_period", value=0.2)])
+    peer = Peer(ros, node)
+    peer.answers = []
+    peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
+                                  peer.answers.append, 100)
+    yield peer
+    peer.close()
+
+
+def dynamics_answer(peer: Peer, q=Q0, names=None) -> bool:
+    """A good state is answered (published with its position) after what went before."""
+    def answered() -> bool:
+        peer.publish(JointState, "joint_states", panda_state(q, names=names))
+        time.sleep(0.05)
+        return any(np.allclose(m.position, q) for m in peer.answers[-5:])
+
+    peer.answers.clear()
+    return wait_for(answered)
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_STATES))
+def test_dynamics_node_refuses_hostile_joint_states(dynamics, case) -> None:
+    message, reason = HOSTILE_STATES[case]
+    assert dynamics.until_reported(
+        lambda: dynamics.publish(JointState, "joint_states", message), reason
+    ), f"no diagnostic with '{reason}': {[s.message for s in dynamics.statuses[-3:]]}"
+    assert dynamics_answer(dynamics), "no answer to a good state after the bad ones"
+    assert all(np.isfinite(m.bias_forces).all() for m in dynamics.answers)
+
+
+def test_dynamics_node_answers_the_newest_of_a_flood(dynamics) -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(FLOOD):
+        dynamics.publish(JointState, "joint_states", panda_state(rng.uniform(-1, 1, 7)))
+    last = [0.1] * 7
+    assert dynamics_answer(dynamics, last)
+
+    def counts_settled() -> bool:
+        sent, handled = dynamics.value("joint_states sent"), dynamics.value("joint_states handled")
+        return sent and int(sent) >= FLOOD and int(dynamics.value("joint_states superseded")) \
+            == int(sent) - int(handled)
+
+    assert wait_for(counts_settled), [kv for kv in dynamics.statuses[-1].values]
+
+
+@pytest.mark.parametrize(("state", "reason"), [
+    (JointState(), "state: name is empty"),
+    (with_field("position", 3, NAN), "state: position is non-finite (NaN or inf) for joint(s) "
+                                     "panda_joint4"),
+    (with_field("velocity", 1, 1e300), "not finite"),
+], ids=["empty", "nan", "huge"])
+def test_compute_dynamics_refuses_bad_requests(dynamics, state, reason) -> None:
+    client = dynamics.peer.create_client(ComputeDynamics, "compute_dynamics")
+    try:
+        assert client.wait_for_service(timeout_sec=PATIENCE)
+        bad = client.call(ComputeDynamics.Request(state=state), timeout_sec=PATIENCE)
+        assert not bad.success and reason in bad.message, bad.message
+        good = client.call(ComputeDynamics.Request(state=panda_state()), timeout_sec=PATIENCE)
+        assert good.success and np.isfinite(good.joint_space.mass_matrix).all()
+    finally:
+        dynamics.peer.destroy_client(client)
+
+
+def test_dynamics_node_robot_swaps(ros) -> None:
+    """Another robot: the frame it lacks is left out (WARN naming it), its joint space is
+    served. A URDF that does not load and a tip that moves no mass: refused (ERROR, the
+    reason), the robot in service goes on. With only M, b, g published, the massless tip
+    is served."""
+    node = DynamicsNode(parameter_overrides=[
+        Parameter("robot_description", value=PANDA), Parameter("frames", value=[TIP]),
+        Parameter("diagnostic_period", value=0.2)])
+    peer = Peer(ros, node)
+    peer.answers = []
+    peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
+                                  peer.answers.append, 100)
+    try:
+        chain = Robot.from_urdf_string(CHAIN)
+        peer.description.publish(String(data=CHAIN))
+        assert wait_for(lambda: node.robot is not None and node.robot.nv == chain.nv)
+        assert wait_for(lambda: peer.reported(f"frame '{TIP}' is not a frame"))
+        assert dynamics_answer(peer, [0.1] * chain.nv, list(chain.joint_names))
+
+        peer.description.publish(String(data=PANDA))
+        assert wait_for(lambda: node.robot is not None and node.robot.nv == 7)
+        for urdf, reason in ((BROKEN, "does not load"), (MASSLESS, "panda_joint7")):
+            peer.description.publish(String(data=urdf))
+            assert wait_for(lambda r=reason: peer.reported(r, DiagnosticStatus.ERROR)), reason
+            assert dynamics_answer(peer), f"the panda is not served after {reason}"
+            assert node.robot.model.name == "panda" and node.robot.mass_matrix(
+                np.zeros(7))[6, 6] > 0.0  # still the panda with its hand
+
+        joint_space = ["mass_matrix", "bias_forces", "gravity_torques"]
+        assert node.set_parameters([Parameter("quantities", value=joint_space)])[0].successful
+        result = node.set_parameters([Parameter("robot_description", value=MASSLESS)])[0]
+        assert result.successful, result.reason
+        assert dynamics_answer(peer)
+        refused = node.set_parameters([Parameter("quantities", value=["acceleration"])])[0]
+        assert not refused.successful and "panda_joint7" in refused.reason
+    finally:
+        peer.close()
+
+
+# -- sim_node -----------------------------------------------------------------------------------
+
+
+def test_sim_node_survives_hostile_commands_floods_and_swaps(ros) -> None:
+    node = SimNode(parameter_overrides=[
+        Parameter("robot_description", value=PANDA), Parameter("initial_positions", value=Q0),
+        Parameter("diagnostic_period", value=0.2)])
+    peer = Peer(ros, node)
+    states: list[JointState] = []
+    peer.peer.create_subscription(JointState, "joint_states", states.append, 100)
+
+    def simulating(n: int = 7) -> bool:
+        count = len(states)
+        return wait_for(lambda: len(states) > count + 5 and len(states[-1].position) == n
+                        and np.isfinite(states[-1].position).all())
+
+    def command(values) -> Callable[[], None]:
+        return lambda: peer.publish(Float64MultiArray, "effort_commands",
+                                    Float64MultiArray(data=values))
+
+    try:
+        assert simulating()
+        for values, reason in (([], "expected 7 values"), ([0.0] * 6, "expected 7 values"),
+                               ([NAN] + [0.0] * 6, "non-finite value (NaN or inf) for "
+                                                   "panda_joint1"),
+                               ([0.0] * 6 + [INF], "for panda_joint7")):
+            assert peer.until_reported(command(values), reason), reason
+            assert simulating()
+        command([1e300] * 7)()  # finite: clipped to the effort limits
+        assert simulating()
+        assert np.all(np.abs(states[-1].effort) < 1e3)
+
+        for k in range(FLOOD):
+            command([1e-3 * (k % 7)] * 7)()
+        assert simulating()
+        assert wait_for(lambda: peer.value("effort_commands sent")
+                        and int(peer.value("effort_commands sent")) >= FLOOD)
+
+        chain = Robot.from_urdf_string(CHAIN)
+        peer.description.publish(String(data=CHAIN))
+        assert simulating(chain.nv)
+        for urdf, reason in ((BROKEN, "does not load"), (MASSLESS, "panda_joint7")):
+            peer.description.publish(String(data=urdf))
+            assert wait_for(lambda r=reason: peer.reported(r, DiagnosticStatus.ERROR)), reason
+            assert simulating(chain.nv), f"the simulation stopped after {reason}"
+    finally:
+        node.stop()
+        peer.close()
+
+
+# -- controller_node ----------------------------------------------------------------------------
+
+
+def test_controller_node_survives_hostile_inputs_floods_and_swaps(ros) -> None:
+    node = ControllerNode(parameter_overrides=[
+        Parameter("robot_description", value=PANDA),
+        Parameter("controller", value="operational_space"),
+        Parameter("controller_parameters.frame", value=TIP)])
+    peer = Peer(ros, node)
+    efforts: list[Float64MultiArray] = []
+    peer.peer.create_subscription(Float64MultiArray, "effort_commands", efforts.append, 100)
+
+    def controlling() -> bool:
+        def answered() -> bool:
+            peer.publish(JointState, "joint_states", panda_state())
+            time.sleep(0.05)
+            return bool(efforts) and np.isfinite(efforts[-1].data).all()
+
+        efforts.clear()
+        return wait_for(answered)
+
+    def bad_pose() -> PoseStamped:
+        pose = PoseStamped()
+        pose.pose.position.x = NAN
+        pose.pose.orientation.w = 1.0
+        return pose
+
+    try:
+        assert controlling()
+        for case in ("empty", "nan-position", "huge-velocity", "wrong-size", "unknown-names"):
+            message, reason = HOSTILE_STATES[case]
+            assert peer.until_reported(
+                lambda m=message: peer.publish(JointState, "joint_states", m), reason), case
+            assert controlling(), case
+        assert peer.until_reported(
+            lambda: peer.publish(PoseStamped, "target_pose", bad_pose()), "target refused")
+        assert peer.until_reported(
+            lambda: peer.publish(JointState, "target_joints", HOSTILE_STATES["empty"][0]),
+            "target_joints: name is empty")
+        for _ in range(FLOOD):
+            peer.publish(JointState, "joint_states", panda_state())
+        assert controlling()
+        assert wait_for(lambda: peer.value("joint_states sent")
+                        and int(peer.value("joint_states sent")) >= FLOOD)
+
+        for urdf, reason in ((CHAIN, TIP), (BROKEN, "does not load"),
+                             (MASSLESS, "panda_joint7")):
+            peer.description.publish(String(data=urdf))
+            assert wait_for(lambda r=reason: peer.reported(r, DiagnosticStatus.ERROR)), reason
+            assert controlling(), f"no efforts for the panda after {reason}"
+    finally:
+        peer.close()
+
+
+# -- preview_node -------------------------------------------------------------------------------
+
+
+def idle(names) -> PreviewScenario:
+    trajectory = JointTrajectory(joint_names=list(names), points=[
+        JointTrajectoryPoint(effort=[0.0] * len(names))])
+    return PreviewScenario(name="idle", kind=PreviewScenario.TORQUE_PROFILE,
+                           frame=TIP, trajectory=trajectory)
+
+
+def test_preview_node_survives_bad_goals_and_swaps(ros) -> None:
+    node = PreviewNode(parameter_overrides=[Parameter("robot_description", value=PANDA),
+                                            Parameter("diagnostic_period", value=0.2)])
+    peer = Peer(ros, node)
+    client = ActionClient(peer.peer, Preview, "preview")
+    names = panda_state().name
+
+    def run(goal: Preview.Goal):
+        future = client.send_goal_async(goal)
+        assert wait_for(future.done)
+        result = future.result().get_result_async()
+        assert wait_for(result.done)
+        return result.result()
+
+    def good() -> Preview.Goal:
+        return Preview.Goal(scenarios=[idle(names)], start=panda_state(), horizon=0.01,
+                            dt=0.001)
+
+    try:
+        assert client.wait_for_server(timeout_sec=PATIENCE)
+        for change, reason in (
+            ({"scenarios": []}, "scenarios must not be empty"),
+            ({"start": HOSTILE_STATES["nan-position"][0]}, "start: position is non-finite"),
+            ({"start": HOSTILE_STATES["unknown-names"][0]}, "start: name has no entry"),
+            ({"start": HOSTILE_STATES["wrong-size"][0]}, "start: position has 5 entries"),
+            ({"horizon": NAN}, "horizon must be a number > 0"),
+        ):
+            goal, since = good(), len(peer.statuses)
+            for field, value in change.items():
+                setattr(goal, field, value)
+            response = run(goal)
+            assert response.status == 6 and reason in response.result.message, \
+                response.result.message  # ABORTED
+            assert wait_for(lambda r=reason, s=since: peer.reported(r, since=s)), reason
+            assert run(good()).status == 4  # SUCCEEDED
+
+        for urdf, reason in ((BROKEN, "does not load"), (MASSLESS, "panda_joint7")):
+            peer.description.publish(String(data=urdf))
+            assert wait_for(lambda r=reason: peer.reported(r, DiagnosticStatus.ERROR)), reason
+            assert run(good()).status == 4, f"no preview of the panda after {reason}"
+        chain = Robot.from_urdf_string(CHAIN)
+        peer.description.publish(String(data=CHAIN))
+        assert wait_for(lambda: node.robot is not None and node.robot.nv == chain.nv)
+        response = run(good())  # the panda's goal on the chain: refused with the reason
+        assert response.status == 6 and response.result.message
+    finally:
+        client.destroy()
+        peer.close()
+
+
+@pytest.fixture(autouse=True)
+def _quiet_massless_warning():
+    """The massless tip's URDFWarning is the point of those tests."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=URDFWarning)
+        yield
