@@ -160,8 +160,9 @@ HOSTILE_STATES = {
 # -- dynamics_node ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def dynamics(ros):
+def dynamics_peer(ros) -> Peer:
+    """A DynamicsNode on the panda with the tcp frame; the Peer collects its joint-space
+    answers in `answers`."""
     node = DynamicsNode(parameter_overrides=[
         Parameter("robot_description", value=PANDA), Parameter("frames", value=[TIP]),
         Parameter("diagnostic_period", value=0.2)])
@@ -169,6 +170,12 @@ def dynamics(ros):
     peer.answers = []
     peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
                                   peer.answers.append, 100)
+    return peer
+
+
+@pytest.fixture(scope="module")
+def dynamics(ros):
+    peer = dynamics_peer(ros)
     yield peer
     peer.close()
 
@@ -232,13 +239,8 @@ def test_dynamics_node_robot_swaps(ros) -> None:
     served. A URDF that does not load and a tip that moves no mass: refused (ERROR, the
     reason), the robot in service goes on. With only M, b, g published, the massless tip
     is served."""
-    node = DynamicsNode(parameter_overrides=[
-        Parameter("robot_description", value=PANDA), Parameter("frames", value=[TIP]),
-        Parameter("diagnostic_period", value=0.2)])
-    peer = Peer(ros, node)
-    peer.answers = []
-    peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
-                                  peer.answers.append, 100)
+    peer = dynamics_peer(ros)
+    node = peer.node
     try:
         chain = Robot.from_urdf_string(CHAIN)
         peer.description.publish(String(data=CHAIN))
