@@ -1,13 +1,18 @@
-"""dynamics_node under a 1 kHz joint_states stream: latency, drops and CPU.
+"""dynamics_node under a joint_states stream (1 kHz; a 10 kHz flood): latency, drops, CPU.
 
 Starts the node in its own process on the bundled Panda with M, b, g and Λ of one frame
 published each cycle, publishes joint_states at the given rate from this process for the given
 time, and reports:
-- the node's own receive → publish latency (p50/p99 from its diagnostics),
+- sent here, and the node's counts (from its last diagnostics): handled, superseded (taken
+  newest first, the older ones dropped) and whether superseded == sent − handled,
+- the age of each answered state in the node, from its arrival in the middleware to the
+  publication of its dynamics (per-second p50 and p99 from its diagnostics), and the node's
+  take → publish latency,
 - end-to-end latency, joint_states publish → JointSpaceDynamics receipt here (p50/p99),
-- dropped messages (joint states sent minus dynamics received) and the node's CPU use.
+- dynamics received here against joint states sent, and the node's CPU use.
 
     .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py [--seconds 30]
+    .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py --rate 10000 --seconds 10
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ def main() -> None:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
     import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from rclpy.executors import SingleThreadedExecutor
     from robodyn_interfaces.msg import JointSpaceDynamics
     from sensor_msgs.msg import JointState
@@ -85,7 +90,8 @@ def main() -> None:
         def on_diagnostics(message: DiagnosticArray) -> None:
             for status in message.status:
                 if status.name.endswith("dynamics_node"):
-                    diagnostics.append({kv.key: kv.value for kv in status.values})
+                    values = {kv.key: kv.value for kv in status.values}
+                    diagnostics.append(values | {"warn": status.level == DiagnosticStatus.WARN})
 
         client.create_subscription(JointSpaceDynamics, "dynamics/joint_space", on_dynamics, 1000)
         client.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
@@ -97,21 +103,28 @@ def main() -> None:
 
         message = JointState(name=list(robot.joint_names))
         rng = np.random.default_rng(0)
+        period, count = 1.0 / args.rate, int(args.seconds * args.rate)
+        Q = rng.uniform(-1.0, 1.0, (count, robot.nv))
+        Q[:, 0] = np.arange(count) * 1e-6
+        positions, velocities = Q.tolist(), rng.uniform(-1, 1, (count, robot.nv)).tolist()
         while publisher.get_subscription_count() == 0 or not diagnostics:  # node up, model in
             time.sleep(0.05)
         cpu_start, wall_start = cpu_seconds(node.pid), time.perf_counter()
-        period, count = 1.0 / args.rate, int(args.seconds * args.rate)
         diagnostics.clear()
         for k in range(count):
-            q = rng.uniform(-1.0, 1.0, robot.nv)
-            q[0] = k * 1e-6
-            message.position, message.velocity = q.tolist(), rng.uniform(-1, 1, robot.nv).tolist()
-            sent[q[0]] = time.perf_counter()
+            message.position, message.velocity = positions[k], velocities[k]
+            sent[positions[k][0]] = time.perf_counter()
             publisher.publish(message)
-            time.sleep(max(0.0, wall_start + (k + 1) * period - time.perf_counter()))
+            remaining = wall_start + (k + 1) * period - time.perf_counter()
+            if remaining > 0.0:
+                time.sleep(remaining)
+        send_wall = time.perf_counter() - wall_start
         time.sleep(1.0)
         wall = time.perf_counter() - wall_start
         cpu = cpu_seconds(node.pid) - cpu_start
+        reports = len(diagnostics)
+        while len(diagnostics) < reports + 2:  # a report of the whole run, after its end
+            time.sleep(0.05)
         executor.shutdown(timeout_sec=2.0)
         spinner.join(timeout=2.0)
         client.destroy_node()
@@ -121,9 +134,24 @@ def main() -> None:
 
     ms = np.array(latencies) * 1e3
     in_node = [d for d in diagnostics if d.get("latency p99 (ms)")]
+    last = diagnostics[-1]
+    handled, superseded = int(last["joint_states handled"]), int(last["joint_states superseded"])
     print(f"dynamics_node, bundled Panda, M + b + g + Λ of {FRAME} per cycle, "
-          f"{args.rate:.0f} Hz joint_states for {args.seconds:.0f} s")
-    print(f"sent {count}, received {len(latencies)}, dropped {count - len(latencies)}")
+          f"{args.rate:.0f} Hz joint_states for {args.seconds:.0f} s "
+          f"(sent at {count / send_wall:.0f} Hz)")
+    print(f"sent {count}; the node counted {last['joint_states sent']} sent, handled {handled}, "
+          f"superseded {superseded} (of which the middleware dropped "
+          f"{last['joint_states dropped by the middleware']}); superseded == sent - handled: "
+          f"{superseded == count - handled}")
+    print(f"dynamics received here {len(latencies)} (sent - received {count - len(latencies)})")
+    ages = [d for d in in_node if d.get("joint_states age p99 (ms)")]
+    if ages:
+        p50 = np.median([float(d["joint_states age p50 (ms)"]) for d in ages])
+        p99 = max(float(d["joint_states age p99 (ms)"]) for d in ages)
+        print(f"age in the node (arrival in the middleware → dynamics published): median "
+              f"per-second p50 {p50:.3f} ms, worst per-second p99 {p99:.3f} ms")
+    warned = sum(d["warn"] for d in in_node)
+    print(f"diagnostics at WARN (skipping) in {warned} of {len(in_node)} reports")
     print(f"end-to-end latency (publish → receipt, two processes): p50 {np.percentile(ms, 50):.3f} "
           f"ms, p99 {np.percentile(ms, 99):.3f} ms, max {ms.max():.3f} ms")
     compute_ms = np.array(computation) * 1e3
@@ -132,7 +160,7 @@ def main() -> None:
     if in_node:
         p50 = np.median([float(d["latency p50 (ms)"]) for d in in_node])
         p99 = max(float(d["latency p99 (ms)"]) for d in in_node)
-        print(f"in the node (receive → publish): p50 {p50:.3f} ms, worst per-second p99 "
+        print(f"in the node (take → publish): p50 {p50:.3f} ms, worst per-second p99 "
               f"{p99:.3f} ms")
     print(f"node CPU: {100 * cpu / wall:.0f} % of one core")
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
 
 AGES_KEPT = 20_000  # ages kept for one diagnostics period's percentiles (2 s at 10 kHz)
@@ -67,17 +68,19 @@ class NewestFirst:
         Returns:
             The newest message and its arrival.
         """
-        newest = (message, info)
         self._count(info)
+        newest_info, serialized = info, None
         subscription = self.subscription
-        if subscription is not None:
+        if subscription is not None:  # taken serialized: only the newest is deserialized
             with subscription.handle:
                 while (taken := subscription.handle.take_message(
-                        subscription.msg_type, subscription.raw)) is not None:
-                    self._count(taken[1])
-                    newest = taken
-        received = newest[1].get("received_timestamp") or time.time_ns()
-        return Arrival(newest[0], received)
+                        subscription.msg_type, True)) is not None:
+                    serialized, newest_info = taken
+                    self._count(newest_info)
+        if serialized is not None:
+            message = deserialize_message(serialized, subscription.msg_type)
+        received = newest_info.get("received_timestamp") or time.time_ns()
+        return Arrival(message, received)
 
     def mark_handled(self) -> None:
         """Count one taken message as handled (answered, applied or rejected)."""
