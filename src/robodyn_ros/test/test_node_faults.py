@@ -122,8 +122,11 @@ class Peer:
         self.peer.destroy_node()
 
 
+PANDA_JOINTS = [f"panda_joint{k}" for k in range(1, 8)]
+
+
 def panda_state(q=Q0, qd=None, effort=None, names=None) -> JointState:
-    names = names or list(Robot.from_urdf_string(PANDA).joint_names)
+    names = names or PANDA_JOINTS
     message = JointState(name=names, position=list(q))
     message.velocity = list(qd) if qd is not None else [0.0] * len(q)
     if effort is not None:
@@ -325,7 +328,8 @@ def test_controller_node_survives_hostile_inputs_floods_and_swaps(ros) -> None:
     node = ControllerNode(parameter_overrides=[
         Parameter("robot_description", value=PANDA),
         Parameter("controller", value="operational_space"),
-        Parameter("controller_parameters.frame", value=TIP)])
+        Parameter("controller_parameters.frame", value=TIP),
+        Parameter("diagnostic_period", value=0.2)])
     peer = Peer(ros, node)
     efforts: list[Float64MultiArray] = []
     peer.peer.create_subscription(Float64MultiArray, "effort_commands", efforts.append, 100)

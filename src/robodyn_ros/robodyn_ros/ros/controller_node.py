@@ -8,6 +8,7 @@ Parameters:
     dynamics_source (string, "in_process"): "in_process" computes the dynamics with the node's
         own Robot; "service" asks the dynamics node's ``compute_dynamics`` service each cycle
         for M, b, g and the operational-space dynamics of the controller's task frames.
+    diagnostic_period (double, 1.0 s).
 Subscribes ``joint_states``, ``target_pose`` (geometry_msgs/PoseStamped, for the
 operational-space controller) and ``target_joints`` (sensor_msgs/JointState positions, for
 joint impedance). Publishes ``effort_commands`` (std_msgs/Float64MultiArray in the URDF's
@@ -60,6 +61,7 @@ class ControllerNode(Node):
             ("robot_description", ""),
             ("controller", "gravity_compensation"),
             ("dynamics_source", "in_process"),
+            ("diagnostic_period", 1.0),
         ):
             if not self.has_parameter(name):
                 self.declare_parameter(name, default)
@@ -84,7 +86,8 @@ class ControllerNode(Node):
             )
         self._efforts = self.create_publisher(Float64MultiArray, "effort_commands", 10)
         self._dynamics = self.create_client(ComputeDynamics, "compute_dynamics")
-        publish_diagnostics(self, self.guard, 1.0, self._status)
+        publish_diagnostics(self, self.guard, self.get_parameter("diagnostic_period").value,
+                            self._status)
         follow_robot_description(self, self.guard, self._adopt)
 
     # -- set-up -----------------------------------------------------------------------------
@@ -200,7 +203,7 @@ class ControllerNode(Node):
 
     def _status(self):
         values = {"controller": self.get_parameter("controller").value,
-                  "cycles in the last second": str(self._cycles)}
+                  "cycles since the last report": str(self._cycles)}
         self._cycles = 0
         skipping = []
         for topic, intake in self._inputs.items():
