@@ -162,7 +162,7 @@ class Guard:
             task: what the callback does, for the log and diagnostics ("joint_states").
             function: the callback.
             on_failure: called as on_failure(reason, *args) when `function` raised; its return
-                value is the callback's (None without one).
+                value is the callback's (None without one, or when it raises in turn).
         """
 
         @functools.wraps(function)
@@ -174,7 +174,13 @@ class Guard:
                 self.health.reject(task, reason)
             except Exception as error:  # the guard's purpose
                 reason = self.health.fault(task, error)
-            return on_failure(reason, *args) if on_failure is not None else None
+            if on_failure is None:
+                return None
+            try:
+                return on_failure(reason, *args)
+            except Exception as error:  # answering the failure failed too: reported, no more
+                self.health.fault(f"{task} (answering a failure)", error)
+                return None
 
         return guarded
 

@@ -68,6 +68,7 @@ from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
 
 MAX_LAG = 0.25  # s of wall time behind schedule after which pacing restarts from now
 LOCKSTEP_TIMEOUT = 1.0  # s of wall time a lockstep simulation waits for a command
+RESUME_DELAY = 0.1  # s of wall time between a failure of the simulation and its resumption
 COMMAND_QUEUE = 10  # effort commands the middleware keeps for the node, all taken at once
 _CHECKED_AT_START = (
     "integrator",
@@ -252,7 +253,8 @@ class SimNode(Node):
         resumes from the last state reached (a step changes the state only when it works)."""
         simulate = self.guard.callback("simulation", self._simulate)
         while not self._stop.is_set() and self.context.ok():
-            simulate()
+            simulate()  # returns when stopped, or after a failure the guard reported
+            self._stop.wait(RESUME_DELAY)
 
     def _simulate(self) -> None:
         """Wait until the wall time of the next publish (scaled by real_time_factor), step to
