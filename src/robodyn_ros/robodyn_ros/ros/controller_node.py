@@ -18,8 +18,10 @@ Every input is taken newest first (ros.intake): a cycle answers the newest joint
 target is the newest one sent; the diagnostics count what was superseded. A new robot is
 configured with the controller and its parameters and run once at rest before it replaces
 the one in service; if either fails (a frame it lacks, a tip that moves no mass) it is
-refused with the reason and the controller goes on as it was. Efforts with NaN or inf are
-not sent. Every callback runs under the node's guard (ros.guard).
+refused with the reason and the controller goes on as it was. A robot put in service starts
+a new controller: targets set before are dropped (they were for the previous robot) and it
+holds the pose of the first state it gets until a new one arrives. Efforts with NaN or inf
+are not sent. Every callback runs under the node's guard (ros.guard).
 """
 
 from __future__ import annotations
