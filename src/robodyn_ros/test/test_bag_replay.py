@@ -107,5 +107,12 @@ def test_dynamics_node_processes_a_replayed_run(ros, tmp_path) -> None:
     answers: list[JointSpaceDynamics] = []
     peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space", answers.append, 100)
     play_while_spinning([node, peer], peer, bag, answers)
-    assert [nanoseconds(m.header.stamp) for m in answers] == trajectory.stamps.tolist()
-    np.testing.assert_allclose([m.acceleration for m in answers], trajectory.qdd, atol=1e-9)
+    # the node takes joint states newest first: a state superseded before its turn (two
+    # arrivals in one cycle on a busy machine) is counted, not answered; the rest come in order
+    stamps = [nanoseconds(m.header.stamp) for m in answers]
+    answered = np.searchsorted(trajectory.stamps, stamps)
+    assert stamps == trajectory.stamps[answered].tolist(), "answers under unknown stamps"
+    assert np.all(np.diff(answered) > 0), "answers out of order"
+    assert answered[-1] == SAMPLES - 1 and len(answered) >= SAMPLES // 2
+    np.testing.assert_allclose([m.acceleration for m in answers], trajectory.qdd[answered],
+                               atol=1e-9)
