@@ -12,6 +12,7 @@ Tolerances as in test_dynamics (assert_close, RTOL relative, scaled by κ beyond
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -370,6 +371,8 @@ def test_armature_from_a_mapping_and_with_armature() -> None:
     assert armed.mass_matrix(q)[1, 1] == pytest.approx(plain.mass_matrix(q)[1, 1] + 0.3)
     again = armed.with_armature({})
     np.testing.assert_array_equal(again.mass_matrix(q), plain.mass_matrix(q))
+    shipped = pickle.loads(pickle.dumps(armed))  # as the process and Dask backends send it
+    np.testing.assert_array_equal(shipped.mass_matrix(q), armed.mass_matrix(q))
     locked = Robot.from_urdf_string(random_chain_urdf(4, seed=1), armature={"joint_3": 1.0},
                                     locked_joints={"joint_1": 0.2})
     np.testing.assert_array_equal(locked.model.armature, [0.0, 0.0, 1.0])

@@ -8,14 +8,15 @@ world-aligned axes) by three routes, each then cut to the selected task rows:
 - recursive: O(n), no n x n matrix. The articulated inertias of ABA's backward pass (world
   frame, RBDA Table 7.1) give the response of body k at rest to a force F on it, a_k = Ω_k F:
   Ω_i = T_iᵀ Ω_λ T_i + S_i S_iᵀ / D_i with T_i = 1 − U_i S_iᵀ / D_i, U_i = IA_i S_i,
-  D_i = S_iᵀ U_i, Ω of the fixed base 0 (the inverse articulated-body inertia recursion of
-  Featherstone, "Exploiting sparsity in operational-space dynamics", IJRR 2010, eqs. 21–24, in
-  one frame). Between frames on bodies k and h with deepest common ancestor c:
-  Ω_hk = Φ_hᵀ Ω_c Φ_k, Φ_k = T_{c'} ⋯ T_k the product down the path from c to k (zero when
-  the paths meet only at the base).
+  D_i = S_iᵀ U_i + a_i (a_i the armature, as in ABA), Ω of the fixed base 0 (the inverse
+  articulated-body inertia recursion of Featherstone, "Exploiting sparsity in
+  operational-space dynamics", IJRR 2010, eqs. 21–24, in one frame). Between frames on
+  bodies k and h with deepest common ancestor c: Ω_hk = Φ_hᵀ Ω_c Φ_k, Φ_k = T_{c'} ⋯ T_k the
+  product down the path from c to k (zero when the paths meet only at the base).
 - schur, schur_bcr: Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E of one body (schur.tip_inverse_inertia): the
   constraint-force system of the joints from the base to it, the rest of the tree eliminated
-  leaf first (path_system), then 𝒜 reduced from the base or by block cyclic reduction.
+  leaf first (path_system), then 𝒜 reduced from the base or by block cyclic reduction. No
+  term for the armature: Robot refuses these routes for a robot with armature.
 
 A frame at point p of body k is reached by X_p = [1, −[p]×; 0, 1]: Λ⁻¹_hk = X_ph Ω_hk X_pkᵀ.
 """
