@@ -191,7 +191,7 @@ def test_an_error_in_a_helper_threads_chunk_names_its_state(panda, many_states) 
 
 def test_the_dynamics_errors_keep_their_type_on_every_backend(pool, panda, states) -> None:
     q, qd, tau = states
-    q = q.copy()
-    q[5, 0] = 1e300  # state 5 overflows: NonFiniteResultError, whichever worker runs it
+    qd = qd.copy()
+    qd[5] = 1e300  # state 5's velocity products overflow, whichever worker runs it
     with pytest.raises(NonFiniteResultError, match="forward_dynamics"):
         pool.batch(panda, "forward_dynamics", q, qd, tau)
