@@ -66,4 +66,7 @@ class NonFiniteResultError(FloatingPointError):
         return (type(self), (self.function, self.quantity, self.detail))
 
 
-__all__ = ["NonFiniteResultError", "SingularMassMatrixError"]
+NO_ANSWER_ERRORS = (SingularMassMatrixError, NonFiniteResultError)
+"""The errors of a state at which an answer does not exist, as opposed to a bad call."""
+
+__all__ = ["NO_ANSWER_ERRORS", "NonFiniteResultError", "SingularMassMatrixError"]

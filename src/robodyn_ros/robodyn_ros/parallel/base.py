@@ -12,13 +12,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import numpy as np
 
-from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
+from robodyn_ros.errors import NO_ANSWER_ERRORS
 
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot
-
-
-DYNAMICS_ERRORS = (SingularMassMatrixError, NonFiniteResultError)
 
 
 class ParallelError(RuntimeError):
@@ -132,7 +129,7 @@ def raise_failure(index: int, function: Callable, error: Exception) -> NoReturn:
     dynamics' own errors (robodyn_ros.errors: no answer at a state) keep their type, with the
     item in a note, so that a caller catches the same error on every backend."""
     name = getattr(function, "__name__", type(function).__name__)
-    if isinstance(error, DYNAMICS_ERRORS):
+    if isinstance(error, NO_ANSWER_ERRORS):
         error.add_note(f"raised by item {index} ({name}) of a parallel map")
         raise error
     raise ParallelError(f"item {index} ({name}) failed: {type(error).__name__}: {error}") \

@@ -93,29 +93,19 @@ class JointStateMap:
 
 
 def finite(quantity: str, values: np.ndarray) -> np.ndarray:
-    """`values`, checked to hold no NaN or inf.
+    """`values`, checked to hold no NaN or inf: for what a node computes beyond the Robot's
+    functions (a controller's efforts, a preview's trajectory), which the Robot answers
+    finite or raises NonFiniteResultError for.
 
     Raises:
         NonFiniteAnswerError: naming the quantity (the state's magnitudes overflowed it).
     """
-    check_finite((quantity, values))
+    if not np.isfinite(values).all():
+        raise NonFiniteAnswerError(
+            f"{quantity} is not finite at this state (NaN or inf: magnitudes beyond double "
+            "precision); not sent"
+        )
     return values
-
-
-def check_finite(*quantities: tuple[str, np.ndarray]) -> None:
-    """Check (name, values) pairs for NaN and inf in one pass.
-
-    Raises:
-        NonFiniteAnswerError: naming the first quantity that has one.
-    """
-    together = np.concatenate([np.ravel(values) for _, values in quantities])
-    if np.isfinite(together).all():
-        return
-    quantity = next(name for name, values in quantities if not np.isfinite(values).all())
-    raise NonFiniteAnswerError(
-        f"{quantity} is not finite at this state (NaN or inf: magnitudes beyond double "
-        "precision); not sent"
-    )
 
 
 def float_sequence(values: np.ndarray) -> array:
@@ -155,8 +145,6 @@ def joint_space_message(
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
         computed.append(("acceleration", robot.forward_dynamics(q, qd, effort, method=methods[1])))
-    if computed:
-        check_finite(*computed)
     for name, values in computed:
         setattr(message, JOINT_SPACE_FIELDS[name], float_sequence(values))
     message.mass_matrix_method, message.forward_dynamics_method = methods
@@ -170,16 +158,12 @@ def operational_space_message(
     the caller fills header.
 
     Raises:
-        NonFiniteAnswerError: a quantity of the frame came out NaN or inf.
+        NonFiniteResultError: a quantity of the frame overflowed (from the Robot).
     """
     task = robot.operational_space(
         q, qd, frame, method=method, singular_threshold=singular_threshold
     )
-    pose, twist = robot.frame_pose(q, frame), task.J @ qd
-    check_finite(*((f"{frame}: {name}", values) for name, values in (
-        ("pose", pose), ("twist", twist), ("J", task.J), ("Λ", task.Lambda),
-        ("Λ⁻¹", task.Lambda_inv), ("J̄", task.Jbar), ("μ", task.mu), ("p", task.p),
-        ("J̇ q̇", task.Jdot_qd))))
+    pose, twist = robot.frame_pose(q, frame), finite(f"{frame}: twist", task.J @ qd)
     message = OperationalSpaceDynamics()
     message.frame = frame
     message.joint_names = list(robot.joint_names)

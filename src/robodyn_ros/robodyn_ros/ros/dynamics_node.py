@@ -326,7 +326,7 @@ def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings):
     """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics]).
 
     Raises:
-        NonFiniteAnswerError: a quantity came out NaN or inf (conversions).
+        NonFiniteAnswerError: a frame's twist came out NaN or inf (conversions).
         Exception: what the Robot raises where an answer does not exist.
     """
     start = time.perf_counter()

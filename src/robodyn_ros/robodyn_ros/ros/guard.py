@@ -2,7 +2,8 @@
 of what went wrong that the node's diagnostics read.
 
 A callback wrapped by a `Guard` cannot raise into the executor. A `RefusedError` (bad input,
-refused with its reason) counts as a rejected message, level WARN; any other exception is a
+refused with its reason) and a `NonFiniteResultError` (a state whose magnitudes overflow the
+dynamics) count as a rejected message, level WARN; any other exception is a
 fault, level ERROR, logged with its type. Either way one log line per task and second at most,
 the reason in the node's next diagnostics, and for a service an answer with success=false and
 the reason, for a parameter change a refusal with the reason, for an action goal an abort
@@ -20,6 +21,8 @@ from typing import Any
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
+
+from robodyn_ros.errors import NonFiniteResultError
 
 LOG_PERIOD = 1.0  # s: at most one log line per task in this time; the rest are counted
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -169,7 +172,7 @@ class Guard:
         def guarded(*args: Any) -> Any:
             try:
                 return function(*args)
-            except RefusedError as refusal:
+            except (RefusedError, NonFiniteResultError) as refusal:
                 reason = str(refusal)
                 self.health.reject(task, reason)
             except Exception as error:  # the guard's purpose

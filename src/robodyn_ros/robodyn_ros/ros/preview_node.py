@@ -138,7 +138,7 @@ class PreviewNode(Node):
         finally:
             self._cancels.pop(key, None)
         for result in results:
-            check_finite(result)
+            check_prediction_finite(result)
         self._markers.publish(path_markers(robot, results))
         goal_handle.succeed()
         return Preview.Result(predictions=[prediction_message(robot, r) for r in results])
@@ -165,7 +165,7 @@ class PreviewNode(Node):
                                   message, values)
 
 
-def check_finite(result: PreviewResult) -> None:
+def check_prediction_finite(result: PreviewResult) -> None:
     """Raises NonFiniteAnswerError when a scenario's predicted trajectory has NaN or inf."""
     for quantity, values in (("q", result.q), ("q̇", result.qd), ("effort", result.effort),
                              ("frame path", result.frame_path)):
