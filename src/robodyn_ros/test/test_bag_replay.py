@@ -113,6 +113,6 @@ def test_dynamics_node_processes_a_replayed_run(ros, tmp_path) -> None:
     answered = np.searchsorted(trajectory.stamps, stamps)
     assert stamps == trajectory.stamps[answered].tolist(), "answers under unknown stamps"
     assert np.all(np.diff(answered) > 0), "answers out of order"
-    assert answered[-1] == SAMPLES - 1 and len(answered) >= SAMPLES // 2
+    assert answered[-1] == SAMPLES - 1, "the newest state is never superseded"
     np.testing.assert_allclose([m.acceleration for m in answers], trajectory.qdd[answered],
                                atol=1e-9)
