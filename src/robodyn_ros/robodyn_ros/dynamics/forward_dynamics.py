@@ -121,7 +121,7 @@ def aba_one(tree, gravity, Q, QD, TAU, F, QDD, b, workspace):
     aba(tree, gravity, Q, QD, TAU, F, QDD, b, 1, workspace)
 
 
-@kernel_helper
+@routine
 def aba_state(tree, gravity, q, qd, tau, f_ext, qdd, workspace):
     """aba for one state (n,) into qdd, with f_ext None or (1, n, 6) and a one-lane workspace.
     The states become batches of one by np.newaxis, a view made inline: reshape calls into

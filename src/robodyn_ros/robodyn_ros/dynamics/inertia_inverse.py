@@ -7,7 +7,7 @@ import numpy as np
 
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.spatial import (
     dot6,
@@ -33,7 +33,7 @@ def minv_workspace(tree, n):
     return end, X_world, S_world, IA, U, D, P, A
 
 
-@kernel_helper
+@routine
 def minv_aba(tree, q, Minv, workspace):
     """M⁻¹ for one state into Minv (n x n); workspace from minv_workspace. Column j is the ABA
     answer to τ = e_j with zero velocity and gravity. P (6 x n) holds the bias force of column j on

@@ -196,7 +196,7 @@ def shift_inertia_to_point(Lambda, p):
     subtract_moments(Lambda, p, p, 3, 0)
 
 
-@kernel_helper
+@routine
 def articulated_task_inverse(tree, frames, q, full, ws):
     """full (6F x 6F) = Λ⁻¹ of the stacked task of F frames by the O(n) recursion (module
     docstring); ws from articulated_workspace."""
