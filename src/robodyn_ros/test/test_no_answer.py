@@ -15,6 +15,9 @@ from robodyn_ros import Robot
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.sim.preview import PreviewSettings, preview
+from robodyn_ros.sim.scenarios import TorqueProfile
+from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.testing.example_robots import example_robot_urdf
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
@@ -121,6 +124,47 @@ def test_what_exists_still_matches_pinocchio(massless_tip) -> None:
     tau = robot.inverse_dynamics(q, qd, qdd)
     expected = oracle.rnea(q, qd, qdd)
     np.testing.assert_allclose(tau, expected, rtol=RTOL, atol=RTOL * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
+def test_simulation_and_preview_raise_naming_the_joints(massless_tip, integrator) -> None:
+    """The simulated robot's step, the compiled rollout and the stepped one (cholesky)."""
+    robot, _ = massless_tip
+    with pytest.raises(SingularMassMatrixError) as error:
+        SimulatedRobot(robot, integrator).step(np.zeros(robot.nv))
+    assert_names_joints(error, MASSLESS_TIP_JOINTS)
+    idle = TorqueProfile("idle", "panda_hand_tcp", np.zeros(1), np.zeros((1, robot.nv)))
+    for method in ("aba", "cholesky"):
+        settings = PreviewSettings(horizon=0.01, integrator=integrator,
+                                   forward_dynamics_method=method)
+        with pytest.raises(SingularMassMatrixError) as error:
+            preview(robot, [idle], settings)
+        assert_names_joints(error, MASSLESS_TIP_JOINTS)
+
+
+def test_armature_on_the_massless_joints_gives_the_simulation_pinocchios_motion(
+        massless_tip) -> None:
+    """The remedy: with armature on joints 6 and 7 the robot has forward dynamics, and the
+    simulated robot and the preview's rollout follow Pinocchio's ABA with that armature."""
+    robot, xml = massless_tip
+    armature = dict.fromkeys(MASSLESS_TIP_JOINTS, 0.05)
+    armed = robot.with_armature(armature)
+    assert armed.massless_joints == ()
+    oracle = PinocchioOracle(xml, robot.joint_names, armature=armature, is_string=True)
+    model, dt = armed.model, 1e-3
+    q0, effort = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]), np.linspace(-1.0, 1.0, 7)
+    push = TorqueProfile("push", "panda_hand_tcp", np.array([0.0, 0.02]), np.tile(effort, (2, 1)))
+    settings = PreviewSettings(horizon=0.02, dt=dt, integrator="semi_implicit_euler")
+    (result,) = preview(armed, [push], settings, q0)
+    simulated = SimulatedRobot(armed, "semi_implicit_euler", dt, q=q0)
+    q, qd = q0.copy(), np.zeros(7)
+    for k in range(settings.steps):
+        simulated.step(effort)
+        friction = model.friction * np.tanh(qd / settings.friction_velocity)
+        qd = qd + dt * oracle.aba(q, qd, effort - model.damping * qd - friction)
+        q = q + dt * qd
+        np.testing.assert_allclose(simulated.q, q, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(result.q[k + 1], q, rtol=0, atol=1e-9)
 
 
 def test_a_real_humanoid_with_massless_hands_names_its_finger_joints() -> None:

@@ -21,6 +21,7 @@ from robodyn_ros.control import load_controller
 from robodyn_ros.control.operational_space import rotation_error
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.dynamics import rollout
+from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS
@@ -214,19 +215,36 @@ def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd:
     joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
                        model.damping, model.friction], dtype=float)
     law, joint_gains, task_gains, target, reference = _control_inputs(robot, scenario, q, times)
-    Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
+    Q, QD = np.full((steps + 1, n), np.nan), np.full((steps + 1, n), np.nan)  # NaN: not reached
+    effort = np.empty((steps, n))
     clamped, frame_path = np.zeros(n, dtype=np.int64), np.empty((steps + 1, 4, 4))
     energy = np.empty(len(sample_steps(settings)))
     Q[0], QD[0] = q, qd
     integrator = {"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER, "rk4": rollout.RK4}
-    smallest = rollout.rollout(
-        *robot.kernel_arrays, robot.frame_row(scenario.frame), joints, joint_gains,
-        task_gains, target, reference, law, settings.control_every,
-        integrator[settings.integrator], settings.dt, settings.friction_velocity,
-        settings.singular_threshold, _sample_stride(settings), Q, QD, effort, clamped,
-        frame_path, energy,
-    )
+    smallest = np.nan
+    try:
+        smallest = rollout.rollout(
+            *robot.kernel_arrays, robot.frame_row(scenario.frame), joints, joint_gains,
+            task_gains, target, reference, law, settings.control_every,
+            integrator[settings.integrator], settings.dt, settings.friction_velocity,
+            settings.singular_threshold, _sample_stride(settings), Q, QD, effort, clamped,
+            frame_path, energy,
+        )
+    except np.linalg.LinAlgError:  # numba's SVD of a NaN Jacobian: the state went NaN before
+        pass
+    if not (np.isfinite(Q).all() and np.isfinite(QD).all()):
+        raise _rollout_failure(robot, Q, QD)
     return Q, QD, effort, clamped, frame_path, energy, smallest
+
+
+def _rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
+    """Why the rollout's state went NaN or inf (its kernel reports no cause): the forward
+    dynamics' own error at the last finite state (SingularMassMatrixError naming the joints,
+    where M is singular there), or else a NonFiniteResultError naming the step."""
+    finite = np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
+    step = int(np.argmin(finite))  # the first state not finite; the one before is (Q[0] is)
+    robot.forward_dynamics(Q[step - 1], QD[step - 1], np.zeros(robot.nv))
+    return NonFiniteResultError("preview", "the state", f"at step {step} of the rollout")
 
 
 def _control_inputs(robot, scenario, q, times):
