@@ -58,23 +58,49 @@ def armature_vector(
     armature = np.zeros(len(joint_names))
     if spec is None:
         return armature
-    where = source
+    index = {name: i for i, name in enumerate(joint_names)}
+    for name, value in armature_mapping(spec, source=source).items():
+        if name not in index:
+            raise ModelError(
+                f"{_where(spec, source)}: armature of joint '{name}': not a moving joint of this "
+                "robot (fixed and locked joints have none); its moving joints are: "
+                f"{', '.join(joint_names)}"
+            )
+        armature[index[name]] = value
+    return armature
+
+
+def armature_mapping(spec: Armature, *, source: str) -> dict[str, float]:
+    """The joint name → armature of a mapping or a YAML file, each value checked.
+
+    Args:
+        spec: a mapping, or the path of a YAML file holding one (module docstring).
+        source: what the armature is for (a robot description, a parameter), for errors.
+
+    Returns:
+        joint name → a finite number ≥ 0.
+
+    Raises:
+        ModelError: not a mapping, a value that is not a finite number ≥ 0, or a YAML file
+            that cannot be read or holds no mapping; the message names the file and joint.
+        OSError: the YAML file cannot be opened.
+    """
+    where = _where(spec, source)
     if isinstance(spec, str | os.PathLike):
-        where = f"{source}: armature file {os.fspath(spec)}"
         spec = _read_armature_file(spec, where)
     if not isinstance(spec, Mapping):
         raise ModelError(
             f"{where}: armature must map joint names to values; got {type(spec).__name__}"
         )
-    index = {name: i for i, name in enumerate(joint_names)}
-    for name, value in spec.items():
-        if name not in index:
-            raise ModelError(
-                f"{where}: armature of joint '{name}': not a moving joint of this robot (fixed "
-                f"and locked joints have none); its moving joints are: {', '.join(joint_names)}"
-            )
-        armature[index[name]] = _armature_value(value, f"{where}: armature of joint '{name}'")
-    return armature
+    return {str(name): _armature_value(value, f"{where}: armature of joint '{name}'")
+            for name, value in spec.items()}
+
+
+def _where(spec: Armature, source: str) -> str:
+    """The subject of an armature's error messages: the source, and the file if one."""
+    if isinstance(spec, str | os.PathLike):
+        return f"{source}: armature file {os.fspath(spec)}"
+    return source
 
 
 def _read_armature_file(path: str | os.PathLike[str], where: str) -> Mapping:

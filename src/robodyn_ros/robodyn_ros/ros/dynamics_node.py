@@ -5,6 +5,9 @@ Parameters (changeable at run time; a change the node cannot serve is refused wi
 reason):
     robot_description (string): the URDF; when empty, the node waits for the
         ``robot_description`` topic (transient local, as robot_state_publisher provides it).
+    armature (string, ""): rotor inertia per joint, added to M's diagonal: YAML text of a
+        mapping ("{panda_joint1: 0.1}", kg·m² or kg) or the path of a YAML file of one
+        (ros.entry.armature_parameter); changeable at run time.
     quantities (string[], all): what is published each cycle, any of "mass_matrix",
         "bias_forces", "gravity_torques", "acceleration" (when the joint state has efforts) and
         "operational_space" (one message per frame); what is left out stays empty or unsent.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import rclpy
+import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
@@ -16,16 +17,21 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.timer import Timer
 from std_msgs.msg import String
 
+from robodyn_ros.model import ModelError
+from robodyn_ros.model.armature import armature_mapping
 from robodyn_ros.robot import Robot
-from robodyn_ros.ros.guard import ERROR, Guard
+from robodyn_ros.ros.guard import ERROR, WARN, Guard, RefusedError
 
 DESCRIPTION_CONDITION = "robot_description"
+ARMATURE_PARAMETER = "armature"
+ARMATURE_CONDITION = "armature"
 
 
 def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], None]) -> None:
     """Load the robot of the node's robot_description parameter now (when set), of each
     change of that parameter, and of each URDF the robot_description topic brings (transient
-    local, as robot_state_publisher publishes it).
+    local, as robot_state_publisher publishes it), with the armature of the node's armature
+    parameter (declared here; see `armature_parameter`).
 
     Each robot is built from its URDF and handed to `adopt`, which prepares everything the
     node will serve with it (warming up what it will compute) and puts it in service last, or
@@ -33,46 +39,166 @@ def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], 
     as it was; the reason is logged and reported as an ERROR condition of the node's
     diagnostics until a robot loads. A parameter change refused so is refused with the reason.
 
+    A change of the armature parameter hands the robot in service, with the new armature, to
+    `adopt`; it is refused with the reason when it names a joint that robot lacks or `adopt`
+    refuses it. A new robot that lacks joints the armature names gets the armature of the
+    joints it has, and a WARN condition naming the others.
+
     Args:
         node: the node; it must have declared the robot_description parameter.
         guard: the node's guard (its health takes the conditions).
         adopt: puts a robot in service; raises (any exception) to refuse it.
     """
-
-    def load(urdf: str, source: str) -> str:
-        stage = f"robot description from {source} does not load"
-        try:
-            robot = Robot.from_urdf_string(urdf)
-            stage = f"robot '{robot.model.name}' from {source} refused"
-            adopt(robot)
-        except Exception as error:  # any failure refuses the robot, with the reason
-            reason = (f"{stage} ({type(error).__name__}: {error}); the robot in service, if "
-                      "any, stays")
-            guard.health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
-            return reason
-        guard.health.clear_condition(DESCRIPTION_CONDITION)
-        node.get_logger().info(f"robot '{robot.model.name}' from {source} in service: "
-                               f"{robot.nv} joints")
-        return ""
-
-    def on_parameters(parameters: list[Parameter]) -> SetParametersResult:
-        for parameter in parameters:
-            if parameter.name == "robot_description" and parameter.value:
-                reason = load(parameter.value, "a parameter set")
-                if reason:
-                    return SetParametersResult(successful=False, reason=reason)
-        return SetParametersResult(successful=True)
-
+    if not node.has_parameter(ARMATURE_PARAMETER):
+        node.declare_parameter(ARMATURE_PARAMETER, "")
+    follower = _DescriptionFollower(node, guard, adopt)
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     node.create_subscription(
         String, "robot_description",
-        guard.callback("robot_description", lambda message: load(message.data, "the topic")),
+        guard.callback("robot_description",
+                       lambda message: follower.load(message.data, "the topic")),
         latched,
     )
-    node.add_on_set_parameters_callback(guard.parameters(on_parameters))
+    node.add_on_set_parameters_callback(guard.parameters(follower.on_parameters))
     description = node.get_parameter("robot_description").value
     if description:
-        load(description, "the robot_description parameter")
+        follower.load(description, "the robot_description parameter")
+
+
+class _DescriptionFollower:
+    """The robot description and armature a node follows, and the robot they gave it."""
+
+    def __init__(self, node: Node, guard: Guard, adopt: Callable[[Robot], None]) -> None:
+        self._node, self._health, self._adopt = node, guard.health, adopt
+        self._robot: Robot | None = None  # the robot in service
+        self._description: tuple[str, str] | None = None  # the last URDF and its source
+        self._armature: dict[str, float] | None = None  # None while the parameter is invalid
+        self._armature_error = ""
+        try:
+            self._armature = armature_parameter(node.get_parameter(ARMATURE_PARAMETER).value)
+        except RefusedError as error:
+            self._armature_error = str(error)
+
+    def load(self, urdf: str, source: str, armature: dict[str, float] | None = None) -> str:
+        """Build the robot of `urdf` with the armature (the parameter's when None) and put it
+        in service.
+
+        Returns:
+            Why it was refused ("" when it is in service).
+        """
+        self._description = (urdf, source)
+        armature = self._armature if armature is None else armature
+        stage = f"robot description from {source} does not load"
+        try:
+            if armature is None:
+                raise RefusedError(f"no robot is served without the armature asked for: "
+                                   f"{self._armature_error}")
+            robot = Robot.from_urdf_string(urdf)
+            known = {joint: value for joint, value in armature.items()
+                     if joint in robot.joint_names}
+            robot = robot.with_armature(known) if known else robot
+            stage = f"robot '{robot.model.name}' from {source} refused"
+            self._adopt(robot)
+        except Exception as error:  # any failure refuses the robot, with the reason
+            reason = (f"{stage} ({type(error).__name__}: {error}); the robot in service, if "
+                      "any, stays")
+            self._health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
+            return reason
+        self._robot, self._armature, self._armature_error = robot, armature, ""
+        self._health.clear_condition(DESCRIPTION_CONDITION)
+        self._report_armature_left_out(robot)
+        self._node.get_logger().info(f"robot '{robot.model.name}' from {source} in service: "
+                                     f"{robot.nv} joints")
+        return ""
+
+    def on_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        """Load the robot of a robot_description change, or re-adopt the robot in service
+        with an armature change.
+
+        Raises:
+            RefusedError: the armature parameter is not a mapping or file of one, or names a
+                joint the robot in service lacks (the guard refuses the change with it).
+        """
+        changes = {parameter.name: parameter.value for parameter in parameters}
+        armature = None
+        if ARMATURE_PARAMETER in changes:
+            armature = armature_parameter(changes[ARMATURE_PARAMETER])
+        reason = ""
+        if changes.get("robot_description"):
+            reason = self.load(changes["robot_description"], "a parameter set", armature)
+        elif armature is not None:
+            reason = self._rearm(armature)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _rearm(self, armature: dict[str, float]) -> str:
+        """Put the robot in service back in service with `armature`; with none in service,
+        load the last robot description received (refused for want of a valid armature), or
+        keep `armature` for the first.
+
+        Returns:
+            Why it was refused ("" when it is in service).
+        """
+        robot = self._robot
+        if robot is None:
+            if self._description is not None:
+                return self.load(*self._description, armature)
+            self._armature, self._armature_error = armature, ""
+            return ""
+        lacking = [joint for joint in armature if joint not in robot.joint_names]
+        if lacking:
+            raise RefusedError(
+                f"armature: robot '{robot.model.name}' has no moving joint(s) "
+                f"{', '.join(lacking)} (its joints: {', '.join(robot.joint_names)})"
+            )
+        rearmed = robot.with_armature(armature)
+        try:
+            self._adopt(rearmed)
+        except Exception as error:  # refused: the robot in service stays as it was
+            return (f"armature refused for robot '{robot.model.name}' "
+                    f"({type(error).__name__}: {error}); the armature in service stays")
+        self._robot, self._armature = rearmed, armature
+        self._health.clear_condition(ARMATURE_CONDITION)
+        self._node.get_logger().info(f"robot '{robot.model.name}': armature set")
+        return ""
+
+    def _report_armature_left_out(self, robot: Robot) -> None:
+        """WARN while the armature names joints the robot in service lacks."""
+        lacking = [joint for joint in self._armature or () if joint not in robot.joint_names]
+        if lacking:
+            self._health.set_condition(
+                ARMATURE_CONDITION, WARN,
+                f"armature of joint(s) {', '.join(lacking)} left out: not moving joints of "
+                f"robot '{robot.model.name}'"
+            )
+        else:
+            self._health.clear_condition(ARMATURE_CONDITION)
+
+
+def armature_parameter(text: str) -> dict[str, float]:
+    """The joint name → armature of the armature parameter.
+
+    The parameter is YAML text: a mapping (``"{panda_joint1: 0.1, panda_joint2: 0.1}"``), or
+    the path of a YAML file of one (robodyn_ros.model.armature); empty for no armature.
+
+    Raises:
+        RefusedError: naming the parameter and what is wrong with it.
+    """
+    if not text.strip():
+        return {}
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        document = None
+    if not isinstance(document, dict | str):
+        raise RefusedError(
+            f"armature: neither a YAML mapping joint → value nor a file path: {text!r}"
+        )
+    try:
+        return armature_mapping(document, source="parameter 'armature'")
+    except (ModelError, OSError) as error:
+        raise RefusedError(str(error)) from None
 
 
 def publish_diagnostics(

@@ -15,8 +15,8 @@ not sent: the goal is aborted with the reason. Every callback runs under the nod
 (ros.guard): a goal that fails is aborted with the reason, the node reports it on
 ``/diagnostics`` and goes on serving.
 
-Parameters: robot_description (string; empty: the ``robot_description`` topic), backend,
-workers, diagnostic_period (double, 1.0 s).
+Parameters: robot_description (string; empty: the ``robot_description`` topic), armature
+(string, as dynamics_node's), backend, workers, diagnostic_period (double, 1.0 s).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Parameters:
     robot_description (string): the URDF; when empty, the node waits for the
         ``robot_description`` topic (transient local, as robot_state_publisher provides it).
+    armature (string, ""): rotor inertia per joint, added to M's diagonal: YAML text of a
+        mapping ("{panda_joint1: 0.1}", kg·m² or kg) or the path of a YAML file of one
+        (ros.entry.armature_parameter); changeable at run time.
     integrator (string, "rk4"): "rk4" or "semi_implicit_euler".
     forward_dynamics_method (string, "aba"): any of Robot.FORWARD_DYNAMICS_METHODS.
     forward_dynamics_tolerance (double, iteration.DEFAULT_TOL): the stopping tolerance of an
@@ -32,7 +35,8 @@ arrived; the diagnostics count the commands superseded before a step applied the
 of each from its arrival to its first step. A bad command (wrong length, NaN or inf) is
 logged, reported in the diagnostics and ignored: the last good command stays applied.
 
-A new robot (parameter or topic) is built into a SimulatedRobot and stepped once before it
+A new robot (parameter or topic, or the robot with a new armature) is built into a
+SimulatedRobot, which starts from the initial positions at sim time 0, and stepped once before it
 replaces the one simulated; if that fails (a robot whose tip moves no mass has no forward
 dynamics) it is refused with the reason and the simulation goes on as it was. A step that
 fails is reported (ERROR diagnostic, log) and the simulation resumes from the last state it
