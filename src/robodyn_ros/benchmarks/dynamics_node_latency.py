@@ -143,6 +143,10 @@ def main() -> None:
           f"superseded {superseded} (of which the middleware dropped "
           f"{last['joint_states dropped by the middleware']}); superseded == sent - handled: "
           f"{superseded == count - handled}")
+    gaps = np.diff(sorted(sent.values()))
+    bursts = int(np.count_nonzero(gaps < 0.25 / args.rate))
+    print(f"sent within a quarter period of the one before (this process's pacing hiccups, "
+          f"each a state that may supersede its predecessor): {bursts}")
     print(f"dynamics received here {len(latencies)} (sent - received {count - len(latencies)})")
     ages = [d for d in in_node if d.get("joint_states age p99 (ms)")]
     if ages:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from robodyn_ros._state_call import all_finite
 from robodyn_ros.dynamics.inertia_diagonal import mass_matrix_diagonal
 from robodyn_ros.dynamics.pivots import articulated_pivots
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
@@ -76,6 +77,8 @@ def check_finite(
         SingularMassMatrixError: M is singular at the first such state.
         NonFiniteResultError: anything else (an overflow), naming the quantity.
     """
+    if all_finite(*(result for _, result in quantities)):
+        return
     q = inputs[0]
     batch = q.shape[:-1]
     for name, result in quantities:
