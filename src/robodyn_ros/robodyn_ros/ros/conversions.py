@@ -127,14 +127,21 @@ def joint_space_message(
     effort: np.ndarray | None,
     methods: tuple[str, str] = ("crba", "aba"),
     quantities: Collection[str] = JOINT_SPACE_QUANTITIES,
+    message: JointSpaceDynamics | None = None,
 ) -> JointSpaceDynamics:
     """The chosen quantities of M, b, g and q̈ (q̈ only when τ is given) at (q, q̇) as a
     JointSpaceDynamics message, with the (mass matrix, forward dynamics) methods; the others
-    stay empty. The caller fills header and computation_time."""
-    message = JointSpaceDynamics()
-    message.joint_names = list(robot.joint_names)
+    stay empty. The caller fills header and computation_time.
+
+    Args:
+        message: a message of this robot with these quantities to fill again (a node's, for
+            each cycle: publishing serializes it at once); a new one when None.
+    """
+    if message is None:
+        message = JointSpaceDynamics(joint_names=list(robot.joint_names))
     message.position = float_sequence(q)
     message.velocity = float_sequence(qd)
+    message.effort = message.acceleration = array("d")
     computed = []
     if "mass_matrix" in quantities:
         computed.append(("mass matrix", robot.mass_matrix(q, method=methods[0])))
@@ -152,10 +159,15 @@ def joint_space_message(
 
 
 def operational_space_message(
-    robot: Robot, q: np.ndarray, qd: np.ndarray, frame: str, method: str, singular_threshold: float
+    robot: Robot, q: np.ndarray, qd: np.ndarray, frame: str, method: str,
+    singular_threshold: float, message: OperationalSpaceDynamics | None = None,
 ) -> OperationalSpaceDynamics:
     """Pose, twist and the operational-space dynamics (Robot.operational_space) of one frame;
     the caller fills header.
+
+    Args:
+        message: a message of this robot and frame to fill again (as in
+            joint_space_message); a new one when None.
 
     Raises:
         NonFiniteResultError: a quantity of the frame overflowed (from the Robot).
@@ -164,9 +176,8 @@ def operational_space_message(
         q, qd, frame, method=method, singular_threshold=singular_threshold
     )
     pose, twist = robot.frame_pose(q, frame), finite(f"{frame}: twist", task.J @ qd)
-    message = OperationalSpaceDynamics()
-    message.frame = frame
-    message.joint_names = list(robot.joint_names)
+    if message is None:
+        message = OperationalSpaceDynamics(frame=frame, joint_names=list(robot.joint_names))
     fill_pose(message.pose, pose)
     fill_vectors(twist, message.twist.linear, message.twist.angular)
     message.jacobian = float_sequence(task.J)

@@ -98,6 +98,15 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class CycleMessages:
+    """The messages each cycle fills again and publishes: building them anew cost as much as
+    computing the dynamics they carry."""
+
+    joint_space: JointSpaceDynamics
+    operational_space: dict[str, OperationalSpaceDynamics]  # frame → its message
+
+
+@dataclass(frozen=True)
 class Serving:
     """Settings bound to a robot: what each cycle computes.
 
@@ -110,6 +119,7 @@ class Serving:
     settings: Settings
     frames: tuple[str, ...]
     left_out: tuple[str, ...]
+    messages: CycleMessages
 
 
 def bind(robot: Robot, settings: Settings) -> Serving:
@@ -128,8 +138,14 @@ def bind(robot: Robot, settings: Settings) -> Serving:
             left_out.append(problem)
         else:
             frames.append(frame)
+    joint_names = list(robot.joint_names)
+    messages = CycleMessages(
+        JointSpaceDynamics(joint_names=joint_names),
+        {frame: OperationalSpaceDynamics(frame=frame, joint_names=joint_names)
+         for frame in frames},
+    )
     return Serving(robot, JointStateMap(robot.joint_names), settings, tuple(frames),
-                   tuple(left_out))
+                   tuple(left_out), messages)
 
 
 class DynamicsNode(Node):
@@ -254,7 +270,8 @@ class DynamicsNode(Node):
         settings = serving.settings
         frames = serving.frames if "operational_space" in settings.quantities else ()
         joint_space, operational_space = compute(
-            serving.robot, arrival.message.header, q, qd, effort, frames, settings
+            serving.robot, arrival.message.header, q, qd, effort, frames, settings,
+            serving.messages,
         )
         self._joint_space.publish(joint_space)
         for frame_message in operational_space:
@@ -325,8 +342,10 @@ class DynamicsNode(Node):
                                   values["model"], level, message, values)
 
 
-def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings):
-    """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics]).
+def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings,
+            messages: CycleMessages | None = None):
+    """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics]), filled
+    into `messages` when given (each cycle's), else new (a service's answer).
 
     Raises:
         NonFiniteAnswerError: a frame's twist came out NaN or inf (conversions).
@@ -335,12 +354,14 @@ def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings):
     start = time.perf_counter()
     header.frame_id = robot.model.root_link
     joint_space = joint_space_message(robot, q, qd, effort, settings.methods[:2],
-                                      settings.quantities)
+                                      settings.quantities,
+                                      messages.joint_space if messages else None)
     joint_space.header = header
     operational_space = []
     for frame in frames:
         frame_message = operational_space_message(
-            robot, q, qd, frame, settings.methods[2], settings.singular_threshold
+            robot, q, qd, frame, settings.methods[2], settings.singular_threshold,
+            messages.operational_space[frame] if messages else None,
         )
         frame_message.header = header
         operational_space.append(frame_message)
