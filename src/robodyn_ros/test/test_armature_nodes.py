@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
-from robodyn_interfaces.msg import JointSpaceDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from test_node_faults import (
@@ -22,13 +21,13 @@ from test_node_faults import (
     Q0,
     Peer,
     dynamics_answer,
+    dynamics_peer,
     panda_state,
     wait_for,
 )
 
 from robodyn_ros import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
-from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
@@ -70,23 +69,15 @@ def expect_pinocchio(peer: Peer, armature: dict[str, float], urdf: str = PANDA) 
     np.testing.assert_allclose(qdd, qdd_ref, atol=TOLERANCE * np.abs(qdd_ref).max())
 
 
-def dynamics_peer(ros, armature: str) -> Peer:
-    """A DynamicsNode on the panda with this armature parameter; the Peer collects its
-    joint-space answers in `answers`."""
-    node = DynamicsNode(parameter_overrides=[
-        Parameter("robot_description", value=PANDA), Parameter("armature", value=armature),
-        Parameter("quantities", value=["mass_matrix", "acceleration"]),
-        Parameter("diagnostic_period", value=0.2)])
-    peer = Peer(ros, node)
-    peer.answers = []
-    peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
-                                  peer.answers.append, 100)
-    return peer
+def armature_peer(ros, armature: str) -> Peer:
+    """dynamics_node on the panda with this armature parameter, publishing M and q̈."""
+    return dynamics_peer(ros, Parameter("armature", value=armature),
+                         Parameter("quantities", value=["mass_matrix", "acceleration"]))
 
 
 @pytest.fixture
 def dynamics(ros):
-    peer = dynamics_peer(ros, INLINE)
+    peer = armature_peer(ros, INLINE)
     yield peer
     peer.close()
 
@@ -122,7 +113,7 @@ def test_a_new_robot_keeps_the_armature_of_the_joints_it_has(ros) -> None:
     armature, with a WARN naming the others."""
     chain = Robot.from_urdf_string(CHAIN)
     first = chain.joint_names[0]
-    dynamics = dynamics_peer(ros, str({first: 0.5, **ARMATURE}))
+    dynamics = armature_peer(ros, str({first: 0.5, **ARMATURE}))
     node = dynamics.node
     try:
         assert wait_for(lambda: dynamics.reported(f"armature of joint(s) {first} left out"))

@@ -163,12 +163,12 @@ HOSTILE_STATES = {
 # -- dynamics_node ------------------------------------------------------------------------------
 
 
-def dynamics_peer(ros) -> Peer:
-    """A DynamicsNode on the panda with the tcp frame; the Peer collects its joint-space
-    answers in `answers`."""
+def dynamics_peer(ros, *parameters: Parameter) -> Peer:
+    """A DynamicsNode on the panda with `parameters` (default: the tcp frame); the Peer
+    collects its joint-space answers in `answers`."""
     node = DynamicsNode(parameter_overrides=[
-        Parameter("robot_description", value=PANDA), Parameter("frames", value=[TIP]),
-        Parameter("diagnostic_period", value=0.2)])
+        Parameter("robot_description", value=PANDA), Parameter("diagnostic_period", value=0.2),
+        *(parameters or (Parameter("frames", value=[TIP]),))])
     peer = Peer(ros, node)
     peer.answers = []
     peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
