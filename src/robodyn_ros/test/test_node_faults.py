@@ -206,10 +206,12 @@ def test_dynamics_node_refuses_hostile_joint_states(dynamics, case) -> None:
 
 def test_dynamics_node_answers_the_newest_of_a_flood(dynamics) -> None:
     rng = np.random.default_rng(0)
+    since = len(dynamics.statuses)
     for _ in range(FLOOD):
         dynamics.publish(JointState, "joint_states", panda_state(rng.uniform(-1, 1, 7)))
     last = [0.1] * 7
     assert dynamics_answer(dynamics, last)
+    assert wait_for(lambda: dynamics.reported("faster than they are answered", since=since))
 
     def counts_settled() -> bool:
         sent, handled = dynamics.value("joint_states sent"), dynamics.value("joint_states handled")
