@@ -126,6 +126,11 @@ def _state_call(
     return StateCall(address, tree, constants, inputs, out_shape)
 
 
+def _with_gravity(model: Model, gravity: Sequence[float] | None) -> Model:
+    """The model under `gravity` (its own when None); Model checks the vector."""
+    return model if gravity is None else dataclasses.replace(model, gravity=gravity)
+
+
 def _general_path(*_states) -> None:
     """The stand-in for a StateCall whose answer never exists (a robot with a joint that moves
     no mass): it sends every call to the general path, which raises."""
@@ -265,6 +270,7 @@ class Robot:
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
         armature: Armature | None = None,
+        gravity: Sequence[float] | None = None,
         threads: int = 1,
     ) -> Robot:
         """Load a URDF file.
@@ -278,6 +284,8 @@ class Robot:
                 a YAML file of that mapping (robodyn_ros.model.armature); added to M's diagonal
                 by every algorithm. The constraint-force methods (schur, schur_bcr, jacobi,
                 gauss_seidel, sor, jacobi_si, jacobi_cg) then raise ValueError.
+            gravity: the gravitational acceleration (m/s²) in the base frame, (0, 0, -9.81)
+                when None: an arm on a wall or a ceiling is mounted by this vector alone.
             threads: as in `threads`.
 
         Returns:
@@ -289,7 +297,7 @@ class Robot:
         """
         model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
                           armature=armature)
-        return cls(model, threads=threads)
+        return cls(_with_gravity(model, gravity), threads=threads)
 
     @classmethod
     def from_urdf_string(
@@ -299,12 +307,25 @@ class Robot:
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
         armature: Armature | None = None,
+        gravity: Sequence[float] | None = None,
         threads: int = 1,
     ) -> Robot:
         """Load a URDF from its text; the options as in from_urdf."""
         model = load_urdf_string(xml, locked_joints=locked_joints,
                                  strict_inertia=strict_inertia, armature=armature)
-        return cls(model, threads=threads)
+        return cls(_with_gravity(model, gravity), threads=threads)
+
+    def with_gravity(self, gravity: Sequence[float]) -> Robot:
+        """This robot under another gravity: the acceleration (m/s²) in the base frame, e.g.
+        (9.81, 0, 0) for an arm on a wall whose base z axis is horizontal.
+
+        Returns:
+            A new Robot on the same kinematics and inertias; the compiled kernels are shared.
+
+        Raises:
+            ModelError: gravity is not 3 finite numbers.
+        """
+        return type(self)(_with_gravity(self.model, gravity), threads=self.threads)
 
     def with_armature(self, armature: Armature) -> Robot:
         """This robot with the given armature instead of its own (joints not named get zero).

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.parameter import Parameter
+from robodyn_interfaces.msg import JointSpaceDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from test_node_faults import (
@@ -37,9 +38,9 @@ ARMATURE = {"panda_joint1": 0.3, "panda_joint4": 0.2, "panda_joint7": 0.05}
 INLINE = "{" + ", ".join(f"{joint}: {value}" for joint, value in ARMATURE.items()) + "}"
 
 
-def published_dynamics(peer: Peer, q: np.ndarray, effort) -> tuple[np.ndarray, np.ndarray]:
-    """M and q̈ the node publishes for the state (q, q̇ = 0, effort); q is new to the node, so
-    that an answer computed before a change cannot pass for one after it."""
+def published_answer(peer: Peer, q: np.ndarray, effort) -> JointSpaceDynamics:
+    """The JointSpaceDynamics the node publishes for the state (q, q̇ = 0, effort); q is new
+    to the node, so that an answer computed before a change cannot pass for one after it."""
     peer.answers.clear()
 
     def answer():
@@ -50,19 +51,25 @@ def published_dynamics(peer: Peer, q: np.ndarray, effort) -> tuple[np.ndarray, n
         return wait_for(lambda: answer() is not None, 0.2)
 
     assert wait_for(answered)
-    message = answer()
-    return np.reshape(message.mass_matrix, (7, 7)), np.array(message.acceleration)
+    return answer()
 
 
 STATES = itertools.count(1)
 
 
-def expect_pinocchio(peer: Peer, armature: dict[str, float], urdf: str = PANDA) -> None:
-    """The node's M and q̈ at a new state are Pinocchio's with this armature."""
+def new_state() -> np.ndarray:
+    """Q0 moved by a step no earlier call made."""
     q = np.array(Q0)
     q[0] += 1e-3 * next(STATES)
-    effort = np.linspace(-2.0, 2.0, 7)
-    M, qdd = published_dynamics(peer, q, effort)
+    return q
+
+
+
+def expect_pinocchio(peer: Peer, armature: dict[str, float], urdf: str = PANDA) -> None:
+    """The node's M and q̈ at a new state are Pinocchio's with this armature."""
+    q, effort = new_state(), np.linspace(-2.0, 2.0, 7)
+    answer = published_answer(peer, q, effort)
+    M, qdd = np.reshape(answer.mass_matrix, (7, 7)), np.array(answer.acceleration)
     reference = PinocchioOracle(urdf, PANDA_JOINTS, armature=armature, is_string=True)
     M_ref, qdd_ref = reference.mass_matrix(q), reference.aba(q, np.zeros(7), effort)
     np.testing.assert_allclose(M, M_ref, atol=TOLERANCE * np.abs(M_ref).max())

@@ -73,6 +73,13 @@ class Model:
                 f"got {self.armature!r}"
             )
         object.__setattr__(self, "armature", armature)
+        gravity = np.array(self.gravity, dtype=float) if _numeric(self.gravity) else None
+        if gravity is None or gravity.shape != (3,) or not np.isfinite(gravity).all():
+            raise ModelError(
+                f"robot '{self.name}': gravity must be 3 finite numbers (m/s², in the base "
+                f"frame); got {self.gravity!r}"
+            )
+        object.__setattr__(self, "gravity", gravity)
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
@@ -96,3 +103,12 @@ class Model:
                 f"unknown frame '{frame}' in robot '{self.name}'; frames are: "
                 + ", ".join(self.frame_names)
             ) from None
+
+
+def _numeric(values: object) -> bool:
+    """Whether `values` converts to a float array (numbers, not strings or None)."""
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):
+        return False
+    return array.dtype.kind in "iuf"

@@ -5,6 +5,8 @@ Parameters:
     armature (string, ""): rotor inertia per joint, added to M's diagonal: YAML text of a
         mapping ("{panda_joint1: 0.1}", kg·m² or kg) or the path of a YAML file of one
         (ros.entry.armature_parameter); changeable at run time.
+    gravity (double[3], [0, 0, -9.81]): m/s² in the base frame (a wall mount: [9.81, 0, 0]);
+        changeable at run time.
     controller (string, "gravity_compensation"): a plugin name (see ``available_controllers``).
     controller_parameters.<name>: the plugin's parameters, e.g. ``controller_parameters.frame``
         (read when the controller is configured).

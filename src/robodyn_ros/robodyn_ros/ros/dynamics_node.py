@@ -8,6 +8,8 @@ reason):
     armature (string, ""): rotor inertia per joint, added to M's diagonal: YAML text of a
         mapping ("{panda_joint1: 0.1}", kg·m² or kg) or the path of a YAML file of one
         (ros.entry.armature_parameter); changeable at run time.
+    gravity (double[3], [0, 0, -9.81]): m/s² in the base frame (a wall mount: [9.81, 0, 0]);
+        changeable at run time.
     quantities (string[], all): what is published each cycle, any of "mass_matrix",
         "bias_forces", "gravity_torques", "acceleration" (when the joint state has efforts) and
         "operational_space" (one message per frame); what is left out stays empty or unsent.

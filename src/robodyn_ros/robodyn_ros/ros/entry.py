@@ -4,7 +4,9 @@ of its executable."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import rclpy
 import yaml
@@ -17,7 +19,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.timer import Timer
 from std_msgs.msg import String
 
-from robodyn_ros.model import ModelError
+from robodyn_ros.model import GRAVITY, ModelError
 from robodyn_ros.model.armature import armature_mapping
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import ERROR, WARN, Guard, RefusedError
@@ -25,13 +27,14 @@ from robodyn_ros.ros.guard import ERROR, WARN, Guard, RefusedError
 DESCRIPTION_CONDITION = "robot_description"
 ARMATURE_PARAMETER = "armature"
 ARMATURE_CONDITION = "armature"
+GRAVITY_PARAMETER = "gravity"
 
 
 def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], None]) -> None:
     """Load the robot of the node's robot_description parameter now (when set), of each
     change of that parameter, and of each URDF the robot_description topic brings (transient
-    local, as robot_state_publisher publishes it), with the armature of the node's armature
-    parameter (declared here; see `armature_parameter`).
+    local, as robot_state_publisher publishes it), with the node's armature and gravity
+    parameters (declared here; see `armature_parameter` and `gravity_parameter`).
 
     Each robot is built from its URDF and handed to `adopt`, which prepares everything the
     node will serve with it (warming up what it will compute) and puts it in service last, or
@@ -39,10 +42,11 @@ def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], 
     as it was; the reason is logged and reported as an ERROR condition of the node's
     diagnostics until a robot loads. A parameter change refused so is refused with the reason.
 
-    A change of the armature parameter hands the robot in service, with the new armature, to
-    `adopt`; it is refused with the reason when it names a joint that robot lacks or `adopt`
-    refuses it. A new robot that lacks joints the armature names gets the armature of the
-    joints it has, and a WARN condition naming the others.
+    A change of the armature or gravity parameter hands the robot in service, so changed, to
+    `adopt`; it is refused with the reason when the value is invalid, when the armature names
+    a joint that robot lacks, or when `adopt` refuses it. A new robot that lacks joints the
+    armature names gets the armature of the joints it has, and a WARN condition naming the
+    others. While either parameter is invalid from the start, no robot is served.
 
     Args:
         node: the node; it must have declared the robot_description parameter.
@@ -51,6 +55,8 @@ def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], 
     """
     if not node.has_parameter(ARMATURE_PARAMETER):
         node.declare_parameter(ARMATURE_PARAMETER, "")
+    if not node.has_parameter(GRAVITY_PARAMETER):
+        node.declare_parameter(GRAVITY_PARAMETER, list(GRAVITY))
     follower = _DescriptionFollower(node, guard, adopt)
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     node.create_subscription(
@@ -65,36 +71,47 @@ def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], 
         follower.load(description, "the robot_description parameter")
 
 
+@dataclass(frozen=True)
+class RobotSettings:
+    """What a node applies to each robot it loads: the armature and gravity parameters."""
+
+    armature: dict[str, float]
+    gravity: tuple[float, float, float]
+
+
 class _DescriptionFollower:
-    """The robot description and armature a node follows, and the robot they gave it."""
+    """The robot description and settings a node follows, and the robot they gave it."""
 
     def __init__(self, node: Node, guard: Guard, adopt: Callable[[Robot], None]) -> None:
         self._node, self._health, self._adopt = node, guard.health, adopt
         self._robot: Robot | None = None  # the robot in service
         self._description: tuple[str, str] | None = None  # the last URDF and its source
-        self._armature: dict[str, float] | None = None  # None while the parameter is invalid
-        self._armature_error = ""
+        self._settings: RobotSettings | None = None  # None while a parameter is invalid
+        self._invalid = ""
         try:
-            self._armature = armature_parameter(node.get_parameter(ARMATURE_PARAMETER).value)
+            self._settings = RobotSettings(
+                armature_parameter(node.get_parameter(ARMATURE_PARAMETER).value),
+                gravity_parameter(node.get_parameter(GRAVITY_PARAMETER).value),
+            )
         except RefusedError as error:
-            self._armature_error = str(error)
+            self._invalid = str(error)
 
-    def load(self, urdf: str, source: str, armature: dict[str, float] | None = None) -> str:
-        """Build the robot of `urdf` with the armature (the parameter's when None) and put it
+    def load(self, urdf: str, source: str, settings: RobotSettings | None = None) -> str:
+        """Build the robot of `urdf` with the settings (the parameters' when None) and put it
         in service.
 
         Returns:
             Why it was refused ("" when it is in service).
         """
         self._description = (urdf, source)
-        armature = self._armature if armature is None else armature
+        settings = settings or self._settings
         stage = f"robot description from {source} does not load"
         try:
-            if armature is None:
-                raise RefusedError(f"no robot is served without the armature asked for: "
-                                   f"{self._armature_error}")
-            robot = Robot.from_urdf_string(urdf)
-            known = {joint: value for joint, value in armature.items()
+            if settings is None:
+                raise RefusedError(f"no robot is served with an invalid parameter: "
+                                   f"{self._invalid}")
+            robot = Robot.from_urdf_string(urdf, gravity=settings.gravity)
+            known = {joint: value for joint, value in settings.armature.items()
                      if joint in robot.joint_names}
             robot = robot.with_armature(known) if known else robot
             stage = f"robot '{robot.model.name}' from {source} refused"
@@ -104,7 +121,7 @@ class _DescriptionFollower:
                       "any, stays")
             self._health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
             return reason
-        self._robot, self._armature, self._armature_error = robot, armature, ""
+        self._robot, self._settings, self._invalid = robot, settings, ""
         self._health.clear_condition(DESCRIPTION_CONDITION)
         self._report_armature_left_out(robot)
         self._node.get_logger().info(f"robot '{robot.model.name}' from {source} in service: "
@@ -113,59 +130,79 @@ class _DescriptionFollower:
 
     def on_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         """Load the robot of a robot_description change, or re-adopt the robot in service
-        with an armature change.
+        with an armature or gravity change.
 
         Raises:
-            RefusedError: the armature parameter is not a mapping or file of one, or names a
-                joint the robot in service lacks (the guard refuses the change with it).
+            RefusedError: an invalid armature or gravity, or an armature naming a joint the
+                robot in service lacks (the guard refuses the change with it).
         """
         changes = {parameter.name: parameter.value for parameter in parameters}
-        armature = None
-        if ARMATURE_PARAMETER in changes:
-            armature = armature_parameter(changes[ARMATURE_PARAMETER])
+        if not {ARMATURE_PARAMETER, GRAVITY_PARAMETER, "robot_description"} & set(changes):
+            return SetParametersResult(successful=True)
+        settings = self._changed_settings(changes)
         reason = ""
         if changes.get("robot_description"):
-            reason = self.load(changes["robot_description"], "a parameter set", armature)
-        elif armature is not None:
-            reason = self._rearm(armature)
+            reason = self.load(changes["robot_description"], "a parameter set", settings)
+        elif settings is not None:
+            reason = self._reconfigure(settings)
         if reason:
             return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
-    def _rearm(self, armature: dict[str, float]) -> str:
-        """Put the robot in service back in service with `armature`; with none in service,
-        load the last robot description received (refused for want of a valid armature), or
-        keep `armature` for the first.
+    def _changed_settings(self, changes: dict[str, object]) -> RobotSettings | None:
+        """The settings with the changed parameters' values (both read from the node where
+        the settings are invalid so far); None when neither changes.
+
+        Raises:
+            RefusedError: a changed value is invalid.
+        """
+        if not {ARMATURE_PARAMETER, GRAVITY_PARAMETER} & set(changes):
+            return None
+
+        def value(name: str):
+            return changes[name] if name in changes else self._node.get_parameter(name).value
+
+        return RobotSettings(armature_parameter(value(ARMATURE_PARAMETER)),
+                             gravity_parameter(value(GRAVITY_PARAMETER)))
+
+    def _reconfigure(self, settings: RobotSettings) -> str:
+        """Put the robot in service back in service with `settings`; with none in service,
+        load the last robot description received (refused for want of valid settings), or
+        keep `settings` for the first.
 
         Returns:
             Why it was refused ("" when it is in service).
+
+        Raises:
+            RefusedError: the armature names a joint the robot in service lacks.
         """
         robot = self._robot
         if robot is None:
             if self._description is not None:
-                return self.load(*self._description, armature)
-            self._armature, self._armature_error = armature, ""
+                return self.load(*self._description, settings)
+            self._settings, self._invalid = settings, ""
             return ""
-        lacking = [joint for joint in armature if joint not in robot.joint_names]
+        lacking = [joint for joint in settings.armature if joint not in robot.joint_names]
         if lacking:
             raise RefusedError(
                 f"armature: robot '{robot.model.name}' has no moving joint(s) "
                 f"{', '.join(lacking)} (its joints: {', '.join(robot.joint_names)})"
             )
-        rearmed = robot.with_armature(armature)
+        changed = robot.with_armature(settings.armature).with_gravity(settings.gravity)
         try:
-            self._adopt(rearmed)
+            self._adopt(changed)
         except Exception as error:  # refused: the robot in service stays as it was
-            return (f"armature refused for robot '{robot.model.name}' "
-                    f"({type(error).__name__}: {error}); the armature in service stays")
-        self._robot, self._armature = rearmed, armature
+            return (f"armature or gravity refused for robot '{robot.model.name}' "
+                    f"({type(error).__name__}: {error}); the robot in service stays as it was")
+        self._robot, self._settings = changed, settings
         self._health.clear_condition(ARMATURE_CONDITION)
-        self._node.get_logger().info(f"robot '{robot.model.name}': armature set")
+        self._node.get_logger().info(f"robot '{robot.model.name}': armature and gravity set")
         return ""
 
     def _report_armature_left_out(self, robot: Robot) -> None:
         """WARN while the armature names joints the robot in service lacks."""
-        lacking = [joint for joint in self._armature or () if joint not in robot.joint_names]
+        armature = self._settings.armature if self._settings else {}
+        lacking = [joint for joint in armature if joint not in robot.joint_names]
         if lacking:
             self._health.set_condition(
                 ARMATURE_CONDITION, WARN,
@@ -174,6 +211,25 @@ class _DescriptionFollower:
             )
         else:
             self._health.clear_condition(ARMATURE_CONDITION)
+
+
+def gravity_parameter(values) -> tuple[float, float, float]:
+    """The gravity parameter: the gravitational acceleration (m/s²) in the robot's base frame,
+    three doubles ([0, 0, -9.81] by default; [9.81, 0, 0] for a wall whose base z axis is
+    horizontal).
+
+    Raises:
+        RefusedError: not three finite numbers.
+    """
+    try:
+        gravity = tuple(float(value) for value in values)
+    except (TypeError, ValueError):
+        gravity = ()
+    if len(gravity) != 3 or not all(math.isfinite(value) for value in gravity):
+        raise RefusedError(
+            f"gravity must be 3 finite numbers (m/s², in the base frame); got {list(values)}"
+        )
+    return gravity
 
 
 def armature_parameter(text: str) -> dict[str, float]:

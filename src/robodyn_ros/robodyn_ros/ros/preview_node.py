@@ -16,7 +16,8 @@ not sent: the goal is aborted with the reason. Every callback runs under the nod
 ``/diagnostics`` and goes on serving.
 
 Parameters: robot_description (string; empty: the ``robot_description`` topic), armature
-(string, as dynamics_node's), backend, workers, diagnostic_period (double, 1.0 s).
+(string) and gravity (double[3]) as dynamics_node's, backend, workers, diagnostic_period
+(double, 1.0 s).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ Parameters:
     armature (string, ""): rotor inertia per joint, added to M's diagonal: YAML text of a
         mapping ("{panda_joint1: 0.1}", kg·m² or kg) or the path of a YAML file of one
         (ros.entry.armature_parameter); changeable at run time.
+    gravity (double[3], [0, 0, -9.81]): m/s² in the base frame (a wall mount: [9.81, 0, 0]);
+        changeable at run time.
     integrator (string, "rk4"): "rk4" or "semi_implicit_euler".
     forward_dynamics_method (string, "aba"): any of Robot.FORWARD_DYNAMICS_METHODS.
     forward_dynamics_tolerance (double, iteration.DEFAULT_TOL): the stopping tolerance of an

@@ -35,6 +35,7 @@ class PinocchioOracle:
         *,
         locked_joints: Mapping[str, float] | None = None,
         armature: Mapping[str, float] | None = None,
+        gravity: Sequence[float] | None = None,
         is_string: bool = False,
     ) -> None:
         """Build the model.
@@ -46,6 +47,8 @@ class PinocchioOracle:
                 joint's as an angle); the other joints are at neutral while locking.
             armature: joint name → armature (rotor inertia on M's diagonal), set in Pinocchio's
                 ``model.armature``; zero for the joints not named.
+            gravity: the gravitational acceleration in the base frame (m/s²), set in
+                Pinocchio's ``model.gravity``; Pinocchio's (0, 0, -9.81) when None.
             is_string: ``urdf`` is URDF text rather than a path.
 
         Raises:
@@ -54,6 +57,8 @@ class PinocchioOracle:
         """
         full = pin.buildModelFromXML(urdf) if is_string else pin.buildModelFromUrdf(os.fspath(urdf))
         self.model = _lock_joints(full, locked_joints or {})
+        if gravity is not None:
+            self.model.gravity.linear = np.array(gravity, dtype=float)
         self.data = self.model.createData()
         self.joint_names = tuple(joint_names)
         self.nv = len(self.joint_names)
