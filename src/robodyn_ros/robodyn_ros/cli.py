@@ -23,6 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="load a robot and print a summary of its dynamics")
     demo.add_argument("--urdf", help="URDF file (default: the bundled Franka Emika Panda)")
     demo.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
+    add_gravity_option(demo)
     sim = commands.add_parser(
         "sim", help="the simulated arm, dynamics and operational-space controller nodes, "
         "driven through pose targets (ROS 2)"
@@ -31,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml)")
     sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
     sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
+    add_gravity_option(sim)
     add_bag_commands(commands)
     add_preview_command(commands)
     args = parser.parse_args(argv)
@@ -41,18 +43,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_preview(args)
         if args.command == "bag":
             return run_bag(args)
-        return run_demo(args.urdf, args.frame)
+        return run_demo(args.urdf, args.frame, args.gravity)
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
         return 1
 
 
-def run_demo(urdf: str | None, frame: str | None) -> int:
+def add_gravity_option(parser: argparse.ArgumentParser) -> None:
+    """--gravity GX,GY,GZ: the robot's gravity vector in its base frame."""
+    parser.add_argument(
+        "--gravity", type=gravity_vector, metavar="GX,GY,GZ",
+        help="gravitational acceleration in the base frame, m/s² (default 0,0,-9.81; a wall "
+        "mount: 9.81,0,0)",
+    )
+
+
+def gravity_vector(text: str) -> tuple[float, float, float]:
+    """Three comma-separated numbers, for --gravity."""
+    try:
+        values = tuple(float(value) for value in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"three numbers GX,GY,GZ (m/s²); got {text!r}")
+    return values
+
+
+def run_demo(urdf: str | None, frame: str | None,
+             gravity: tuple[float, float, float] | None = None) -> int:
     """Print mass, M(q), gravity torques, the end-effector pose and Λ at a few
     configurations, a consistency check and a timing line."""
     start = time.perf_counter()
     path = urdf or bundled_urdf("panda")
-    robot = Robot.from_urdf(path)
+    robot = Robot.from_urdf(path, gravity=gravity)
     frame = frame or robot.frame_names[-1]
     model = robot.model
     print(f"robot '{model.name}' from {path}")
@@ -77,7 +100,8 @@ def run_sim(args: argparse.Namespace) -> int:
 
     urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
     params = Path(args.params) if args.params else share_directory() / "config" / "sim.yaml"
-    reached = run_simulation(urdf, params, args.frame, args.seconds_per_target)
+    reached = run_simulation(urdf, params, args.frame, args.seconds_per_target,
+                             gravity=args.gravity)
     print("\nall targets reached" if reached else "\nsome targets were not reached")
     return 0 if reached else 1
 
@@ -92,6 +116,7 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     )
     analyze.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
     analyze.add_argument("--urdf", required=True, help="URDF file of the recorded robot")
+    add_gravity_option(analyze)
     analyze.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
     analyze.add_argument("--frames", nargs="*", default=[], help="frames for Λ and manipulability")
     analyze.add_argument("--window", type=int, default=11,
@@ -131,7 +156,7 @@ def run_bag(args: argparse.Namespace) -> int:
         workers=args.workers, output=Path(args.output) if args.output else None,
         plots=not args.no_plots, dynamics_bag=not args.no_bag, progress=args.progress,
     )
-    outputs = analyze_bag(args.bag, Robot.from_urdf(args.urdf), options)
+    outputs = analyze_bag(args.bag, Robot.from_urdf(args.urdf, gravity=args.gravity), options)
     print(outputs.report, end="")
     print(f"written to {outputs.folder}: {', '.join(p.name for p in outputs.files)}")
     return 0
@@ -155,6 +180,7 @@ def add_preview_command(commands: argparse._SubParsersAction) -> None:
     preview.add_argument("--workers", type=int, default=2)
     preview.add_argument("--output", default="preview", help="folder of the plots")
     preview.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    add_gravity_option(preview)
 
 
 def run_preview(args: argparse.Namespace) -> int:
@@ -163,7 +189,7 @@ def run_preview(args: argparse.Namespace) -> int:
     from robodyn_ros.sim.preview import preview
     from robodyn_ros.sim.preview_report import metrics_table, read_scenarios_file, write_plots
 
-    robot = Robot.from_urdf(args.urdf)
+    robot = Robot.from_urdf(args.urdf, gravity=args.gravity)
     scenarios, settings, start = read_scenarios_file(
         robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
         forward_dynamics_method=args.forward_dynamics_method, control_period=args.control_period,

@@ -33,6 +33,16 @@ def test_demo_names_a_missing_urdf(tmp_path, capsys) -> None:
     assert str(missing) in capsys.readouterr().err
 
 
+def test_demo_takes_a_gravity_vector_and_refuses_a_short_one(capsys) -> None:
+    """No gravity: g(q) is zero at every configuration the demo prints."""
+    assert main(["demo", "--gravity", "0,0,0"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "gravity torques" in line]
+    assert lines and all("[0. 0. 0. 0. 0. 0. 0.]" in line for line in lines), lines
+    with pytest.raises(SystemExit):
+        main(["demo", "--gravity", "1,2"])
+    assert "three numbers GX,GY,GZ" in capsys.readouterr().err
+
+
 def test_preview_prints_metrics_and_writes_plots(tmp_path, capsys) -> None:
     """The bundled scenarios file, cut to 0.2 s: a table row per scenario, two PNGs."""
     scenarios = share_directory() / "config" / "preview.yaml"

@@ -105,18 +105,22 @@ def run_simulation(
     seconds_per_target: float = 3.0,
     tolerance: tuple[float, float] = (0.005, 0.02),
     print_every: float = 0.5,
+    gravity: tuple[float, float, float] | None = None,
 ) -> bool:
     """Run the three nodes in this process, send the default targets one after the other
     (each for `seconds_per_target` of sim time), print the tracking error and a summary;
-    True when every target was reached within `tolerance` (m, rad)."""
-    description = Parameter("robot_description", value=urdf.read_text())
-    robot = Robot.from_urdf(urdf)
+    True when every target was reached within `tolerance` (m, rad). `gravity` (the base
+    frame's, m/s²) is every node's gravity parameter when given."""
+    overrides = [Parameter("robot_description", value=urdf.read_text())]
+    if gravity is not None:
+        overrides.append(Parameter("gravity", value=list(gravity)))
+    robot = Robot.from_urdf(urdf, gravity=gravity)
     rclpy.init(args=["--ros-args", "--params-file", str(params_file)])
     nodes = [
-        SimNode(parameter_overrides=[description]),
-        DynamicsNode(parameter_overrides=[description]),
-        ControllerNode(parameter_overrides=[description]),
-        PreviewNode(parameter_overrides=[description]),
+        SimNode(parameter_overrides=overrides),
+        DynamicsNode(parameter_overrides=overrides),
+        ControllerNode(parameter_overrides=overrides),
+        PreviewNode(parameter_overrides=overrides),
     ]
     runner = rclpy.create_node("simulation_runner")
     preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
