@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/startup.py [--repeat 3] [--cold 1]
 
 A child process (this script with --child) times `import robodyn_ros`, `Robot.from_urdf` of the
-bundled panda and the first call of every Robot function on one state, and prints them as JSON.
+bundled panda, the first call of every Robot function on one state, and a new Robot of another
+gravity and armature (with_gravity, with_armature: no compiling) with its first M, and prints
+them as JSON.
 Warm: a first child fills numba's kernel cache, then `--repeat` new children are measured
 (median). Cold: each of `--cold` children gets NUMBA_CACHE_DIR pointing at a fresh temporary
 folder, so every kernel compiles. Target: warm from_urdf + first calls ≤ 1 s.
@@ -26,6 +28,7 @@ from common import BUNDLED_PANDA, format_ms, mark, markdown_table, random_state,
 FRAME = "panda_hand_tcp"
 IMPORT, LOAD, PROCESS = "import robodyn_ros", "Robot.from_urdf (bundled panda)", "whole process"
 TARGET_S = 1.0
+WALL = (9.81, 0.0, 0.0)
 
 Figures = dict[str, float]  # figure → seconds
 
@@ -43,6 +46,12 @@ def child() -> None:
         start = time.perf_counter_ns()
         call()
         figures[f"first {name}"] = (time.perf_counter_ns() - start) * 1e-9
+    for name, change in (("robot.with_gravity (a wall)", lambda: robot.with_gravity(WALL)),
+                         ("robot.with_armature (every joint)",
+                          lambda: robot.with_armature(dict.fromkeys(robot.joint_names, 0.1)))):
+        start = time.perf_counter_ns()
+        change().mass_matrix(random_state(robot.nv).q)
+        figures[f"{name}, then M"] = (time.perf_counter_ns() - start) * 1e-9
     print(json.dumps(figures))
 
 
