@@ -73,13 +73,7 @@ class Model:
                 f"got {self.armature!r}"
             )
         object.__setattr__(self, "armature", armature)
-        gravity = np.array(self.gravity, dtype=float) if _numeric(self.gravity) else None
-        if gravity is None or gravity.shape != (3,) or not np.isfinite(gravity).all():
-            raise ModelError(
-                f"robot '{self.name}': gravity must be 3 finite numbers (m/s², in the base "
-                f"frame); got {self.gravity!r}"
-            )
-        object.__setattr__(self, "gravity", gravity)
+        object.__setattr__(self, "gravity", checked_gravity(self.gravity, f"robot '{self.name}'"))
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
@@ -105,10 +99,27 @@ class Model:
             ) from None
 
 
-def _numeric(values: object) -> bool:
-    """Whether `values` converts to a float array (numbers, not strings or None)."""
+def checked_gravity(values: object, subject: str) -> np.ndarray:
+    """A gravity vector: the gravitational acceleration (m/s²) in the base frame.
+
+    Args:
+        values: three numbers.
+        subject: what the gravity is of (a robot, a parameter), first in the error.
+
+    Returns:
+        float64 (3,).
+
+    Raises:
+        ModelError: not three finite numbers.
+    """
     try:
-        array = np.asarray(values)
-    except (TypeError, ValueError):
-        return False
-    return array.dtype.kind in "iuf"
+        gravity = np.asarray(values)
+    except (TypeError, ValueError):  # a ragged sequence
+        gravity = None
+    if gravity is None or gravity.dtype.kind not in "iuf" or gravity.shape != (3,) \
+            or not np.isfinite(gravity).all():
+        raise ModelError(
+            f"{subject}: gravity must be 3 finite numbers (m/s², in the base frame); "
+            f"got {values!r}"
+        )
+    return gravity.astype(float)

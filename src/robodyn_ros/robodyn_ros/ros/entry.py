@@ -4,10 +4,10 @@ of its executable."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import rclpy
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -21,6 +21,7 @@ from std_msgs.msg import String
 
 from robodyn_ros.model import GRAVITY, ModelError
 from robodyn_ros.model.armature import armature_mapping
+from robodyn_ros.model.model import checked_gravity
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import ERROR, WARN, Guard, RefusedError
 
@@ -76,7 +77,7 @@ class RobotSettings:
     """What a node applies to each robot it loads: the armature and gravity parameters."""
 
     armature: dict[str, float]
-    gravity: tuple[float, float, float]
+    gravity: np.ndarray  # (3,)
 
 
 class _DescriptionFollower:
@@ -195,7 +196,7 @@ class _DescriptionFollower:
             return (f"armature or gravity refused for robot '{robot.model.name}' "
                     f"({type(error).__name__}: {error}); the robot in service stays as it was")
         self._robot, self._settings = changed, settings
-        self._health.clear_condition(ARMATURE_CONDITION)
+        self._report_armature_left_out(changed)
         self._node.get_logger().info(f"robot '{robot.model.name}': armature and gravity set")
         return ""
 
@@ -213,7 +214,7 @@ class _DescriptionFollower:
             self._health.clear_condition(ARMATURE_CONDITION)
 
 
-def gravity_parameter(values) -> tuple[float, float, float]:
+def gravity_parameter(values) -> np.ndarray:
     """The gravity parameter: the gravitational acceleration (m/s²) in the robot's base frame,
     three doubles ([0, 0, -9.81] by default; [9.81, 0, 0] for a wall whose base z axis is
     horizontal).
@@ -222,14 +223,9 @@ def gravity_parameter(values) -> tuple[float, float, float]:
         RefusedError: not three finite numbers.
     """
     try:
-        gravity = tuple(float(value) for value in values)
-    except (TypeError, ValueError):
-        gravity = ()
-    if len(gravity) != 3 or not all(math.isfinite(value) for value in gravity):
-        raise RefusedError(
-            f"gravity must be 3 finite numbers (m/s², in the base frame); got {list(values)}"
-        )
-    return gravity
+        return checked_gravity(list(values), "parameter 'gravity'")
+    except ModelError as error:
+        raise RefusedError(str(error)) from None
 
 
 def armature_parameter(text: str) -> dict[str, float]:
