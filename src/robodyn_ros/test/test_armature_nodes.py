@@ -6,10 +6,13 @@ the remedy that lets a robot whose tip moves no mass be served."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
+from rclpy.node import Node
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics
 from sensor_msgs.msg import JointState
@@ -162,18 +165,27 @@ def test_armature_on_a_joint_that_moves_no_mass_lets_the_robot_be_served(dynamic
     assert dynamics_answer(dynamics)
 
 
-@pytest.mark.parametrize("kind", [SimNode, ControllerNode, PreviewNode])
-def test_every_node_takes_the_armature_parameter(ros, kind) -> None:
-    """The simulated robot, the controller's and the preview's robot carry the armature, and
-    a change at run time reaches them."""
-    overrides = [Parameter("robot_description", value=PANDA), Parameter("armature", value=INLINE)]
+@contextmanager
+def panda_node(kind, *parameters: Parameter) -> Iterator[tuple[Node, Callable[[], Robot]]]:
+    """A sim_node, controller_node or preview_node on the panda with `parameters`: the node
+    and a function giving the robot it uses (the simulated one for sim_node)."""
+    overrides = [Parameter("robot_description", value=PANDA), *parameters]
     if kind is ControllerNode:
         overrides.append(Parameter("controller", value="gravity_compensation"))
     node = kind(parameter_overrides=overrides)
     try:
-        def robot():
-            return node.sim.robot if kind is SimNode else node.robot
+        yield node, (lambda: node.sim.robot if kind is SimNode else node.robot)
+    finally:
+        if kind is SimNode:
+            node.stop()
+        node.destroy_node()
 
+
+@pytest.mark.parametrize("kind", [SimNode, ControllerNode, PreviewNode])
+def test_every_node_takes_the_armature_parameter(ros, kind) -> None:
+    """The simulated robot, the controller's and the preview's robot carry the armature, and
+    a change at run time reaches them."""
+    with panda_node(kind, Parameter("armature", value=INLINE)) as (node, robot):
         expected = Robot.from_urdf_string(PANDA, armature=ARMATURE).model.armature
         assert wait_for(lambda: robot() is not None)
         np.testing.assert_array_equal(robot().model.armature, expected)
@@ -183,7 +195,3 @@ def test_every_node_takes_the_armature_parameter(ros, kind) -> None:
         assert robot().model.armature.sum() == 0.2
         refused = node.set_parameters([Parameter("armature", value="{panda_joint5: nan}")])[0]
         assert not refused.successful and "panda_joint5" in refused.reason
-    finally:
-        if kind is SimNode:
-            node.stop()
-        node.destroy_node()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from rclpy.parameter import Parameter
-from test_armature_nodes import new_state, published_answer
+from test_armature_nodes import new_state, panda_node, published_answer
 from test_node_faults import dynamics_peer
 
 from robodyn_ros import Robot
@@ -128,19 +128,7 @@ def test_dynamics_node_publishes_g_and_qdd_under_the_gravity_parameter(ros) -> N
 def test_every_node_takes_the_gravity_parameter(ros, kind) -> None:
     """The simulated robot, the controller's and the preview's robot are under the gravity,
     and a change at run time reaches them."""
-    overrides = [Parameter("robot_description", value=PANDA),
-                 Parameter("gravity", value=list(WALL))]
-    if kind is ControllerNode:
-        overrides.append(Parameter("controller", value="gravity_compensation"))
-    node = kind(parameter_overrides=overrides)
-    try:
-        def robot():
-            return node.sim.robot if kind is SimNode else node.robot
-
+    with panda_node(kind, Parameter("gravity", value=list(WALL))) as (node, robot):
         np.testing.assert_array_equal(robot().model.gravity, WALL)
         assert node.set_parameters([Parameter("gravity", value=list(SLANTED))])[0].successful
         np.testing.assert_array_equal(robot().model.gravity, SLANTED)
-    finally:
-        if kind is SimNode:
-            node.stop()
-        node.destroy_node()
