@@ -45,6 +45,7 @@ from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, URDFWarning, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
+from robodyn_ros.model.payload import checked_payload, with_payload
 from robodyn_ros.operational_space import (
     SCHUR_METHODS,
     SINGULAR_THRESHOLD,
@@ -343,6 +344,33 @@ class Robot:
         """
         vector = armature_vector(armature, self.joint_names, source=f"robot '{self.model.name}'")
         return type(self)(dataclasses.replace(self.model, armature=vector), threads=self.threads)
+
+    def with_payload(
+        self,
+        frame: str,
+        mass: float,
+        com: Sequence[float] = (0.0, 0.0, 0.0),
+        inertia: Sequence[Sequence[float]] | np.ndarray | None = None,
+    ) -> Robot:
+        """This robot carrying a rigid load on `frame`, in place of any it carried there.
+
+        Args:
+            frame: the frame (URDF link) the load is fixed to, e.g. the flange or the hand.
+            mass: kg; 0 removes the payload on that frame.
+            com: its centre of mass in the frame, m.
+            inertia: its 3x3 rotational inertia about the centre of mass in the frame's axes,
+                kg·m²; None for a point mass.
+
+        Returns:
+            A new Robot on the same kinematics, with the load in every function; the compiled
+            kernels are shared. `model.payloads` lists the loads it carries.
+
+        Raises:
+            ModelError: an unknown frame, or a mass, centre of mass or inertia no rigid body
+                can have (model.payload.checked_payload).
+        """
+        payload = checked_payload(self.model, frame, mass, com, inertia)
+        return type(self)(with_payload(self.model, frame, payload), threads=self.threads)
 
     @property
     def threads(self) -> int:

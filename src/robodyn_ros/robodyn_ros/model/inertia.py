@@ -10,6 +10,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# Eigenvalues of a rotational inertia within this of zero count as zero (kg·m²): relative to
+# the largest moment, with an absolute floor for tensors that are rounding noise.
+INERTIA_RTOL = 1e-9
+INERTIA_ATOL = 1e-15
+_TRIANGLE_RTOL = 1e-6
+# Magnitudes past any robot, refused at load: they are typing or unit errors, and products of
+# them (m·r²·q̇², the kernels' intermediates) would overflow or lose every digit. The heaviest
+# machines called robots weigh tonnes (a 1,000 t bound leaves room for cranes and excavators);
+# a 10 km lever or a 10⁹ kg·m² moment (1,000 t at 30 m) exceeds any of them. Below 1 ng a
+# mass is not a part but a placeholder for none, which is 0.
+MASS_BOUNDS = (1e-12, 1e6)  # kg: the smallest nonzero and the largest
+MAX_INERTIA = 1e9  # kg·m², any entry
+MAX_LENGTH = 1e4  # m, any coordinate
+
 
 def rotation_from_rpy(rpy: Sequence[float]) -> np.ndarray:
     """Rotation of URDF's fixed-axis roll, pitch, yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
@@ -101,3 +115,22 @@ def inertia_about_com(spatial: np.ndarray) -> np.ndarray:
 def principal_moments(inertia: np.ndarray) -> np.ndarray:
     """Eigenvalues of a symmetric 3x3 rotational inertia, ascending."""
     return np.linalg.eigvalsh(inertia)
+
+
+def inertia_tolerance(moments: np.ndarray) -> float:
+    """Principal moments within this of zero count as zero (kg·m²)."""
+    return max(INERTIA_RTOL * np.abs(moments).max(), INERTIA_ATOL)
+
+
+def impossible_inertia(moments: np.ndarray) -> str:
+    """What no rigid body can have in these principal moments (ascending, kg·m²): a negative
+    one, or the largest above the sum of the other two; "" when a body can have them."""
+    shown = ", ".join(f"{m:.6g}" for m in moments)
+    tolerance = inertia_tolerance(moments)
+    if moments[0] < -tolerance:
+        return (f"is not positive semi-definite (principal moments {shown} kg·m²): no body has "
+                "a negative moment of inertia")
+    if moments[2] - (moments[0] + moments[1]) > max(_TRIANGLE_RTOL * moments[2], tolerance):
+        return (f"has principal moments {shown} kg·m² that violate the triangle inequality "
+                "(the largest exceeds the sum of the other two): no rigid body has this inertia")
+    return ""

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from robodyn_ros.model.payload import Payload
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic")
 
@@ -31,7 +35,7 @@ class Model:
         motion_subspace: (n, 6) joint axis as a spatial motion in the joint frame:
             ``[0; axis]`` for revolute and continuous joints, ``[axis; 0]`` for prismatic.
         spatial_inertia: (n, 6, 6) inertia of body i about the joint frame origin, in joint
-            frame axes, fixed-attached links merged in.
+            frame axes, fixed-attached links and the payloads on their frames merged in.
         lower, upper, velocity_limit, effort_limit: (n,) joint limits, ±inf where the URDF
             has none (continuous joints have no position limits).
         damping, friction: (n,) from the URDF ``<dynamics>`` tag, 0 where absent.
@@ -42,6 +46,8 @@ class Model:
         armature: (n,) reflected rotor inertia of each joint's motor, added to M's diagonal
             (kg·m² for revolute and continuous joints, kg for prismatic; see
             ``robodyn_ros.model.armature``); zeros when not given.
+        payloads: the loads carried on frames (``robodyn_ros.model.payload``), already in
+            spatial_inertia; at most one per frame.
     """
 
     name: str
@@ -63,6 +69,7 @@ class Model:
     frame_placement: np.ndarray
     gravity: np.ndarray
     armature: np.ndarray | None = None
+    payloads: tuple[Payload, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)

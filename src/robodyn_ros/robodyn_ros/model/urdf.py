@@ -22,7 +22,12 @@ from urdf_parser_py.urdf import URDF, Joint, Link, Pose
 
 from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.inertia import (
+    MASS_BOUNDS,
+    MAX_INERTIA,
+    MAX_LENGTH,
+    impossible_inertia,
     inertia_about_com,
+    inertia_tolerance,
     joint_transform,
     placed_spatial_inertia,
     pose_from_xyz_rpy,
@@ -37,11 +42,6 @@ GRAVITY = (0.0, 0.0, -9.81)
 
 _DEFAULT_AXIS = (1.0, 0.0, 0.0)  # URDF spec: the axis when <axis> is absent
 _UNSUPPORTED_KINDS = ("floating", "planar")
-# Eigenvalues of a rotational inertia within this of zero count as zero (kg·m²): relative to
-# the largest moment, with an absolute floor for tensors that are rounding noise.
-_INERTIA_RTOL = 1e-9
-_INERTIA_ATOL = 1e-15
-_TRIANGLE_RTOL = 1e-6
 # Numeric attributes (name → how many numbers) of the elements that matter to the dynamics.
 _NUMBER_ATTRIBUTES = {
     "origin": {"xyz": 3, "rpy": 3},
@@ -52,16 +52,12 @@ _NUMBER_ATTRIBUTES = {
     "dynamics": dict.fromkeys(("damping", "friction"), 1),
     "mimic": dict.fromkeys(("multiplier", "offset"), 1),
 }
-# Magnitudes past any robot, refused at load: they are typing or unit errors, and products of
-# them (m·r²·q̇², the kernels' intermediates) would overflow or lose every digit. The heaviest
-# machines called robots weigh tonnes (a 1,000 t bound leaves room for cranes and excavators);
-# a 10 km lever or a 10⁹ kg·m² moment (1,000 t at 30 m) exceeds any of them. Below 1 ng a
-# mass is not a part but a placeholder for none, which is 0.
+# Magnitudes past any robot, refused at load (model.inertia).
 _MAGNITUDE_BOUNDS = {
-    ("mass", "value"): (1e-12, 1e6, "kg"),
-    **{("inertia", name): (0.0, 1e9, "kg·m²")
+    ("mass", "value"): (*MASS_BOUNDS, "kg"),
+    **{("inertia", name): (0.0, MAX_INERTIA, "kg·m²")
        for name in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
-    ("origin", "xyz"): (0.0, 1e4, "m"),
+    ("origin", "xyz"): (0.0, MAX_LENGTH, "m"),
 }
 # Children that must appear at most once; urdf_parser_py keeps the first and only prints.
 _SINGLE_CHILDREN = {
@@ -408,30 +404,16 @@ def _link_inertial(link: Link, source: str, notes: list[str]) -> _Inertial | Non
         raise ModelError(f"{source}: {subject} has negative mass {mass:g} kg")
     inertia = np.array(inertial.inertia.to_matrix(), dtype=float)
     moments = principal_moments(inertia)
-    shown = ", ".join(f"{m:.6g}" for m in moments)
-    tolerance = _inertia_tolerance(moments)
-    impossible = ""
-    if moments[0] < -tolerance:
-        impossible = (
-            f"<inertia> is not positive semi-definite (principal moments {shown} kg·m²): no "
-            "body has a negative moment of inertia"
-        )
-    elif moments[2] - (moments[0] + moments[1]) > max(_TRIANGLE_RTOL * moments[2], tolerance):
-        impossible = (
-            f"principal moments {shown} kg·m² violate the triangle inequality (the largest "
-            "exceeds the sum of the other two): no rigid body has this inertia"
-        )
-    elif mass > 0.0 and moments[0] <= tolerance:
+    impossible = impossible_inertia(moments)
+    if impossible:
+        impossible = f"<inertia> {impossible}"
+    elif mass > 0.0 and moments[0] <= inertia_tolerance(moments):
         notes.append(
             f"{source}: {subject} has mass {mass:g} kg but a singular <inertia> (principal "
-            f"moments {shown} kg·m²): loaded as a point mass or thin rod"
+            f"moments {', '.join(f'{m:.6g}' for m in moments)} kg·m²): loaded as a point mass "
+            "or thin rod"
         )
     return _Inertial(mass, _origin_pose(inertial.origin), inertia, impossible)
-
-
-def _inertia_tolerance(moments: np.ndarray) -> float:
-    """Eigenvalues of a rotational inertia within this of zero count as zero."""
-    return max(_INERTIA_RTOL * np.abs(moments).max(), _INERTIA_ATOL)
 
 
 def _check_bodies(
@@ -456,7 +438,7 @@ def _check_bodies(
             )
     for body, inertia in enumerate(bodies):
         moments = principal_moments(inertia_about_com(inertia))
-        if moments[0] < -_inertia_tolerance(moments):
+        if moments[0] < -inertia_tolerance(moments):
             merged = [link for link, b in flat.link_body.items() if b == body]
             raise ModelError(
                 f"{source}: the body moved by joint '{flat.joints[body].name}' (link(s) "

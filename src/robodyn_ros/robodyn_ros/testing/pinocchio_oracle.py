@@ -36,6 +36,7 @@ class PinocchioOracle:
         locked_joints: Mapping[str, float] | None = None,
         armature: Mapping[str, float] | None = None,
         gravity: Sequence[float] | None = None,
+        payloads: Mapping[str, tuple[float, Sequence[float], np.ndarray]] | None = None,
         is_string: bool = False,
     ) -> None:
         """Build the model.
@@ -59,6 +60,10 @@ class PinocchioOracle:
         self.model = _lock_joints(full, locked_joints or {})
         if gravity is not None:
             self.model.gravity.linear = np.array(gravity, dtype=float)
+        for frame, (mass, com, inertia) in (payloads or {}).items():
+            placed = self.model.frames[self._link_frame(frame)]
+            load = pin.Inertia(float(mass), np.asarray(com, float), np.asarray(inertia, float))
+            self.model.inertias[placed.parentJoint] += placed.placement.act(load)
         self.data = self.model.createData()
         self.joint_names = tuple(joint_names)
         self.nv = len(self.joint_names)
