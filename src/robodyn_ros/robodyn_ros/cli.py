@@ -7,6 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,56 @@ def add_gravity_option(parser: argparse.ArgumentParser) -> None:
         help="gravitational acceleration in the base frame, m/s² (default 0,0,-9.81; a wall "
         "mount: 9.81,0,0)",
     )
+
+
+@dataclass(frozen=True)
+class PayloadOption:
+    """A --payload FRAME:MASS[:CX,CY,CZ]: a point mass on a frame (Robot.with_payload)."""
+
+    frame: str
+    mass: float
+    com: tuple[float, ...] = (0.0, 0.0, 0.0)
+
+
+def add_payload_option(parser: argparse.ArgumentParser) -> None:
+    """--payload FRAME:MASS[:CX,CY,CZ], repeatable: loads the robot carries."""
+    parser.add_argument(
+        "--payload", type=payload_option, action="append", default=[],
+        metavar="FRAME:MASS[:CX,CY,CZ]",
+        help="a point mass (kg) on a frame, its centre of mass (m) in the frame's axes; once per "
+        "frame (e.g. panda_hand:1.5:0,0,0.1)",
+    )
+
+
+def payload_option(text: str) -> PayloadOption:
+    """FRAME:MASS or FRAME:MASS:CX,CY,CZ, for --payload."""
+    frame, _, rest = text.partition(":")
+    mass, _, com = rest.partition(":")
+    try:
+        option = PayloadOption(frame, float(mass), tuple(map(float, com.split(","))) if com
+                               else (0.0, 0.0, 0.0))
+    except ValueError:
+        option = None
+    if option is None or not frame or len(option.com) != 3:
+        raise argparse.ArgumentTypeError(
+            f"FRAME:MASS or FRAME:MASS:CX,CY,CZ (kg, m); got {text!r}")
+    return option
+
+
+def carrying(robot: Robot, payloads: Sequence[PayloadOption]) -> Robot:
+    """The robot with the --payload loads on their frames.
+
+    Raises:
+        ValueError: two loads on one frame.
+        ModelError: an unknown frame or an impossible load (Robot.with_payload).
+    """
+    frames = [payload.frame for payload in payloads]
+    repeated = sorted({frame for frame in frames if frames.count(frame) > 1})
+    if repeated:
+        raise ValueError(f"--payload: one load per frame; {', '.join(repeated)} given twice")
+    for payload in payloads:
+        robot = robot.with_payload(payload.frame, payload.mass, payload.com)
+    return robot
 
 
 def gravity_vector(text: str) -> tuple[float, float, float]:
@@ -117,6 +168,7 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     analyze.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
     analyze.add_argument("--urdf", required=True, help="URDF file of the recorded robot")
     add_gravity_option(analyze)
+    add_payload_option(analyze)
     analyze.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
     analyze.add_argument("--frames", nargs="*", default=[], help="frames for Λ and manipulability")
     analyze.add_argument("--window", type=int, default=11,
@@ -156,7 +208,8 @@ def run_bag(args: argparse.Namespace) -> int:
         workers=args.workers, output=Path(args.output) if args.output else None,
         plots=not args.no_plots, dynamics_bag=not args.no_bag, progress=args.progress,
     )
-    outputs = analyze_bag(args.bag, Robot.from_urdf(args.urdf, gravity=args.gravity), options)
+    robot = carrying(Robot.from_urdf(args.urdf, gravity=args.gravity), args.payload)
+    outputs = analyze_bag(args.bag, robot, options)
     print(outputs.report, end="")
     print(f"written to {outputs.folder}: {', '.join(p.name for p in outputs.files)}")
     return 0
@@ -181,6 +234,7 @@ def add_preview_command(commands: argparse._SubParsersAction) -> None:
     preview.add_argument("--output", default="preview", help="folder of the plots")
     preview.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     add_gravity_option(preview)
+    add_payload_option(preview)
 
 
 def run_preview(args: argparse.Namespace) -> int:
@@ -189,7 +243,7 @@ def run_preview(args: argparse.Namespace) -> int:
     from robodyn_ros.sim.preview import preview
     from robodyn_ros.sim.preview_report import metrics_table, read_scenarios_file, write_plots
 
-    robot = Robot.from_urdf(args.urdf, gravity=args.gravity)
+    robot = carrying(Robot.from_urdf(args.urdf, gravity=args.gravity), args.payload)
     scenarios, settings, start = read_scenarios_file(
         robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
         forward_dynamics_method=args.forward_dynamics_method, control_period=args.control_period,

@@ -76,10 +76,14 @@ def test_a_gravity_that_is_not_three_finite_numbers_is_refused(gravity) -> None:
 
 
 def test_the_simulated_robot_and_the_rollout_fall_along_the_wall_gravity() -> None:
-    """Zero effort under the wall's gravity, stepped by SimulatedRobot and by the preview's
-    kernel (semi-implicit Euler), against the same steps over Pinocchio's ABA, to 1e-9 rad."""
     robot = Robot.from_urdf_string(PANDA, gravity=WALL)
-    oracle = PinocchioOracle(PANDA, robot.joint_names, gravity=WALL, is_string=True)
+    expect_idle_fall(robot, PinocchioOracle(PANDA, robot.joint_names, gravity=WALL,
+                                            is_string=True))
+
+
+def expect_idle_fall(robot: Robot, oracle: PinocchioOracle) -> None:
+    """The panda under zero effort, stepped by SimulatedRobot and by the preview's kernel
+    (semi-implicit Euler), against the same steps over Pinocchio's ABA, to 1e-9 rad."""
     model, dt = robot.model, 1e-3
     q0 = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8])
     idle = TorqueProfile("idle", "panda_hand_tcp", np.zeros(1), np.zeros((1, 7)))
