@@ -17,11 +17,13 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.timer import Timer
+from robodyn_interfaces.srv import SetPayload
 from std_msgs.msg import String
 
 from robodyn_ros.model import GRAVITY, ModelError
 from robodyn_ros.model.armature import armature_mapping
 from robodyn_ros.model.model import checked_gravity
+from robodyn_ros.model.payload import Payload
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import ERROR, WARN, Guard, RefusedError
 
@@ -29,6 +31,8 @@ DESCRIPTION_CONDITION = "robot_description"
 ARMATURE_PARAMETER = "armature"
 ARMATURE_CONDITION = "armature"
 GRAVITY_PARAMETER = "gravity"
+PAYLOAD_SERVICE = "set_payload"
+PAYLOAD_CONDITION = "payload"
 
 
 def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], None]) -> None:
@@ -49,6 +53,12 @@ def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], 
     armature names gets the armature of the joints it has, and a WARN condition naming the
     others. While either parameter is invalid from the start, no robot is served.
 
+    The node's set_payload service (robodyn_interfaces/SetPayload) puts a load on a frame of
+    the robot in service, or removes it, and hands the robot so changed to `adopt`; a request
+    naming an unknown frame or a load no rigid body can have, or a robot `adopt` refuses, is
+    refused with the reason. A new robot carries the loads on the frames it has, with a WARN
+    condition naming the others.
+
     Args:
         node: the node; it must have declared the robot_description parameter.
         guard: the node's guard (its health takes the conditions).
@@ -67,6 +77,8 @@ def follow_robot_description(node: Node, guard: Guard, adopt: Callable[[Robot], 
         latched,
     )
     node.add_on_set_parameters_callback(guard.parameters(follower.on_parameters))
+    node.create_service(SetPayload, PAYLOAD_SERVICE,
+                        guard.service(PAYLOAD_SERVICE, follower.on_set_payload))
     description = node.get_parameter("robot_description").value
     if description:
         follower.load(description, "the robot_description parameter")
@@ -89,6 +101,7 @@ class _DescriptionFollower:
         self._description: tuple[str, str] | None = None  # the last URDF and its source
         self._settings: RobotSettings | None = None  # None while a parameter is invalid
         self._invalid = ""
+        self._payloads: dict[str, Payload] = {}  # frame → the load set_payload put there
         try:
             self._settings = RobotSettings(
                 armature_parameter(node.get_parameter(ARMATURE_PARAMETER).value),
@@ -115,6 +128,10 @@ class _DescriptionFollower:
             known = {joint: value for joint, value in settings.armature.items()
                      if joint in robot.joint_names}
             robot = robot.with_armature(known) if known else robot
+            for payload in self._payloads.values():
+                if payload.frame in robot.frame_names:
+                    robot = robot.with_payload(payload.frame, payload.mass, payload.com,
+                                               payload.inertia)
             stage = f"robot '{robot.model.name}' from {source} refused"
             self._adopt(robot)
         except Exception as error:  # any failure refuses the robot, with the reason
@@ -124,7 +141,7 @@ class _DescriptionFollower:
             return reason
         self._robot, self._settings, self._invalid = robot, settings, ""
         self._health.clear_condition(DESCRIPTION_CONDITION)
-        self._report_armature_left_out(robot)
+        self._report_left_out(robot)
         self._node.get_logger().info(f"robot '{robot.model.name}' from {source} in service: "
                                      f"{robot.nv} joints")
         return ""
@@ -196,22 +213,60 @@ class _DescriptionFollower:
             return (f"armature or gravity refused for robot '{robot.model.name}' "
                     f"({type(error).__name__}: {error}); the robot in service stays as it was")
         self._robot, self._settings = changed, settings
-        self._report_armature_left_out(changed)
+        self._report_left_out(changed)
         self._node.get_logger().info(f"robot '{robot.model.name}': armature and gravity set")
         return ""
 
-    def _report_armature_left_out(self, robot: Robot) -> None:
-        """WARN while the armature names joints the robot in service lacks."""
-        armature = self._settings.armature if self._settings else {}
-        lacking = [joint for joint in armature if joint not in robot.joint_names]
-        if lacking:
-            self._health.set_condition(
-                ARMATURE_CONDITION, WARN,
-                f"armature of joint(s) {', '.join(lacking)} left out: not moving joints of "
-                f"robot '{robot.model.name}'"
+    def on_set_payload(self, request: SetPayload.Request,
+                       response: SetPayload.Response) -> SetPayload.Response:
+        """Put the request's load on its frame of the robot in service (mass 0: remove it).
+
+        Raises:
+            RefusedError: no robot in service, an unknown frame or an impossible load, or the
+                node refused the robot so changed (the guard answers with the reason).
+        """
+        robot = self._robot
+        if robot is None:
+            raise RefusedError("set_payload: no robot in service to carry a payload")
+        inertia = request.inertia
+        try:
+            changed = robot.with_payload(
+                request.frame, inertia.m, (inertia.com.x, inertia.com.y, inertia.com.z),
+                [[inertia.ixx, inertia.ixy, inertia.ixz],
+                 [inertia.ixy, inertia.iyy, inertia.iyz],
+                 [inertia.ixz, inertia.iyz, inertia.izz]],
             )
-        else:
-            self._health.clear_condition(ARMATURE_CONDITION)
+        except ModelError as error:
+            raise RefusedError(f"set_payload: {error}") from None
+        self._adopt(changed)
+        self._robot = changed
+        carried = {payload.frame: payload for payload in changed.model.payloads}
+        self._payloads.pop(request.frame, None)
+        if request.frame in carried:
+            self._payloads[request.frame] = carried[request.frame]
+        done = (f"{inertia.m:g} kg on frame '{request.frame}'" if request.frame in carried
+                else f"no payload on frame '{request.frame}'")
+        response.success, response.message = True, f"robot '{robot.model.name}': {done}"
+        self._report_left_out(changed)
+        self._node.get_logger().info(response.message)
+        return response
+
+    def _report_left_out(self, robot: Robot) -> None:
+        """WARN while the armature names joints, or set_payload loaded frames, that the robot
+        in service lacks."""
+        armature = self._settings.armature if self._settings else {}
+        for key, what, names, has in (
+            (ARMATURE_CONDITION, "armature of joint(s)", armature, robot.joint_names),
+            (PAYLOAD_CONDITION, "payload(s) on frame(s)", self._payloads, robot.frame_names),
+        ):
+            lacking = [name for name in names if name not in has]
+            if lacking:
+                self._health.set_condition(
+                    key, WARN, f"{what} {', '.join(lacking)} left out: not in robot "
+                    f"'{robot.model.name}'"
+                )
+            else:
+                self._health.clear_condition(key)
 
 
 def gravity_parameter(values) -> np.ndarray:

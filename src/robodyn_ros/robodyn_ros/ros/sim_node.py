@@ -156,7 +156,8 @@ class SimNode(Node):
 
     def _adopt(self, robot: Robot) -> None:
         """Simulate `robot` from the initial positions, after one step (which loads the
-        kernels) has worked.
+        kernels) has worked; a robot with the joints of the one simulated (the same arm with a
+        payload, gravity or armature changed) carries on from its state and command instead.
 
         Raises:
             Exception: what SimulatedRobot raises for the parameters, or the step's failure.
@@ -183,7 +184,9 @@ class SimNode(Node):
         sim.reset(start)
         period = self.get_parameter("publish_period").value
         self._steps_per_publish = max(1, round(period / sim.dt))
-        self._command = (np.zeros(robot.nv), None)
+        simulated = self._sim
+        if simulated is None or simulated.robot.joint_names != robot.joint_names:
+            self._command = (np.zeros(robot.nv), None)
         self._sim = sim  # the loop picks it up at its next publish
 
     def _initial_positions(self) -> list[float] | None:
@@ -271,8 +274,11 @@ class SimNode(Node):
             if self._sim is None:  # no robot description yet
                 self._stop.wait(0.01)
                 continue
-            if self._sim is not sim:  # a (new) robot: publish its start, restart pacing
-                sim = self._sim
+            latest = self._sim
+            if latest is not sim:  # a (new) robot: publish its start, restart pacing
+                if sim is not None and latest.robot.joint_names == sim.robot.joint_names:
+                    latest.resume(sim)  # the same arm changed (payload, gravity): carry on
+                sim = latest
                 self._publish(sim)
                 rate, wall0, sim0 = self._real_time_factor, time.monotonic(), sim.time
             chunk = self._steps_per_publish

@@ -169,6 +169,25 @@ class SimulatedRobot:
         if self.solver is not None:
             self.solver.reset()
 
+    def resume(self, previous: SimulatedRobot) -> None:
+        """Carry on from where `previous` is: its state, time and last effort. For the same
+        arm changed while it runs (a payload picked up, gravity, armature), so the motion goes
+        on under the new dynamics.
+
+        Raises:
+            ValueError: `previous` simulates other joints.
+        """
+        if previous.robot.joint_names != self.robot.joint_names:
+            raise ValueError(
+                "resume: the previous simulation has joints "
+                f"{', '.join(previous.robot.joint_names)}, this one "
+                f"{', '.join(self.robot.joint_names)}"
+            )
+        self._q, self._qd, self._effort = previous.q, previous.qd, previous.effort
+        self._steps = previous.steps
+        if self.solver is not None:
+            self.solver.reset()
+
     # -- stepping ---------------------------------------------------------------------------
 
     def step(self, tau) -> None:
