@@ -4,8 +4,8 @@
 
 A child process (this script with --child) times `import robodyn_ros`, `Robot.from_urdf` of the
 bundled panda, the first call of every Robot function on one state, and a new Robot of another
-gravity and armature (with_gravity, with_armature: no compiling) with its first M, and prints
-them as JSON.
+gravity, armature and payload (with_gravity, with_armature, with_payload: no compiling) with
+its first M, and prints them as JSON.
 Warm: a first child fills numba's kernel cache, then `--repeat` new children are measured
 (median). Cold: each of `--cold` children gets NUMBA_CACHE_DIR pointing at a fresh temporary
 folder, so every kernel compiles. Target: warm from_urdf + first calls ≤ 1 s.
@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from common import BUNDLED_PANDA, format_ms, mark, markdown_table, random_state, robot_calls
 
@@ -49,7 +51,10 @@ def child() -> None:
     q = random_state(robot.nv).q
     for name, change in (("robot.with_gravity (a wall)", lambda: robot.with_gravity(WALL)),
                          ("robot.with_armature (every joint)",
-                          lambda: robot.with_armature(dict.fromkeys(robot.joint_names, 0.1)))):
+                          lambda: robot.with_armature(dict.fromkeys(robot.joint_names, 0.1))),
+                         ("robot.with_payload (1.5 kg in the hand)",
+                          lambda: robot.with_payload("panda_hand", 1.5, (0.0, 0.0, 0.1),
+                                                     np.diag([0.004, 0.006, 0.008])))):
         start = time.perf_counter_ns()
         change().mass_matrix(q)
         figures[f"{name}, then M"] = (time.perf_counter_ns() - start) * 1e-9
