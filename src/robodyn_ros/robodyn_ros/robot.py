@@ -208,6 +208,14 @@ class Robot:
     ITERATIVE_FORWARD_DYNAMICS_METHODS = tuple(_ITERATIVE_FORWARD_DYNAMICS)
     OPERATIONAL_SPACE_METHODS = tuple(_OPERATIONAL_SPACE_INERTIA)
 
+    def __new__(cls, model: Model, *, threads: int = 1) -> Robot:
+        """A MimicRobot (robodyn_ros.mimic_robot) when the model has mimic joints."""
+        if model.mimic and cls is Robot:
+            from robodyn_ros.mimic_robot import MimicRobot  # a subclass: imported on use
+
+            cls = MimicRobot
+        return super().__new__(cls)
+
     def __init__(self, model: Model, *, threads: int = 1) -> None:
         """The robot of `model`; its functions run each batch of states on `threads` threads
         (see `threads`). `massless_joints` names the joints that move no mass at any
@@ -217,6 +225,8 @@ class Robot:
         self.threads = threads
         self.nq = self.nv = model.nv
         self.joint_names = model.joint_names
+        self.mimic_joints: tuple[str, ...] = ()  # joints that follow another (MimicRobot)
+        self.coupling = None  # how they follow (mimic_robot.Coupling)
         self.frame_names = model.frame_names
         self._tree = pack_tree(model)
         self._frames = pack_frames(model)
@@ -239,15 +249,7 @@ class Robot:
     def _refuse_inverses(self) -> None:
         """M is singular at every configuration: warn, and send every call that needs M⁻¹
         (q̈, M⁻¹, Λ) to the general path, which raises SingularMassMatrixError."""
-        warnings.warn(
-            f"robot '{self.model.name}': joint(s) {', '.join(map(repr, self.massless_joints))} "
-            "move no mass at any configuration, so M(q) is singular and q̈, M⁻¹ and Λ do not "
-            "exist (SingularMassMatrixError); M, τ, g and kinematics are unaffected. Give the "
-            "bodies they move an <inertial>, add rotor inertia (armature=), or lock the joints "
-            "(locked_joints=)",
-            URDFWarning,
-            stacklevel=4,  # the caller of Robot.from_urdf*
-        )
+        self._warn_massless(stacklevel=5)  # the caller of Robot.from_urdf*
         self._one_state = dataclasses.replace(
             self._one_state, forward_dynamics=_general_path, mass_matrix_inverse=_general_path
         )
@@ -257,6 +259,18 @@ class Robot:
             )
             for name, calls in self._one_frame.items()
         }
+
+    def _warn_massless(self, stacklevel: int) -> None:
+        """The URDFWarning naming massless_joints and the remedies."""
+        warnings.warn(
+            f"robot '{self.model.name}': joint(s) {', '.join(map(repr, self.massless_joints))} "
+            "move no mass at any configuration, so M(q) is singular and q̈, M⁻¹ and Λ do not "
+            "exist (SingularMassMatrixError); M, τ, g and kinematics are unaffected. Give the "
+            "bodies they move an <inertial>, add rotor inertia (armature=), or lock the joints "
+            "(locked_joints=)",
+            URDFWarning,
+            stacklevel=stacklevel,
+        )
 
     def __reduce__(self) -> tuple:
         """Pickled as its Model (for the process and Dask backends); rebuilt on arrival, with
@@ -272,6 +286,7 @@ class Robot:
         strict_inertia: bool = False,
         armature: Armature | None = None,
         gravity: Sequence[float] | None = None,
+        mimic: bool = True,
         threads: int = 1,
     ) -> Robot:
         """Load a URDF file.
@@ -287,6 +302,8 @@ class Robot:
                 gauss_seidel, sor, jacobi_si, jacobi_cg) then raise ValueError.
             gravity: the gravitational acceleration (m/s²) in the base frame, (0, 0, -9.81)
                 when None: an arm on a wall or a ceiling is mounted by this vector alone.
+            mimic: joints with a URDF <mimic> follow their leader and are not coordinates
+                (a MimicRobot, `mimic_joints`); False loads them as independent joints.
             threads: as in `threads`.
 
         Returns:
@@ -297,7 +314,7 @@ class Robot:
             OSError: the URDF or the armature file cannot be read.
         """
         model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
-                          armature=armature)
+                          armature=armature, mimic=mimic)
         return cls(_with_gravity(model, gravity), threads=threads)
 
     @classmethod
@@ -309,11 +326,12 @@ class Robot:
         strict_inertia: bool = False,
         armature: Armature | None = None,
         gravity: Sequence[float] | None = None,
+        mimic: bool = True,
         threads: int = 1,
     ) -> Robot:
         """Load a URDF from its text; the options as in from_urdf."""
         model = load_urdf_string(xml, locked_joints=locked_joints,
-                                 strict_inertia=strict_inertia, armature=armature)
+                                 strict_inertia=strict_inertia, armature=armature, mimic=mimic)
         return cls(_with_gravity(model, gravity), threads=threads)
 
     def with_gravity(self, gravity: Sequence[float]) -> Robot:
@@ -342,7 +360,8 @@ class Robot:
                 number ≥ 0.
             OSError: the armature file cannot be read.
         """
-        vector = armature_vector(armature, self.joint_names, source=f"robot '{self.model.name}'")
+        vector = armature_vector(armature, self.model.joint_names,
+                                 source=f"robot '{self.model.name}'")
         return type(self)(dataclasses.replace(self.model, armature=vector), threads=self.threads)
 
     def with_payload(

@@ -314,15 +314,19 @@ def test_locking_a_fixed_joint_is_rejected() -> None:
     )
 
 
-def test_mimic_joints_load_as_independent_joints_with_a_warning() -> None:
+def test_mimic_false_loads_mimic_joints_as_independent_joints_with_a_warning() -> None:
     body = '<axis xyz="0 0 1"/>' + LIMITS + '<mimic joint="shoulder" multiplier="-1"/>'
     elements = (*ARM, link("follower", inertial()), joint("elbow", "upper", "follower", body=body))
     with pytest.warns(URDFWarning, match=r"joint 'elbow' mimics joint 'shoulder'"):
-        model = load(*elements)
-    assert model.joint_names == ("shoulder", "elbow")
+        model = load(*elements, mimic=False)
+    assert model.joint_names == ("shoulder", "elbow") and model.mimic == ()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert load(*elements, locked_joints={"elbow": 0.0}).nv == 1
+        assert load(*elements, mimic=False, locked_joints={"elbow": 0.0}).nv == 1
+        followed = load(*elements)  # by default the elbow follows, silently
+    assert followed.joint_names == ("shoulder", "elbow")
+    assert [(m.joint, m.leader, m.multiplier, m.offset) for m in followed.mimic] == [
+        ("elbow", "shoulder", -1.0, 0.0)]
 
 
 # --- input forms and parser noise -----------------------------------------------------------
@@ -547,7 +551,7 @@ def test_kinova_has_continuous_joints() -> None:
 
 def test_talos_is_a_44_joint_tree_with_point_masses_and_mimic_joints() -> None:
     with pytest.warns(URDFWarning) as record:
-        model = load_urdf(REAL_ROBOTS["talos_full"])
+        model = load_urdf(REAL_ROBOTS["talos_full"], mimic=False)
     assert model.nv == 44
     assert len(set(model.parent.tolist())) > 5  # branches: legs, arms, head, grippers
     messages = [str(w.message) for w in record]

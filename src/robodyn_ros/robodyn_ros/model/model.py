@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from robodyn_ros.model.mimic import Mimic
     from robodyn_ros.model.payload import Payload
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic")
@@ -48,6 +49,9 @@ class Model:
             ``robodyn_ros.model.armature``); zeros when not given.
         payloads: the loads carried on frames (``robodyn_ros.model.payload``), already in
             spatial_inertia; at most one per frame.
+        mimic: the joints that follow another (``robodyn_ros.model.mimic``): they are joints
+            of the tree like any other, and a Robot of this model takes only the independent
+            joints as coordinates.
     """
 
     name: str
@@ -70,6 +74,7 @@ class Model:
     gravity: np.ndarray
     armature: np.ndarray | None = None
     payloads: tuple[Payload, ...] = ()
+    mimic: tuple[Mimic, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)

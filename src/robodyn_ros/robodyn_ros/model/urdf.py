@@ -33,6 +33,7 @@ from robodyn_ros.model.inertia import (
     pose_from_xyz_rpy,
     principal_moments,
 )
+from robodyn_ros.model.mimic import lock_followers, mimic_rules
 from robodyn_ros.model.model import JOINT_KINDS, Model, ModelError
 
 __all__ = ["GRAVITY", "URDFWarning", "load_urdf", "load_urdf_string"]
@@ -84,6 +85,7 @@ def load_urdf(
     locked_joints: Mapping[str, float] | None = None,
     strict_inertia: bool = False,
     armature: Armature | None = None,
+    mimic: bool = True,
 ) -> Model:
     """Load a URDF file into a fixed-base ``Model``.
 
@@ -104,6 +106,10 @@ def load_urdf(
             path of a YAML file holding that mapping at its top level or under the key
             ``armature`` (robodyn_ros.model.armature); added to M's diagonal, zero where not
             named.
+        mimic: joints with a ``<mimic>`` follow their leader (``Model.mimic``, chains
+            resolved; a follower of a locked leader is locked where its rule puts it); False
+            loads them as independent joints, with a warning, as Pinocchio does without
+            ``mimic=True``.
 
     Returns:
         The Model.
@@ -114,18 +120,20 @@ def load_urdf(
             can have; a magnitude outside any robot (a mass above 1e6 kg or nonzero below
             1e-12 kg, an inertia entry above 1e9 kg·m², an origin coordinate above 1e4 m); an
             armature that names a joint that is not a moving joint or has a value that is not
-            a finite number ≥ 0.
+            a finite number ≥ 0; a mimic of a joint that is not a moving joint, a loop of
+            mimics, or a locked follower of a leader that is not locked.
         OSError: the file (or the armature file) cannot be read.
 
     Warns:
-        URDFWarning: mimic joints (loaded as independent joints), singular inertias, and a
+        URDFWarning: mimic joints loaded as independent joints (mimic=False), singular
+            inertias, and a
             link whose own inertia is impossible (not positive semi-definite, or breaking the
             triangle inequality: CAD noise) but merges into the fixed base or into a moving
             body that is possible.
     """
     with open(path, "rb") as file:
         xml = file.read()
-    return _load(xml, os.fspath(path), locked_joints, strict_inertia, armature)
+    return _load(xml, os.fspath(path), locked_joints, strict_inertia, armature, mimic)
 
 
 def load_urdf_string(
@@ -135,12 +143,13 @@ def load_urdf_string(
     locked_joints: Mapping[str, float] | None = None,
     strict_inertia: bool = False,
     armature: Armature | None = None,
+    mimic: bool = True,
 ) -> Model:
     """Load a URDF document (e.g. the ``robot_description`` parameter) into a ``Model``.
 
     ``source`` names the document in error messages. Everything else is as ``load_urdf``.
     """
-    return _load(xml, source, locked_joints, strict_inertia, armature)
+    return _load(xml, source, locked_joints, strict_inertia, armature, mimic)
 
 
 def _load(
@@ -149,10 +158,11 @@ def _load(
     locked_joints: Mapping[str, float] | None,
     strict_inertia: bool,
     armature: Armature | None,
+    mimic: bool,
 ) -> Model:
     document = _parse_xml(xml, source)
     robot = _parse_robot(document, source)
-    model, notes = _build_model(robot, source, dict(locked_joints or {}), strict_inertia)
+    model, notes = _build_model(robot, source, dict(locked_joints or {}), strict_inertia, mimic)
     if armature is not None:
         model = replace(model, armature=armature_vector(armature, model.joint_names, source=source))
     for note in notes:
@@ -503,7 +513,7 @@ class _Flattened:
 
 
 def _build_model(
-    robot: URDF, source: str, locked: Mapping[str, float], strict_inertia: bool
+    robot: URDF, source: str, locked: Mapping[str, float], strict_inertia: bool, mimic: bool
 ) -> tuple[Model, list[str]]:
     """The Model of a parsed URDF, and the warnings it deserves."""
     notes: list[str] = []
@@ -512,6 +522,8 @@ def _build_model(
     for joint in robot.joints:
         _check_joint(joint, source)
     _check_locked_joints(robot, locked, source)
+    rules = mimic_rules(robot, source) if mimic else {}
+    locked = lock_followers(rules, locked, source)
     inertials = {link.name: _link_inertial(link, source, notes) for link in robot.links}
     flat = _flatten(tree, locked, source)
     if not flat.joints:
@@ -520,10 +532,11 @@ def _build_model(
             "joint left, so there is nothing to compute"
         )
     for joint in robot.joints:
-        if joint.mimic is not None and joint.type in JOINT_KINDS and joint.name not in locked:
+        if joint.mimic is not None and joint.type in JOINT_KINDS and not mimic \
+                and joint.name not in locked:
             notes.append(
                 f"{source}: joint '{joint.name}' mimics joint '{joint.mimic.joint}'; loaded as "
-                "an independent joint (as Pinocchio does): drive it yourself or lock it"
+                "an independent joint (mimic=False): drive it yourself or lock it"
             )
     joints = flat.joints
     bodies = _body_inertias(flat, inertials)
@@ -548,6 +561,7 @@ def _build_model(
         frame_body=np.array([flat.link_body[name] for name in frame_names], dtype=np.int64),
         frame_placement=np.array([flat.link_placement[name] for name in frame_names]),
         gravity=np.array(GRAVITY),
+        mimic=tuple(rule for name, rule in rules.items() if name not in locked),
     )
     return model, notes
 

@@ -37,6 +37,7 @@ class PinocchioOracle:
         armature: Mapping[str, float] | None = None,
         gravity: Sequence[float] | None = None,
         payloads: Mapping[str, tuple[float, Sequence[float], np.ndarray]] | None = None,
+        mimic: bool = False,
         is_string: bool = False,
     ) -> None:
         """Build the model.
@@ -50,13 +51,18 @@ class PinocchioOracle:
                 ``model.armature``; zero for the joints not named.
             gravity: the gravitational acceleration in the base frame (m/s²), set in
                 Pinocchio's ``model.gravity``; Pinocchio's (0, 0, -9.81) when None.
+            mimic: mimic joints follow their leaders (Pinocchio's ``mimic=True``): they are
+                not coordinates, and ``joint_names`` lists the independent joints; q̈ and M⁻¹
+                then come from M and the nonlinear effects (Pinocchio's ABA does not take them).
             is_string: ``urdf`` is URDF text rather than a path.
 
         Raises:
             ValueError: a locked joint is unknown, or ``joint_names`` is not exactly the set of
                 moving joints left, or one of them has more than one degree of freedom.
         """
-        full = pin.buildModelFromXML(urdf) if is_string else pin.buildModelFromUrdf(os.fspath(urdf))
+        full = (pin.buildModelFromXML(urdf, mimic=mimic) if is_string
+                else pin.buildModelFromUrdf(os.fspath(urdf), mimic=mimic))
+        self.mimic = mimic
         self.model = _lock_joints(full, locked_joints or {})
         if gravity is not None:
             self.model.gravity.linear = np.array(gravity, dtype=float)
@@ -134,6 +140,9 @@ class PinocchioOracle:
     ) -> np.ndarray:
         """Forward dynamics q̈ (nv,); ``f_ext`` (nv, 6) as in ``forces``."""
         args = (self.model, self.data, self.q(q), self.v(qd), self.v(tau))
+        if self.mimic:
+            bias = self.rnea(q, qd, np.zeros(self.nv), f_ext)
+            return np.linalg.solve(self.mass_matrix(q), np.asarray(tau) - bias)
         if f_ext is None:
             return self.to_ours(pin.aba(*args))
         return self.to_ours(pin.aba(*args, self.forces(f_ext)))
@@ -148,10 +157,15 @@ class PinocchioOracle:
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """Joint-space inertia M(q), (nv, nv), symmetric."""
-        return self.matrix_to_ours(_symmetric(pin.crba(self.model, self.data, self.q(q))))
+        # With a mimic joint inside a chain, Pinocchio 4.1's crba is right on a fresh Data
+        # only: on one that earlier calls filled, it returns another (wrong) M.
+        data = self.model.createData() if self.mimic else self.data
+        return self.matrix_to_ours(_symmetric(pin.crba(self.model, data, self.q(q))))
 
     def mass_matrix_inverse(self, q: np.ndarray) -> np.ndarray:
         """M(q)⁻¹, (nv, nv), symmetric."""
+        if self.mimic:
+            return np.linalg.inv(self.mass_matrix(q))
         minv = pin.computeMinverse(self.model, self.data, self.q(q))
         return self.matrix_to_ours(_symmetric(minv))
 
@@ -248,7 +262,9 @@ def _lock_joints(model: pin.Model, locked: Mapping[str, float]) -> pin.Model:
 def _require_every_joint_once(model: pin.Model, names: Sequence[str]) -> None:
     """Raise unless ``names`` lists each moving joint of the model exactly once."""
     repeated = sorted({name for name in names if names.count(name) > 1})
-    missing = [name for name in list(model.names)[1:] if name not in names]
+    coordinates = [name for joint, name in zip(model.joints[1:], list(model.names)[1:],
+                                               strict=True) if joint.nv > 0]
+    missing = [name for name in coordinates if name not in names]
     if repeated or missing:
         raise ValueError(
             f"joint_names must list every moving joint once; repeated: {repeated}, "

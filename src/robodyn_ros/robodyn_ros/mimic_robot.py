@@ -1,0 +1,280 @@
+"""MimicRobot: a robot whose mimic joints follow their leaders, in independent coordinates.
+
+The tree keeps every joint; the coordinates are the independent ones, and the mimic joints
+follow, q_all = G q + q₀ (G holds each rule's multiplier, q₀ its offset). Every quantity is the
+tree's seen through G, as for any constraint that is linear in q (Pinocchio 4's mimic joints):
+
+    τ = Gᵀ τ_all,   M = Gᵀ M_all G,   g = Gᵀ g_all,   J = J_all G,
+
+and q̈, M⁻¹ and Λ come from the Cholesky factor of that M.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+from scipy.linalg import cho_solve
+
+from robodyn_ros.answers import PIVOT_RTOL, sample_states
+from robodyn_ros.dynamics.operational_space import damped_task_inertia
+from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.model import Model, URDFWarning
+from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics, task_axes
+from robodyn_ros.robot import Robot
+
+# The methods a robot with mimic joints answers: the others work on the tree's own recursions,
+# in which every joint is free.
+_FACTORED = {
+    "forward_dynamics": ("aba", "cholesky"),
+    "mass_matrix_inverse": ("aba", "ltdl"),
+    "operational_space": ("dense", "recursive"),
+}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Coupling:
+    """How every joint of the tree follows the independent coordinates: q_all = G q + q₀.
+
+    Attributes:
+        joint_names: the independent joints, in tree order.
+        mimic_joints: the joints that follow, in tree order.
+        tree_joint_names: every joint of the tree, in its order (model.joint_names).
+        G: (n_all, n) ∂q_all/∂q.
+        offset: (n_all,) q₀.
+    """
+
+    joint_names: tuple[str, ...]
+    mimic_joints: tuple[str, ...]
+    tree_joint_names: tuple[str, ...]
+    G: np.ndarray
+    offset: np.ndarray
+
+    @classmethod
+    def of(cls, model: Model) -> Coupling:
+        rules = {rule.joint: rule for rule in model.mimic}
+        independent = tuple(name for name in model.joint_names if name not in rules)
+        G, offset = np.zeros((model.nv, len(independent))), np.zeros(model.nv)
+        for i, name in enumerate(model.joint_names):
+            rule = rules.get(name)
+            if rule is None:
+                G[i, independent.index(name)] = 1.0
+            else:
+                G[i, independent.index(rule.leader)] = rule.multiplier
+                offset[i] = rule.offset
+        return cls(independent, tuple(rules), model.joint_names, G, offset)
+
+    def positions(self, q: np.ndarray) -> np.ndarray:
+        """q of every joint of the tree, (..., n_all)."""
+        return q @ self.G.T + self.offset
+
+    def rates(self, qd: np.ndarray) -> np.ndarray:
+        """q̇ or q̈ of every joint of the tree, (..., n_all)."""
+        return qd @ self.G.T
+
+    def forces(self, tau_all: np.ndarray) -> np.ndarray:
+        """Gᵀ τ_all: the generalized forces on the independent coordinates, (..., n)."""
+        return tau_all @ self.G
+
+    def matrix(self, A_all: np.ndarray) -> np.ndarray:
+        """Gᵀ A_all G, (..., n, n)."""
+        return self.G.T @ A_all @ self.G
+
+
+class MimicRobot(Robot):
+    """A Robot whose coordinates are the independent joints (`joint_names`); the joints in
+    `mimic_joints` follow their leaders (model.mimic). `Robot(model)` is one when the model
+    has mimic joints.
+
+    Every function takes and returns independent coordinates. Forward dynamics, M⁻¹ and the
+    operational-space quantities factor M = Gᵀ M_all G: methods "aba"/"cholesky", "aba"/"ltdl"
+    and "dense"/"recursive" name that route, the others raise ValueError. `f_ext` has a row
+    per body of the tree (model.joint_names order).
+    """
+
+    def __init__(self, model: Model, *, threads: int = 1) -> None:
+        self.model = model
+        with warnings.catch_warnings():  # a follower's body may be light; the coupled M judges
+            warnings.simplefilter("ignore", URDFWarning)
+            self._tree_robot = Robot(dataclasses.replace(model, mimic=()), threads=threads)
+        self.coupling = Coupling.of(model)
+        self.threads = threads
+        self.joint_names = self.coupling.joint_names
+        self.mimic_joints = self.coupling.mimic_joints
+        self.nq = self.nv = len(self.joint_names)
+        self.frame_names = model.frame_names
+        self.massless_joints = self._joints_moving_no_mass()
+        if self.massless_joints:
+            self._warn_massless(stacklevel=4)  # the caller of Robot.from_urdf*
+
+    def with_threads(self, threads: int) -> Robot:
+        view = super().with_threads(threads)
+        view._tree_robot = self._tree_robot.with_threads(threads)
+        return view
+
+    @property
+    def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        raise ValueError(
+            f"robot '{self.model.name}' has mimic joints ({', '.join(self.mimic_joints)}): the "
+            "compiled rollout takes every joint as free, so it cannot simulate them; load the "
+            "URDF with mimic=False, or lock them (locked_joints=)"
+        )
+
+    # -- through the tree -------------------------------------------------------------------
+
+    def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
+        q, qd, qdd = self._checked(q, qd=qd, qdd=qdd)
+        c = self.coupling
+        return c.forces(self._tree_robot.inverse_dynamics(
+            c.positions(q), c.rates(qd), c.rates(qdd), f_ext))
+
+    def bias_forces(self, q, qd) -> np.ndarray:
+        q, qd = self._checked(q, qd=qd)
+        c = self.coupling
+        return c.forces(self._tree_robot.bias_forces(c.positions(q), c.rates(qd)))
+
+    def gravity_torques(self, q) -> np.ndarray:
+        (q,) = self._checked(q)
+        return self.coupling.forces(self._tree_robot.gravity_torques(self.coupling.positions(q)))
+
+    def mass_matrix(self, q, method: str = "crba") -> np.ndarray:
+        (q,) = self._checked(q)
+        return self.coupling.matrix(
+            self._tree_robot.mass_matrix(self.coupling.positions(q), method))
+
+    def mass_matrix_diagonal(self, q) -> np.ndarray:
+        return np.diagonal(self.mass_matrix(q), axis1=-2, axis2=-1).copy()
+
+    def kinetic_energy(self, q, qd) -> np.ndarray:
+        q, qd = self._checked(q, qd=qd)
+        c = self.coupling
+        return self._tree_robot.kinetic_energy(c.positions(q), c.rates(qd))
+
+    def potential_energy(self, q) -> np.ndarray:
+        (q,) = self._checked(q)
+        return self._tree_robot.potential_energy(self.coupling.positions(q))
+
+    def frame_pose(self, q, frame: str) -> np.ndarray:
+        (q,) = self._checked(q)
+        return self._tree_robot.frame_pose(self.coupling.positions(q), frame)
+
+    def frame_poses(self, q) -> np.ndarray:
+        (q,) = self._checked(q)
+        return self._tree_robot.frame_poses(self.coupling.positions(q))
+
+    def jacobian(self, q, frame: str) -> np.ndarray:
+        (q,) = self._checked(q)
+        return self._tree_robot.jacobian(self.coupling.positions(q), frame) @ self.coupling.G
+
+    # -- through the Cholesky factor of M ---------------------------------------------------
+
+    def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
+        self._factored_method(method, "mass_matrix_inverse")
+        (q,) = self._checked(q)
+        factor = self._cholesky(q, "mass_matrix_inverse")
+        identity = np.broadcast_to(np.eye(self.nv), factor.shape)
+        return _cholesky_solve(factor, identity)
+
+    def forward_dynamics(self, q, qd, tau, method: str = "aba", f_ext=None, **options):
+        self._factored_method(method, "forward_dynamics")
+        if options:
+            raise ValueError(f"forward_dynamics: method '{method}' is direct and takes no "
+                             f"options; got {', '.join(options)}")
+        q, qd, tau = self._checked(q, qd=qd, tau=tau)
+        bias = self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext)
+        factor = self._cholesky(q, "forward_dynamics")
+        return _cholesky_solve(factor, (tau - bias)[..., None])[..., 0]
+
+    def operational_space_inertia(self, q, frame, method: str = "recursive",
+                                  inverse: bool = False, *, axes=None) -> np.ndarray:
+        self._factored_method(method, "operational_space")
+        (q,) = self._checked(q)
+        J = self._task_jacobian(q, frame, axes)
+        MinvJT = _cholesky_solve(self._cholesky(q, "operational_space_inertia"),
+                                 np.swapaxes(J, -1, -2))
+        Lambda_inv = J @ MinvJT
+        return Lambda_inv if inverse else np.linalg.inv(Lambda_inv)
+
+    def operational_space_inertia_inverse_times(self, q, frame, force, *, axes=None):
+        Lambda_inv = self.operational_space_inertia(q, frame, inverse=True, axes=axes)
+        return (Lambda_inv @ np.asarray(force, dtype=float)[..., None])[..., 0]
+
+    def operational_space(self, q, qd, frames, method: str = "dense", *, axes=None,
+                          singular_threshold: float = SINGULAR_THRESHOLD,
+                          singular_damping: float | None = None) -> OperationalSpaceDynamics:
+        self._factored_method(method, "operational_space")
+        q, qd = self._checked(q, qd=qd)
+        c = self.coupling
+        tree_task = self._tree_robot.operational_space(
+            c.positions(q), c.rates(qd), frames, "dense", axes=axes)
+        J = tree_task.J @ c.G
+        MinvJT = _cholesky_solve(self._cholesky(q, "operational_space"), np.swapaxes(J, -1, -2))
+        Lambda_inv = J @ MinvJT
+        damping = singular_threshold if singular_damping is None else singular_damping
+        batch, m = q.shape[:-1], J.shape[-2]
+        Lambda, info = np.empty((*batch, m, m)), np.empty((*batch, 2))
+        for index in np.ndindex(batch):
+            damped_task_inertia(Lambda_inv[index], singular_threshold, damping, Lambda[index],
+                                info[index])
+        Jbar = MinvJT @ Lambda
+        g = self.gravity_torques(q)
+        coriolis = self.bias_forces(q, qd) - g
+        transposed = np.swapaxes(Jbar, -1, -2)
+        mu = (transposed @ coriolis[..., None])[..., 0] - (Lambda @ tree_task.Jdot_qd[..., None])[
+            ..., 0]
+        p = (transposed @ g[..., None])[..., 0]
+        return OperationalSpaceDynamics(
+            tree_task.frames, J, Lambda_inv, Lambda, Jbar, mu, p, tree_task.Jdot_qd,
+            info[..., 0].astype(np.int64), info[..., 1], tree_task.axes)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _joints_moving_no_mass(self) -> tuple[str, ...]:
+        """The independent joints whose diagonal entry of M vanishes (with those of all their
+        followers) at every sampled configuration: M is singular through them everywhere."""
+        columns = [self.model.joint_names.index(name) for name in self.joint_names]
+        diagonal = self.mass_matrix_diagonal(sample_states(self.model)[:, columns])
+        vanishing = diagonal <= PIVOT_RTOL * diagonal.max(axis=1, keepdims=True)
+        return tuple(name for name, massless in zip(self.joint_names, vanishing.all(axis=0),
+                                                    strict=True) if massless)
+
+    def _factored_method(self, method: str, function: str) -> None:
+        known = _FACTORED["operational_space" if function.startswith("operational") else function]
+        if method not in known:
+            raise ValueError(
+                f"{function}: robot '{self.model.name}' has mimic joints "
+                f"({', '.join(self.mimic_joints)}), answered through the Cholesky factor of "
+                f"M = Gᵀ M_all G; method '{method}' works on free joints only; use "
+                f"{' or '.join(map(repr, known))}"
+            )
+
+    def _cholesky(self, q: np.ndarray, function: str) -> np.ndarray:
+        """The lower Cholesky factor of M at q, or SingularMassMatrixError."""
+        M = self.mass_matrix(q)
+        try:
+            return np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            diagonal = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, self.nv)
+            scale = np.abs(diagonal).max()
+            light = np.flatnonzero((diagonal <= 1e-12 * scale).any(axis=0))
+            raise SingularMassMatrixError(
+                function, [self.joint_names[i] for i in light], "with the mimic joints following"
+            ) from None
+
+    def _task_jacobian(self, q: np.ndarray, frames, axes) -> np.ndarray:
+        names = (frames,) if isinstance(frames, str) else tuple(frames)
+        chosen = list(task_axes(axes))
+        return np.concatenate([self.jacobian(q, name)[..., chosen, :] for name in names],
+                              axis=-2)
+
+
+def _cholesky_solve(factor: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """X with L Lᵀ X = rhs for the factors L (..., n, n) and right-hand sides (..., n, k)."""
+    out = np.empty(rhs.shape)
+    for index in np.ndindex(rhs.shape[:-2]):
+        out[index] = cho_solve((factor[index], True), rhs[index])
+    return out
+
+
+__all__ = ["Coupling", "MimicRobot"]
