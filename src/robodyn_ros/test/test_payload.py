@@ -40,6 +40,18 @@ def close(ours, reference) -> None:
                                atol=RTOL * max(np.abs(reference).max(), 1.0))
 
 
+def expect_joint_space(robot: Robot, oracle: PinocchioOracle, q, qd, x,
+                       forward_dynamics_methods: tuple[str, ...]) -> None:
+    """M, M⁻¹, g, b, τ and q̈ (by each method) at one state are the oracle's."""
+    close(robot.mass_matrix(q), oracle.mass_matrix(q))
+    close(robot.mass_matrix_inverse(q), oracle.mass_matrix_inverse(q))
+    close(robot.gravity_torques(q), oracle.gravity_torques(q))
+    close(robot.bias_forces(q, qd), oracle.bias_forces(q, qd))
+    close(robot.inverse_dynamics(q, qd, x), oracle.rnea(q, qd, x))
+    for method in forward_dynamics_methods:
+        close(robot.forward_dynamics(q, qd, x, method=method), oracle.aba(q, qd, x))
+
+
 def loaded(robot: Robot, payloads: dict) -> Robot:
     for frame, (mass, com, inertia) in payloads.items():
         robot = robot.with_payload(frame, mass, com, inertia)
@@ -56,13 +68,7 @@ def test_every_function_carries_the_payload_as_pinocchio_does(name) -> None:
     rng = np.random.default_rng(5)
     Q, QD, X = rng.uniform(-1.0, 1.0, (3, 3, robot.nv))
     for q, qd, x in zip(Q, QD, X, strict=True):
-        close(robot.mass_matrix(q), oracle.mass_matrix(q))
-        close(robot.mass_matrix_inverse(q), oracle.mass_matrix_inverse(q))
-        close(robot.gravity_torques(q), oracle.gravity_torques(q))
-        close(robot.bias_forces(q, qd), oracle.bias_forces(q, qd))
-        close(robot.inverse_dynamics(q, qd, x), oracle.rnea(q, qd, x))
-        for method in ("aba", "cholesky", "schur"):
-            close(robot.forward_dynamics(q, qd, x, method=method), oracle.aba(q, qd, x))
+        expect_joint_space(robot, oracle, q, qd, x, ("aba", "cholesky", "schur"))
         close(robot.kinetic_energy(q, qd), oracle.kinetic_energy(q, qd))
         close(robot.potential_energy(q), oracle.potential_energy(q))
         J = oracle.jacobian(q, frame)

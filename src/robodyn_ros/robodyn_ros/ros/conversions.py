@@ -12,6 +12,7 @@ from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from sensor_msgs.msg import JointState
 
 from robodyn_ros import operational_space
+from robodyn_ros.mimic_robot import Coupling
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
 
@@ -24,12 +25,17 @@ class NonFiniteAnswerError(RefusedError):
     """Dynamics computed at a state came out with NaN or inf: not sent as an answer."""
 
 
+MIMIC_TOLERANCE = 1e-6  # rad or m: a mimic joint's position in a message against its rule
+
+
 class JointStateMap:
     """Picks the robot's joints out of JointState messages, matched by name in any order
-    (extra joints ignored); remembers the index map of the last name list seen."""
+    (extra joints ignored); remembers the index map of the last name list seen. With a
+    coupling (a robot with mimic joints) it also checks the mimic joints a message carries."""
 
-    def __init__(self, joint_names: Sequence[str]) -> None:
+    def __init__(self, joint_names: Sequence[str], coupling: Coupling | None = None) -> None:
         self.joint_names = tuple(joint_names)
+        self.coupling = coupling
         self._names: tuple[str, ...] | None = None  # the names of the last message
         self._index = np.empty(0, dtype=np.int64)
 
@@ -90,6 +96,23 @@ class JointStateMap:
             fields.append(picked)
         q, qd, effort = fields
         return q, (qd if qd is not None else np.zeros_like(q)), effort
+
+
+    def mimic_mismatch(self, message: JointState, q: np.ndarray) -> str:
+        """The mimic joints whose position in `message` is off their rule at q (the robot's
+        joints, from `state`), and by how much; "" when none is, or none is in the message."""
+        if self.coupling is None:
+            return ""
+        where = {name: k for k, name in enumerate(message.name)}
+        expected = self.coupling.positions(q)
+        off = []
+        for i, name in enumerate(self.coupling.tree_joint_names):
+            k = where.get(name)
+            if name in self.coupling.mimic_joints and k is not None \
+                    and not abs(message.position[k] - expected[i]) <= MIMIC_TOLERANCE:
+                off.append(f"{name} at {message.position[k]:.6g}, its rule gives "
+                           f"{expected[i]:.6g}")
+        return "; ".join(off)
 
 
 def finite(quantity: str, values: np.ndarray) -> np.ndarray:

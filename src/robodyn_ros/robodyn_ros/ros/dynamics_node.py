@@ -87,6 +87,7 @@ LATENCY_WINDOW = 2000  # take → publish latencies kept for the diagnostics' pe
 METHOD_PARAMETERS = ("mass_matrix_method", "forward_dynamics_method", "operational_space_method")
 SETTINGS_PARAMETERS = ("quantities", "frames", "singular_threshold", *METHOD_PARAMETERS)
 FRAMES_CONDITION = "frames"
+MIMIC_CONDITION = "mimic"
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def bind(robot: Robot, settings: Settings) -> Serving:
         {frame: OperationalSpaceDynamics(frame=frame, joint_names=joint_names)
          for frame in frames},
     )
-    return Serving(robot, JointStateMap(robot.joint_names), settings, tuple(frames),
+    return Serving(robot, JointStateMap(robot.joint_names, robot.coupling), settings, tuple(frames),
                    tuple(left_out), messages)
 
 
@@ -269,6 +270,8 @@ class DynamicsNode(Node):
         if serving is None:
             raise RefusedError("joint_states received before a robot description")
         q, qd, effort = serving.joint_map.state(arrival.message)
+        if serving.joint_map.coupling is not None:
+            self._check_mimic(serving.joint_map.mimic_mismatch(arrival.message, q))
         settings = serving.settings
         frames = serving.frames if "operational_space" in settings.quantities else ()
         joint_space, operational_space = compute(
@@ -281,6 +284,17 @@ class DynamicsNode(Node):
         self._joint_states.mark_answered(arrival)
         self._latencies.append(time.perf_counter() - started)
         self._cycles += 1
+
+    def _check_mimic(self, mismatch: str) -> None:
+        """WARN while joint_states carry mimic joints off their rule (answered at the
+        independent joints' positions, which the rule then extends)."""
+        if mismatch:
+            self.health.set_condition(
+                MIMIC_CONDITION, WARN, f"joint_states: mimic joint(s) off their rule: "
+                f"{mismatch}; answered with them on it"
+            )
+        else:
+            self.health.clear_condition(MIMIC_CONDITION)
 
     def _on_compute(self, request, response):
         """The compute_dynamics service: dynamics at the state the caller sends.

@@ -1,0 +1,216 @@
+"""Mimic joints as constraints (MimicRobot): the coordinates are the independent joints and
+every function is the tree's seen through q_all = G q + q₀. Checked against Pinocchio 4's
+``mimic=True`` on the example panda (its fingers mimic each other) and on generated chains and
+trees, and against the dense reference Gᵀ M_all G built here for a chain of mimics; bad rules
+are refused naming the joints, and mimic=False keeps them independent joints."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from rclpy.parameter import Parameter
+from robodyn_interfaces.msg import JointSpaceDynamics
+from sensor_msgs.msg import JointState
+from test_node_faults import Peer, wait_for
+from test_payload import close, expect_joint_space
+
+from robodyn_ros import Robot
+from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.model import ModelError, URDFWarning
+from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
+from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.testing import example_robot_urdf
+from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+PANDA = example_robot_urdf("panda").read_text()
+
+
+def with_mimic(urdf: str, joint: str, leader: str, multiplier: float, offset: float) -> str:
+    """The URDF with `joint` mimicking `leader`."""
+    start = urdf.index(f'<joint name="{joint}"')
+    end = urdf.index("</joint>", start)
+    rule = f'<mimic joint="{leader}" multiplier="{multiplier}" offset="{offset}"/>'
+    return urdf[:end] + rule + urdf[end:]
+
+
+CHAIN = with_mimic(random_chain_urdf(6, seed=4), "joint_3", "joint_2", -0.7, 0.1)
+TREE = with_mimic(random_tree_urdf(10, seed=5), "joint_9", "joint_3", 1.5, -0.2)
+ROBOTS = {"panda": (PANDA, "panda_rightfinger"), "chain6": (CHAIN, "link_5"),
+          "tree10": (TREE, "link_9")}
+
+
+def states(robot: Robot, count: int = 3, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    lower = np.maximum(robot.model.lower, -1.0)[[robot.model.joint_names.index(j)
+                                                  for j in robot.joint_names]]
+    upper = np.minimum(robot.model.upper, 1.0)[[robot.model.joint_names.index(j)
+                                                 for j in robot.joint_names]]
+    return rng.uniform(lower, upper, (3, count, robot.nv))
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_every_function_matches_pinocchio_with_mimic_joints(name) -> None:
+    urdf, frame = ROBOTS[name]
+    robot = Robot.from_urdf_string(urdf)
+    assert len(robot.mimic_joints) == 1 and robot.nv == robot.model.nv - 1
+    oracle = PinocchioOracle(urdf, robot.joint_names, mimic=True, is_string=True)
+    Q, QD, X = states(robot)
+    for q, qd, x in zip(Q, QD, X, strict=True):
+        expect_joint_space(robot, oracle, q, qd, x, ("aba", "cholesky"))
+        close(robot.kinetic_energy(q, qd), 0.5 * qd @ oracle.mass_matrix(q) @ qd)
+        close(robot.frame_pose(q, frame), oracle.frame_pose(q, frame))
+        J = oracle.jacobian(q, frame)
+        close(robot.jacobian(q, frame), J)
+        Lambda_inv = J @ oracle.mass_matrix_inverse(q) @ J.T
+        close(robot.operational_space_inertia(q, frame, inverse=True), Lambda_inv)
+        task = robot.operational_space(q, qd, frame)
+        close(task.J, J)
+        close(task.Lambda_inv, Lambda_inv)
+        close(task.Jdot_qd, oracle.classical_acceleration(q, qd, frame))
+    close(robot.forward_dynamics(Q, QD, X),
+          [oracle.aba(*state) for state in zip(Q, QD, X, strict=True)])
+    close(robot.mass_matrix(Q), [oracle.mass_matrix(q) for q in Q])
+
+
+def test_the_task_forces_are_those_of_the_coupled_robot() -> None:
+    """μ and p from the coupled M, C q̇ and g: with τ = Jᵀ(Λ ẍ + μ + p) the frame accelerates
+    as ẍ (a square, well-conditioned task: all six axes of the hand)."""
+    robot = Robot.from_urdf_string(PANDA)
+    q, qd = np.array([0.1, -0.4, 0.2, -2.0, 0.1, 1.6, 0.7, 0.02]), np.full(8, 0.3)
+    task = robot.operational_space(q, qd, "panda_hand")
+    assert task.rank == 6
+    desired = np.array([0.3, -0.2, 0.1, 0.5, -0.4, 0.2])
+    tau = task.J.T @ (task.Lambda @ desired + task.mu + task.p)
+    qdd = robot.forward_dynamics(q, qd, tau)
+    close(task.J @ qdd + task.Jdot_qd, desired)
+
+
+def test_a_chain_of_mimics_follows_its_first_leader() -> None:
+    """joint_4 mimics joint_3, which mimics joint_2: the reference is the free tree's M and τ
+    (Pinocchio, every joint free) through G built here from the two rules."""
+    free = random_chain_urdf(6, seed=4)
+    urdf = with_mimic(with_mimic(free, "joint_3", "joint_2", -0.7, 0.1), "joint_4", "joint_3",
+                      2.0, 0.3)
+    robot = Robot.from_urdf_string(urdf)
+    assert robot.joint_names == ("joint_0", "joint_1", "joint_2", "joint_5")
+    assert [(m.joint, m.leader) for m in robot.model.mimic] == [("joint_3", "joint_2"),
+                                                                  ("joint_4", "joint_2")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        names = Robot.from_urdf_string(free).joint_names
+    oracle = PinocchioOracle(free, names, is_string=True)
+    G, offset = np.zeros((6, 4)), np.zeros(6)
+    for row, column in ((0, 0), (1, 1), (2, 2), (5, 3)):
+        G[row, column] = 1.0
+    G[3, 2], offset[3] = -0.7, 0.1
+    G[4, 2], offset[4] = 2.0 * -0.7, 2.0 * 0.1 + 0.3
+    Q, QD, X = states(robot)
+    for q, qd, x in zip(Q, QD, X, strict=True):
+        q_all, qd_all, x_all = G @ q + offset, G @ qd, G @ x
+        close(robot.mass_matrix(q), G.T @ oracle.mass_matrix(q_all) @ G)
+        close(robot.inverse_dynamics(q, qd, x), G.T @ oracle.rnea(q_all, qd_all, x_all))
+
+
+@pytest.mark.parametrize(("edit", "reason"), [
+    (lambda u: with_mimic(u, "joint_3", "joint_9", 1.0, 0.0),
+     "joint 'joint_3' mimics joint 'joint_9', which is not a moving"),
+    (lambda u: with_mimic(u, "joint_3", "fixed_0_joint", 1.0, 0.0),
+     "mimics joint 'fixed_0_joint', which is not a moving"),
+    (lambda u: with_mimic(with_mimic(u, "joint_3", "joint_2", 1.0, 0.0), "joint_2", "joint_3",
+                          1.0, 0.0), "mimic joints follow one another in a loop"),
+])
+def test_a_rule_that_cannot_hold_is_refused_naming_the_joints(edit, reason) -> None:
+    with pytest.raises(ModelError, match=re.escape(reason)):
+        Robot.from_urdf_string(edit(random_chain_urdf(6, seed=4)))
+
+
+def test_locking_a_leader_locks_its_followers_where_the_rule_puts_them() -> None:
+    robot = Robot.from_urdf_string(CHAIN, locked_joints={"joint_2": 0.5})
+    assert "joint_3" not in robot.model.joint_names and robot.mimic_joints == ()
+    reference = Robot.from_urdf_string(CHAIN, mimic=False,
+                                       locked_joints={"joint_2": 0.5, "joint_3": -0.25})
+    q = np.linspace(-0.5, 0.5, robot.nv)
+    close(robot.mass_matrix(q), reference.mass_matrix(q))
+    with pytest.raises(ModelError, match="locked joint 'joint_3' mimics joint 'joint_2', which "
+                                         "is not locked"):
+        Robot.from_urdf_string(CHAIN, locked_joints={"joint_3": 0.0})
+    with pytest.raises(ModelError, match=r"so it must be at -0\.25"):
+        Robot.from_urdf_string(CHAIN, locked_joints={"joint_2": 0.5, "joint_3": 0.0})
+
+
+def test_mimic_false_keeps_them_independent_joints_with_a_warning() -> None:
+    with pytest.warns(URDFWarning, match="'panda_finger_joint2' mimics joint "
+                                         "'panda_finger_joint1'; loaded as an independent"):
+        robot = Robot.from_urdf_string(PANDA, mimic=False)
+    assert robot.nv == 9 and robot.mimic_joints == () and type(robot) is Robot
+
+
+def test_methods_on_free_joints_only_are_refused_and_the_rollout_too() -> None:
+    robot = Robot.from_urdf_string(PANDA)
+    q = np.zeros(8)
+    with pytest.raises(ValueError, match=r"has mimic joints \(panda_finger_joint2\).*method "
+                                         "'schur' works on free joints only"):
+        robot.forward_dynamics(q, q, q, method="schur")
+    with pytest.raises(ValueError, match="use 'dense' or 'recursive'"):
+        robot.operational_space(q, q, "panda_hand", method="schur")
+    with pytest.raises(ValueError, match="the compiled rollout takes every joint as free"):
+        _ = robot.kernel_arrays
+
+
+def test_a_hand_whose_fingers_follow_it_and_move_no_mass_is_named() -> None:
+    """Romeo's fingers mimic LHand and RHand and have no inertial: M is singular through the
+    two hand joints, named at load and by q̈; locking them locks the fingers and serves."""
+    with pytest.warns(URDFWarning, match="'LHand', 'RHand' move no mass"):
+        robot = Robot.from_urdf(example_robot_urdf("romeo"))
+    assert robot.massless_joints == ("LHand", "RHand") and "LFinger21" in robot.mimic_joints
+    q = np.zeros(robot.nv)
+    with pytest.raises(SingularMassMatrixError, match="'LHand', 'RHand'"):
+        robot.forward_dynamics(q, q, q)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", URDFWarning)
+        locked = Robot.from_urdf(example_robot_urdf("romeo"),
+                                 locked_joints={"LHand": 0.0, "RHand": 0.0})
+    assert locked.mimic_joints == () and "LFinger21" not in locked.model.joint_names
+    assert np.isfinite(locked.forward_dynamics(*np.zeros((3, locked.nv)))).all()
+
+
+def test_dynamics_node_serves_a_gripper_arm_and_checks_the_mimic_joints(ros) -> None:
+    """Over DDS: joint states that also carry the mimic finger are answered in the independent
+    joints (M matches Pinocchio's); a finger off its rule is answered with it on the rule and
+    reported (WARN naming the joint and both values)."""
+    peer = Peer(ros, DynamicsNode(parameter_overrides=[
+        Parameter("robot_description", value=PANDA), Parameter("diagnostic_period", value=0.2),
+        Parameter("quantities", value=["mass_matrix"])]))
+    peer.answers = []
+    peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
+                                  peer.answers.append, 100)
+    robot = Robot.from_urdf_string(PANDA)
+    oracle = PinocchioOracle(PANDA, robot.joint_names, mimic=True, is_string=True)
+    names = [*robot.joint_names, "panda_finger_joint2"]
+    try:
+        for finger2, off in ((0.02, False), (0.01, True)):
+            peer.answers.clear()
+            q = np.array([0.1, -0.3, 0.2, -1.9, 0.1, 1.4, 0.6, 0.02])
+            state = JointState(name=names, position=[*q, finger2], velocity=[0.0] * 9)
+
+            def answered(q=q, state=state) -> bool:
+                peer.publish(JointState, "joint_states", state)
+                return wait_for(lambda: any(np.array_equal(m.position, q)
+                                            for m in peer.answers), 0.2)
+
+            assert wait_for(answered)
+            answer = next(m for m in peer.answers if np.array_equal(m.position, q))
+            assert list(answer.joint_names) == list(robot.joint_names)
+            close(np.reshape(answer.mass_matrix, (8, 8)), oracle.mass_matrix(q))
+            if off:
+                assert wait_for(lambda: peer.reported(
+                    "panda_finger_joint2 at 0.01, its rule gives 0.02"))
+            else:
+                since = len(peer.statuses)
+                assert wait_for(lambda s=since: len(peer.statuses) > s + 1)
+                assert not peer.reported("mimic joint", since=since)
+    finally:
+        peer.close()
