@@ -35,6 +35,7 @@ setup(
         "scipy>=1.11",
         "numba>=0.60",
         "urdfdom-py>=1.2",
+        "xacro>=2.1",
         "rosbags>=0.10",
         "matplotlib>=3.8",
         "pyyaml",

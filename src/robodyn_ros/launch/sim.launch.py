@@ -1,8 +1,11 @@
 """The simulated arm with the dynamics, controller and preview nodes, one process each.
 
     ros2 launch robodyn_ros sim.launch.py [urdf:=<file>] [params_file:=<file>]
+        [xacro_args:="<name>:=<value> ..."]
 
-The same nodes and the same parameters file run in one process with `robodyn sim`.
+`urdf` is a URDF file or a xacro file (its name ends in .xacro), expanded with the
+space-separated name:=value items of `xacro_args`. The same nodes and the same parameters
+file run in one process with `robodyn sim`.
 """
 
 from pathlib import Path
@@ -13,11 +16,16 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from robodyn_ros.model import read_robot_description, xacro_argument
+
 NODES = ("sim_node", "dynamics_node", "controller_node", "preview_node")
 
 
 def nodes(context):
-    urdf = Path(LaunchConfiguration("urdf").perform(context)).read_text()
+    xacro_args = LaunchConfiguration("xacro_args").perform(context).split()
+    urdf = read_robot_description(
+        LaunchConfiguration("urdf").perform(context), dict(map(xacro_argument, xacro_args))
+    )
     params_file = LaunchConfiguration("params_file").perform(context)
     return [
         Node(
@@ -39,6 +47,7 @@ def generate_launch_description():
             DeclareLaunchArgument(
                 "params_file", default_value=str(share / "config" / "sim.yaml")
             ),
+            DeclareLaunchArgument("xacro_args", default_value=""),
             OpaqueFunction(function=nodes),
         ]
     )

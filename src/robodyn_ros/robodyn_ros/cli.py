@@ -1,4 +1,9 @@
-"""The ``robodyn`` command."""
+"""The ``robodyn`` command.
+
+A robot description is a URDF file or a xacro file (its name ends in ``.xacro``); the xacro
+file's arguments are ``NAME:=VALUE`` items anywhere on the command line, as the ``xacro``
+command and ``ros2 launch`` take them: ``robodyn demo --urdf arm.urdf.xacro prefix:=left_``.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +11,50 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from robodyn_ros.model import ModelError
+from robodyn_ros.model import ModelError, read_robot_description, xacro_argument
 from robodyn_ros.resources import bundled_urdf, share_directory
 from robodyn_ros.robot import Robot
+
+XACRO_HELP = "a .xacro file's arguments are NAME:=VALUE items anywhere on the line"
+URDF_HELP = f"URDF or .xacro file (default: the bundled Franka Emika Panda); {XACRO_HELP}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``robodyn`` console script."""
-    parser = argparse.ArgumentParser(prog="robodyn", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="robodyn", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="load a robot and print a summary of its dynamics")
-    demo.add_argument("--urdf", help="URDF file (default: the bundled Franka Emika Panda)")
+    demo.add_argument("--urdf", help=URDF_HELP)
     demo.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
     add_gravity_option(demo)
     sim = commands.add_parser(
         "sim", help="the simulated arm, dynamics and operational-space controller nodes, "
         "driven through pose targets (ROS 2)"
     )
-    sim.add_argument("--urdf", help="URDF file (default: the bundled Franka Emika Panda)")
+    sim.add_argument("--urdf", help=URDF_HELP)
     sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml)")
     sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
     sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
     add_gravity_option(sim)
     add_bag_commands(commands)
     add_preview_command(commands)
-    args = parser.parse_args(argv)
+    try:
+        options, xacro_args = split_xacro_arguments(sys.argv[1:] if argv is None else argv)
+    except ValueError as error:
+        parser.error(str(error))
+    args = parser.parse_args(options)
+    if xacro_args and not hasattr(args, "urdf"):
+        parser.error(f"robodyn {args.command}: NAME:=VALUE items are the arguments of a .xacro "
+                     "robot description, and this command takes none")
+    args.xacro_args = xacro_args
     try:
         if args.command == "sim":
             return run_sim(args)
@@ -44,10 +62,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_preview(args)
         if args.command == "bag":
             return run_bag(args)
-        return run_demo(args.urdf, args.frame, args.gravity)
+        return run_demo(args.urdf, args.frame, args.gravity, args.xacro_args)
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
         return 1
+
+
+def split_xacro_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The command line without its ``NAME:=VALUE`` items, and those items as xacro arguments.
+
+    Raises:
+        ValueError: an item with ``:=`` has no name before it.
+    """
+    options = [item for item in argv if ":=" not in item]
+    return options, dict(xacro_argument(item) for item in argv if ":=" in item)
+
+
+def load_robot(urdf: str | os.PathLike[str], xacro_args: Mapping[str, str] | None,
+               gravity: tuple[float, float, float] | None) -> Robot:
+    """The robot of a URDF file, or of a xacro file expanded with `xacro_args`."""
+    return Robot.from_urdf_string(read_robot_description(urdf, xacro_args),
+                                  source=os.fspath(urdf), gravity=gravity)
 
 
 def add_gravity_option(parser: argparse.ArgumentParser) -> None:
@@ -121,12 +156,13 @@ def gravity_vector(text: str) -> tuple[float, float, float]:
 
 
 def run_demo(urdf: str | None, frame: str | None,
-             gravity: tuple[float, float, float] | None = None) -> int:
+             gravity: tuple[float, float, float] | None = None,
+             xacro_args: Mapping[str, str] | None = None) -> int:
     """Print mass, M(q), gravity torques, the end-effector pose and Λ at a few
     configurations, a consistency check and a timing line."""
     start = time.perf_counter()
     path = urdf or bundled_urdf("panda")
-    robot = Robot.from_urdf(path, gravity=gravity)
+    robot = load_robot(path, xacro_args, gravity)
     frame = frame or robot.frame_names[-1]
     model = robot.model
     print(f"robot '{model.name}' from {path}")
@@ -152,7 +188,7 @@ def run_sim(args: argparse.Namespace) -> int:
     urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
     params = Path(args.params) if args.params else share_directory() / "config" / "sim.yaml"
     reached = run_simulation(urdf, params, args.frame, args.seconds_per_target,
-                             gravity=args.gravity)
+                             gravity=args.gravity, xacro_args=args.xacro_args)
     print("\nall targets reached" if reached else "\nsome targets were not reached")
     return 0 if reached else 1
 
@@ -166,7 +202,8 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
         "a report, plots and a bag of robodyn_interfaces messages"
     )
     analyze.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
-    analyze.add_argument("--urdf", required=True, help="URDF file of the recorded robot")
+    analyze.add_argument("--urdf", required=True,
+                         help=f"URDF or .xacro file of the recorded robot; {XACRO_HELP}")
     add_gravity_option(analyze)
     add_payload_option(analyze)
     analyze.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
@@ -208,7 +245,7 @@ def run_bag(args: argparse.Namespace) -> int:
         workers=args.workers, output=Path(args.output) if args.output else None,
         plots=not args.no_plots, dynamics_bag=not args.no_bag, progress=args.progress,
     )
-    robot = carrying(Robot.from_urdf(args.urdf, gravity=args.gravity), args.payload)
+    robot = carrying(load_robot(args.urdf, args.xacro_args, args.gravity), args.payload)
     outputs = analyze_bag(args.bag, robot, options)
     print(outputs.report, end="")
     print(f"written to {outputs.folder}: {', '.join(p.name for p in outputs.files)}")
@@ -221,7 +258,7 @@ def add_preview_command(commands: argparse._SubParsersAction) -> None:
         "preview", help="simulate scenarios ahead, faster than real time: a metrics table and "
         "PNG plots of the predicted trajectories"
     )
-    preview.add_argument("urdf", help="URDF file")
+    preview.add_argument("urdf", help=f"URDF or .xacro file; {XACRO_HELP}")
     preview.add_argument("scenarios", help="YAML file: scenarios, settings, start (README)")
     preview.add_argument("--horizon", type=float, help="s (overrides the file)")
     preview.add_argument("--dt", type=float, help="s (overrides the file)")
@@ -243,7 +280,7 @@ def run_preview(args: argparse.Namespace) -> int:
     from robodyn_ros.sim.preview import preview
     from robodyn_ros.sim.preview_report import metrics_table, read_scenarios_file, write_plots
 
-    robot = carrying(Robot.from_urdf(args.urdf, gravity=args.gravity), args.payload)
+    robot = carrying(load_robot(args.urdf, args.xacro_args, args.gravity), args.payload)
     scenarios, settings, start = read_scenarios_file(
         robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
         forward_dynamics_method=args.forward_dynamics_method, control_period=args.control_period,

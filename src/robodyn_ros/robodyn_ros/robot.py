@@ -43,7 +43,7 @@ from robodyn_ros.dynamics import (
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
-from robodyn_ros.model import Model, URDFWarning, load_urdf, load_urdf_string
+from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.payload import checked_payload, with_payload
 from robodyn_ros.operational_space import (
@@ -322,6 +322,7 @@ class Robot:
         cls,
         xml: str | bytes,
         *,
+        source: str = "<string>",
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
         armature: Armature | None = None,
@@ -329,9 +330,45 @@ class Robot:
         mimic: bool = True,
         threads: int = 1,
     ) -> Robot:
-        """Load a URDF from its text; the options as in from_urdf."""
-        model = load_urdf_string(xml, locked_joints=locked_joints,
+        """Load a URDF from its text, which `source` names in error messages; the options as
+        in from_urdf."""
+        model = load_urdf_string(xml, source=source, locked_joints=locked_joints,
                                  strict_inertia=strict_inertia, armature=armature, mimic=mimic)
+        return cls(_with_gravity(model, gravity), threads=threads)
+
+    @classmethod
+    def from_xacro(
+        cls,
+        path: str | os.PathLike,
+        mappings: Mapping[str, str] | None = None,
+        *,
+        locked_joints: Mapping[str, float] | None = None,
+        strict_inertia: bool = False,
+        armature: Armature | None = None,
+        gravity: Sequence[float] | None = None,
+        mimic: bool = True,
+        threads: int = 1,
+    ) -> Robot:
+        """Load a xacro file, expanded to URDF as ``xacro path name:=value ...`` does.
+
+        Args:
+            path: the xacro file; it names the source in every error message, also in those
+                about the URDF it expands to.
+            mappings: xacro argument name → value (``$(arg name)``, ``<xacro:arg>``).
+            locked_joints, strict_inertia, armature, gravity, mimic, threads: as in from_urdf.
+
+        Returns:
+            The Robot.
+
+        Raises:
+            ModelError: the file does not expand (a missing argument or include, a bad macro,
+                a ``$(find pkg)`` the ament index cannot answer: model.expand_xacro), or it
+                expands to an invalid URDF, or an invalid locked joint or armature.
+            OSError: the armature file cannot be read.
+        """
+        model = load_urdf_string(expand_xacro(path, mappings), source=os.fspath(path),
+                                 locked_joints=locked_joints, strict_inertia=strict_inertia,
+                                 armature=armature, mimic=mimic)
         return cls(_with_gravity(model, gravity), threads=threads)
 
     def with_gravity(self, gravity: Sequence[float]) -> Robot:

@@ -1,7 +1,8 @@
-"""URDF → Model: the kinematic tree as flat arrays."""
+"""URDF (or xacro) → Model: the kinematic tree as flat arrays."""
 
 from robodyn_ros.model.model import JOINT_KINDS, Model, ModelError
 from robodyn_ros.model.urdf import GRAVITY, URDFWarning, load_urdf, load_urdf_string
+from robodyn_ros.model.xacro import expand_xacro, read_robot_description, xacro_argument
 
 __all__ = [
     "GRAVITY",
@@ -9,6 +10,9 @@ __all__ = [
     "Model",
     "ModelError",
     "URDFWarning",
+    "expand_xacro",
     "load_urdf",
     "load_urdf_string",
+    "read_robot_description",
+    "xacro_argument",
 ]

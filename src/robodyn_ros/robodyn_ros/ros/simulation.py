@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
 from sensor_msgs.msg import JointState
 
+from robodyn_ros.model import read_robot_description
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap, quaternion_from_rotation
@@ -106,15 +108,19 @@ def run_simulation(
     tolerance: tuple[float, float] = (0.005, 0.02),
     print_every: float = 0.5,
     gravity: tuple[float, float, float] | None = None,
+    xacro_args: Mapping[str, str] | None = None,
 ) -> bool:
     """Run the three nodes in this process, send the default targets one after the other
     (each for `seconds_per_target` of sim time), print the tracking error and a summary;
-    True when every target was reached within `tolerance` (m, rad). `gravity` (the base
-    frame's, m/s²) is every node's gravity parameter when given."""
-    overrides = [Parameter("robot_description", value=urdf.read_text())]
+    True when every target was reached within `tolerance` (m, rad). `urdf` is a URDF file or
+    a xacro file, expanded with `xacro_args` (name → value); every node's robot_description
+    is its URDF text. `gravity` (the base frame's, m/s²) is every node's gravity parameter
+    when given."""
+    description = read_robot_description(urdf, xacro_args)
+    overrides = [Parameter("robot_description", value=description)]
     if gravity is not None:
         overrides.append(Parameter("gravity", value=list(gravity)))
-    robot = Robot.from_urdf(urdf, gravity=gravity)
+    robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity)
     rclpy.init(args=["--ros-args", "--params-file", str(params_file)])
     nodes = [
         SimNode(parameter_overrides=overrides),
