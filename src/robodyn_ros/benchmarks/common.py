@@ -101,6 +101,7 @@ def robot_calls(robot: Robot, frame: str, s: State) -> dict[str, Callable[[], ob
         "inverse_dynamics": lambda: robot.inverse_dynamics(s.q, s.qd, s.qdd),
         "bias_forces": lambda: robot.bias_forces(s.q, s.qd),
         "gravity_torques": lambda: robot.gravity_torques(s.q),
+        "coriolis_matrix": lambda: robot.coriolis_matrix(s.q, s.qd),
         "mass_matrix": lambda: robot.mass_matrix(s.q),
         "mass_matrix_inverse": lambda: robot.mass_matrix_inverse(s.q),
         "forward_dynamics(aba)": lambda: robot.forward_dynamics(s.q, s.qd, s.tau),

@@ -25,6 +25,7 @@ from robodyn_ros.batch_threads import run_batch
 from robodyn_ros.dynamics import (
     conjugate_gradient,
     constraint_forces,
+    coriolis,
     energy,
     forward_dynamics,
     gdahj,
@@ -146,6 +147,7 @@ class _OneState:
     inverse_dynamics: StateCall
     bias_forces: StateCall
     gravity_torques: StateCall
+    coriolis_matrix: StateCall
     mass_matrix: StateCall
     mass_matrix_diagonal: StateCall
     mass_matrix_inverse: StateCall
@@ -164,6 +166,7 @@ class _OneState:
             inverse_dynamics=call("inverse_dynamics", 3, n),
             bias_forces=call("bias_forces", 2, n),
             gravity_torques=call("gravity_torques", 1, n),
+            coriolis_matrix=call("coriolis_matrix", 2, n, n),
             mass_matrix=call("mass_matrix", 1, n, n),
             mass_matrix_diagonal=call("mass_matrix_diagonal", 1, n),
             mass_matrix_inverse=call("mass_matrix_inverse", 1, n, n),
@@ -506,6 +509,33 @@ class Robot:
         self._run(inverse_dynamics.gravity_torques, (self._tree, self._gravity), q, tau)
         self._check("gravity_torques", False, (("g(q)", tau),), q)
         return tau
+
+    def coriolis_matrix(self, q, qd) -> np.ndarray:
+        """Coriolis matrix C(q, q̇), with C q̇ = bias_forces − gravity_torques (the Coriolis and
+        centrifugal torques) and Ṁ − 2C skew-symmetric: Pinocchio's computeCoriolisMatrix. The
+        armature, constant in M, does not enter C.
+
+        Args:
+            q: joint positions, (n,) or a batch (B, n).
+            qd: joint velocities, the shape of q.
+
+        Returns:
+            C, shape (n, n), or (B, n, n) for a batch.
+
+        Raises:
+            ValueError: q or qd of the wrong shape.
+            TypeError: q or qd not numbers.
+            NonFiniteResultError: finite q and qd gave a non-finite C (an overflow).
+        """
+        C = self._one_state.coriolis_matrix(q, qd)
+        if C is not None:
+            return C
+        if not _ready(self.nv, q, qd):
+            q, qd = self._checked(q, qd=qd)
+        C = np.empty((*q.shape, self.nv))
+        self._run(coriolis.coriolis_matrix, (self._tree,), q, qd, C)
+        self._check("coriolis_matrix", False, (("C", C),), q, qd)
+        return C
 
     # -- joint-space inertia ----------------------------------------------------------------
 

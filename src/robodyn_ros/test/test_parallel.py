@@ -132,6 +132,7 @@ ROBOT_FUNCTIONS = {  # a Robot function → (its states, of Q, QD, QDD; its othe
     "inverse_dynamics": (3, {}),
     "bias_forces": (2, {}),
     "gravity_torques": (1, {}),
+    "coriolis_matrix": (2, {}),
     "mass_matrix": (1, {}),
     "mass_matrix_diagonal": (1, {}),
     "mass_matrix_inverse": (1, {}),

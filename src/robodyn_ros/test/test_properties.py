@@ -181,6 +181,7 @@ ONE_STATE_CALLS = {
     "inverse_dynamics": lambda r, x: r.inverse_dynamics(x, x, x),
     "bias_forces": lambda r, x: r.bias_forces(x, x),
     "gravity_torques": lambda r, x: r.gravity_torques(x),
+    "coriolis_matrix": lambda r, x: r.coriolis_matrix(x, x),
     "mass_matrix": lambda r, x: r.mass_matrix(x),
     "mass_matrix_diagonal": lambda r, x: r.mass_matrix_diagonal(x),
     "mass_matrix_inverse": lambda r, x: r.mass_matrix_inverse(x),

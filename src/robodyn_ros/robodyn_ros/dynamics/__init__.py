@@ -28,6 +28,7 @@ KERNEL_MODULES = (
     "kinematics",
     "inverse_dynamics",
     "inertia_matrix",
+    "coriolis",
     "gdahj",
     "inertia_diagonal",
     "recursive_doubling",

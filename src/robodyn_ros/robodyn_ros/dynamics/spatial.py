@@ -238,6 +238,27 @@ def inertia_times(inertia, m):
 
 
 @kernel_helper
+def inertia_rate(inertia, m):
+    """İ = m ×* I − I m×, the rate of change of a rigid-body inertia I = (M, h, I_O) moving at
+    m = [v; ω], about a fixed origin: symmetric, and of the same form as I with mass 0, first
+    moment ḣ = M v + ω × h and rotational part İ_O = A + Aᵀ − [v]×[h]× − [h]×[v]×, A = [ω]× I_O,
+    where −[v]×[h]× − [h]×[v]× = 2 (v·h) 1 − h vᵀ − v hᵀ."""
+    mass, h, v, w = inertia[0], inertia[1:4], m[0:3], m[3:6]
+    xx, xy, xz, yy, yz, zz = inertia[4:10]
+    h_rate = add3((mass * v[0], mass * v[1], mass * v[2]), cross(w, h))
+    # the columns of A, ω × (the columns of I_O); entry (r, c) of İ_O is
+    # A[r, c] + A[c, r] + 2 (v·h) δ_rc − h_r v_c − v_r h_c
+    A0, A1, A2 = cross(w, (xx, xy, xz)), cross(w, (xy, yy, yz)), cross(w, (xz, yz, zz))
+    vh = dot3(v, h)
+    return (
+        0.0, *h_rate,
+        2.0 * (A0[0] + vh - h[0] * v[0]), A1[0] + A0[1] - h[0] * v[1] - v[0] * h[1],
+        A2[0] + A0[2] - h[0] * v[2] - v[0] * h[2], 2.0 * (A1[1] + vh - h[1] * v[1]),
+        A2[1] + A1[2] - h[1] * v[2] - v[1] * h[2], 2.0 * (A2[2] + vh - h[2] * v[2]),
+    )
+
+
+@kernel_helper
 def store_inertia_matrix(A, i, inertia):
     """A[i] (6x6) = the matrix [[M 1, −[h]×], [[h]×, I_O]] of a rigid-body inertia."""
     mass, h0, h1, h2, xx, xy, xz, yy, yz, zz = inertia

@@ -20,6 +20,7 @@ it is imported, which robodyn_ros.dynamics.state_entries does on first use.
 import numpy as np
 from numba import carray, cfunc, types
 
+from robodyn_ros.dynamics.coriolis import coriolis, coriolis_workspace
 from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
@@ -67,6 +68,12 @@ def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
     zero = np.zeros(n)
     rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), zero, zero, None, carray(tau, n),
          X, v, a, f)
+
+
+@entry
+def coriolis_matrix_entry(tree, gravity, n, q, qd, _x1, C):
+    packed = as_tree(tree, n)
+    coriolis(packed, carray(q, n), carray(qd, n), carray(C, (n, n)), coriolis_workspace(packed, n))
 
 
 @entry

@@ -155,6 +155,11 @@ class PinocchioOracle:
         """g(q), (nv,)."""
         return self.to_ours(pin.computeGeneralizedGravity(self.model, self.data, self.q(q)))
 
+    def coriolis_matrix(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Coriolis matrix C(q, q̇), (nv, nv), with Ṁ − 2C skew-symmetric."""
+        C = pin.computeCoriolisMatrix(self.model, self.data, self.q(q), self.v(qd))
+        return self.matrix_to_ours(C)
+
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """Joint-space inertia M(q), (nv, nv), symmetric."""
         # With a mimic joint inside a chain, Pinocchio 4.1's crba is right on a fresh Data
