@@ -4,7 +4,7 @@ The tree keeps every joint; the coordinates are the independent ones, and the mi
 follow, q_all = G q + q₀ (G holds each rule's multiplier, q₀ its offset). Every quantity is the
 tree's seen through G, as for any constraint that is linear in q (Pinocchio 4's mimic joints):
 
-    τ = Gᵀ τ_all,   M = Gᵀ M_all G,   g = Gᵀ g_all,   J = J_all G,
+    τ = Gᵀ τ_all,   M = Gᵀ M_all G,   C = Gᵀ C_all G,   g = Gᵀ g_all,   J = J_all G,
 
 and q̈, M⁻¹ and Λ come from the Cholesky factor of that M.
 """
@@ -142,6 +142,11 @@ class MimicRobot(Robot):
         (q,) = self._checked(q)
         return self.coupling.matrix(
             self._tree_robot.mass_matrix(self.coupling.positions(q), method))
+
+    def coriolis_matrix(self, q, qd) -> np.ndarray:
+        q, qd = self._checked(q, qd=qd)
+        c = self.coupling
+        return c.matrix(self._tree_robot.coriolis_matrix(c.positions(q), c.rates(qd)))
 
     def mass_matrix_diagonal(self, q) -> np.ndarray:
         return np.diagonal(self.mass_matrix(q), axis1=-2, axis2=-1).copy()

@@ -61,6 +61,7 @@ def test_every_function_matches_pinocchio_with_mimic_joints(name) -> None:
     for q, qd, x in zip(Q, QD, X, strict=True):
         expect_joint_space(robot, oracle, q, qd, x, ("aba", "cholesky"))
         close(robot.kinetic_energy(q, qd), 0.5 * qd @ oracle.mass_matrix(q) @ qd)
+        close(robot.coriolis_matrix(q, qd), oracle.coriolis_matrix(q, qd))
         close(robot.frame_pose(q, frame), oracle.frame_pose(q, frame))
         J = oracle.jacobian(q, frame)
         close(robot.jacobian(q, frame), J)

@@ -150,7 +150,7 @@ def _joint_space_messages(robot: Robot, analysis: Analysis, part: slice, methods
         return message_type(
             header=header(stamp, root), joint_names=names, position=q[k], velocity=qd[k],
             mass_matrix=M[k], bias_forces=bias[k], gravity_torques=gravity[k],
-            effort=effort[k] if has_effort else _NONE,
+            coriolis_matrix=_NONE, effort=effort[k] if has_effort else _NONE,
             acceleration=acceleration[k] if has_effort else _NONE,
             mass_matrix_method=methods[0], forward_dynamics_method=methods[1],
             computation_time=0.0,

@@ -138,9 +138,11 @@ def float_sequence(values: np.ndarray) -> array:
     return sequence
 
 
-JOINT_SPACE_QUANTITIES = ("mass_matrix", "bias_forces", "gravity_torques", "acceleration")
+JOINT_SPACE_QUANTITIES = ("mass_matrix", "bias_forces", "gravity_torques", "acceleration",
+                          "coriolis_matrix")
 JOINT_SPACE_FIELDS = {"mass matrix": "mass_matrix", "bias forces": "bias_forces",
-                      "gravity torques": "gravity_torques", "acceleration": "acceleration"}
+                      "gravity torques": "gravity_torques", "acceleration": "acceleration",
+                      "Coriolis matrix": "coriolis_matrix"}
 
 
 def joint_space_message(
@@ -152,7 +154,7 @@ def joint_space_message(
     quantities: Collection[str] = JOINT_SPACE_QUANTITIES,
     message: JointSpaceDynamics | None = None,
 ) -> JointSpaceDynamics:
-    """The chosen quantities of M, b, g and q̈ (q̈ only when τ is given) at (q, q̇) as a
+    """The chosen quantities of M, b, g, q̈ (only when τ is given) and C at (q, q̇) as a
     JointSpaceDynamics message, with the (mass matrix, forward dynamics) methods; the others
     stay empty. The caller fills header and computation_time.
 
@@ -175,6 +177,8 @@ def joint_space_message(
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
         computed.append(("acceleration", robot.forward_dynamics(q, qd, effort, method=methods[1])))
+    if "coriolis_matrix" in quantities:
+        computed.append(("Coriolis matrix", robot.coriolis_matrix(q, qd)))
     for name, values in computed:
         setattr(message, JOINT_SPACE_FIELDS[name], float_sequence(values))
     message.mass_matrix_method, message.forward_dynamics_method = methods

@@ -10,9 +10,10 @@ reason):
         (ros.entry.armature_parameter); changeable at run time.
     gravity (double[3], [0, 0, -9.81]): m/s² in the base frame (a wall mount: [9.81, 0, 0]);
         changeable at run time.
-    quantities (string[], all): what is published each cycle, any of "mass_matrix",
-        "bias_forces", "gravity_torques", "acceleration" (when the joint state has efforts) and
-        "operational_space" (one message per frame); what is left out stays empty or unsent.
+    quantities (string[], all but "coriolis_matrix"): what is published each cycle, any of
+        "mass_matrix", "bias_forces", "gravity_torques", "acceleration" (when the joint state
+        has efforts), "coriolis_matrix" and "operational_space" (one message per frame); what
+        is left out stays empty or unsent. compute_dynamics answers with all of them.
     mass_matrix_method (string, "crba"), forward_dynamics_method (string, "aba"),
         operational_space_method (string, "dense"): any method of the Robot function.
     frames (string[]): task frames whose operational-space dynamics are published each cycle.
@@ -78,6 +79,7 @@ from robodyn_ros.ros.guard import ERROR, OK, WARN, Guard, NodeHealth, RefusedErr
 from robodyn_ros.ros.intake import NewestFirst
 
 QUANTITIES = (*JOINT_SPACE_QUANTITIES, "operational_space")
+DEFAULT_QUANTITIES = tuple(q for q in QUANTITIES if q != "coriolis_matrix")
 # joint_states the middleware keeps for the node, all taken at a cycle's start (the newest
 # answered); and dynamics kept for a reliable subscriber: 100 ms at 1 kHz, so that a pause
 # of either process (a scheduler hiccup, a garbage collection) delays messages rather than
@@ -168,7 +170,7 @@ class DynamicsNode(Node):
         self.declare_parameter("forward_dynamics_method", "aba")
         self.declare_parameter("operational_space_method", "dense")
         self.declare_parameter("frames", Parameter.Type.STRING_ARRAY)
-        self.declare_parameter("quantities", list(QUANTITIES))
+        self.declare_parameter("quantities", list(DEFAULT_QUANTITIES))
         self.declare_parameter("singular_threshold", 1e-4)
         self.declare_parameter("diagnostic_period", 1.0)
         self.add_on_set_parameters_callback(self.guard.parameters(self._check_parameters))

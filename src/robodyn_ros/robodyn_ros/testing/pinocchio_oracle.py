@@ -157,7 +157,8 @@ class PinocchioOracle:
 
     def coriolis_matrix(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Coriolis matrix C(q, q̇), (nv, nv), with Ṁ − 2C skew-symmetric."""
-        C = pin.computeCoriolisMatrix(self.model, self.data, self.q(q), self.v(qd))
+        data = self.model.createData() if self.mimic else self.data  # as in mass_matrix
+        C = pin.computeCoriolisMatrix(self.model, data, self.q(q), self.v(qd))
         return self.matrix_to_ours(C)
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
