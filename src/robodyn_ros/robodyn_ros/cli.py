@@ -299,7 +299,7 @@ def run_preview(args: argparse.Namespace) -> int:
 
 def demo_configurations(robot: Robot) -> dict[str, np.ndarray]:
     """Zero, mid-range (middle of finite limits, 0 elsewhere) and a seeded random state."""
-    lower, upper = robot.model.lower, robot.model.upper
+    lower, upper = robot.per_coordinate(robot.model.lower), robot.per_coordinate(robot.model.upper)
     finite = np.isfinite(lower) & np.isfinite(upper)
     middle = np.where(finite, 0.5 * (lower + upper), 0.0)
     rng = np.random.default_rng(0)

@@ -103,6 +103,7 @@ class MimicRobot(Robot):
         self.joint_names = self.coupling.joint_names
         self.mimic_joints = self.coupling.mimic_joints
         self.nq = self.nv = len(self.joint_names)
+        self._coordinate_joints = [model.joint_names.index(name) for name in self.joint_names]
         self.frame_names = model.frame_names
         self.massless_joints = self._joints_moving_no_mass()
         if self.massless_joints:
@@ -112,6 +113,9 @@ class MimicRobot(Robot):
         view = super().with_threads(threads)
         view._tree_robot = self._tree_robot.with_threads(threads)
         return view
+
+    def per_coordinate(self, per_joint: np.ndarray) -> np.ndarray:
+        return np.asarray(per_joint)[self._coordinate_joints]
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -238,8 +242,7 @@ class MimicRobot(Robot):
     def _joints_moving_no_mass(self) -> tuple[str, ...]:
         """The independent joints whose diagonal entry of M vanishes (with those of all their
         followers) at every sampled configuration: M is singular through them everywhere."""
-        columns = [self.model.joint_names.index(name) for name in self.joint_names]
-        diagonal = self.mass_matrix_diagonal(sample_states(self.model)[:, columns])
+        diagonal = self.mass_matrix_diagonal(self.per_coordinate(sample_states(self.model).T).T)
         vanishing = diagonal <= PIVOT_RTOL * diagonal.max(axis=1, keepdims=True)
         return tuple(name for name, massless in zip(self.joint_names, vanishing.all(axis=0),
                                                     strict=True) if massless)

@@ -454,6 +454,12 @@ class Robot:
     def __repr__(self) -> str:
         return f"Robot('{self.model.name}', nv={self.nv}, frames={len(self.frame_names)})"
 
+    def per_coordinate(self, per_joint: np.ndarray) -> np.ndarray:
+        """A per-joint array of the model (its limits, damping, friction: model.joint_names
+        order) for the robot's coordinates, in joint_names order (the same array here; a
+        MimicRobot leaves the mimic joints out)."""
+        return np.asarray(per_joint)
+
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(tree, gravity): the packed model the dynamics kernels take, for a caller of a

@@ -108,7 +108,8 @@ class ControllerNode(Node):
                 failure of that first computation.
         """
         controller = self._configured(robot)
-        q = np.clip(np.zeros(robot.nv), robot.model.lower, robot.model.upper)
+        q = np.clip(np.zeros(robot.nv), robot.per_coordinate(robot.model.lower),
+                    robot.per_coordinate(robot.model.upper))
         self._configured(robot).update(ControllerState(t=0.0, q=q, qd=np.zeros(robot.nv)))
         self.robot, self.controller = robot, controller
         self._joint_map = JointStateMap(robot.joint_names)

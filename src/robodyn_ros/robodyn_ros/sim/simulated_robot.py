@@ -113,11 +113,11 @@ class SimulatedRobot:
             adaptive_integrator(integrator, tolerance) if adaptive else INTEGRATORS[integrator]
         )
         self._options = {"tol": tolerance / 10.0} if adaptive and iterative else {}
-        self._lower = np.array(model.lower, dtype=float)
-        self._upper = np.array(model.upper, dtype=float)
-        self._velocity_limit = np.array(model.velocity_limit, dtype=float)
-        self._effort_limit = np.array(model.effort_limit, dtype=float)
-        self._damping = np.array(model.damping, dtype=float)
+        self._lower = np.array(robot.per_coordinate(model.lower), dtype=float)
+        self._upper = np.array(robot.per_coordinate(model.upper), dtype=float)
+        self._velocity_limit = np.array(robot.per_coordinate(model.velocity_limit), dtype=float)
+        self._effort_limit = np.array(robot.per_coordinate(model.effort_limit), dtype=float)
+        self._damping = np.array(model.damping, dtype=float)  # of every joint of the tree
         self._friction = np.array(model.friction, dtype=float)
         self._effort = np.zeros(robot.nv)
         self.reset(q, qd)
@@ -208,8 +208,12 @@ class SimulatedRobot:
         self._steps += 1
 
     def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """τ − d·q̇ − f·tanh(q̇/ε): the applied effort with damping and smoothed friction."""
-        return tau - self._damping * qd - self._friction * np.tanh(qd / self.friction_velocity)
+        """τ − d·q̇ − f·tanh(q̇/ε): the applied effort with damping and smoothed friction; with
+        mimic joints, those of every joint of the tree through the rule, τ − Gᵀ(d·G q̇ + ...)."""
+        coupling = self.robot.coupling
+        rates = qd if coupling is None else coupling.rates(qd)
+        loss = self._damping * rates + self._friction * np.tanh(rates / self.friction_velocity)
+        return tau - (loss if coupling is None else coupling.forces(loss))
 
     def _acceleration(self, tau: np.ndarray):
         """The integrator's a(q, q̇) for this step; an iterative method's solver is told which

@@ -156,9 +156,13 @@ class PinocchioOracle:
         return self.to_ours(pin.computeGeneralizedGravity(self.model, self.data, self.q(q)))
 
     def coriolis_matrix(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """Coriolis matrix C(q, q̇), (nv, nv), with Ṁ − 2C skew-symmetric."""
-        data = self.model.createData() if self.mimic else self.data  # as in mass_matrix
-        C = pin.computeCoriolisMatrix(self.model, data, self.q(q), self.v(qd))
+        """Coriolis matrix C(q, q̇), (nv, nv), with Ṁ − 2C skew-symmetric: the Christoffel
+        form of M. Not with mimic joints: there Pinocchio 4.1 answers a matrix that is not
+        the Christoffel form of its own M."""
+        if self.mimic:
+            raise ValueError("coriolis_matrix: Pinocchio 4.1's is not the Christoffel form of "
+                             "M with mimic joints; compare with that definition instead")
+        C = pin.computeCoriolisMatrix(self.model, self.data, self.q(q), self.v(qd))
         return self.matrix_to_ours(C)
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:

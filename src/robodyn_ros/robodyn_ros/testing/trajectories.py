@@ -26,8 +26,8 @@ def sine_trajectory(
     """q_j(t) = c_j + Σ_k a_jk sin(ω_jk t + φ_jk), two sines per joint at 0.2 to 1 Hz, centred
     in the joint's limits (±π when unlimited) and reaching at most a quarter of the range."""
     rng = np.random.default_rng(seed)
-    lower = np.maximum(robot.model.lower, -np.pi)
-    upper = np.minimum(robot.model.upper, np.pi)
+    lower = np.maximum(robot.per_coordinate(robot.model.lower), -np.pi)
+    upper = np.minimum(robot.per_coordinate(robot.model.upper), np.pi)
     centre, reach = 0.5 * (lower + upper), 0.25 * (upper - lower)
     n = robot.nv
     amplitude = reach[:, None] * rng.uniform(0.3, 0.5, (n, 2))
