@@ -29,6 +29,7 @@ from robodyn_ros.robot import Robot
 _FACTORED = {
     "forward_dynamics": ("aba", "cholesky"),
     "mass_matrix_inverse": ("aba", "ltdl"),
+    "operational_space_inertia": ("dense", "recursive"),
     "operational_space": ("dense", "recursive"),
 }
 
@@ -197,7 +198,7 @@ class MimicRobot(Robot):
 
     def operational_space_inertia(self, q, frame, method: str = "recursive",
                                   inverse: bool = False, *, axes=None) -> np.ndarray:
-        self._factored_method(method, "operational_space")
+        self._factored_method(method, "operational_space_inertia")
         (q,) = self._checked(q)
         J = self._task_jacobian(q, frame, axes)
         MinvJT = _cholesky_solve(self._cholesky(q, "operational_space_inertia"),
@@ -207,7 +208,7 @@ class MimicRobot(Robot):
 
     def operational_space_inertia_inverse_times(self, q, frame, force, *, axes=None):
         Lambda_inv = self.operational_space_inertia(q, frame, inverse=True, axes=axes)
-        return (Lambda_inv @ np.asarray(force, dtype=float)[..., None])[..., 0]
+        return _times(Lambda_inv, np.asarray(force, dtype=float))
 
     def operational_space(self, q, qd, frames, method: str = "dense", *, axes=None,
                           singular_threshold: float = SINGULAR_THRESHOLD,
@@ -230,9 +231,8 @@ class MimicRobot(Robot):
         g = self.gravity_torques(q)
         coriolis = self.bias_forces(q, qd) - g
         transposed = np.swapaxes(Jbar, -1, -2)
-        mu = (transposed @ coriolis[..., None])[..., 0] - (Lambda @ tree_task.Jdot_qd[..., None])[
-            ..., 0]
-        p = (transposed @ g[..., None])[..., 0]
+        mu = _times(transposed, coriolis) - _times(Lambda, tree_task.Jdot_qd)
+        p = _times(transposed, g)
         return OperationalSpaceDynamics(
             tree_task.frames, J, Lambda_inv, Lambda, Jbar, mu, p, tree_task.Jdot_qd,
             info[..., 0].astype(np.int64), info[..., 1], tree_task.axes)
@@ -248,7 +248,7 @@ class MimicRobot(Robot):
                                                     strict=True) if massless)
 
     def _factored_method(self, method: str, function: str) -> None:
-        known = _FACTORED["operational_space" if function.startswith("operational") else function]
+        known = _FACTORED[function]
         if method not in known:
             raise ValueError(
                 f"{function}: robot '{self.model.name}' has mimic joints "
@@ -275,6 +275,11 @@ class MimicRobot(Robot):
         chosen = list(task_axes(axes))
         return np.concatenate([self.jacobian(q, name)[..., chosen, :] for name in names],
                               axis=-2)
+
+
+def _times(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A x for matrices (..., m, n) and vectors (..., n)."""
+    return (A @ x[..., None])[..., 0]
 
 
 def _cholesky_solve(factor: np.ndarray, rhs: np.ndarray) -> np.ndarray:
