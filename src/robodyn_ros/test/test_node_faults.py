@@ -32,6 +32,7 @@ from robodyn_ros.model.generate import random_chain_urdf
 from robodyn_ros.resources import bundled_urdf
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.guard import OK, WARN, NodeHealth
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 
@@ -444,3 +445,23 @@ def _quiet_massless_warning():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=URDFWarning)
         yield
+
+
+def test_a_condition_held_every_cycle_is_logged_once() -> None:
+    """A standing condition set again with the same reason (each cycle, say) is logged when it
+    begins, not each time; a new reason is logged (throttled as refusals are)."""
+    lines = []
+
+    class Logger:
+        def warning(self, text: str) -> None:
+            lines.append(text)
+
+        error = warning
+
+    health = NodeHealth(Logger())
+    for _ in range(100):
+        health.hold_condition("mimic", WARN, "finger off its rule")
+    assert lines == ["finger off its rule"]
+    health.hold_condition("mimic", WARN, "")
+    status = health.status("node: task", "", OK, "computing", {})
+    assert status.level == OK and status.message == "computing"

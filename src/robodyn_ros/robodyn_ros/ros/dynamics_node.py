@@ -212,12 +212,10 @@ class DynamicsNode(Node):
         """Warm up `serving`, then put it in service and report the frames it leaves out."""
         warm_up(serving)
         self._serving = serving
-        if serving.left_out:
-            self.health.set_condition(
-                FRAMES_CONDITION, WARN, "left out: " + "; ".join(serving.left_out)
-            )
-        else:
-            self.health.clear_condition(FRAMES_CONDITION)
+        self.health.hold_condition(
+            FRAMES_CONDITION, WARN,
+            "left out: " + "; ".join(serving.left_out) if serving.left_out else ""
+        )
 
     def _settings(self, changes: dict[str, object] | None = None) -> Settings:
         """The settings of the parameters, with `changes` (name → value) applied."""
@@ -290,13 +288,10 @@ class DynamicsNode(Node):
     def _check_mimic(self, mismatch: str) -> None:
         """WARN while joint_states carry mimic joints off their rule (answered at the
         independent joints' positions, which the rule then extends)."""
-        if mismatch:
-            self.health.set_condition(
-                MIMIC_CONDITION, WARN, f"joint_states: mimic joint(s) off their rule: "
-                f"{mismatch}; answered with them on it"
-            )
-        else:
-            self.health.clear_condition(MIMIC_CONDITION)
+        self.health.hold_condition(
+            MIMIC_CONDITION, WARN, f"joint_states: mimic joint(s) off their rule: {mismatch}; "
+            "answered with them on it" if mismatch else ""
+        )
 
     def _on_compute(self, request, response):
         """The compute_dynamics service: dynamics at the state the caller sends.

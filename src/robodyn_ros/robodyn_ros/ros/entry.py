@@ -260,13 +260,10 @@ class _DescriptionFollower:
             (PAYLOAD_CONDITION, "payload(s) on frame(s)", self._payloads, robot.frame_names),
         ):
             lacking = [name for name in names if name not in has]
-            if lacking:
-                self._health.set_condition(
-                    key, WARN, f"{what} {', '.join(lacking)} left out: not in robot "
-                    f"'{robot.model.name}'"
-                )
-            else:
-                self._health.clear_condition(key)
+            self._health.hold_condition(
+                key, WARN, f"{what} {', '.join(lacking)} left out: not in robot "
+                f"'{robot.model.name}'" if lacking else ""
+            )
 
 
 def gravity_parameter(values) -> np.ndarray:

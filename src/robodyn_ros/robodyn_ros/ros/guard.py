@@ -80,11 +80,22 @@ class NodeHealth:
         return reason
 
     def set_condition(self, key: str, level: int, reason: str) -> None:
-        """Report `reason` at `level` in every diagnostics until cleared; logged once now."""
+        """Report `reason` at `level` in every diagnostics until cleared; logged when it is
+        new (throttled as refusals are), not when the same condition is set again."""
+        condition = Condition(level, reason)
         with self._lock:
-            self._conditions[key] = Condition(level, reason)
+            held = self._conditions.get(key)
+            self._conditions[key] = condition
             self._last_error = reason if level > OK else self._last_error
-        self._log(level, reason)
+        if condition != held:
+            self._log_throttled(key, condition)
+
+    def hold_condition(self, key: str, level: int, reason: str) -> None:
+        """set_condition while there is a `reason`, clear_condition once it is empty."""
+        if reason:
+            self.set_condition(key, level, reason)
+        else:
+            self.clear_condition(key)
 
     def clear_condition(self, key: str) -> None:
         """Stop reporting the condition `key` (no-op when it is not set)."""
@@ -125,6 +136,11 @@ class NodeHealth:
             self._last_error = condition.reason
             if condition.level >= self._worst.level:
                 self._worst = condition
+        self._log_throttled(task, condition)
+
+    def _log_throttled(self, task: str, condition: Condition) -> None:
+        """Log the condition's reason unless `task` logged within LOG_PERIOD (then count it)."""
+        with self._lock:
             now = time.monotonic()
             if now - self._logged.get(task, -LOG_PERIOD) < LOG_PERIOD:
                 self._unlogged[task] = self._unlogged.get(task, 0) + 1
