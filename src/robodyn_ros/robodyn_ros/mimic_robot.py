@@ -177,6 +177,12 @@ class MimicRobot(Robot):
         (q,) = self._checked(q)
         return self._tree_robot.jacobian(self.coupling.positions(q), frame) @ self.coupling.G
 
+    def classical_acceleration(self, q, qd, frames, *, axes=None) -> np.ndarray:
+        q, qd = self._checked(q, qd=qd)
+        c = self.coupling
+        return self._tree_robot.classical_acceleration(c.positions(q), c.rates(qd), frames,
+                                                       axes=axes)
+
     # -- through the Cholesky factor of M ---------------------------------------------------
 
     def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
@@ -215,10 +221,9 @@ class MimicRobot(Robot):
                           singular_damping: float | None = None) -> OperationalSpaceDynamics:
         self._factored_method(method, "operational_space")
         q, qd = self._checked(q, qd=qd)
-        c = self.coupling
-        tree_task = self._tree_robot.operational_space(
-            c.positions(q), c.rates(qd), frames, "dense", axes=axes)
-        J = tree_task.J @ c.G
+        names = (frames,) if isinstance(frames, str) else tuple(frames)
+        J = self._task_jacobian(q, names, axes)
+        Jdot_qd = self.classical_acceleration(q, qd, names, axes=axes)
         MinvJT = _cholesky_solve(self._cholesky(q, "operational_space"), np.swapaxes(J, -1, -2))
         Lambda_inv = J @ MinvJT
         damping = singular_threshold if singular_damping is None else singular_damping
@@ -231,11 +236,11 @@ class MimicRobot(Robot):
         g = self.gravity_torques(q)
         coriolis = self.bias_forces(q, qd) - g
         transposed = np.swapaxes(Jbar, -1, -2)
-        mu = _times(transposed, coriolis) - _times(Lambda, tree_task.Jdot_qd)
+        mu = _times(transposed, coriolis) - _times(Lambda, Jdot_qd)
         p = _times(transposed, g)
         return OperationalSpaceDynamics(
-            tree_task.frames, J, Lambda_inv, Lambda, Jbar, mu, p, tree_task.Jdot_qd,
-            info[..., 0].astype(np.int64), info[..., 1], tree_task.axes)
+            names, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info[..., 0].astype(np.int64),
+            info[..., 1], task_axes(axes))
 
     # -- helpers ----------------------------------------------------------------------------
 

@@ -369,10 +369,11 @@ class Robot:
                 expands to an invalid URDF, or an invalid locked joint or armature.
             OSError: the armature file cannot be read.
         """
-        model = load_urdf_string(expand_xacro(path, mappings), source=os.fspath(path),
-                                 locked_joints=locked_joints, strict_inertia=strict_inertia,
-                                 armature=armature, mimic=mimic)
-        return cls(_with_gravity(model, gravity), threads=threads)
+        return cls.from_urdf_string(
+            expand_xacro(path, mappings), source=os.fspath(path), locked_joints=locked_joints,
+            strict_inertia=strict_inertia, armature=armature, gravity=gravity, mimic=mimic,
+            threads=threads,
+        )
 
     def with_gravity(self, gravity: Sequence[float]) -> Robot:
         """This robot under another gravity: the acceleration (m/s²) in the base frame, e.g.
@@ -835,6 +836,21 @@ class Robot:
         )
         self._check("operational_space_inertia_inverse_times", True, (("Λ⁻¹ F", out),), q,
                     force)
+        return out
+
+    def classical_acceleration(self, q, qd, frames: str | Sequence[str], *,
+                               axes=None) -> np.ndarray:
+        """J̇ q̇ of a frame, or of the stacked task of several (a list of names), shape
+        (..., m): the classical acceleration [a; α] of each frame origin at q̈ = 0 in
+        world-aligned axes (Pinocchio's getFrameClassicalAcceleration, LOCAL_WORLD_ALIGNED),
+        cut to `axes` as in operational_space_inertia. Kinematics only: M does not enter."""
+        _, rows, selection, _ = self._task(frames, axes)
+        if not _ready(self.nv, q, qd):
+            q, qd = self._checked(q, qd=qd)
+        out = np.empty((*q.shape[:-1], selection.shape[0]))
+        self._run(operational_space.classical_accelerations, (self._tree, rows, selection), q,
+                  qd, out)
+        self._check("classical_acceleration", False, (("J̇ q̇", out),), q, qd)
         return out
 
     def operational_space(

@@ -110,6 +110,25 @@ def test_the_task_forces_are_those_of_the_coupled_robot() -> None:
     close(task.J @ qdd + task.Jdot_qd, desired)
 
 
+def test_a_follower_that_moves_no_mass_leaves_the_robot_served() -> None:
+    """The right finger (the follower) without an inertial: the tree alone would have a
+    singular M, the coupled one does not; q̈, Λ⁻¹ and the task's J̇ q̇ are Pinocchio's."""
+    start = PANDA.index('<link name="panda_rightfinger">')
+    end = PANDA.index("</link>", start)
+    urdf = PANDA[:start] + re.sub(r"<inertial>.*?</inertial>", "", PANDA[start:end],
+                                  flags=re.S) + PANDA[end:]
+    robot = Robot.from_urdf_string(urdf)
+    assert robot.massless_joints == ()
+    oracle = PinocchioOracle(urdf, robot.joint_names, mimic=True, is_string=True)
+    q, qd, tau = np.array([0.1, -0.4, 0.2, -2.0, 0.1, 1.6, 0.7, 0.02]), np.full(8, 0.2), \
+        np.linspace(-1.0, 1.0, 8)
+    close(robot.forward_dynamics(q, qd, tau), oracle.aba(q, qd, tau))
+    task = robot.operational_space(q, qd, "panda_hand")
+    J = oracle.jacobian(q, "panda_hand")
+    close(task.Lambda_inv, J @ oracle.mass_matrix_inverse(q) @ J.T)
+    close(task.Jdot_qd, oracle.classical_acceleration(q, qd, "panda_hand"))
+
+
 def test_a_chain_of_mimics_follows_its_first_leader() -> None:
     """joint_4 mimics joint_3, which mimics joint_2: the reference is the free tree's M and τ
     (Pinocchio, every joint free) through G built here from the two rules."""

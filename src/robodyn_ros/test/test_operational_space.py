@@ -47,6 +47,19 @@ def test_operational_space_equals_pinocchio(arm_case) -> None:
             assert_close(getattr(result, name), expected, what, scale=scale)
 
 
+def test_classical_acceleration_equals_pinocchio(arm_case) -> None:
+    """J̇ q̇ of the tip alone, kinematics only, and of a stacked task over a batch."""
+    q, qd, _, _ = arm_case.states(STATES, seed=22)
+    robot, tip = arm_case.robot, arm_case.tip
+    expected = [arm_case.oracle.classical_acceleration(q[i], qd[i], tip) for i in range(STATES)]
+    for i in range(STATES):
+        assert_close(robot.classical_acceleration(q[i], qd[i], tip), expected[i],
+                     f"{arm_case.name} state {i} J̇ q̇")
+    stacked = robot.classical_acceleration(q, qd, [tip, tip], axes="xyz")
+    assert_close(stacked, np.concatenate([np.array(expected)[:, :3]] * 2, axis=1),
+                 f"{arm_case.name} stacked J̇ q̇")
+
+
 def test_task_force_gives_the_task_acceleration(load_robot) -> None:
     """The law the quantities exist for: τ = Jᵀ F makes the task accelerate by
     ẍ = J q̈ + J̇ q̇ with Λ ẍ + μ + p = F (q̈ from forward dynamics, ABA)."""

@@ -484,6 +484,28 @@ def classical_acceleration_into(v, a, body, origin, out):
     out[3], out[4], out[5] = alpha
 
 
+@kernel
+def classical_accelerations(tree, frames, rows, q, qd, out):
+    """out (..., m) = J̇ q̇ of the task rows `rows` of the F frames, for a state (n,) or a batch
+    (B, n): the classical acceleration [a_p; α] of each frame origin at q̈ = 0, world-aligned
+    axes (velocity_product_accelerations, then classical_acceleration_into); M never enters."""
+    Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
+    B, n = Q.shape
+    m = rows.shape[0]
+    OUT = out.reshape((B, m))
+    X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
+    v, a, frame_accelerations = np.empty((n, 6)), np.empty((n, 6)), np.empty(6 * frames.shape[0])
+    for b in range(B):
+        forward_kinematics(tree, Q[b], X_world, S_world)
+        velocity_product_accelerations(tree, S_world, QD[b], v, a)
+        for k in range(frames.shape[0]):
+            body = int(frames[k, FRAME_BODY])
+            origin = frame_origin(X_world, frames[k])
+            classical_acceleration_into(v, a, body, origin, frame_accelerations[6 * k : 6 * k + 6])
+        for r in range(m):
+            OUT[b, r] = frame_accelerations[rows[r]]
+
+
 @kernel_helper
 def damped_task_inertia(Lambda_inv, threshold, damping, Lambda, info):
     """Λ from Λ⁻¹ = V diag(s) Vᵀ, never NaN or infinite. With s_max the largest eigenvalue,
