@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh clone: `make run` and `make test`.
 # Each creates .venv if missing and installs every dependency from the package registries.
+# `make colcon` checks both packages as a colcon workspace (build, then a quick colcon test).
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,6 +10,7 @@ PACKAGE := src/robodyn_ros
 INTERFACES := src/robodyn_interfaces
 ROS_STAMP := $(VENV)/.ros-interfaces
 BENCH_STAMP := $(VENV)/.bench
+COLCON_STAMP := $(VENV)/.colcon
 
 # ROS 2 (Kilted) from PyPI wheels: the runtime, and the tools that build robodyn_interfaces
 ROS_RUNTIME := ros-rclpy ros-rmw-fastrtps-cpp ros-ament-index-python ros-builtin-interfaces \
@@ -19,7 +21,7 @@ ROS_BUILD_TOOLS := ros-ament-cmake ros-ament-package ros-ament-cmake-include-dir
 ROS_ENV := VIRTUAL_ENV=$(CURDIR)/$(VENV) AMENT_PREFIX_PATH=$(CURDIR)/$(VENV) \
 	CMAKE_PREFIX_PATH=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(BIN):$$PATH
 
-.PHONY: run test bench
+.PHONY: run test bench colcon
 
 $(STAMP): $(PACKAGE)/setup.py $(PACKAGE)/setup.cfg $(PACKAGE)/package.xml $(PACKAGE)/pyproject.toml \
 		$(wildcard $(PACKAGE)/robodyn_ros/*.c)
@@ -53,3 +55,24 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/python $(PACKAGE)/benchmarks/dynamics.py
+
+# colcon with the ROS 2 wheels: build and install bases under build/colcon/, a plain (copying)
+# install so that colcon test checks the installed package, and a quick subset of the tests
+# (test_colcon.py builds the workspace again in a temporary folder and runs a node from it).
+COLCON := build/colcon
+COLCON_BASES := --base-paths src --build-base $(COLCON)/build --install-base $(COLCON)/install
+COLCON_CMAKE_ARGS := -DCMAKE_PROJECT_INCLUDE=$(CURDIR)/cmake/ros_wheels.cmake \
+	-DPython3_EXECUTABLE=$(CURDIR)/$(BIN)/python -DBUILD_TESTING=OFF
+COLCON_TESTS := test/test_colcon.py test/test_interfaces.py test/test_launch.py
+
+$(COLCON_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet colcon-core colcon-common-extensions colcon-ros
+	touch $@
+
+colcon: $(STAMP) $(ROS_STAMP) $(COLCON_STAMP)
+	$(ROS_ENV) $(BIN)/colcon --log-base $(COLCON)/log build $(COLCON_BASES) \
+		--executor sequential --cmake-args $(COLCON_CMAKE_ARGS)
+	$(ROS_ENV) ROBODYN_COLCON_TEST=1 $(BIN)/colcon --log-base $(COLCON)/log test $(COLCON_BASES) \
+		--executor sequential --packages-select robodyn_ros --pytest-args $(COLCON_TESTS); \
+	status=$$?; $(BIN)/colcon --log-base $(COLCON)/log test-result \
+		--test-result-base $(COLCON)/build/robodyn_ros --verbose && exit $$status
