@@ -139,8 +139,8 @@ class SimulatedRobot:
 
     @property
     def time(self) -> float:
-        """Simulated seconds since the last reset."""
-        return self._steps * self.dt
+        """Simulated seconds since the last reset (carried over by `resume`)."""
+        return self._resumed_at + self._steps * self.dt
 
     @property
     def steps(self) -> int:
@@ -166,13 +166,14 @@ class SimulatedRobot:
         self._q, self._qd = q, qd
         self._effort = np.zeros(self.robot.nv)
         self._steps = 0
+        self._resumed_at = 0.0  # s: the time `resume` carried over, steps counted from it
         if self.solver is not None:
             self.solver.reset()
 
     def resume(self, previous: SimulatedRobot) -> None:
         """Carry on from where `previous` is: its state, time and last effort. For the same
-        arm changed while it runs (a payload picked up, gravity, armature), so the motion goes
-        on under the new dynamics.
+        arm changed while it runs (a payload picked up, gravity, armature, or the step and
+        integrator), so the motion goes on under the new dynamics.
 
         Raises:
             ValueError: `previous` simulates other joints.
@@ -184,7 +185,7 @@ class SimulatedRobot:
                 f"{', '.join(self.robot.joint_names)}"
             )
         self._q, self._qd, self._effort = previous.q, previous.qd, previous.effort
-        self._steps = previous.steps
+        self._resumed_at, self._steps = previous.time, 0
         if self.solver is not None:
             self.solver.reset()
 

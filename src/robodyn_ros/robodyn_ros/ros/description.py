@@ -1,0 +1,354 @@
+"""The robot description a node follows (parameter and topic), with the settings every node
+applies to it (armature, gravity, locked joints) and the loads set_payload puts on it; each
+new robot is checked before it replaces the one in service."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from robodyn_interfaces.srv import SetPayload
+from std_msgs.msg import String
+
+from robodyn_ros.model import ModelError
+from robodyn_ros.model.armature import armature_mapping
+from robodyn_ros.model.model import checked_gravity
+from robodyn_ros.model.payload import Payload
+from robodyn_ros.robot import Robot
+from robodyn_ros.ros.guard import ERROR, WARN, Guard, RefusedError
+
+DESCRIPTION_CONDITION = "robot_description"
+ARMATURE_PARAMETER = "armature"
+ARMATURE_CONDITION = "armature"
+GRAVITY_PARAMETER = "gravity"
+LOCKED_JOINTS_PARAMETER = "locked_joints"
+SETTINGS_PARAMETERS = (ARMATURE_PARAMETER, GRAVITY_PARAMETER, LOCKED_JOINTS_PARAMETER)
+PAYLOAD_SERVICE = "set_payload"
+PAYLOAD_CONDITION = "payload"
+
+
+def follow_robot_description(
+    node: Node, guard: Guard, adopt: Callable[[Robot], None]
+) -> DescriptionFollower:
+    """Load the robot of the node's robot_description parameter now (when set), and of each
+    URDF the robot_description topic brings (transient local, as robot_state_publisher
+    publishes it), with the node's armature, gravity and locked_joints parameters; serve
+    set_payload.
+
+    Each robot is built from its URDF and handed to `adopt`, which prepares everything the
+    node will serve with it (warming up what it will compute) and puts it in service last, or
+    raises. A URDF that does not load or a robot `adopt` refuses leaves the robot in service
+    as it was; the reason is logged and reported as an ERROR condition of the node's
+    diagnostics until a robot loads. The node hands parameter changes to
+    `DescriptionFollower.on_parameters`.
+
+    A change of the armature, gravity or locked_joints parameter hands the robot in service,
+    so changed, to `adopt`; it is refused with the reason when the value is invalid, when the
+    armature names a joint that robot lacks, or when `adopt` refuses it. A new robot that
+    lacks joints the armature names gets the armature of the joints it has, and a WARN
+    condition naming the others. While a parameter is invalid from the start, no robot is
+    served.
+
+    The node's set_payload service (robodyn_interfaces/SetPayload) puts a load on a frame of
+    the robot in service, or removes it, and hands the robot so changed to `adopt`; a request
+    naming an unknown frame or a load no rigid body can have, or a robot `adopt` refuses, is
+    refused with the reason. A new robot carries the loads on the frames it has, with a WARN
+    condition naming the others.
+
+    Args:
+        node: the node; it must have declared robot_description and SETTINGS_PARAMETERS.
+        guard: the node's guard (its health takes the conditions).
+        adopt: puts a robot in service; raises (any exception) to refuse it.
+
+    Returns:
+        The follower (its `robot` is the robot in service).
+    """
+    follower = DescriptionFollower(node, guard, adopt)
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(
+        String, "robot_description",
+        guard.callback("robot_description",
+                       lambda message: follower.load(message.data, "the topic")),
+        latched,
+    )
+    node.create_service(SetPayload, PAYLOAD_SERVICE,
+                        guard.service(PAYLOAD_SERVICE, follower.on_set_payload))
+    description = node.get_parameter("robot_description").value
+    if description:
+        follower.load(description, "the robot_description parameter")
+    return follower
+
+
+@dataclass(frozen=True)
+class RobotSettings:
+    """What a node applies to each robot it loads: the armature, gravity and locked_joints
+    parameters."""
+
+    armature: dict[str, float]
+    gravity: np.ndarray  # (3,)
+    locked_joints: dict[str, float]
+
+    @classmethod
+    def of(cls, value: Callable[[str], object]) -> RobotSettings:
+        """The settings of the parameters' values (`value`: name → value).
+
+        Raises:
+            RefusedError: an invalid value, naming the parameter.
+        """
+        return cls(armature_parameter(value(ARMATURE_PARAMETER)),
+                   gravity_parameter(value(GRAVITY_PARAMETER)),
+                   locked_joints_parameter(value(LOCKED_JOINTS_PARAMETER)))
+
+
+class DescriptionFollower:
+    """The robot description and settings a node follows, and the robot they gave it."""
+
+    def __init__(self, node: Node, guard: Guard, adopt: Callable[[Robot], None]) -> None:
+        self._node, self._health, self._adopt = node, guard.health, adopt
+        self._robot: Robot | None = None  # the robot in service
+        self._description: tuple[str, str] | None = None  # the last URDF and its source
+        self._settings: RobotSettings | None = None  # None while a parameter is invalid
+        self._invalid = ""
+        self._payloads: dict[str, Payload] = {}  # frame → the load set_payload put there
+        try:
+            self._settings = RobotSettings.of(lambda name: node.get_parameter(name).value)
+        except RefusedError as error:
+            self._invalid = str(error)
+
+    @property
+    def robot(self) -> Robot | None:
+        """The robot in service (None before one loads)."""
+        return self._robot
+
+    def readopt(self) -> None:
+        """Hand the robot in service to `adopt` again (the node's own parameters changed).
+
+        Raises:
+            Exception: what `adopt` raises to refuse it; the robot stays in service as it was.
+        """
+        if self._robot is not None:
+            self._adopt(self._robot)
+
+    def load(self, urdf: str, source: str, settings: RobotSettings | None = None) -> str:
+        """Build the robot of `urdf` with the settings (the parameters' when None) and put it
+        in service.
+
+        Returns:
+            Why it was refused ("" when it is in service).
+        """
+        self._description = (urdf, source)
+        settings = settings or self._settings
+        stage = f"robot description from {source} does not load"
+        try:
+            if settings is None:
+                raise RefusedError(f"no robot is served with an invalid parameter: "
+                                   f"{self._invalid}")
+            robot = Robot.from_urdf_string(urdf, gravity=settings.gravity,
+                                           locked_joints=settings.locked_joints or None)
+            known = {joint: value for joint, value in settings.armature.items()
+                     if joint in robot.joint_names}
+            robot = robot.with_armature(known) if known else robot
+            for payload in self._payloads.values():
+                if payload.frame in robot.frame_names:
+                    robot = robot.with_payload(payload.frame, payload.mass, payload.com,
+                                               payload.inertia)
+            stage = f"robot '{robot.model.name}' from {source} refused"
+            self._adopt(robot)
+        except Exception as error:  # any failure refuses the robot, with the reason
+            reason = (f"{stage} ({type(error).__name__}: {error}); the robot in service, if "
+                      "any, stays")
+            self._health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
+            return reason
+        self._robot, self._settings, self._invalid = robot, settings, ""
+        self._health.clear_condition(DESCRIPTION_CONDITION)
+        self._report_left_out(robot)
+        self._node.get_logger().info(f"robot '{robot.model.name}' from {source} in service: "
+                                     f"{robot.nv} joints")
+        return ""
+
+    def on_parameters(self, changes: dict[str, object]) -> SetParametersResult:
+        """Load the robot of a robot_description change, or re-adopt the robot in service
+        with an armature, gravity or locked_joints change.
+
+        Args:
+            changes: parameter name → new value.
+
+        Raises:
+            RefusedError: an invalid armature, gravity or locked_joints, or an armature naming
+                a joint the robot in service lacks (the guard refuses the change with it).
+        """
+        if not {*SETTINGS_PARAMETERS, "robot_description"} & set(changes):
+            return SetParametersResult(successful=True)
+        settings = self._changed_settings(changes)
+        reason = ""
+        if changes.get("robot_description"):
+            reason = self.load(changes["robot_description"], "a parameter set", settings)
+        elif settings is not None:
+            reason = self._reconfigure(settings)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _changed_settings(self, changes: dict[str, object]) -> RobotSettings | None:
+        """The settings with the changed parameters' values (both read from the node where
+        the settings are invalid so far); None when neither changes.
+
+        Raises:
+            RefusedError: a changed value is invalid.
+        """
+        if not set(SETTINGS_PARAMETERS) & set(changes):
+            return None
+        return RobotSettings.of(
+            lambda name: changes[name] if name in changes else self._node.get_parameter(name).value
+        )
+
+    def _reconfigure(self, settings: RobotSettings) -> str:
+        """Put the robot in service back in service with `settings`; with none in service,
+        load the last robot description received (refused for want of valid settings), or
+        keep `settings` for the first.
+
+        Returns:
+            Why it was refused ("" when it is in service).
+
+        Raises:
+            RefusedError: the armature names a joint the robot in service lacks.
+        """
+        robot = self._robot
+        relock = self._settings is None or settings.locked_joints != self._settings.locked_joints
+        if robot is None or relock:  # locking joints changes the robot: built anew
+            if self._description is not None:
+                return self.load(*self._description, settings)
+            self._settings, self._invalid = settings, ""
+            return ""
+        lacking = [joint for joint in settings.armature if joint not in robot.joint_names]
+        if lacking:
+            raise RefusedError(
+                f"armature: robot '{robot.model.name}' has no moving joint(s) "
+                f"{', '.join(lacking)} (its joints: {', '.join(robot.joint_names)})"
+            )
+        changed = robot.with_armature(settings.armature).with_gravity(settings.gravity)
+        try:
+            self._adopt(changed)
+        except Exception as error:  # refused: the robot in service stays as it was
+            return (f"armature or gravity refused for robot '{robot.model.name}' "
+                    f"({type(error).__name__}: {error}); the robot in service stays as it was")
+        self._robot, self._settings = changed, settings
+        self._report_left_out(changed)
+        self._node.get_logger().info(f"robot '{robot.model.name}': armature and gravity set")
+        return ""
+
+    def on_set_payload(self, request: SetPayload.Request,
+                       response: SetPayload.Response) -> SetPayload.Response:
+        """Put the request's load on its frame of the robot in service (mass 0: remove it).
+
+        Raises:
+            RefusedError: no robot in service, an unknown frame or an impossible load, or the
+                node refused the robot so changed (the guard answers with the reason).
+        """
+        robot = self._robot
+        if robot is None:
+            raise RefusedError("set_payload: no robot in service to carry a payload")
+        inertia = request.inertia
+        try:
+            changed = robot.with_payload(
+                request.frame, inertia.m, (inertia.com.x, inertia.com.y, inertia.com.z),
+                [[inertia.ixx, inertia.ixy, inertia.ixz],
+                 [inertia.ixy, inertia.iyy, inertia.iyz],
+                 [inertia.ixz, inertia.iyz, inertia.izz]],
+            )
+        except ModelError as error:
+            raise RefusedError(f"set_payload: {error}") from None
+        self._adopt(changed)
+        self._robot = changed
+        carried = {payload.frame: payload for payload in changed.model.payloads}
+        self._payloads.pop(request.frame, None)
+        if request.frame in carried:
+            self._payloads[request.frame] = carried[request.frame]
+        done = (f"{inertia.m:g} kg on frame '{request.frame}'" if request.frame in carried
+                else f"no payload on frame '{request.frame}'")
+        response.success, response.message = True, f"robot '{robot.model.name}': {done}"
+        self._report_left_out(changed)
+        self._node.get_logger().info(response.message)
+        return response
+
+    def _report_left_out(self, robot: Robot) -> None:
+        """WARN while the armature names joints, or set_payload loaded frames, that the robot
+        in service lacks."""
+        armature = self._settings.armature if self._settings else {}
+        for key, what, names, has in (
+            (ARMATURE_CONDITION, "armature of joint(s)", armature, robot.joint_names),
+            (PAYLOAD_CONDITION, "payload(s) on frame(s)", self._payloads, robot.frame_names),
+        ):
+            lacking = [name for name in names if name not in has]
+            self._health.hold_condition(
+                key, WARN, f"{what} {', '.join(lacking)} left out: not in robot "
+                f"'{robot.model.name}'" if lacking else ""
+            )
+
+
+def gravity_parameter(values) -> np.ndarray:
+    """The gravity parameter: the gravitational acceleration (m/s²) in the robot's base frame,
+    three doubles ([0, 0, -9.81] by default; [9.81, 0, 0] for a wall whose base z axis is
+    horizontal).
+
+    Raises:
+        RefusedError: not three finite numbers.
+    """
+    try:
+        return checked_gravity(list(values), "parameter 'gravity'")
+    except ModelError as error:
+        raise RefusedError(str(error)) from None
+
+
+def locked_joints_parameter(text: str) -> dict[str, float]:
+    """The joint name → position (rad or m) of the locked_joints parameter: YAML text of a
+    mapping (``"{panda_finger_joint1: 0.04}"``); empty for none. Those joints are fixed at
+    that position (Robot.from_urdf's locked_joints).
+
+    Raises:
+        RefusedError: not a mapping of joint names to finite numbers.
+    """
+    if not text.strip():
+        return {}
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        document = None
+    if not isinstance(document, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v)
+        for v in document.values()
+    ):
+        raise RefusedError(
+            f"locked_joints: not a YAML mapping joint → finite position: {text!r}"
+        )
+    return {str(joint): float(position) for joint, position in document.items()}
+
+
+def armature_parameter(text: str) -> dict[str, float]:
+    """The joint name → armature of the armature parameter.
+
+    The parameter is YAML text: a mapping (``"{panda_joint1: 0.1, panda_joint2: 0.1}"``), or
+    the path of a YAML file of one (robodyn_ros.model.armature); empty for no armature.
+
+    Raises:
+        RefusedError: naming the parameter and what is wrong with it.
+    """
+    if not text.strip():
+        return {}
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        document = None
+    if not isinstance(document, dict | str):
+        raise RefusedError(
+            f"armature: neither a YAML mapping joint → value nor a file path: {text!r}"
+        )
+    try:
+        return armature_mapping(document, source="parameter 'armature'")
+    except (ModelError, OSError) as error:
+        raise RefusedError(str(error)) from None
