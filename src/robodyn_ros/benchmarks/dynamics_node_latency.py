@@ -89,7 +89,7 @@ def main() -> None:
 
         def on_diagnostics(message: DiagnosticArray) -> None:
             for status in message.status:
-                if status.name.endswith("dynamics_node"):
+                if status.name.split(":")[0] == "dynamics_node":
                     values = {kv.key: kv.value for kv in status.values}
                     diagnostics.append(values | {"warn": status.level == DiagnosticStatus.WARN})
 

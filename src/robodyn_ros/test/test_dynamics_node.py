@@ -232,7 +232,8 @@ def test_quantities_choose_what_is_published(ros, robot) -> None:
     [
         (lambda m: m.position.__setitem__(2, float("nan")), "non-finite"),
         (lambda m: m.velocity.pop(), "velocity has 7 entries for 8 names"),
-        (lambda m: setattr(m, "name", ["a", *m.name[2:], "b"]), "no entry for joint(s)"),
+        (lambda m: setattr(m, "name", ["a", *m.name[2:], "b"]),
+         "no state of joint(s) panda_joint7 (never heard)"),
     ],
     ids=["nan", "wrong-length", "unknown-names"],
 )

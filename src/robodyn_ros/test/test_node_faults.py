@@ -80,7 +80,8 @@ class Peer:
         self.thread.start()
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
-        self.statuses += [s for s in message.status if s.name.endswith(self.node.get_name())]
+        name = self.node.get_fully_qualified_name().lstrip("/")
+        self.statuses += [s for s in message.status if s.name.split(":")[0] == name]
 
     def publish(self, kind, topic: str, message) -> None:
         if topic not in self._publishers:
@@ -157,7 +158,8 @@ HOSTILE_STATES = {
     "huge-velocity": (with_field("velocity", 1, 1e300), "not finite"),
     "wrong-size": (JointState(name=panda_state().name, position=Q0[:5]),
                    "position has 5 entries for 7 names"),
-    "unknown-names": (panda_state(names=[f"j{k}" for k in range(7)]), "no entry for joint(s)"),
+    "unknown-names": (panda_state(names=[f"j{k}" for k in range(7)]),
+                      "no state of joint(s) panda_joint1 ("),
 }
 
 
@@ -360,7 +362,8 @@ def test_controller_node_survives_hostile_inputs_floods_and_swaps(ros) -> None:
                 lambda m=message: peer.publish(JointState, "joint_states", m), reason), case
             assert controlling(), case
         assert peer.until_reported(
-            lambda: peer.publish(PoseStamped, "target_pose", bad_pose()), "target refused")
+            lambda: peer.publish(PoseStamped, "target_pose", bad_pose()),
+            "target_pose: position is not finite")
         assert peer.until_reported(
             lambda: peer.publish(JointState, "target_joints", HOSTILE_STATES["empty"][0]),
             "target_joints: name is empty")

@@ -20,8 +20,8 @@ def test_operational_space_control_reaches_every_target(tmp_path, dynamics_sourc
     tolerance: 5 mm and 0.02 rad after 3 s of sim time per target. With "service", the
     controller gets M, b, g from dynamics_node's compute_dynamics every cycle."""
     params = yaml.safe_load(CONFIG.read_text())
-    params["sim_node"]["ros__parameters"].update(real_time_factor=0.0, lockstep=True)
-    params["controller_node"]["ros__parameters"]["dynamics_source"] = dynamics_source
+    params["/**/sim_node"]["ros__parameters"].update(real_time_factor=0.0, lockstep=True)
+    params["/**/controller_node"]["ros__parameters"]["dynamics_source"] = dynamics_source
     params_file = tmp_path / "sim.yaml"
     params_file.write_text(yaml.safe_dump(params))
     result = subprocess.run(
@@ -32,4 +32,7 @@ def test_operational_space_control_reaches_every_target(tmp_path, dynamics_sourc
     assert result.stdout.count("(reached;") == 3
     assert result.stdout.count("previewed at") == 3  # preview_node predicted every target
     assert "all targets reached" in result.stdout
-    assert "robodyn_ros: dynamics_node" in result.stdout  # the summary reports every node
+    for node in ("sim_node", "dynamics_node", "controller_node", "preview_node"):
+        assert f"{node}: configured in" in result.stdout  # the transitions it drove
+        assert f"{node}: activated in" in result.stdout
+    assert "dynamics_node: dynamics: computing" in result.stdout  # the summary of every node

@@ -1,23 +1,23 @@
 """controller_node: runs a controller plugin on the newest joint state and publishes its efforts.
+A lifecycle node (ros.robot_node): it controls while active.
 
-Parameters:
-    robot_description (string): the URDF; when empty, the ``robot_description`` topic.
-    armature (string, ""): rotor inertia per joint, added to M's diagonal: YAML text of a
-        mapping ("{panda_joint1: 0.1}", kg·m² or kg) or the path of a YAML file of one
-        (ros.entry.armature_parameter); changeable at run time.
-    gravity (double[3], [0, 0, -9.81]): m/s² in the base frame (a wall mount: [9.81, 0, 0]);
-        changeable at run time.
-    controller (string, "gravity_compensation"): a plugin name (see ``available_controllers``).
-    controller_parameters.<name>: the plugin's parameters, e.g. ``controller_parameters.frame``
-        (read when the controller is configured).
-    dynamics_source (string, "in_process"): "in_process" computes the dynamics with the node's
-        own Robot; "service" asks the dynamics node's ``compute_dynamics`` service each cycle
-        for M, b, g and the operational-space dynamics of the controller's task frames.
-    diagnostic_period (double, 1.0 s).
-Subscribes ``joint_states``, ``target_pose`` (geometry_msgs/PoseStamped, for the
-operational-space controller) and ``target_joints`` (sensor_msgs/JointState positions, for
-joint impedance). Publishes ``effort_commands`` (std_msgs/Float64MultiArray in the URDF's
-joint order, the ros2_control forward-command convention) and ``/diagnostics``.
+Parameters: COMMON_PARAMETERS (ros.robot_node) and PARAMETERS below, each with its
+description, type and range (``ros2 param describe``), and ``controller_parameters.<name>``:
+the plugin's parameters (e.g. ``controller_parameters.frame``), as given at start. A change of
+the controller or its parameters configures a new controller on the robot in service; the
+change is refused with the reason when the plugin refuses it.
+
+Subscribes ``joint_states`` (merged by joint name across publishers, ros.joint_states),
+``target_pose`` (geometry_msgs/PoseStamped, for the operational-space controller) and
+``target_joints`` (sensor_msgs/JointState positions, for joint impedance); all best effort,
+with QoS overrides. Publishes ``effort_commands`` (std_msgs/Float64MultiArray: the efforts of
+the ``joints`` parameter's joints in its order, ros2_control's forward_command_controller
+convention, see ros.commands) and ``/diagnostics``.
+
+A target pose is taken in its header.frame_id: the robot's root frame (or an empty frame_id),
+any frame of the robot (with or without frame_prefix), placed through the robot's own
+kinematics at the newest joint state, or, where tf2 is installed, any frame tf2 knows. A frame
+it cannot resolve is refused with the reason (ros.frames).
 
 Every input is taken newest first (ros.intake): a cycle answers the newest joint state and a
 target is the newest one sent; the diagnostics count what was superseded. A new robot is
@@ -31,108 +31,145 @@ are not sent. Every callback runs under the node's guard (ros.guard).
 
 from __future__ import annotations
 
+import sys
+import time
+
 import numpy as np
 from geometry_msgs.msg import PoseStamped
-from rclpy.node import Node
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from robodyn_ros.control import ControllerState, load_controller
 from robodyn_ros.robot import Robot
-from robodyn_ros.ros.conversions import (
-    JointStateMap,
-    finite,
-    operational_space_dynamics,
-)
-from robodyn_ros.ros.entry import (
-    follow_robot_description,
-    publish_diagnostics,
-    spin_until_interrupted,
-)
-from robodyn_ros.ros.guard import ERROR, OK, WARN, Guard, NodeHealth, RefusedError
+from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
+from robodyn_ros.ros.conversions import JointStateMap, finite, operational_space_dynamics
+from robodyn_ros.ros.frames import Tf2Frames, in_root_frame, pose_transform
+from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, NewestFirst
+from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
+from robodyn_ros.ros.parameters import ParameterSpec
+from robodyn_ros.ros.robot_node import RobotNode, run_node
 
 PARAMETER_PREFIX = "controller_parameters"
 QUEUE_DEPTH = 10  # messages the middleware keeps for each input, all taken at once
+PARAMETERS = (
+    ParameterSpec("controller", "gravity_compensation",
+                  "the controller plugin (robodyn_ros.controllers entry points: "
+                  "gravity_compensation, joint_impedance, operational_space, or your own)"),
+    ParameterSpec("dynamics_source", "in_process",
+                  "in_process: the node's own Robot; service: ask compute_dynamics each cycle",
+                  choices=("in_process", "service")),
+    MAX_AGE_PARAMETER,
+    JOINTS_PARAMETER,
+)
 
 
-class ControllerNode(Node):
+class ControllerNode(RobotNode):
     """A controller plugin between joint_states and effort_commands."""
 
+    TASK = "control"
+    PARAMETERS = PARAMETERS
+    PARAMETER_PREFIXES = (f"{PARAMETER_PREFIX}.",)
+
     def __init__(self, **kwargs) -> None:
-        super().__init__(
-            "controller_node", automatically_declare_parameters_from_overrides=True, **kwargs
-        )
-        for name, default in (
-            ("robot_description", ""),
-            ("controller", "gravity_compensation"),
-            ("dynamics_source", "in_process"),
-            ("diagnostic_period", 1.0),
-        ):
-            if not self.has_parameter(name):
-                self.declare_parameter(name, default)
-        self.health = NodeHealth(self.get_logger())
-        self.guard = Guard(self.health)
-        self.robot: Robot | None = None
         self.controller = None
-        self._joint_map: JointStateMap | None = None
+        self._joint_states: JointStateMerge | None = None
+        self._command_order = np.zeros(0, dtype=np.int64)
+        self._q: np.ndarray | None = None  # the newest joint state's positions
         self._pending = None  # the service call in flight, in "service" mode
         self._cycles = 0
-
         self._inputs = {
             topic: NewestFirst(topic) for topic in ("joint_states", "target_pose", "target_joints")
         }
+        super().__init__("controller_node", **kwargs)
+
+    def create_interfaces(self) -> None:
         for topic, kind, callback in (
             ("joint_states", JointState, self._on_joint_state),
             ("target_pose", PoseStamped, self._on_target_pose),
             ("target_joints", JointState, self._on_target_joints),
         ):
             self._inputs[topic].subscription = self.create_subscription(
-                kind, topic, self.guard.callback(topic, callback), QUEUE_DEPTH
+                kind, topic, self.guard.callback(topic, callback), **input_qos(QUEUE_DEPTH)
             )
-        self._efforts = self.create_publisher(Float64MultiArray, "effort_commands", 10)
+        self._efforts = self.create_lifecycle_publisher(Float64MultiArray, "effort_commands", 10)
         self._dynamics = self.create_client(ComputeDynamics, "compute_dynamics")
-        publish_diagnostics(self, self.guard, self.get_parameter("diagnostic_period").value,
-                            self._status)
-        follow_robot_description(self, self.guard, self._adopt)
+        self._tf2 = Tf2Frames(self)
 
     # -- set-up -----------------------------------------------------------------------------
 
-    def _adopt(self, robot: Robot) -> None:
+    def adopt(self, robot: Robot) -> None:
         """Configure the controller on `robot`; put both in service once a controller
         configured the same way has computed efforts at rest (q = 0 moved inside the limits).
 
         Raises:
-            Exception: the controller's refusal of the robot or its parameters, or the
-                failure of that first computation.
+            Exception: the controller's refusal of the robot or its parameters, the joints
+                parameter naming a joint the robot lacks, or the failure of that first
+                computation.
         """
+        order = command_order(robot, self.value("joints"))
         controller = self._configured(robot)
         q = np.clip(np.zeros(robot.nv), robot.per_coordinate(robot.model.lower),
                     robot.per_coordinate(robot.model.upper))
         self._configured(robot).update(ControllerState(t=0.0, q=q, qd=np.zeros(robot.nv)))
-        self.robot, self.controller = robot, controller
-        self._joint_map = JointStateMap(robot.joint_names)
+        self.controller, self._command_order, self._q = controller, order, None
+        self._joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
+                                             self.value("joint_states_max_age"))
+
+    def release(self) -> None:
+        self.controller = self._joint_states = self._q = None
+
+    def apply(self, changes: dict[str, object]) -> None:
+        """A new controller for a change of the controller, its parameters or the joints.
+
+        Raises:
+            Exception: the robot in service refused with it (the change is refused).
+        """
+        if self.follower is not None and any(
+            name in ("controller", "joints") or name.startswith(self.PARAMETER_PREFIXES)
+            for name in changes
+        ):
+            self.follower.readopt()
+        if "joint_states_max_age" in changes and self._joint_states is not None:
+            self._joint_states.max_age = changes["joint_states_max_age"]
 
     def _configured(self, robot: Robot):
         """A new controller of the `controller` parameter, configured on `robot`."""
-        controller = load_controller(self.get_parameter("controller").value)()
-        parameters = self.get_parameters_by_prefix(PARAMETER_PREFIX)
-        controller.configure(robot, {name: p.value for name, p in parameters.items()})
+        controller = load_controller(self.value("controller"))()
+        names = self.get_parameters_by_prefix(PARAMETER_PREFIX)
+        controller.configure(robot, {name: self.value(f"{PARAMETER_PREFIX}.{name}")
+                                     for name in names})
         return controller
 
     # -- targets ----------------------------------------------------------------------------
 
     def _on_target_pose(self, message: PoseStamped, info: dict) -> None:
-        pose = self._newest("target_pose", message, info).message.pose
-        p, o = pose.position, pose.orientation
-        self._set_target([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
+        """Set the newest target pose, taken in its header.frame_id (module docstring).
+
+        Raises:
+            RefusedError: no controller, a pose that is not finite, a frame that cannot be
+                resolved, or the controller refuses the target.
+        """
+        newest = self._newest("target_pose", message, info).message
+        robot = self.robot
+        if robot is None or self.controller is None:
+            raise RefusedError("target received before the controller is configured")
+        frame_id = newest.header.frame_id
+        transform = pose_transform(newest.pose, "target_pose")
+        frame = self.robot_frame(frame_id)
+        if frame or not frame_id:
+            target = in_root_frame(robot, frame, self._q, transform, "target_pose")
+        else:
+            root = self.frame_id(robot.model.root_link)
+            target = self._tf2.to_root(frame_id, root, "target_pose") @ transform
+        self._set_target(target[:3, 3], target[:3, :3])
 
     def _on_target_joints(self, message: JointState, info: dict) -> None:
         newest = self._newest("target_joints", message, info).message
-        if self._joint_map is None:
+        if self._joint_states is None:
             raise RefusedError("target_joints received before the controller is configured")
-        q, _, _ = self._joint_map.state(newest, "target_joints")
+        q, _, _ = self._joint_states.joint_map.state(newest, "target_joints")
         self._set_target(q)
 
     def _newest(self, topic: str, message, info: dict) -> Arrival:
@@ -156,15 +193,21 @@ class ControllerNode(Node):
         """Answer the newest joint state; in "service" mode, a state that arrives while the
         previous call is in flight is not handled (superseded by the next)."""
         arrival = self._inputs["joint_states"].take(message, info)
-        if self.controller is None or self._joint_map is None:
+        joint_states = self._joint_states
+        if not self.active or self.controller is None or joint_states is None:
             self._inputs["joint_states"].mark_handled()
+            if not self.active:
+                return
             raise RefusedError("joint_states received before the controller is configured")
-        service = self.get_parameter("dynamics_source").value == "service"
+        service = self.value("dynamics_source") == "service"
         if service and self._pending is not None and not self._pending.done():
             return
         self._inputs["joint_states"].mark_handled()
+        for other in arrival.others:  # another publisher's joints, e.g. a gripper's
+            joint_states.add(other.message, other.received_ns)
         newest = arrival.message
-        q, qd, _ = self._joint_map.state(newest)
+        q, qd, _ = joint_states.update(newest, arrival.received_ns, time.time_ns())
+        self._q = q
         t = newest.header.stamp.sec + 1e-9 * newest.header.stamp.nanosec
         if service:
             self._request_dynamics(arrival, t, q, qd)
@@ -201,16 +244,17 @@ class ControllerNode(Node):
         self._command(state, arrival)
 
     def _command(self, state: ControllerState, arrival: Arrival) -> None:
-        """The controller's efforts at `state`, published when finite."""
+        """The controller's efforts at `state`, published when finite, in the joints
+        parameter's order."""
         tau = finite("effort command", self.controller.update(state))
-        self._efforts.publish(Float64MultiArray(data=tau.tolist()))
+        self._efforts.publish(Float64MultiArray(data=tau[self._command_order].tolist()))
         self._inputs["joint_states"].mark_answered(arrival)
         self._cycles += 1
 
     # -- reporting --------------------------------------------------------------------------
 
-    def _status(self):
-        values = {"controller": self.get_parameter("controller").value,
+    def report(self):
+        values = {"controller": self.value("controller"),
                   "cycles since the last report": str(self._cycles)}
         self._cycles = 0
         skipping = []
@@ -225,14 +269,12 @@ class ControllerNode(Node):
                 "those it superseded"
         else:
             level, message = OK, "controlling"
-        model = self.robot.model.name if self.robot is not None else ""
-        return self.health.status(f"robodyn_ros: {self.get_name()}", model, level, message,
-                                  values)
+        return level, message, values
 
 
 def main(args: list[str] | None = None) -> None:
     """Run the node until interrupted."""
-    spin_until_interrupted(ControllerNode, args)
+    sys.exit(run_node(ControllerNode, args))
 
 
 if __name__ == "__main__":

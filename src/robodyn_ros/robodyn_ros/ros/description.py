@@ -315,10 +315,7 @@ def locked_joints_parameter(text: str) -> dict[str, float]:
     """
     if not text.strip():
         return {}
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError:
-        document = None
+    document = _yaml_document(text)
     if not isinstance(document, dict) or not all(
         isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v)
         for v in document.values()
@@ -340,10 +337,7 @@ def armature_parameter(text: str) -> dict[str, float]:
     """
     if not text.strip():
         return {}
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError:
-        document = None
+    document = _yaml_document(text)
     if not isinstance(document, dict | str):
         raise RefusedError(
             f"armature: neither a YAML mapping joint → value nor a file path: {text!r}"
@@ -352,3 +346,11 @@ def armature_parameter(text: str) -> dict[str, float]:
         return armature_mapping(document, source="parameter 'armature'")
     except (ModelError, OSError) as error:
         raise RefusedError(str(error)) from None
+
+
+def _yaml_document(text: str) -> object:
+    """The YAML document of a parameter's text (None when it is not YAML)."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None

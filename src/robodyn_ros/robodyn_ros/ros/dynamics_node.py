@@ -1,30 +1,17 @@
 """dynamics_node: the robot's dynamics at the newest joint state, published, and served on
-request.
+request. A lifecycle node (ros.robot_node): it computes while active.
 
-Parameters (changeable at run time; a change the node cannot serve is refused with the
-reason):
-    robot_description (string): the URDF; when empty, the node waits for the
-        ``robot_description`` topic (transient local, as robot_state_publisher provides it).
-    armature (string, ""): rotor inertia per joint, added to M's diagonal: YAML text of a
-        mapping ("{panda_joint1: 0.1}", kg·m² or kg) or the path of a YAML file of one
-        (ros.entry.armature_parameter); changeable at run time.
-    gravity (double[3], [0, 0, -9.81]): m/s² in the base frame (a wall mount: [9.81, 0, 0]);
-        changeable at run time.
-    quantities (string[], all but "coriolis_matrix"): what is published each cycle, any of
-        "mass_matrix", "bias_forces", "gravity_torques", "acceleration" (when the joint state
-        has efforts), "coriolis_matrix" and "operational_space" (one message per frame); what
-        is left out stays empty or unsent. compute_dynamics answers with all of them.
-    mass_matrix_method (string, "crba"), forward_dynamics_method (string, "aba"),
-        operational_space_method (string, "dense"): any method of the Robot function.
-    frames (string[]): task frames whose operational-space dynamics are published each cycle.
-    singular_threshold (double, 1e-4): eigenvalues of Λ⁻¹ below this times the largest count
-        as lost and Λ is damped there (Robot.operational_space); 1e-4 as the operational-space
-        controller.
-    diagnostic_period (double, 1.0 s).
-Subscribes ``joint_states`` (sensor_msgs/JointState, joints matched by name) and
-``robot_description`` (std_msgs/String). Publishes ``dynamics/joint_space``
-(JointSpaceDynamics), ``dynamics/operational_space`` (OperationalSpaceDynamics, one per frame
-per cycle) and ``/diagnostics``. Serves ``compute_dynamics`` (ComputeDynamics).
+Parameters: COMMON_PARAMETERS (ros.robot_node) and PARAMETERS below, each with its
+description, type and range (``ros2 param describe``); every one changeable at run time. A
+change the node cannot serve is refused with the reason.
+
+Subscribes ``joint_states`` (sensor_msgs/JointState, best effort so that sensor-data and
+reliable publishers both connect; ``qos_overrides./joint_states.subscription.*``), merged by
+joint name across publishers (ros.joint_states), and ``robot_description`` (std_msgs/String).
+Publishes ``dynamics/joint_space`` (JointSpaceDynamics), ``dynamics/operational_space``
+(OperationalSpaceDynamics, one per frame per cycle) and ``/diagnostics``; every header's
+frame_id is the robot's root link with frame_prefix. Serves ``compute_dynamics``
+(ComputeDynamics) and ``set_payload``.
 
 joint_states are handled newest first (ros.intake): a cycle answers the newest state that has
 arrived and drops those it superseded; the diagnostics count them and give the age of each
@@ -49,14 +36,12 @@ keeps serving.
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, replace
 
 import numpy as np
-from rcl_interfaces.msg import SetParametersResult
-from rclpy.exceptions import ParameterUninitializedException
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from robodyn_interfaces.srv import ComputeDynamics
@@ -70,13 +55,11 @@ from robodyn_ros.ros.conversions import (
     joint_space_message,
     operational_space_message,
 )
-from robodyn_ros.ros.entry import (
-    follow_robot_description,
-    publish_diagnostics,
-    spin_until_interrupted,
-)
-from robodyn_ros.ros.guard import ERROR, OK, WARN, Guard, NodeHealth, RefusedError
+from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import NewestFirst
+from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
+from robodyn_ros.ros.parameters import ParameterSpec
+from robodyn_ros.ros.robot_node import RobotNode, run_node
 
 QUANTITIES = (*JOINT_SPACE_QUANTITIES, "operational_space")
 DEFAULT_QUANTITIES = tuple(q for q in QUANTITIES if q != "coriolis_matrix")
@@ -87,7 +70,26 @@ DEFAULT_QUANTITIES = tuple(q for q in QUANTITIES if q != "coriolis_matrix")
 QUEUE_DEPTH = 100
 LATENCY_WINDOW = 2000  # take → publish latencies kept for the diagnostics' percentiles
 METHOD_PARAMETERS = ("mass_matrix_method", "forward_dynamics_method", "operational_space_method")
-SETTINGS_PARAMETERS = ("quantities", "frames", "singular_threshold", *METHOD_PARAMETERS)
+SETTINGS_PARAMETERS = ("quantities", "frames", "singular_threshold", "frame_prefix",
+                       "joint_states_max_age", *METHOD_PARAMETERS)
+PARAMETERS = (
+    ParameterSpec("quantities", list(DEFAULT_QUANTITIES),
+                  "what is published each cycle (acceleration: when the joint state has "
+                  "efforts; operational_space: one message per frame); compute_dynamics "
+                  "answers with all", choices=QUANTITIES),
+    ParameterSpec("mass_matrix_method", "crba", "how M is computed (Robot.mass_matrix)",
+                  choices=Robot.MASS_MATRIX_METHODS),
+    ParameterSpec("forward_dynamics_method", "aba", "how q̈ is computed "
+                  "(Robot.forward_dynamics)", choices=Robot.FORWARD_DYNAMICS_METHODS),
+    ParameterSpec("operational_space_method", "dense", "how Λ is computed "
+                  "(Robot.operational_space)", choices=Robot.OPERATIONAL_SPACE_METHODS),
+    ParameterSpec("frames", Parameter.Type.STRING_ARRAY,
+                  "task frames whose operational-space dynamics are published each cycle"),
+    ParameterSpec("singular_threshold", 1e-4,
+                  "eigenvalues of Λ⁻¹ below this times the largest count as lost and Λ is "
+                  "damped there (Robot.operational_space)", bounds=(1e-12, 0.5)),
+    MAX_AGE_PARAMETER,
+)
 FRAMES_CONDITION = "frames"
 MIMIC_CONDITION = "mimic"
 
@@ -100,6 +102,8 @@ class Settings:
     frames: tuple[str, ...]
     methods: tuple[str, str, str]  # mass matrix, forward dynamics, operational space
     singular_threshold: float
+    frame_prefix: str
+    max_age: float  # s, joint_states_max_age
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ class Serving:
     """
 
     robot: Robot
-    joint_map: JointStateMap
+    joint_states: JointStateMerge
     settings: Settings
     frames: tuple[str, ...]
     left_out: tuple[str, ...]
@@ -146,67 +150,55 @@ def bind(robot: Robot, settings: Settings) -> Serving:
     joint_names = list(robot.joint_names)
     messages = CycleMessages(
         JointSpaceDynamics(joint_names=joint_names),
-        {frame: OperationalSpaceDynamics(frame=frame, joint_names=joint_names)
+        {frame: OperationalSpaceDynamics(frame=settings.frame_prefix + frame,
+                                         joint_names=joint_names)
          for frame in frames},
     )
-    return Serving(robot, JointStateMap(robot.joint_names, robot.coupling), settings, tuple(frames),
-                   tuple(left_out), messages)
+    joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
+                                   settings.max_age)
+    return Serving(robot, joint_states, settings, tuple(frames), tuple(left_out), messages)
 
 
-class DynamicsNode(Node):
+class DynamicsNode(RobotNode):
     """Computes and publishes joint-space and operational-space dynamics each cycle."""
 
+    TASK = "dynamics"
+    PARAMETERS = PARAMETERS
+
     def __init__(self, **kwargs) -> None:
-        super().__init__("dynamics_node", **kwargs)
-        self.health = NodeHealth(self.get_logger())
-        self.guard = Guard(self.health)
         self._serving: Serving | None = None
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._cycles = 0
         self._diagnostic_start = time.monotonic()
-
-        self.declare_parameter("robot_description", "")
-        self.declare_parameter("mass_matrix_method", "crba")
-        self.declare_parameter("forward_dynamics_method", "aba")
-        self.declare_parameter("operational_space_method", "dense")
-        self.declare_parameter("frames", Parameter.Type.STRING_ARRAY)
-        self.declare_parameter("quantities", list(DEFAULT_QUANTITIES))
-        self.declare_parameter("singular_threshold", 1e-4)
-        self.declare_parameter("diagnostic_period", 1.0)
-        self.add_on_set_parameters_callback(self.guard.parameters(self._check_parameters))
-
         self._joint_states = NewestFirst("joint_states")
+        super().__init__("dynamics_node", **kwargs)
+
+    def create_interfaces(self) -> None:
         self._joint_states.subscription = self.create_subscription(
             JointState, "joint_states",
-            self.guard.callback("joint_states", self._on_joint_state), QUEUE_DEPTH,
+            self.guard.callback("joint_states", self._on_joint_state), **input_qos(QUEUE_DEPTH),
         )
-        self._joint_space = self.create_publisher(
+        self._joint_space = self.create_lifecycle_publisher(
             JointSpaceDynamics, "dynamics/joint_space", QUEUE_DEPTH
         )
-        self._operational_space = self.create_publisher(
+        self._operational_space = self.create_lifecycle_publisher(
             OperationalSpaceDynamics, "dynamics/operational_space", QUEUE_DEPTH
         )
         self.create_service(ComputeDynamics, "compute_dynamics",
                             self.guard.service("compute_dynamics", self._on_compute))
-        publish_diagnostics(self, self.guard, self.get_parameter("diagnostic_period").value,
-                            self._status)
-        follow_robot_description(self, self.guard, self._adopt)
-
-    @property
-    def robot(self) -> Robot | None:
-        """The robot in service (None before a description loads)."""
-        serving = self._serving
-        return serving.robot if serving is not None else None
 
     # -- robot and parameters ---------------------------------------------------------------
 
-    def _adopt(self, robot: Robot) -> None:
+    def adopt(self, robot: Robot) -> None:
         """Put a robot in service with the current settings (see the module docstring).
 
         Raises:
             RefusedError: what the node would publish fails on this robot.
         """
         self._serve(bind(robot, self._settings()))
+
+    def release(self) -> None:
+        self._serving = None
 
     def _serve(self, serving: Serving) -> None:
         """Warm up `serving`, then put it in service and report the frames it leaves out."""
@@ -217,47 +209,29 @@ class DynamicsNode(Node):
             "left out: " + "; ".join(serving.left_out) if serving.left_out else ""
         )
 
-    def _settings(self, changes: dict[str, object] | None = None) -> Settings:
-        """The settings of the parameters, with `changes` (name → value) applied."""
-        changes = changes or {}
-
-        def value(name: str):
-            return changes[name] if name in changes else self.get_parameter(name).value
-
-        frames = changes["frames"] if "frames" in changes else self._frames()
+    def _settings(self) -> Settings:
+        """The settings of the parameters (with a change being checked)."""
         return Settings(
-            quantities=tuple(value("quantities")),
-            frames=tuple(frames or ()),
-            methods=tuple(value(name) for name in METHOD_PARAMETERS),
-            singular_threshold=value("singular_threshold"),
+            quantities=tuple(self.value("quantities")),
+            frames=tuple(self.value("frames") or ()),
+            methods=tuple(self.value(name) for name in METHOD_PARAMETERS),
+            singular_threshold=self.value("singular_threshold"),
+            frame_prefix=self.value("frame_prefix"),
+            max_age=self.value("joint_states_max_age"),
         )
 
-    def _check_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
-        """Accept a parameter change only when the node can serve it with its robot.
+    def apply(self, changes: dict[str, object]) -> None:
+        """Serve a change of the settings with the robot in service.
 
         Raises:
-            RefusedError: the change cannot be served (the guard refuses it with the reason).
+            RefusedError: the robot cannot serve it (the change is refused with the reason).
         """
-        for parameter in parameters:
-            reason = parameter_problem(parameter)
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
-        changes = {p.name: p.value for p in parameters if p.name in SETTINGS_PARAMETERS}
         serving = self._serving
-        if changes and serving is not None:
-            candidate = bind(serving.robot, self._settings(changes))
+        if serving is not None and set(changes) & set(SETTINGS_PARAMETERS):
+            candidate = bind(serving.robot, self._settings())
             if candidate.left_out:
                 raise RefusedError("; ".join(candidate.left_out))
             self._serve(candidate)
-        return SetParametersResult(successful=True)
-
-    def _frames(self) -> list[str]:
-        """The frames parameter; a string array has no empty default in rclpy, so unset means
-        no frames."""
-        try:
-            return list(self.get_parameter("frames").value)
-        except ParameterUninitializedException:
-            return []
 
     # -- each cycle -------------------------------------------------------------------------
 
@@ -267,11 +241,17 @@ class DynamicsNode(Node):
         arrival = self._joint_states.take(message, info)
         self._joint_states.mark_handled()
         serving = self._serving
+        if not self.active:
+            return
         if serving is None:
             raise RefusedError("joint_states received before a robot description")
-        q, qd, effort = serving.joint_map.state(arrival.message)
-        if serving.joint_map.coupling is not None:
-            self._check_mimic(serving.joint_map.mimic_mismatch(arrival.message, q))
+        for other in arrival.others:  # another publisher's joints, e.g. a gripper's
+            serving.joint_states.add(other.message, other.received_ns)
+        q, qd, effort = serving.joint_states.update(arrival.message, arrival.received_ns,
+                                                    time.time_ns())
+        joint_map = serving.joint_states.joint_map
+        if joint_map.coupling is not None:
+            self._check_mimic(joint_map.mimic_mismatch(arrival.message, q))
         settings = serving.settings
         frames = serving.frames if "operational_space" in settings.quantities else ()
         joint_space, operational_space = compute(
@@ -303,10 +283,14 @@ class DynamicsNode(Node):
         serving = self._serving
         if serving is None:
             raise RefusedError("no robot description loaded yet")
+        if not self.active:
+            raise RefusedError("dynamics_node is not active")
         robot = serving.robot
-        unknown = [frame for frame in request.frames if frame not in robot.frame_names]
+        frames = [self.robot_frame(frame) for frame in request.frames]
+        unknown = [name for name, frame in zip(request.frames, frames, strict=True) if not frame]
         if unknown:
-            raise RefusedError(f"unknown frame(s) {unknown}")
+            raise RefusedError(f"unknown frame(s) {unknown} (frame_prefix "
+                               f"'{self.frame_prefix}', frames of robot '{robot.model.name}')")
         requested = (request.mass_matrix_method, request.forward_dynamics_method,
                      request.operational_space_method)
         known = (Robot.MASS_MATRIX_METHODS, Robot.FORWARD_DYNAMICS_METHODS,
@@ -316,13 +300,13 @@ class DynamicsNode(Node):
             raise RefusedError(f"unknown method(s) {bad}")
         methods = tuple(m or default for m, default in
                         zip(requested, serving.settings.methods, strict=True))
-        problem = method_problem(robot, methods[2], request.frames)
+        problem = method_problem(robot, methods[2], frames)
         if problem:
             raise RefusedError(problem)
         q, qd, effort = JointStateMap(robot.joint_names).state(request.state, "state")
         settings = replace(serving.settings, quantities=QUANTITIES, methods=methods)
         joint_space, operational_space = compute(
-            robot, request.state.header, q, qd, effort, tuple(request.frames), settings
+            robot, request.state.header, q, qd, effort, tuple(frames), settings
         )
         response.success, response.joint_space = True, joint_space
         response.operational_space = operational_space
@@ -330,7 +314,7 @@ class DynamicsNode(Node):
 
     # -- reporting --------------------------------------------------------------------------
 
-    def _status(self):
+    def report(self):
         now = time.monotonic()
         elapsed, self._diagnostic_start = now - self._diagnostic_start, now
         serving = self._serving
@@ -344,15 +328,13 @@ class DynamicsNode(Node):
             level, message = OK, "computing"
         latencies = np.array(self._latencies) * 1e3
         values = {
-            "model": serving.robot.model.name if serving else "",
             "rate (Hz)": f"{self._cycles / elapsed:.1f}" if elapsed > 0 else "0",
             "latency p50 (ms)": f"{np.percentile(latencies, 50):.3f}" if latencies.size else "",
             "latency p99 (ms)": f"{np.percentile(latencies, 99):.3f}" if latencies.size else "",
             **intake,
         }
         self._cycles = 0
-        return self.health.status(f"robodyn_ros: {self.get_name()}",
-                                  values["model"], level, message, values)
+        return level, message, values
 
 
 def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings,
@@ -365,7 +347,7 @@ def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings,
         Exception: what the Robot raises where an answer does not exist.
     """
     start = time.perf_counter()
-    header.frame_id = robot.model.root_link
+    header.frame_id = settings.frame_prefix + robot.model.root_link
     joint_space = joint_space_message(robot, q, qd, effort, settings.methods[:2],
                                       settings.quantities,
                                       messages.joint_space if messages else None)
@@ -376,28 +358,11 @@ def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings,
             robot, q, qd, frame, settings.methods[2], settings.singular_threshold,
             messages.operational_space[frame] if messages else None,
         )
+        frame_message.frame = settings.frame_prefix + frame
         frame_message.header = header
         operational_space.append(frame_message)
     joint_space.computation_time = time.perf_counter() - start
     return joint_space, operational_space
-
-
-def parameter_problem(parameter: Parameter) -> str:
-    """Why a parameter's new value is out of its range, whatever the robot ("" if it is not)."""
-    name, value = parameter.name, parameter.value
-    if name == "mass_matrix_method" and value not in Robot.MASS_MATRIX_METHODS:
-        return f"mass_matrix_method must be one of {Robot.MASS_MATRIX_METHODS}"
-    if name == "forward_dynamics_method" and value not in Robot.FORWARD_DYNAMICS_METHODS:
-        return f"forward_dynamics_method must be one of {Robot.FORWARD_DYNAMICS_METHODS}"
-    if name == "operational_space_method" and value not in Robot.OPERATIONAL_SPACE_METHODS:
-        return f"operational_space_method must be one of {Robot.OPERATIONAL_SPACE_METHODS}"
-    if name == "quantities" and set(value) - set(QUANTITIES):
-        return f"quantities: unknown {sorted(set(value) - set(QUANTITIES))}; known {QUANTITIES}"
-    if name == "singular_threshold" and not 0.0 < value < 1.0:
-        return f"singular_threshold must be in (0, 1); got {value}"
-    if name == "diagnostic_period" and not value > 0.0:
-        return "diagnostic_period must be positive"
-    return ""
 
 
 def method_problem(robot: Robot, method: str, frames) -> str:
@@ -439,7 +404,7 @@ def warm_up(serving: Serving) -> None:
 
 def main(args: list[str] | None = None) -> None:
     """Run the node until interrupted."""
-    spin_until_interrupted(DynamicsNode, args)
+    sys.exit(run_node(DynamicsNode, args))
 
 
 if __name__ == "__main__":

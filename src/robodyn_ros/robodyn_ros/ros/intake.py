@@ -31,10 +31,16 @@ SUPERSEDED_WARN_SHARE = 0.05
 
 @dataclass(frozen=True)
 class Arrival:
-    """The newest message of a take and when it arrived (ns, system clock)."""
+    """The newest message of a take and when it arrived (ns, system clock).
+
+    others: the newest message of each other publisher in the same take, oldest first (a
+        subscriber that merges partial messages, such as joint states of an arm and a gripper
+        published apart, needs them; the rest superseded their own publisher's).
+    """
 
     message: Any
     received_ns: int
+    others: tuple[Arrival, ...] = ()
 
 
 class NewestFirst:
@@ -64,7 +70,8 @@ class NewestFirst:
 
     def take(self, message: Any, info: dict) -> Arrival:
         """The newest of `message` (just taken by the executor, with its MessageInfo) and what
-        the middleware holds behind it; the older ones are counted and dropped.
+        the middleware holds behind it, with the newest of each other publisher; the older
+        ones are counted and dropped.
 
         Args:
             message, info: the subscription callback's arguments.
@@ -73,18 +80,23 @@ class NewestFirst:
             The newest message and its arrival.
         """
         self._count(info)
-        newest_info, serialized = info, None
+        newest: dict[bytes | None, tuple[Any, dict]] = {_publisher(info): (message, info)}
         subscription = self.subscription
-        if subscription is not None:  # taken serialized: only the newest is deserialized
+        if subscription is not None:  # taken serialized: only the kept ones are deserialized
             with subscription.handle:
                 while (taken := subscription.handle.take_message(
                         subscription.msg_type, True)) is not None:
-                    serialized, newest_info = taken
-                    self._count(newest_info)
-        if serialized is not None:
-            message = deserialize_message(serialized, subscription.msg_type)
-        received = newest_info.get("received_timestamp") or time.time_ns()
-        return Arrival(message, received)
+                    self._count(taken[1])
+                    key = _publisher(taken[1])
+                    newest.pop(key, None)  # reinserted last: the dict keeps arrival order
+                    newest[key] = taken
+        arrivals = [self._arrival(*kept) for kept in newest.values()]
+        return Arrival(arrivals[-1].message, arrivals[-1].received_ns, tuple(arrivals[:-1]))
+
+    def _arrival(self, message: Any, info: dict) -> Arrival:
+        if isinstance(message, bytes):
+            message = deserialize_message(message, self.subscription.msg_type)
+        return Arrival(message, info.get("received_timestamp") or time.time_ns())
 
     def mark_handled(self) -> None:
         """Count one taken message as handled (answered, applied or rejected)."""
@@ -133,3 +145,9 @@ class NewestFirst:
         with self._lock:
             first, last = self._streams.get(key, (number, number))
             self._streams[key] = (min(first, number), max(last, number))
+
+
+def _publisher(info: dict) -> bytes | None:
+    """The publisher of a message (its gid), None where the middleware does not give it."""
+    publisher = info.get("publisher_gid")
+    return bytes(publisher["data"]) if publisher is not None else None

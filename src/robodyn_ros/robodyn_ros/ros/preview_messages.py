@@ -84,12 +84,14 @@ def _waypoints(robot: Robot, name: str, message: PreviewScenario, values: str) -
     return {"times": times, values: rows}
 
 
-def prediction_message(robot: Robot, result: PreviewResult) -> PreviewPrediction:
-    """A PreviewPrediction of one result."""
+def prediction_message(robot: Robot, result: PreviewResult, prefix: str = "") -> PreviewPrediction:
+    """A PreviewPrediction of one result; `prefix`: the node's frame_prefix, before every
+    frame name."""
     m = result.metrics
+    root = prefix + robot.model.root_link
     return PreviewPrediction(
-        name=result.name, trajectory=joint_trajectory(robot, result),
-        frame_path=pose_array(robot, result.frame_path), frame=result.frame,
+        name=result.name, trajectory=joint_trajectory(robot, result, root),
+        frame_path=pose_array(result.frame_path, root), frame=prefix + result.frame,
         peak_effort=m.peak_effort.tolist(), effort_ratio=m.effort_ratio,
         limit_stops=m.limit_violations.tolist(), min_singular_value=m.min_singular_value,
         final_position_error=m.final_position_error,
@@ -99,7 +101,7 @@ def prediction_message(robot: Robot, result: PreviewResult) -> PreviewPrediction
     )
 
 
-def joint_trajectory(robot: Robot, result: PreviewResult) -> JointTrajectory:
+def joint_trajectory(robot: Robot, result: PreviewResult, frame_id: str) -> JointTrajectory:
     """q, q̇ and the commanded effort at every step (the last command repeated at the end)."""
     effort = np.concatenate([result.effort, result.effort[-1:]])
     points = [
@@ -109,13 +111,13 @@ def joint_trajectory(robot: Robot, result: PreviewResult) -> JointTrajectory:
                                  effort.tolist(), strict=True)
     ]
     trajectory = JointTrajectory(joint_names=list(robot.joint_names), points=points)
-    trajectory.header.frame_id = robot.model.root_link
+    trajectory.header.frame_id = frame_id
     return trajectory
 
 
-def pose_array(robot: Robot, transforms: np.ndarray) -> PoseArray:
+def pose_array(transforms: np.ndarray, frame_id: str) -> PoseArray:
     poses = PoseArray()
-    poses.header.frame_id = robot.model.root_link
+    poses.header.frame_id = frame_id
     for transform in transforms:
         pose = Pose()
         fill_pose(pose, transform)
@@ -123,13 +125,14 @@ def pose_array(robot: Robot, transforms: np.ndarray) -> PoseArray:
     return poses
 
 
-def path_markers(robot: Robot, results: Sequence[PreviewResult]) -> MarkerArray:
-    """A line strip per predicted frame path (namespace "preview", id = scenario index), after
-    a DELETEALL that clears the previous preview's."""
+def path_markers(results: Sequence[PreviewResult], frame_id: str) -> MarkerArray:
+    """A line strip per predicted frame path (namespace "preview", id = scenario index) in
+    `frame_id` (the robot's root frame), after a DELETEALL that clears the previous
+    preview's."""
     markers = [Marker(action=Marker.DELETEALL)]
     for k, result in enumerate(results):
         marker = Marker(ns="preview", id=k, type=Marker.LINE_STRIP, action=Marker.ADD)
-        marker.header.frame_id = robot.model.root_link
+        marker.header.frame_id = frame_id
         marker.pose.orientation.w = 1.0
         marker.scale.x = 0.005
         marker.color.r, marker.color.g, marker.color.b = PALETTE[k % len(PALETTE)]

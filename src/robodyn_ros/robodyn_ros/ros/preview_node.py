@@ -1,13 +1,15 @@
 """preview_node: the `preview` action (robodyn_interfaces/action/Preview) — simulate scenarios
-ahead from the current state, faster than real time.
+ahead from the current state, faster than real time. A lifecycle node (ros.robot_node): it
+accepts goals while active.
 
-A goal's scenarios run from goal.start, or from the latest ``joint_states`` when it is empty,
-fanned out over the parallel backend (parameters ``backend``: "threads" or "serial",
-``workers``); feedback counts the scenarios done; the result holds a PreviewPrediction per
-scenario. A goal that cannot be previewed is aborted at once with the reason in
-result.message (rclpy's goal response cannot carry one). Cancelling stops the scenarios not
-yet started. Each preview's frame paths are published as visualization_msgs/MarkerArray on
-``preview/markers`` for RViz.
+A goal's scenarios run from goal.start, or from the newest ``joint_states`` (merged by joint
+name across publishers, ros.joint_states; refused when older than joint_states_max_age) when
+it is empty, fanned out over the parallel backend (parameters ``backend``, ``workers``);
+feedback counts the scenarios done; the result holds a PreviewPrediction per scenario. A goal
+that cannot be previewed is aborted at once with the reason in result.message (rclpy's goal
+response cannot carry one). Cancelling stops the scenarios not yet started. Each preview's
+frame paths are published as visualization_msgs/MarkerArray on ``preview/markers`` for RViz,
+in the robot's root frame with frame_prefix.
 
 A new robot (parameter or topic) is warmed up by a one-step preview before it replaces the
 one in service; if that fails it is refused with the reason. Predictions with NaN or inf are
@@ -15,19 +17,19 @@ not sent: the goal is aborted with the reason. Every callback runs under the nod
 (ros.guard): a goal that fails is aborted with the reason, the node reports it on
 ``/diagnostics`` and goes on serving.
 
-Parameters: robot_description (string; empty: the ``robot_description`` topic), armature
-(string) and gravity (double[3]) as dynamics_node's, backend, workers, diagnostic_period
-(double, 1.0 s).
+Parameters: COMMON_PARAMETERS (ros.robot_node) and PARAMETERS below (``ros2 param
+describe``); every one changeable at run time.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.node import Node
 from robodyn_interfaces.action import Preview
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
@@ -35,52 +37,53 @@ from visualization_msgs.msg import MarkerArray
 from robodyn_ros.parallel import CancelledError, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import JointStateMap, finite
-from robodyn_ros.ros.entry import (
-    follow_robot_description,
-    publish_diagnostics,
-    spin_until_interrupted,
-)
-from robodyn_ros.ros.guard import ERROR, OK, Guard, NodeHealth, RefusedError
+from robodyn_ros.ros.guard import ERROR, OK, RefusedError
+from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
+from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.preview_messages import (
     goal_scenarios,
     goal_settings,
     path_markers,
     prediction_message,
 )
+from robodyn_ros.ros.robot_node import RobotNode, run_node
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings, preview, warm_up
 from robodyn_ros.sim.scenarios import ScenarioError
 
+PARAMETERS = (
+    ParameterSpec("backend", "threads", "what a goal's scenarios fan out over",
+                  choices=("threads", "serial")),
+    ParameterSpec("workers", 2, "threads of the threads backend", bounds=(1, 256)),
+    MAX_AGE_PARAMETER,
+)
 
-class PreviewNode(Node):
+
+class PreviewNode(RobotNode):
     """The preview action server."""
 
+    TASK = "preview"
+    PARAMETERS = PARAMETERS
+
     def __init__(self, **kwargs) -> None:
-        super().__init__("preview_node", **kwargs)
-        self.declare_parameter("robot_description", "")
-        self.declare_parameter("backend", "threads")
-        self.declare_parameter("workers", 2)
-        self.declare_parameter("diagnostic_period", 1.0)
-        self.health = NodeHealth(self.get_logger())
-        self.guard = Guard(self.health)
-        self.robot: Robot | None = None
-        self._latest: JointState | None = None
+        self._joint_states: JointStateMerge | None = None
+        self._latest: tuple[np.ndarray, np.ndarray, int] | None = None  # q, q̇, arrival (ns)
         self._cancels: dict[bytes, threading.Event] = {}
         self._goals = 0
-        group = ReentrantCallbackGroup()
+        super().__init__("preview_node", **kwargs)
+
+    def create_interfaces(self) -> None:
         self.create_subscription(JointState, "joint_states",
-                                 self.guard.callback("joint_states", self._on_joint_state), 1)
-        self._markers = self.create_publisher(MarkerArray, "preview/markers", 1)
-        self._server = ActionServer(
+                                 self.guard.callback("joint_states", self._on_joint_state),
+                                 **input_qos(1))
+        self._markers = self.create_lifecycle_publisher(MarkerArray, "preview/markers", 1)
+        ActionServer(
             self, Preview, "preview", self.guard.action("preview", self._execute, Preview.Result),
             cancel_callback=self.guard.callback("preview cancel", self._on_cancel,
                                                 lambda _reason, _handle: CancelResponse.REJECT),
-            callback_group=group,
+            callback_group=ReentrantCallbackGroup(),
         )
-        publish_diagnostics(self, self.guard, self.get_parameter("diagnostic_period").value,
-                            self._status)
-        follow_robot_description(self, self.guard, self._adopt)
 
-    def _adopt(self, robot: Robot) -> None:
+    def adopt(self, robot: Robot) -> None:
         """Put `robot` in service once its forward dynamics exists (at rest, q = 0) and a
         one-step preview has worked on it.
 
@@ -91,11 +94,24 @@ class PreviewNode(Node):
         rest = np.zeros(robot.nv)
         robot.forward_dynamics(rest, rest, rest)
         warm_up(robot, PreviewSettings())
-        self.robot = robot
+        self._joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
+                                             self.value("joint_states_max_age"))
+        self._latest = None
 
-    def _on_joint_state(self, message: JointState) -> None:
+    def release(self) -> None:
+        self._joint_states = self._latest = None
+
+    def apply(self, changes: dict[str, object]) -> None:
+        if "joint_states_max_age" in changes and self._joint_states is not None:
+            self._joint_states.max_age = changes["joint_states_max_age"]
+
+    def _on_joint_state(self, message: JointState, info: dict) -> None:
         """Keep the newest joint state (the start of a goal without one)."""
-        self._latest = message
+        joint_states = self._joint_states
+        if joint_states is not None:
+            received = info.get("received_timestamp") or time.time_ns()
+            q, qd, _ = joint_states.update(message, received, time.time_ns())
+            self._latest = (q, qd, received)
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         event = self._cancels.get(bytes(goal_handle.goal_id.uuid))
@@ -114,6 +130,8 @@ class PreviewNode(Node):
         goal, robot = goal_handle.request, self.robot
         if robot is None:
             raise RefusedError("no robot yet: robot_description has not arrived")
+        if not self.active:
+            raise RefusedError("preview_node is not active")
         try:
             scenarios, settings = goal_scenarios(robot, goal.scenarios), goal_settings(goal)
         except ScenarioError as error:
@@ -140,9 +158,10 @@ class PreviewNode(Node):
             self._cancels.pop(key, None)
         for result in results:
             check_prediction_finite(result)
-        self._markers.publish(path_markers(robot, results))
+        self._markers.publish(path_markers(results, self.frame_id(robot.model.root_link)))
         goal_handle.succeed()
-        return Preview.Result(predictions=[prediction_message(robot, r) for r in results])
+        return Preview.Result(predictions=[prediction_message(robot, r, self.frame_prefix)
+                                           for r in results])
 
     def _start(self, robot: Robot, start: JointState):
         """(q, q̇) of goal.start, else of the latest joint_states.
@@ -152,18 +171,22 @@ class PreviewNode(Node):
         """
         if start.name:
             return JointStateMap(robot.joint_names).state(start, "start")[:2]
-        if self._latest is None:
-            raise RefusedError("start is empty and no joint_states has arrived")
-        return JointStateMap(robot.joint_names).state(self._latest)[:2]
+        latest = self._latest
+        if latest is None:
+            raise RefusedError("start is empty and no complete joint_states has arrived")
+        q, qd, received = latest
+        age = (time.time_ns() - received) * 1e-9
+        if age > self._joint_states.max_age:
+            raise RefusedError(f"start is empty and the newest complete joint_states is "
+                               f"{age:.3g} s old (joint_states_max_age "
+                               f"{self._joint_states.max_age:g} s)")
+        return q, qd
 
-    def _status(self):
-        robot = self.robot
-        level, message = (OK, "previewing") if robot is not None else (ERROR, "no robot")
-        values = {"model": robot.model.name if robot is not None else "",
-                  "goals": str(self._goals), "goals running": str(len(self._cancels))}
+    def report(self):
+        level, message = (OK, "previewing") if self.robot is not None else (ERROR, "no robot")
+        values = {"goals": str(self._goals), "goals running": str(len(self._cancels))}
         self._goals = 0
-        return self.health.status(f"robodyn_ros: {self.get_name()}", values["model"], level,
-                                  message, values)
+        return level, message, values
 
 
 def check_prediction_finite(result: PreviewResult) -> None:
@@ -175,7 +198,7 @@ def check_prediction_finite(result: PreviewResult) -> None:
 
 def main(args: list[str] | None = None) -> None:
     """Run the node until interrupted (on two threads: a cancel arrives while a goal runs)."""
-    spin_until_interrupted(PreviewNode, args, threads=2)
+    sys.exit(run_node(PreviewNode, args, threads=2))
 
 
 if __name__ == "__main__":

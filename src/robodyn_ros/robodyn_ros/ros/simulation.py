@@ -27,6 +27,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
@@ -38,6 +39,7 @@ from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap, quaternion_from_rotation
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.preview_node import PreviewNode
+from robodyn_ros.ros.robot_node import RobotNode
 from robodyn_ros.ros.sim_node import SimNode
 
 PREVIEW_GAINS = ("kp", "kd", "null_stiffness", "null_damping")
@@ -110,8 +112,9 @@ def run_simulation(
     gravity: tuple[float, float, float] | None = None,
     xacro_args: Mapping[str, str] | None = None,
 ) -> bool:
-    """Run the three nodes in this process, send the default targets one after the other
-    (each for `seconds_per_target` of sim time), print the tracking error and a summary;
+    """Run the four nodes in this process, configured and activated one by one, send the
+    default targets one after the other (each for `seconds_per_target` of sim time), print
+    the tracking error and a summary;
     True when every target was reached within `tolerance` (m, rad). `urdf` is a URDF file or
     a xacro file, expanded with `xacro_args` (name → value); every node's robot_description
     is its URDF text. `gravity` (the base frame's, m/s²) is every node's gravity parameter
@@ -122,12 +125,17 @@ def run_simulation(
         overrides.append(Parameter("gravity", value=list(gravity)))
     robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity)
     rclpy.init(args=["--ros-args", "--params-file", str(params_file)])
+    overrides.append(Parameter("autostart", value=False))  # the transitions are driven here
     nodes = [
         SimNode(parameter_overrides=overrides),
         DynamicsNode(parameter_overrides=overrides),
         ControllerNode(parameter_overrides=overrides),
         PreviewNode(parameter_overrides=overrides),
     ]
+    for node in nodes:
+        transition(node, "configure")
+    for node in nodes[1:]:  # the simulation starts last, once its controller is listening
+        transition(node, "activate")
     runner = rclpy.create_node("simulation_runner")
     preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
                         _controller_gains(nodes[2]), nodes[0].get_parameter("dt").value,
@@ -141,6 +149,7 @@ def run_simulation(
         executor.add_node(node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
+    transition(nodes[0], "activate")
     wall_start = time.perf_counter()
     try:
         reached = _follow_targets(robot, frame, observer, targets_out, preview,
@@ -153,6 +162,19 @@ def run_simulation(
             node.destroy_node()
         rclpy.try_shutdown()
     return reached
+
+
+def transition(node: RobotNode, name: str) -> None:
+    """Take a lifecycle node through a transition ("configure": load and warm up the robot;
+    "activate"), printing it.
+
+    Raises:
+        RuntimeError: the transition failed (the node's log says why).
+    """
+    started = time.perf_counter()
+    if getattr(node, f"trigger_{name}")() != TransitionCallbackReturn.SUCCESS:
+        raise RuntimeError(f"{node.get_name()}: {name} failed")
+    print(f"{node.get_name()}: {name}d in {time.perf_counter() - started:.2f} s")
 
 
 @dataclass

@@ -1,0 +1,314 @@
+"""What every robodyn_ros node is built on: a lifecycle node (rclpy.lifecycle) that follows a
+robot description, declares its parameters from one table, guards its callbacks and reports
+on /diagnostics.
+
+Lifecycle:
+    unconfigured: parameters declared and changeable; diagnostics say "unconfigured".
+    configure: creates the node's subscriptions, publishers and services, and loads and warms
+        up the robot of robot_description (or waits for the robot_description topic). A robot
+        that is refused is reported (ERROR diagnostic) and the node waits for another: it
+        stays up to be fixed through its parameters.
+    activate: the node computes and publishes; deactivate: it stops (inputs are dropped,
+        a simulation pauses), and resumes where it was on activate.
+    cleanup: removes what configure created and drops the robot; shutdown: the same, from
+        any state.
+With the parameter autostart (default true) a node configures and activates itself when it is
+created; with autostart false a lifecycle manager drives it.
+
+Parameters every node has (COMMON_PARAMETERS) are joined to the node's own table. A change is
+checked by rclpy against its descriptor (type, range, read-only), then against the row's
+choices, then applied: robot settings by the description follower, diagnostic_period and
+frame_prefix here, the rest by the node's `apply`. What cannot be applied is refused with the
+reason.
+
+Diagnostics are named as diagnostic_updater names them, "<node>: <task>", with the node's
+fully qualified name (so two nodes of one kind in different namespaces differ), hardware_id
+the robot's name, and a stamped array.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
+
+from robodyn_ros.robot import Robot
+from robodyn_ros.ros import parameters
+from robodyn_ros.ros.description import DescriptionFollower, follow_robot_description
+from robodyn_ros.ros.guard import OK, Guard, NodeHealth
+from robodyn_ros.ros.parameters import ParameterError, ParameterSpec
+
+SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
+
+COMMON_PARAMETERS = (
+    ParameterSpec("robot_description", "",
+                  "the URDF; empty: the robot_description topic (transient local, as "
+                  "robot_state_publisher publishes it)"),
+    ParameterSpec("armature", "",
+                  "rotor inertia per joint, added to M's diagonal (kg·m² or kg): YAML text of "
+                  "a mapping joint → value, or the path of a YAML file of one"),
+    ParameterSpec("gravity", [0.0, 0.0, -9.81],
+                  "m/s², the gravitational acceleration in the robot's base frame"),
+    ParameterSpec("locked_joints", "",
+                  "joints fixed at a position (rad or m): YAML text of a mapping joint → "
+                  "position; the robot has the others"),
+    ParameterSpec("frame_prefix", "",
+                  "prepended to the robot's frame names in every header.frame_id and frame "
+                  "field, as robot_state_publisher's frame_prefix"),
+    ParameterSpec("diagnostic_period", 1.0, "s of wall time between /diagnostics reports",
+                  bounds=(0.01, 3600.0)),
+    ParameterSpec("autostart", True,
+                  "configure and activate when created; false: a lifecycle manager drives "
+                  "the node", read_only=True),
+)
+_UNSET = object()
+
+
+class RobotNode(LifecycleNode):
+    """The scaffolding of a robodyn_ros node (see the module docstring). A node defines:
+
+    TASK: what it does, for its diagnostics' name ("dynamics").
+    PARAMETERS: its own parameter table; PARAMETER_PREFIXES: name prefixes it takes beyond
+        the table (a plugin's parameters).
+    create_interfaces(): its subscriptions, lifecycle publishers and services (configure).
+    adopt(robot): put a robot in service, or raise to refuse it.
+    release(): drop the robot and what it computed (cleanup).
+    apply(changes): apply changes of its own parameters, or raise RefusedError.
+    report(): (level, message, values) for its diagnostics while configured.
+    """
+
+    TASK: ClassVar[str] = ""
+    PARAMETERS: ClassVar[tuple[ParameterSpec, ...]] = ()
+    PARAMETER_PREFIXES: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        """Raises ParameterError: a parameter given at start is unknown or invalid."""
+        super().__init__(name, **kwargs)
+        self.health = NodeHealth(self.get_logger())
+        self.guard = Guard(self.health)
+        self.table = (*COMMON_PARAMETERS, *self.PARAMETERS)
+        parameters.declare(self, self.table)
+        parameters.declare_prefixed(self, self.PARAMETER_PREFIXES)
+        parameters.check_overrides(self, self.table, self.PARAMETER_PREFIXES)
+        self._check_choices = parameters.changes_checker(self.table)
+        self._changing: dict[str, Any] = {}  # a parameter change being checked: name → value
+        self.follower: DescriptionFollower | None = None  # while configured
+        self.active = False
+        self.frame_prefix: str = self.value("frame_prefix")
+        self._created: list[Any] = []  # what configure created
+        self.add_on_set_parameters_callback(self.guard.parameters(self._on_parameters))
+        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self._diagnostics_timer = self.create_timer(
+            self.value("diagnostic_period"),
+            self.guard.callback("diagnostics", self._publish_diagnostics),
+        )
+        if self.value("autostart") and self.trigger_configure() == SUCCESS:
+            self.trigger_activate()
+
+    @property
+    def robot(self) -> Robot | None:
+        """The robot in service (None before one loads, or when not configured)."""
+        return self.follower.robot if self.follower is not None else None
+
+    def value(self, name: str) -> Any:
+        """A parameter's value, as a change being checked would make it (None for a
+        parameter without a value)."""
+        changed = self._changing.get(name, _UNSET)
+        return parameters.value(self, name) if changed is _UNSET else changed
+
+    def robot_frame(self, name: str) -> str:
+        """The frame of the robot in service that `name` names, with or without
+        frame_prefix ("" when it names none)."""
+        robot = self.robot
+        if robot is None:
+            return ""
+        prefix = self.frame_prefix
+        for candidate in (name[len(prefix):] if prefix and name.startswith(prefix) else None,
+                          name):
+            if candidate is not None and candidate in robot.frame_names:
+                return candidate
+        return ""
+
+    def frame_id(self, frame: str) -> str:
+        """A frame of the robot as the node's outputs name it (with frame_prefix)."""
+        return self.frame_prefix + frame
+
+    # -- what a node defines ----------------------------------------------------------------
+
+    def create_interfaces(self) -> None:
+        """Create the node's subscriptions, lifecycle publishers and services."""
+
+    def adopt(self, robot: Robot) -> None:
+        """Put `robot` in service; raise (any exception) to refuse it."""
+
+    def release(self) -> None:
+        """Drop the robot in service and what was computed with it."""
+
+    def apply(self, changes: dict[str, Any]) -> None:
+        """Apply changes of the node's own parameters; raise RefusedError to refuse them."""
+
+    def report(self) -> tuple[int, str, dict[str, str]]:
+        """The node's own view for its diagnostics: level, message and values."""
+        return OK, "", {}
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.get_logger().info("configuring: loading the robot and warming up its kernels")
+        before = self._entities()
+        try:
+            self.create_interfaces()
+            self.follower = follow_robot_description(self, self.guard, self.adopt)
+        except Exception as error:  # the interfaces could not be made: back to unconfigured
+            self.health.fault("configure", error)
+            self._created = [e for e in self._entities() if e not in before]
+            self._tear_down()
+            return FAILURE
+        self._created = [e for e in self._entities() if e not in before]
+        return SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = True
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._tear_down()
+        return SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self._tear_down()
+        return SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self._tear_down()
+        return SUCCESS
+
+    def _tear_down(self) -> None:
+        """Remove what configure created and drop the robot."""
+        self.follower = None
+        self.release()
+        for entity in reversed(self._created):
+            destroy = getattr(entity, "destroy", None)
+            if entity in self._managed_entities:
+                self.destroy_lifecycle_publisher(entity)
+            elif destroy is not None and entity in list(self.waitables):
+                destroy()  # an action server
+            else:
+                self._destroy_entity(entity)
+        self._created = []
+
+    def _entities(self) -> list[Any]:
+        return [*self.subscriptions, *self.publishers, *self.services, *self.clients,
+                *self.timers, *self.waitables]
+
+    def _destroy_entity(self, entity: Any) -> None:
+        for kind, destroy in ((self.subscriptions, self.destroy_subscription),
+                              (self.publishers, self.destroy_publisher),
+                              (self.services, self.destroy_service),
+                              (self.clients, self.destroy_client),
+                              (self.timers, self.destroy_timer)):
+            if entity in list(kind):
+                destroy(entity)
+                return
+
+    # -- parameters ---------------------------------------------------------------------------
+
+    def _on_parameters(self, changed: list[Parameter]) -> SetParametersResult:
+        """Check and apply a parameter change (module docstring).
+
+        Raises:
+            RefusedError: the change cannot be applied (the guard refuses it with the reason).
+        """
+        self._check_choices(changed)
+        own = {spec.name for spec in self.table}
+        changes = {parameter.name: parameter.value for parameter in changed
+                   if parameter.name in own or parameter.name.startswith(self.PARAMETER_PREFIXES)}
+        if not changes:  # rclpy's own (use_sim_time, qos_overrides.*): nothing to apply here
+            return SetParametersResult(successful=True)
+        self._changing = changes
+        try:
+            if self.follower is not None:
+                result = self.follower.on_parameters(changes)
+                if not result.successful:
+                    return result
+            self.apply(changes)
+        finally:
+            self._changing = {}
+        if "diagnostic_period" in changes:
+            self._diagnostics_timer.timer_period_ns = round(changes["diagnostic_period"] * 1e9)
+        if "frame_prefix" in changes:
+            self.frame_prefix = changes["frame_prefix"]
+        return SetParametersResult(successful=True)
+
+    # -- diagnostics --------------------------------------------------------------------------
+
+    def _publish_diagnostics(self) -> None:
+        array = DiagnosticArray(status=[self.status()])
+        array.header.stamp = self.get_clock().now().to_msg()
+        robot = self.robot
+        array.header.frame_id = self.frame_id(robot.model.root_link) if robot else ""
+        self._diagnostics.publish(array)
+
+    def status(self) -> DiagnosticStatus:
+        """The node's DiagnosticStatus now (a new reporting period starts)."""
+        if self.follower is None:
+            level, message, values = OK, "unconfigured", {}
+        else:
+            level, message, values = self.report()
+            if not self.active and level == OK:
+                message = "inactive"
+        robot = self.robot
+        name = f"{self.get_fully_qualified_name().lstrip('/')}: {self.TASK}"
+        return self.health.status(name, robot.model.name if robot else "", level, message,
+                                  values)
+
+
+def run_node(make_node: Callable[[], RobotNode], args: list[str] | None = None,
+             threads: int = 1) -> int:
+    """Initialise rclpy (with the command line's --ros-args), create the node and spin it on
+    `threads` threads until SIGINT or SIGTERM, at any moment (a warm-up included), then tear
+    everything down without a traceback.
+
+    Returns:
+        The exit status: 0, or 1 when the node's parameters cannot start it (logged).
+    """
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _interrupt)
+    node, status = None, 0
+    try:
+        node = make_node()
+        executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(threads)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ParameterError as error:
+        print(f"[FATAL] {error}", file=sys.stderr)
+        status = 1
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut it short
+            signal.signal(signum, signal.SIG_IGN)
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
