@@ -181,8 +181,30 @@ def test_default_files_exist_and_configure_every_node(launch_file: str) -> None:
     arguments = declared(launch_file)
     assert share_file(arguments["description_file"]["default_value"]).is_file()
     params = yaml.safe_load(share_file(arguments["params_file"]["default_value"]).read_text())
-    assert set(params) == robodyn_nodes(launch_file)
+    assert all(key.startswith("/**/") for key in params)  # any namespace
+    assert {key.removeprefix("/**/") for key in params} == robodyn_nodes(launch_file)
     assert all(isinstance(section["ros__parameters"], dict) for section in params.values())
+
+
+@pytest.mark.parametrize("params_file", ["sim.yaml", "dynamics.yaml"])
+def test_params_files_set_only_parameters_the_nodes_declare(params_file: str) -> None:
+    """A name a node does not declare would stop it at start: none in the shipped files."""
+    from robodyn_ros.ros.controller_node import ControllerNode
+    from robodyn_ros.ros.dynamics_node import DynamicsNode
+    from robodyn_ros.ros.preview_node import PreviewNode
+    from robodyn_ros.ros.robot_node import COMMON_PARAMETERS
+    from robodyn_ros.ros.sim_node import SimNode
+
+    kinds = {kind.__name__: kind for kind in (SimNode, DynamicsNode, ControllerNode, PreviewNode)}
+    params = yaml.safe_load((PACKAGE / "config" / params_file).read_text())
+    for key, section in params.items():
+        kind = kinds["".join(word.title() for word in key.removeprefix("/**/").split("_"))]
+        names = {spec.name for spec in (*COMMON_PARAMETERS, *kind.PARAMETERS)}
+        for name, value in section["ros__parameters"].items():
+            if isinstance(value, dict):  # a plugin's parameters, nested
+                assert f"{name}." in kind.PARAMETER_PREFIXES, (key, name)
+            else:
+                assert name in names, (key, name)
 
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
