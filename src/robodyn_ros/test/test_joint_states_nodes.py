@@ -75,7 +75,7 @@ def test_qos_overrides_are_parameters(ros) -> None:
     peer = dynamics_peer(ros, Parameter(
         "qos_overrides./joint_states.subscription.reliability", value="reliable"))
     try:
-        subscription = peer.node._joint_states.subscription
+        subscription = peer.node._intake.subscription
         assert subscription.qos_profile.reliability == ReliabilityPolicy.RELIABLE
         best_effort = peer.node.get_parameter(
             "qos_overrides./joint_states.subscription.reliability")

@@ -55,6 +55,7 @@ from robodyn_ros.ros.conversions import (
     joint_space_message,
     operational_space_message,
 )
+from robodyn_ros.ros.frames import robot_frame
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import NewestFirst
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
@@ -138,9 +139,10 @@ def bind(robot: Robot, settings: Settings) -> Serving:
         What the node can serve with this robot, and the frames it leaves out with why.
     """
     frames, left_out = [], []
-    for frame in settings.frames:
-        if frame not in robot.frame_names:
-            left_out.append(f"frame '{frame}' is not a frame of robot '{robot.model.name}'")
+    for name in settings.frames:
+        frame = robot_frame(robot, settings.frame_prefix, name)
+        if not frame:
+            left_out.append(f"frame '{name}' is not a frame of robot '{robot.model.name}'")
             continue
         problem = method_problem(robot, settings.methods[2], [frame])
         if problem:
@@ -170,11 +172,11 @@ class DynamicsNode(RobotNode):
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._cycles = 0
         self._diagnostic_start = time.monotonic()
-        self._joint_states = NewestFirst("joint_states")
+        self._intake = NewestFirst("joint_states")
         super().__init__("dynamics_node", **kwargs)
 
     def create_interfaces(self) -> None:
-        self._joint_states.subscription = self.create_subscription(
+        self._intake.subscription = self.create_subscription(
             JointState, "joint_states",
             self.guard.callback("joint_states", self._on_joint_state), **input_qos(QUEUE_DEPTH),
         )
@@ -238,8 +240,8 @@ class DynamicsNode(RobotNode):
     def _on_joint_state(self, message: JointState, info: dict) -> None:
         """Answer the newest joint state (this one or one queued behind it)."""
         started = time.perf_counter()
-        arrival = self._joint_states.take(message, info)
-        self._joint_states.mark_handled()
+        arrival = self._intake.take(message, info)
+        self._intake.mark_handled()
         serving = self._serving
         if not self.active:
             return
@@ -261,7 +263,7 @@ class DynamicsNode(RobotNode):
         self._joint_space.publish(joint_space)
         for frame_message in operational_space:
             self._operational_space.publish(frame_message)
-        self._joint_states.mark_answered(arrival)
+        self._intake.mark_answered(arrival)
         self._latencies.append(time.perf_counter() - started)
         self._cycles += 1
 
@@ -318,7 +320,7 @@ class DynamicsNode(RobotNode):
         now = time.monotonic()
         elapsed, self._diagnostic_start = now - self._diagnostic_start, now
         serving = self._serving
-        skipping, intake = self._joint_states.diagnostic_values()
+        skipping, intake = self._intake.diagnostic_values()
         if serving is None:
             level, message = ERROR, "no robot description"
         elif skipping:

@@ -21,6 +21,14 @@ except ImportError:
     tf2_ros = None
 
 
+def robot_frame(robot: Robot, prefix: str, name: str) -> str:
+    """The frame of `robot` that `name` names, with or without the frame prefix ("" when it
+    names none)."""
+    if prefix and name.startswith(prefix) and name[len(prefix):] in robot.frame_names:
+        return name[len(prefix):]
+    return name if name in robot.frame_names else ""
+
+
 def pose_transform(pose: Pose, what: str) -> np.ndarray:
     """The 4x4 transform of a geometry_msgs/Pose.
 

@@ -44,6 +44,7 @@ from rclpy.signals import SignalHandlerOptions
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros import parameters
 from robodyn_ros.ros.description import DescriptionFollower, follow_robot_description
+from robodyn_ros.ros.frames import robot_frame
 from robodyn_ros.ros.guard import OK, Guard, NodeHealth
 from robodyn_ros.ros.parameters import ParameterError, ParameterSpec
 
@@ -129,14 +130,7 @@ class RobotNode(LifecycleNode):
         """The frame of the robot in service that `name` names, with or without
         frame_prefix ("" when it names none)."""
         robot = self.robot
-        if robot is None:
-            return ""
-        prefix = self.frame_prefix
-        for candidate in (name[len(prefix):] if prefix and name.startswith(prefix) else None,
-                          name):
-            if candidate is not None and candidate in robot.frame_names:
-                return candidate
-        return ""
+        return robot_frame(robot, self.frame_prefix, name) if robot is not None else ""
 
     def frame_id(self, frame: str) -> str:
         """A frame of the robot as the node's outputs name it (with frame_prefix)."""
