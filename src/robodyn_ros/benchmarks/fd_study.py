@@ -1,4 +1,4 @@
-"""Forward dynamics from the papers (issue 6): iterations and time of every
+"""Forward dynamics from the papers: iterations and time of every
 Robot.forward_dynamics method, against Sharf & D'Eleuterio's Table 2 and Fig. 2 and pin.aba.
 
     .venv/bin/python src/robodyn_ros/benchmarks/fd_study.py [--sizes 5,16,64] [--plot out.png]

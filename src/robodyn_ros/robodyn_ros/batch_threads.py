@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 # Joint-states (states x joints) per chunk below which a helper thread costs more than it
-# saves: handing work to a waiting thread and back takes about 30 µs, and 1024 joint-states
-# are about 100 µs of ABA (150 states of a 7-joint arm).
+# saves: handing work to a waiting thread and back costs as much as a few hundred
+# joint-states of ABA (benchmarks/parallel.py measures both).
 MIN_CHUNK = 1024
 CHUNKS_PER_THREAD = 4
 

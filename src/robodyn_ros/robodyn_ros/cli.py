@@ -259,7 +259,8 @@ def add_preview_command(commands: argparse._SubParsersAction) -> None:
         "PNG plots of the predicted trajectories"
     )
     preview.add_argument("urdf", help=f"URDF or .xacro file; {XACRO_HELP}")
-    preview.add_argument("scenarios", help="YAML file: scenarios, settings, start (README)")
+    preview.add_argument("scenarios",
+                         help="YAML file: scenarios, settings, start (docs/preview.md)")
     preview.add_argument("--horizon", type=float, help="s (overrides the file)")
     preview.add_argument("--dt", type=float, help="s (overrides the file)")
     preview.add_argument("--integrator", help="rk4 | semi_implicit_euler | rk45 | lsoda")

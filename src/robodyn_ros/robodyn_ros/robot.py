@@ -24,7 +24,7 @@ from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_n
 from robodyn_ros.batch_threads import run_batch
 from robodyn_ros.dynamics import (
     conjugate_gradient,
-    constraint_forces,
+    constraint_iterations,
     coriolis,
     energy,
     forward_dynamics,
@@ -103,17 +103,17 @@ _ITERATIVE_FORWARD_DYNAMICS = {
         *(
             IterativeMethod(
                 name,
-                constraint_forces.forward_dynamics_constraint_forces,
+                constraint_iterations.forward_dynamics_constraint_forces,
                 scheme,
                 _CONSTRAINT_PARAMETERS,
                 tunable,
             )
             for name, scheme, tunable in (
-                ("jacobi", constraint_forces.JACOBI, ()),
-                ("gauss_seidel", constraint_forces.GAUSS_SEIDEL, ()),
-                ("sor", constraint_forces.SOR, _CONSTRAINT_PARAMETERS),
-                ("jacobi_si", constraint_forces.JACOBI_SI, ("spectral_radius",)),
-                ("jacobi_cg", constraint_forces.JACOBI_CG, ()),
+                ("jacobi", constraint_iterations.JACOBI, ()),
+                ("gauss_seidel", constraint_iterations.GAUSS_SEIDEL, ()),
+                ("sor", constraint_iterations.SOR, _CONSTRAINT_PARAMETERS),
+                ("jacobi_si", constraint_iterations.JACOBI_SI, ("spectral_radius",)),
+                ("jacobi_cg", constraint_iterations.JACOBI_CG, ()),
             )
         ),
     )

@@ -12,6 +12,8 @@ residual drifts from the true one by rounding, so when it passes the test the tr
 computed and, if it fails, the iteration restarts from there.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import (
@@ -25,12 +27,28 @@ from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_di
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 
+# The arrays of CCG and PCG-DS (Fijany & Scheid).
+CGWorkspace = namedtuple("CGWorkspace", (
+    "diagonal",  # the DiagonalWorkspace of diag M, whose X_world and S_world the passes use
+    "inertia",   # (n, 10) each body's inertia, world frame
+    "v",         # (n, 6) each body's velocity
+    "c",         # (n, 6) c_i = v_i × S_i q̇_i
+    "bias",      # (n, 6) β_i = v_i ×* I_i v_i − f_ext,i
+    "a",         # (n, 6) the accelerations of a Newton–Euler pass
+    "f",         # (n, 6) the forces of a Newton–Euler pass
+    "rhs",       # (n,) τ − b(q, q̇)
+    "diag",      # (n,) the preconditioner's diagonal
+    "r",         # (n,) the residual
+    "z",         # (n,) the preconditioned residual
+    "p",         # (n,) the search direction
+    "Mp",        # (n,) M p
+))
+
 
 @kernel_helper
 def cg_workspace(n):
-    """(diagonal workspace, inertia (n x 10), v, c, bias, a, f (n x 6), rhs, diag, r, z, p,
-    Mp (n))."""
-    return (
+    """A CGWorkspace of n links."""
+    return CGWorkspace(
         diagonal_workspace(n), np.empty((n, 10)), np.empty((n, 6)), np.empty((n, 6)),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty(n), np.empty(n),
         np.empty(n), np.empty(n), np.empty(n), np.empty(n),
@@ -50,7 +68,7 @@ def residual(tree, S_world, inertia, rhs, x, r, a, f):
 def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, tol, max_iterations, ws):
     """Solve M x = rhs by PCG with the preconditioner diag(diag) (all ones: CCG), x holding the
     initial guess; returns (iterations, relative residual)."""
-    _, _, _, _, _, a, f, _, _, r, z, p, Mp = ws
+    a, f, r, z, p, Mp = ws.a, ws.f, ws.r, ws.z, ws.p, ws.Mp
     scale = np.sqrt(np.dot(rhs, rhs))
     scale = scale if scale > 0.0 else 1.0
     iterations = 0
@@ -82,9 +100,11 @@ def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, t
     """q̈ for one state into qdd (holding the initial guess); returns (iterations, residual).
     Compiled on its own and called once a state: inlined, numba copied its whole body (four
     Newton–Euler passes and the diagonal of M) into the kernel, a third of its compile."""
-    (X_world, S_world, _), inertia, v, c, bias, a, f, rhs, diag, _, _, _, _ = ws
+    X_world, S_world = ws.diagonal.X_world, ws.diagonal.S_world
+    inertia, v, c, bias, a, f, rhs, diag = ws.inertia, ws.v, ws.c, ws.bias, ws.a, ws.f, ws.rhs, \
+        ws.diag
     if preconditioned:
-        inertia_diagonal(tree, q, diag, ws[0])  # also the projections X_world, S_world
+        inertia_diagonal(tree, q, diag, ws.diagonal)  # also the projections X_world, S_world
     else:
         forward_kinematics(tree, q, X_world, S_world)
         diag[:] = 1.0

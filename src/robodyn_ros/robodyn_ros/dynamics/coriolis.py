@@ -11,6 +11,8 @@ B_k + B_kᵀ = İ_k is what makes Ṁ − 2C skew; B_k v_k makes C q̇ the Corio
 torques. Gravity does not enter C, nor the armature, which is constant in M.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import world_inertias
@@ -33,14 +35,28 @@ from robodyn_ros.dynamics.tree import POSE, parent_of, subtree_ends
 INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), see spatial.py
 
 
+# What coriolis needs besides the state (module docstring).
+CoriolisWorkspace = namedtuple("CoriolisWorkspace", (
+    "end",      # (n,) one past the last body of each body's subtree (subtree_ends)
+    "X_world",  # (n, POSE) each link's pose
+    "S_world",  # (n, 6) each joint's motion axis S_i
+    "v",        # (n, 6) each body's velocity
+    "S_dot",    # (n, 6) Ṡ_i = v_i × S_i
+    "Ic",       # (n, INERTIA_SIZE) each subtree's composite inertia
+    "Ic_rate",  # (n, INERTIA_SIZE) its rate of change
+    "hc",       # (n, 6) each subtree's momentum
+    "F",        # (n, 6) F_j = Ic_j Ṡ_j + B_c,j S_j
+    "G",        # (n, 6) G_j = Ic_j S_j
+    "H",        # (n, 6) H_j = B_c,jᵀ S_j
+))
+
+
 @kernel_helper
 def coriolis_workspace(tree, n):
-    """What coriolis needs besides the state: (end, X_world, S_world, v, S_dot, Ic, Ic_rate,
-    hc, F, G, H), end from subtree_ends, the others workspaces: X_world (n x 12), Ic and
-    Ic_rate (n x 10), the rest n x 6."""
+    """A CoriolisWorkspace of the tree's n bodies."""
     end = np.empty(n, dtype=np.int64)
     subtree_ends(tree, end)
-    return (
+    return CoriolisWorkspace(
         end, np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)),
         np.empty((n, INERTIA_SIZE)), np.empty((n, INERTIA_SIZE)), np.empty((n, 6)),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)),
@@ -50,7 +66,10 @@ def coriolis_workspace(tree, n):
 @kernel_helper
 def coriolis(tree, q, qd, C, workspace):
     """C(q, q̇) for one state, written into C (n x n); workspace from coriolis_workspace."""
-    end, X_world, S_world, v, S_dot, Ic, Ic_rate, hc, F, G, H = workspace
+    end, X_world, S_world, v, S_dot = (workspace.end, workspace.X_world, workspace.S_world,
+                                       workspace.v, workspace.S_dot)
+    Ic, Ic_rate, hc = workspace.Ic, workspace.Ic_rate, workspace.hc
+    F, G, H = workspace.F, workspace.G, workspace.H
     forward_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, Ic)
     body_velocity_terms(tree, qd, S_world, Ic, v, S_dot, Ic_rate, hc)
@@ -64,10 +83,10 @@ def body_velocity_terms(tree, qd, S_world, inertia, v, S_dot, inertia_rates, mom
     Ṡ_i = v_i × S_i, the rate İ_i of its inertia I_i (n x 10, world_inertias) and its momentum
     h_i = I_i v_i."""
     for i in range(qd.shape[0]):
-        lam = parent_of(tree, i)
+        parent = parent_of(tree, i)
         S = vector6(S_world, i)
         vJ = scale6(qd[i], S)
-        v_i = add6(vector6(v, lam), vJ) if lam >= 0 else vJ
+        v_i = add6(vector6(v, parent), vJ) if parent >= 0 else vJ
         I_i = inertia_at(inertia, i)
         store(v, i, v_i)
         store(S_dot, i, motion_cross_motion(v_i, S))
@@ -82,12 +101,12 @@ def composite_coriolis_terms(tree, S_world, S_dot, Ic, Ic_rate, hc, F, G, H):
     F_j = Ic_j Ṡ_j + B_c,j S_j, G_j = Ic_j S_j and H_j = B_c,jᵀ S_j, where
     B_c S = ½ (İ_c S + S ×* h_c) and, h_c×̄ being skew, B_cᵀ S = ½ (İ_c S − S ×* h_c)."""
     for i in range(S_world.shape[0] - 1, -1, -1):
-        lam = parent_of(tree, i)
-        if lam >= 0:
+        parent = parent_of(tree, i)
+        if parent >= 0:
             for k in range(INERTIA_SIZE):
-                Ic[lam, k] += Ic[i, k]
-                Ic_rate[lam, k] += Ic_rate[i, k]
-            store(hc, lam, add6(vector6(hc, lam), vector6(hc, i)))
+                Ic[parent, k] += Ic[i, k]
+                Ic_rate[parent, k] += Ic_rate[i, k]
+            store(hc, parent, add6(vector6(hc, parent), vector6(hc, i)))
         S, I_c = vector6(S_world, i), inertia_at(Ic, i)
         half_rate_S = scale6(0.5, inertia_times(inertia_at(Ic_rate, i), S))
         half_skew_S = scale6(0.5, motion_cross_force(S, vector6(hc, i)))

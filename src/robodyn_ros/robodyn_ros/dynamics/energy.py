@@ -1,5 +1,7 @@
 """Kinetic and potential energy of the moving bodies."""
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -19,25 +21,32 @@ from robodyn_ros.dynamics.spatial import (
 )
 from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of
 
+# What the energies need besides the state.
+EnergyWorkspace = namedtuple("EnergyWorkspace", (
+    "X_world",  # (n, POSE) each link's pose
+    "S_world",  # (n, 6) each joint's motion axis
+    "v",        # (n, 6) each body's velocity
+))
+
 
 @kernel_helper
 def energy_workspace(n):
-    """(X_world, S_world, v): n x 12 and two n x 6 workspaces."""
-    return np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6))
+    """An EnergyWorkspace of n links."""
+    return EnergyWorkspace(np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)))
 
 
 @kernel_helper
 def kinetic_energy_of(tree, q, qd, workspace):
     """T = ½ Σ vᵢᵀ Iᵢ vᵢ + ½ Σ aᵢ q̇ᵢ² (a the armature) of one state; workspace from
     energy_workspace."""
-    X_world, S_world, v = workspace
+    X_world, S_world, v = workspace.X_world, workspace.S_world, workspace.v
     forward_kinematics(tree, q, X_world, S_world)
     energy = 0.0
     for i in range(q.shape[0]):
-        lam = parent_of(tree, i)
+        parent = parent_of(tree, i)
         v_i = scale6(qd[i], vector6(S_world, i))
-        if lam >= 0:
-            v_i = add6(v_i, vector6(v, lam))
+        if parent >= 0:
+            v_i = add6(v_i, vector6(v, parent))
         store(v, i, v_i)
         v_body = motion_to_child(pose_at(X_world, i, 0), v_i)
         energy += 0.5 * dot6(v_body, body_inertia_times(body_inertia(tree, i), v_body))
@@ -49,7 +58,7 @@ def kinetic_energy_of(tree, q, qd, workspace):
 def potential_energy_of(tree, gravity, q, workspace):
     """V = −Σ mᵢ gᵀ cᵢ of one state (cᵢ the centre of mass of body i in the world); zero for
     every centre of mass at the height of the world origin. workspace from energy_workspace."""
-    X_world, S_world, _ = workspace
+    X_world, S_world = workspace.X_world, workspace.S_world
     forward_kinematics(tree, q, X_world, S_world)
     g = (gravity[0], gravity[1], gravity[2])
     energy = 0.0

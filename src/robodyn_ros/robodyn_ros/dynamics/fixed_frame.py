@@ -44,9 +44,9 @@ def velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias):
     """Forward pass: velocities v, velocity-product accelerations c_i = v_i × S_i q̇_i and bias
     forces v_i ×* I_i v_i − f_ext,i (f_ext None or (n, 6) body-frame wrenches), world frame."""
     for i in range(qd.shape[0]):
-        lam = parent_of(tree, i)
+        parent = parent_of(tree, i)
         vJ = scale6(qd[i], vector6(S_world, i))
-        v_i = add6(vector6(v, lam), vJ) if lam >= 0 else vJ
+        v_i = add6(vector6(v, parent), vJ) if parent >= 0 else vJ
         bias_i = motion_cross_force(v_i, inertia_times(inertia_at(inertia, i), v_i))
         if f_ext is not None:
             bias_i = add6(bias_i, scale6(-1.0, force_to_parent(pose_at(X_world, i, 0),
@@ -65,8 +65,9 @@ def newton_euler(tree, S_world, inertia, qdd, a_root, c, bias, tau, a, f):
     n = qdd.shape[0]
     # forward pass: accelerations and each body's net force
     for i in range(n):
-        lam = parent_of(tree, i)
-        a_i = add6(vector6(a, lam) if lam >= 0 else a_root, scale6(qdd[i], vector6(S_world, i)))
+        parent = parent_of(tree, i)
+        a_parent = vector6(a, parent) if parent >= 0 else a_root
+        a_i = add6(a_parent, scale6(qdd[i], vector6(S_world, i)))
         if c is not None:
             a_i = add6(a_i, vector6(c, i))
         f_i = inertia_times(inertia_at(inertia, i), a_i)
@@ -86,6 +87,6 @@ def joint_forces(tree, S_world, f, tau):
     for i in range(tau.shape[0] - 1, -1, -1):
         f_i = vector6(f, i)
         tau[i] = dot6(vector6(S_world, i), f_i)
-        lam = parent_of(tree, i)
-        if lam >= 0:
-            store(f, lam, add6(vector6(f, lam), f_i))
+        parent = parent_of(tree, i)
+        if parent >= 0:
+            store(f, parent, add6(vector6(f, parent), f_i))

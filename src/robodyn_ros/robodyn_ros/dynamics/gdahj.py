@@ -12,6 +12,8 @@ All vectors are in world axes. Generalized beyond the paper's revolute chains:
   the recursions add each child's terms to its parent; A_ij ≠ 0 only for j an ancestor of i.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -41,20 +43,32 @@ MASS, B, D = 0, 1, 4  # columns of a subtree's terms: M_i, b_i (3), D_i (9, row-
 TERMS = 13
 
 
+# What gdahj needs besides the state.
+GdahjWorkspace = namedtuple("GdahjWorkspace", (
+    "end",      # (n,) one past the last body of each body's subtree (subtree_ends)
+    "X_world",  # (n, POSE) each link's pose
+    "S_world",  # (n, 6) each joint's motion axis
+    "terms",    # (n, TERMS) each subtree's terms
+    "KT",       # (6, n) a column per joint
+    "DY",       # (6, n) a column per joint
+))
+
+
 @kernel_helper
 def gdahj_workspace(tree, n):
-    """(end, X_world, S_world, terms, KT, DY): end from subtree_ends, the others workspaces:
-    X_world (n x 12), S_world (n x 6), terms (n x 13), KT and DY (6 x n, a column per joint)."""
+    """A GdahjWorkspace of the tree's n bodies."""
     end = np.empty(n, dtype=np.int64)
     subtree_ends(tree, end)
-    X_world, S_world, terms = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, TERMS))
-    return end, X_world, S_world, terms, np.empty((6, n)), np.empty((6, n))
+    return GdahjWorkspace(end, np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, TERMS)),
+                          np.empty((6, n)), np.empty((6, n)))
 
 
 @kernel_helper
 def gdahj(tree, q, M, workspace):
     """M(q) for one state into M (n x n); workspace from gdahj_workspace."""
-    end, X_world, S_world, terms, KT, DY = workspace
+    end, X_world, S_world, terms = workspace.end, workspace.X_world, workspace.S_world, \
+        workspace.terms
+    KT, DY = workspace.KT, workspace.DY
     forward_kinematics(tree, q, X_world, S_world)
     forward_pass(tree, X_world, S_world, terms, KT)
     backward_pass(tree, X_world, S_world, terms, DY)
@@ -94,14 +108,14 @@ def backward_pass(tree, X_world, S_world, terms, DY):
             u = load3(S_world, i, 0)
             d, y = cross(h, u), scale3(-mass, u)
         DY[0, i], DY[1, i], DY[2, i], DY[3, i], DY[4, i], DY[5, i] = *d, *y
-        lam = parent_of(tree, i)
-        if lam >= 0:
+        parent = parent_of(tree, i)
+        if parent >= 0:
             # Safeea eqs. 23, 24 (κ's −l̂ Σ m_k p̂_Ck term), 27, 28 over a subtree, l = p_i − p_λ
-            link = sub3(p, load3(X_world, lam, 9))
-            terms[lam, MASS] += mass
-            store_at(terms, lam, B, add3(load3(terms, lam, B), add3(b, scale3(mass, link))))
-            D_lam = add9(load9(terms, lam, D), add9(Di, skew_product(link, h, -1.0)))
-            store_at(terms, lam, D, D_lam)
+            link = sub3(p, load3(X_world, parent, 9))
+            terms[parent, MASS] += mass
+            store_at(terms, parent, B, add3(load3(terms, parent, B), add3(b, scale3(mass, link))))
+            D_parent = add9(load9(terms, parent, D), add9(Di, skew_product(link, h, -1.0)))
+            store_at(terms, parent, D, D_parent)
 
 
 @kernel_helper

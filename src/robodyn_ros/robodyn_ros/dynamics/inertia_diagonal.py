@@ -9,6 +9,8 @@ Trees: a joint's composite gathers all its children's. Prismatic joints: a unit 
 along u moves the composite as a whole, so a_ii = M_i.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -31,17 +33,25 @@ MASS, H, K = 0, 1, 4  # columns of a composite: M_i, H_i (3), K_i (9, row-major)
 MOMENTS = 13
 
 
+# What inertia_diagonal needs besides the state.
+DiagonalWorkspace = namedtuple("DiagonalWorkspace", (
+    "X_world",  # (n, POSE) each link's pose
+    "S_world",  # (n, 6) each joint's motion axis
+    "moments",  # (n, MOMENTS) each subtree's composite: M_i, H_i, K_i
+))
+
+
 @kernel_helper
 def diagonal_workspace(n):
-    """(X_world, S_world, moments): n x 12, n x 6 and n x 13 workspaces."""
-    return np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, MOMENTS))
+    """A DiagonalWorkspace of n links."""
+    return DiagonalWorkspace(np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, MOMENTS)))
 
 
 @kernel_helper
 def inertia_diagonal(tree, q, diag, workspace):
     """diag M(q) for one state into diag (n), armature included; workspace from
     diagonal_workspace."""
-    X_world, S_world, moments = workspace
+    X_world, S_world, moments = workspace.X_world, workspace.S_world, workspace.moments
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     # forward pass: each body's own moments about its joint's origin, h_i = m_i r_i and
@@ -62,16 +72,16 @@ def inertia_diagonal(tree, q, diag, workspace):
         else:
             diag[i] = mass
         diag[i] += armature(tree, i)
-        lam = parent_of(tree, i)
-        if lam >= 0:
-            p = sub3(load3(X_world, i, 9), load3(X_world, lam, 9))
+        parent = parent_of(tree, i)
+        if parent >= 0:
+            p = sub3(load3(X_world, i, 9), load3(X_world, parent, 9))
             # Fijany & Scheid eqs. 64–66: M += M_i, H += H_i + M_i p,
             # K += K_i − M_i p̂ p̂ − Ĥ_i p̂ − p̂ Ĥ_i
-            moments[lam, MASS] += mass
-            store_at(moments, lam, H, add3(load3(moments, lam, H), add3(Hi, scale3(mass, p))))
+            moments[parent, MASS] += mass
+            store_at(moments, parent, H, add3(load3(moments, parent, H), add3(Hi, scale3(mass, p))))
             shift = add9(skew_product(p, p, -mass),
                          add9(skew_product(Hi, p, -1.0), skew_product(p, Hi, -1.0)))
-            store_at(moments, lam, K, add9(load9(moments, lam, K), add9(Ki, shift)))
+            store_at(moments, parent, K, add9(load9(moments, parent, K), add9(Ki, shift)))
 
 
 @kernel

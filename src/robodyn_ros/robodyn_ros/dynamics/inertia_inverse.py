@@ -3,6 +3,8 @@ once, O(n²) (Carpentier & Mansard, "Analytical derivatives of rigid body dynami
 RSS 2018, §V.C); and the factored route, CRBA + LᵀDL and n solves, O(n · depth²).
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
@@ -21,16 +23,26 @@ from robodyn_ros.dynamics.spatial import (
 )
 from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of, subtree_ends
 
+# What minv_aba needs besides the state (Carpentier & Mansard §V.C; RBDA Table 7.1).
+MinvWorkspace = namedtuple("MinvWorkspace", (
+    "end",      # (n,) one past the last body of each body's subtree (subtree_ends)
+    "X_world",  # (n, POSE) each link's pose
+    "S_world",  # (n, 6) each joint's motion axis S_i
+    "IA",       # (n, 6, 6) the articulated inertias
+    "U",        # (n, 6) U_i = IA_i S_i
+    "D",        # (n,) D_i = S_iᵀ U_i + armature
+    "P",        # (6, n) the bias force of each column on the body being processed
+    "A",        # (n, 6, n) the accelerations of each body, column by column
+))
+
 
 @kernel_helper
 def minv_workspace(tree, n):
-    """What minv_aba needs besides the state: (end, X_world, S_world, IA, U, D, P, A), end
-    from subtree_ends, the others workspaces."""
+    """A MinvWorkspace of the tree's n bodies."""
     end = np.empty(n, dtype=np.int64)
     subtree_ends(tree, end)
-    X_world, S_world, IA = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
-    U, D, P, A = np.empty((n, 6)), np.empty(n), np.empty((6, n)), np.empty((n, 6, n))
-    return end, X_world, S_world, IA, U, D, P, A
+    return MinvWorkspace(end, np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6)),
+                         np.empty((n, 6)), np.empty(n), np.empty((6, n)), np.empty((n, 6, n)))
 
 
 @routine
@@ -40,7 +52,8 @@ def minv_aba(tree, q, Minv, workspace):
     the body being processed: the columns of a subtree are a contiguous range that no other
     subtree touches, so one array serves every body, updated in place from the leaves to the
     root. A[i] (6 x n) holds the accelerations of body i. World frame."""
-    end, X_world, S_world, IA, U, D, P, A = workspace
+    end, X_world, S_world, IA = workspace.end, workspace.X_world, workspace.S_world, workspace.IA
+    U, D, P, A = workspace.U, workspace.D, workspace.P, workspace.A
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     for i in range(n):
@@ -63,27 +76,27 @@ def minv_aba(tree, q, Minv, workspace):
             Minv[i, j] = u
             for r in range(6):
                 P[r, j] += U_D[r] * u
-        lam = parent_of(tree, i)
-        if lam >= 0:
+        parent = parent_of(tree, i)
+        if parent >= 0:
             for r in range(6):
                 for k in range(6):
-                    IA[lam, r, k] += IA[i, r, k] - U_D[r] * U_i[k]
+                    IA[parent, r, k] += IA[i, r, k] - U_D[r] * U_i[k]
 
     # forward pass: row i of M⁻¹ (upper triangle, j ≥ i) and the accelerations it causes
     for i in range(n):
-        lam = parent_of(tree, i)
+        parent = parent_of(tree, i)
         S, U_i = vector6(S_world, i), vector6(U, i)
         for j in range(i, n):
             u = Minv[i, j] if j < end[i] else 0.0
-            if lam >= 0:
+            if parent >= 0:
                 u -= (
-                    U_i[0] * A[lam, 0, j] + U_i[1] * A[lam, 1, j] + U_i[2] * A[lam, 2, j]
-                    + U_i[3] * A[lam, 3, j] + U_i[4] * A[lam, 4, j] + U_i[5] * A[lam, 5, j]
+                    U_i[0] * A[parent, 0, j] + U_i[1] * A[parent, 1, j] + U_i[2] * A[parent, 2, j]
+                    + U_i[3] * A[parent, 3, j] + U_i[4] * A[parent, 4, j] + U_i[5] * A[parent, 5, j]
                 )
             qdd = u / D[i]
             Minv[i, j] = qdd
             for r in range(6):
-                A[i, r, j] = S[r] * qdd + (A[lam, r, j] if lam >= 0 else 0.0)
+                A[i, r, j] = S[r] * qdd + (A[parent, r, j] if parent >= 0 else 0.0)
     for i in range(n):  # the lower triangle
         for j in range(i + 1, n):
             Minv[j, i] = Minv[i, j]

@@ -34,6 +34,6 @@ routine = njit(cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL)
 """A long piece of several kernels (an O(N) sweep called once a state), compiled once on its
 own and called rather than inlined into each: inlined, it made each kernel that uses it
 compile for a minute longer. Not for the hot inner loop of an iterative solver: with the
-constraint-force sweeps in routines, J-CG ran 30 to 50 % slower than with them inlined into the
-kernel that allocates their arrays. There a rarely taken branch (a row on a branching body)
-can call a routine instead."""
+constraint-force sweeps in routines, J-CG ran markedly slower than with them inlined into the
+kernel that allocates their arrays (benchmarks/fd_study.py). There a rarely taken branch (a
+row on a branching body) can call a routine instead."""

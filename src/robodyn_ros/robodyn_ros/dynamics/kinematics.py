@@ -37,11 +37,11 @@ def forward_kinematics(tree, q, X_world, S_world):
 def body_kinematics(tree, i, q_i, X_world, S_world):
     """Body i's step of forward_kinematics, its parent's pose already in X_world: stores and
     returns its pose X and its joint's world motion subspace S."""
-    lam = parent_of(tree, i)
+    parent = parent_of(tree, i)
     S_joint = subspace(tree, i)
     X = joint_pose(pose_at(tree, i, PLACEMENT), S_joint, q_i)
-    if lam >= 0:
-        X = compose(pose_at(X_world, lam, 0), X)
+    if parent >= 0:
+        X = compose(pose_at(X_world, parent, 0), X)
     if about_z(S_joint):
         S = z_motion_to_parent(X, S_joint[5])
     else:

@@ -21,13 +21,14 @@ world-aligned axes) by three routes, each then cut to the selected task rows:
 A frame at point p of body k is reached by X_p = [1, −[p]×; 0, 1]: Λ⁻¹_hk = X_ph Ω_hk X_pkᵀ.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
-from robodyn_ros.dynamics.constraint_forces import (
+from robodyn_ros.dynamics.constraint_system import (
+    LAMBDA_SIZE,
     MASSLESS,
-    C,
     assemble_blocks,
-    invert_spd,
     store_chain_topology,
     store_joint_basis,
     store_link,
@@ -43,6 +44,7 @@ from robodyn_ros.dynamics.kinematics import (
     frame_jacobian_into,
     frame_origin,
 )
+from robodyn_ros.dynamics.linalg import invert_spd
 from robodyn_ros.dynamics.schur import tip_inertia, tip_inverse_inertia
 from robodyn_ros.dynamics.spatial import (
     add3,
@@ -87,11 +89,25 @@ def invert_task_inertia(Lambda_inv, out):
     return invert_spd(Lambda_inv, out, Lambda_inv) and size * norm1(out) < SINGULAR_CONDITION
 
 
+# What articulated_task_inverse and path_system need (RBDA Table 7.1; Featherstone 2010).
+ArticulatedWorkspace = namedtuple("ArticulatedWorkspace", (
+    "X_world",  # (n, POSE) each link's pose
+    "S_world",  # (n, 6) each joint's motion axis S_i
+    "IA",       # (n, 6, 6) the articulated inertias
+    "U",        # (n, 6) U_i = IA_i S_i
+    "D",        # (n,) D_i = S_iᵀ U_i + armature
+    "Omega",    # (n, 6, 6) Ω_i, the inverse articulated inertia at body i (eq. 24)
+    "on_path",  # (n,) whether body i is on the path from the base to the task's body
+    "Phi_row",  # (6, 6) a transfer of Ω to a frame's row body
+    "Phi_col",  # (6, 6) and to its column body
+    "T",        # (6, 6) Ω Φ_col
+))
+
+
 @kernel_helper
 def articulated_workspace(n):
-    """What articulated_task_inverse needs: (X_world, S_world, IA, U, D, Omega, on_path,
-    Phi_row, Phi_col, T (6 x 6))."""
-    return (
+    """An ArticulatedWorkspace of n links."""
+    return ArticulatedWorkspace(
         np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6)), np.empty((n, 6)),
         np.empty(n), np.empty((n, 6, 6)), np.empty(n, dtype=np.bool_),
         np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)),
@@ -103,7 +119,7 @@ def articulated_inertias(tree, q, ws, kept):
     """ABA's backward pass at rest (RBDA Table 7.1), world frame: IA_λ += IA_i − U_i U_iᵀ / D_i,
     U_i = IA_i S_i, D_i = S_iᵀ U_i + armature, except from the bodies i with kept[i]; after
     forward kinematics into ws."""
-    X_world, S_world, IA, U, D = ws[:5]
+    X_world, S_world, IA, U, D = ws.X_world, ws.S_world, ws.IA, ws.U, ws.D
     n = q.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     for i in range(n):
@@ -113,29 +129,29 @@ def articulated_inertias(tree, q, ws, kept):
         U_i = matrix_times(IA, i, S)
         D[i] = dot6(S, U_i) + armature(tree, i)
         store(U, i, U_i)
-        lam = parent_of(tree, i)
-        if lam >= 0 and not kept[i]:
+        parent = parent_of(tree, i)
+        if parent >= 0 and not kept[i]:
             inverse = 1.0 / D[i]  # hoisted: IA's stores would reload and divide D[i] each time
             for r in range(6):
                 U_D = U_i[r] * inverse
                 for k in range(6):
-                    IA[lam, r, k] += IA[i, r, k] - U_D * U_i[k]
+                    IA[parent, r, k] += IA[i, r, k] - U_D * U_i[k]
 
 
 @kernel_helper
-def propagate_inverse_inertia(Omega, i, lam, S, U, D):
+def propagate_inverse_inertia(Omega, i, parent, S, U, D):
     """Ω_i = T_iᵀ Ω_λ T_i + S_i S_iᵀ / D_i, T_i = 1 − U_i S_iᵀ / D_i (Featherstone 2010, eq. 24):
     with w = Ω_λ U_i and σ = U_iᵀ w, Ω_λ − (S wᵀ + w Sᵀ) / D + S Sᵀ (σ / D + 1) / D."""
-    if lam < 0:
+    if parent < 0:
         for r in range(6):
             for s in range(6):
                 Omega[i, r, s] = S[r] * S[s] / D
         return
-    w = matrix_times(Omega, lam, U)
+    w = matrix_times(Omega, parent, U)
     c = (dot6(U, w) / D + 1.0) / D
     for r in range(6):
         for s in range(6):
-            Omega[i, r, s] = Omega[lam, r, s] - (S[r] * w[s] + w[r] * S[s]) / D + S[r] * S[s] * c
+            Omega[i, r, s] = Omega[parent, r, s] - (S[r] * w[s] + w[r] * S[s]) / D + S[r] * S[s] * c
 
 
 @kernel_helper
@@ -200,7 +216,8 @@ def shift_inertia_to_point(Lambda, p):
 def articulated_task_inverse(tree, frames, q, full, ws):
     """full (6F x 6F) = Λ⁻¹ of the stacked task of F frames by the O(n) recursion (module
     docstring); ws from articulated_workspace."""
-    X_world, S_world, _, U, D, Omega, on_path, Phi_row, Phi_col, T = ws
+    X_world, S_world, U, D, Omega = ws.X_world, ws.S_world, ws.U, ws.D, ws.Omega
+    on_path, Phi_row, Phi_col, T = ws.on_path, ws.Phi_row, ws.Phi_col, ws.T
     on_path[:] = False
     articulated_inertias(tree, q, ws, on_path)  # every body passes its inertia on
     for k in range(frames.shape[0]):
@@ -236,7 +253,7 @@ def articulated_task_inverse(tree, frames, q, full, ws):
 @routine
 def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
     """full (6F x 6F) = J M⁻¹ Jᵀ of the stacked task, J (6F x n) the stacked frame Jacobians."""
-    _, X_world, S_world, _, _, _, _, _ = workspace
+    X_world, S_world = workspace.X_world, workspace.S_world
     minv_aba(tree, q, Minv, workspace)
     for k in range(frames.shape[0]):
         frame_jacobian_into(tree, S_world, int(frames[k, FRAME_BODY]),
@@ -252,8 +269,7 @@ def path_system(tree, q, body, ws, aw, I_tip):
     of a subtree hanging from body p by joint c leaves p with the subtree's articulated
     inertia added, IA_c − U_c U_cᵀ / D_c at τ = 0 (RBDA Table 7.1): the backward pass stops at
     the path. A path body carrying no subtree keeps its exact inverse inertia."""
-    X_world, S_world, IA = aw[:3]
-    on_path = aw[6]
+    X_world, S_world, IA, on_path = aw.X_world, aw.S_world, aw.IA, aw.on_path
     n = q.shape[0]
     on_path[:] = False
     j = body
@@ -265,7 +281,7 @@ def path_system(tree, q, body, ws, aw, I_tip):
     for i in range(n):
         if not on_path[i] and parent_of(tree, i) >= 0 and on_path[parent_of(tree, i)]:
             carries[parent_of(tree, i)] = True
-    Phi, house, pivot, work = ws[3], ws[4], ws[5], ws[9]
+    Phi, house, pivot, work = ws.Phi, ws.house, ws.pivot, ws.scratch_b
     m = 0
     for i in range(n):
         if on_path[i]:
@@ -288,10 +304,10 @@ def path_system(tree, q, body, ws, aw, I_tip):
 def schur_task_inverse(tree, frames, q, full, cyclic, ws, aw, sw):
     """full (6F x 6F) of frames on one body, from its Λ⁻¹ about the world origin
     (schur.tip_inverse_inertia of path_system); ws, aw, sw from schur_workspace_of."""
-    cw, Yinv, Y, Omega, I_tip = sw
-    m = path_system(tree, q, int(frames[0, FRAME_BODY]), ws, aw, I_tip)
-    tip_inverse_inertia(ws, m, I_tip, cyclic, cw, Yinv, Y, Omega)
-    X_world = aw[0]
+    m = path_system(tree, q, int(frames[0, FRAME_BODY]), ws, aw, sw.I_tip)
+    Omega = sw.Lambda_inv
+    tip_inverse_inertia(ws, m, sw.I_tip, cyclic, sw.reduction, sw.Yinv, sw.Y, Omega)
+    X_world = aw.X_world
     for k in range(frames.shape[0]):
         p_k = frame_origin(X_world, frames[k])
         for h in range(frames.shape[0]):
@@ -304,12 +320,12 @@ def schur_task_inverse(tree, frames, q, full, cyclic, ws, aw, sw):
 def schur_direct_inertia(tree, frame, q, out, cyclic, ws, aw, sw):
     """out (6 x 6) = Λ of one frame by the direct form (schur.tip_inertia of path_system),
     refused where the pivot R is singular to working precision."""
-    cw, Rinv, R, _, I_tip = sw
-    m = path_system(tree, q, int(frame[FRAME_BODY]), ws, aw, I_tip)
-    tip_inertia(ws, m, I_tip, cyclic, cw, Rinv, R, out)
+    m = path_system(tree, q, int(frame[FRAME_BODY]), ws, aw, sw.I_tip)
+    R, Rinv = sw.Y, sw.Yinv  # here the pivot R of the direct form and its inverse
+    tip_inertia(ws, m, sw.I_tip, cyclic, sw.reduction, Rinv, R, out)
     if not norm1(R) * norm1(Rinv) < SINGULAR_CONDITION:
         raise np.linalg.LinAlgError("J M⁻¹ Jᵀ is singular")
-    shift_inertia_to_point(out, frame_origin(aw[0], frame))
+    shift_inertia_to_point(out, frame_origin(aw.X_world, frame))
 
 
 @kernel_helper
@@ -323,13 +339,22 @@ def whole_frame(frames, rows):
     return True
 
 
+# What the Schur-complement routes to Λ need beside the system and the articulated inertias.
+SchurTaskWorkspace = namedtuple("SchurTaskWorkspace", (
+    "reduction",   # the CyclicReductionWorkspace of the path's system
+    "Yinv",        # (5, 5) Y_N⁻¹, the inverse of the last pivot (or R⁻¹ of the direct form)
+    "Y",           # (5, 5) Y_N (or R)
+    "Lambda_inv",  # (6, 6) Λ⁻¹ of the task's body about the world origin
+    "I_tip",       # (6, 6) the inertia of the task's body with the rest of the tree eliminated
+))
+
+
 @kernel_helper
 def schur_workspace_of(n):
-    """(system_workspace(n), articulated_workspace(n), (cyclic_reduction_workspace(n), Yinv,
-    Y (5 x 5), Omega, I_tip (6 x 6)))."""
-    return system_workspace(n), articulated_workspace(n), (
-        cyclic_reduction_workspace(n), np.empty((C, C)), np.empty((C, C)), np.empty((6, 6)),
-        np.empty((6, 6)),
+    """(system_workspace(n), articulated_workspace(n), a SchurTaskWorkspace of n links)."""
+    return system_workspace(n), articulated_workspace(n), SchurTaskWorkspace(
+        cyclic_reduction_workspace(n), np.empty((LAMBDA_SIZE, LAMBDA_SIZE)),
+        np.empty((LAMBDA_SIZE, LAMBDA_SIZE)), np.empty((6, 6)), np.empty((6, 6)),
     )
 
 
@@ -461,9 +486,9 @@ def velocity_product_accelerations(tree, S_world, qd, v, a):
     (the world-frame form of RBDA eq. 7.4 with Ṡ_i = v_i × S_i)."""
     zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(qd.shape[0]):
-        lam = parent_of(tree, i)
-        v_parent = vector6(v, lam) if lam >= 0 else zero
-        a_parent = vector6(a, lam) if lam >= 0 else zero
+        parent = parent_of(tree, i)
+        v_parent = vector6(v, parent) if parent >= 0 else zero
+        a_parent = vector6(a, parent) if parent >= 0 else zero
         vJ = scale6(qd[i], vector6(S_world, i))
         store(v, i, add6(v_parent, vJ))
         store(a, i, add6(a_parent, motion_cross_motion(v_parent, vJ)))

@@ -42,10 +42,10 @@ def articulated_pivots(tree, Q, floor, D):
             S = vector6(S_world, i)
             U_i = matrix_times(IA, i, S)
             D[b, i] = dot6(S, U_i) + armature(tree, i)  # the rotor's inertia, on M's diagonal
-            lam = parent_of(tree, i)
-            if lam >= 0:
+            parent = parent_of(tree, i)
+            if parent >= 0:
                 inverse = 1.0 / D[b, i] if D[b, i] > floor[b] else 0.0
                 for r in range(6):
                     U_D = U_i[r] * inverse
                     for k in range(6):
-                        IA[lam, r, k] += IA[i, r, k] - U_D * U_i[k]
+                        IA[parent, r, k] += IA[i, r, k] - U_D * U_i[k]

@@ -15,6 +15,7 @@ the unit of work a parallel machine would spread over its processors.
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -32,7 +33,14 @@ from robodyn_ros.dynamics.spatial import (
     rotate,
     store,
 )
-from robodyn_ros.dynamics.tree import BODY_SIZE, PLACEMENT, POSE, armature, parent_of, subspace
+from robodyn_ros.dynamics.tree import (
+    BODY_SIZE,
+    PLACEMENT,
+    POSE,
+    armature,
+    is_chain,
+    subspace,
+)
 from robodyn_ros.dynamics.tree import INERTIA as BODY
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
@@ -44,25 +52,30 @@ def level_count(n: int) -> int:
     return math.ceil(math.log2(n)) if n > 1 else 0
 
 
-@kernel_helper
-def check_chain(tree):
-    for i in range(tree.shape[0]):
-        if parent_of(tree, i) != i - 1:
-            raise ValueError(
-                "mass_matrix: method 'recursive_doubling' needs a serial chain (the parent of "
-                "joint i is joint i-1): it combines contiguous link sets {i .. k}; this robot "
-                "is a tree, use 'gdahj' or 'crba'"
-            )
+CHAIN_ONLY = (
+    "mass_matrix: method 'recursive_doubling' needs a serial chain (the parent of joint i is "
+    "joint i-1): it combines contiguous link sets {i .. k}; this robot is a tree, use 'gdahj' "
+    "or 'crba'"
+)
+
+
+# What recursive_doubling needs besides the state.
+DoublingWorkspace = namedtuple("DoublingWorkspace", (
+    "levels",  # ⌈log₂ n⌉, the levels of the doubling
+    "Y",       # (levels + 1, n, POSE) the pose of each set's next body at every level
+    "C",       # (n, COMPOSITE) the composites
+    "SP",      # (6, n) the joint motions
+    "F",       # (6, n) the joint forces
+))
 
 
 @kernel_helper
 def doubling_workspace(n):
-    """(levels, Y, C, SP, F): Y ((levels + 1) x n x 12) the pose of each set's next body at
-    every level, C (n x 13) composites, SP and F (6 x n) joint motions and forces."""
+    """A DoublingWorkspace of n links."""
     levels = 0
     while (1 << levels) < n:
         levels += 1
-    return (
+    return DoublingWorkspace(
         levels, np.empty((levels + 1, n, POSE)), np.empty((n, COMPOSITE)),
         np.empty((6, n)), np.empty((6, n)),
     )
@@ -153,7 +166,7 @@ def stage_b(tree, Y, SP, F, M, levels):
 @kernel_helper
 def recursive_doubling(tree, q, M, workspace):
     """M(q) for one state into M (n x n); workspace from doubling_workspace."""
-    levels, Y, C, SP, F = workspace
+    levels, Y, C, SP, F = workspace.levels, workspace.Y, workspace.C, workspace.SP, workspace.F
     stage_a(tree, q, Y, C, levels)
     for x in range(q.shape[0]):  # Table 2, BEGIN14: the diagonal (+ armature), stage B's forces
         S = subspace(tree, x)
@@ -168,11 +181,12 @@ def recursive_doubling(tree, q, M, workspace):
 def mass_matrix(tree, q, M):
     """Recursive doubling for a state (n,) or a batch (B, n); M is (..., n, n). Returns the
     number of levels it ran, ⌈log₂ n⌉. ValueError for a tree."""
-    check_chain(tree)
+    if not is_chain(tree):
+        raise ValueError(CHAIN_ONLY)
     Q = np.atleast_2d(q)
     B, n = Q.shape
     MM = M.reshape((B, n, n))
     workspace = doubling_workspace(n)
     for b in range(B):
         recursive_doubling(tree, Q[b], MM[b], workspace)
-    return workspace[0]
+    return workspace.levels

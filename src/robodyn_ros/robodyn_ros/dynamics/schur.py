@@ -1,18 +1,20 @@
-"""Exact solves of the constraint-force system 𝒜 λ = b of constraint_forces.py: forward dynamics
+"""Exact solves of the constraint-force system 𝒜 λ = b of constraint_system.py: forward dynamics
 by block cyclic reduction (by block LDLᵀ it runs in link frames: schur_local.py) and the
 Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany, "Schur complement factorization
 and parallel O(log N) algorithms for computation of operational space mass matrix and its
-inverse", restated in papers/README.md), by block LDLᵀ in O(N) (on a tree leaf first,
+inverse", restated in docs/algorithms.md), by block LDLᵀ in O(N) (on a tree leaf first,
 leaf_first_ldlt) or, on a chain, by block cyclic reduction in ⌈log₂N⌉ levels
 (cyclic_reduction.py; the kernels' `cyclic`); and the operational-space Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E
 and Λ (the direct form) of the tip body of a chain from the last pivot of its 𝒜 (on a tree,
 the chain from the base to a body: operational_space.path_system).
 """
 
+from collections import namedtuple
+
 import numpy as np
 
-from robodyn_ros.dynamics.constraint_forces import (
-    C,
+from robodyn_ros.dynamics.constraint_system import (
+    LAMBDA_SIZE,
     add_transposed_times,
     assemble,
     assemble_links,
@@ -22,9 +24,6 @@ from robodyn_ros.dynamics.constraint_forces import (
     check_chain,
     check_masses,
     diagonal_block,
-    eliminate,
-    invert_spd,
-    is_chain,
     joint_accelerations,
     lift,
     project,
@@ -40,56 +39,16 @@ from robodyn_ros.dynamics.cyclic_reduction import (
 )
 from robodyn_ros.dynamics.fixed_frame import ZERO6
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
+from robodyn_ros.dynamics.linalg import (
+    downdate,
+    eliminate,
+    invert_spd,
+    lower_solve,
+    pivot_factor,
+    upper_solve,
+)
 from robodyn_ros.dynamics.spatial import add6, dot6, scale6, store, vector6
-
-
-@kernel_helper
-def pivot_factor(Z, L):
-    """L (5 x 5) = the lower Cholesky factor of a pivot Z = L Lᵀ (symmetric positive definite,
-    its lower triangle read; L may be Z), with 1 / L_aa on its diagonal: the form in which the
-    block LDLᵀ keeps its pivots."""
-    for a in range(C):
-        for b in range(a + 1):
-            t = Z[a, b]
-            for c in range(b):
-                t -= L[a, c] * L[b, c]
-            L[a, b] = 1.0 / np.sqrt(t) if a == b else t * L[b, b]
-
-
-@kernel_helper
-def lower_solve(L, v, j):
-    """v[j] ← L⁻¹ v[j] (forward substitution), L from pivot_factor, v (m x 5)."""
-    for a in range(C):
-        t = v[j, a]
-        for c in range(a):
-            t -= L[a, c] * v[j, c]
-        v[j, a] = t * L[a, a]
-
-
-@kernel_helper
-def upper_solve(L, v, j):
-    """v[j] ← L⁻ᵀ v[j] (back substitution), L from pivot_factor, v (m x 5)."""
-    for a in range(C - 1, -1, -1):
-        t = v[j, a]
-        for c in range(a + 1, C):
-            t -= L[c, a] * v[j, c]
-        v[j, a] = t * L[a, a]
-
-
-@kernel_helper
-def downdate(A, L, E, out):
-    """out = A − E Z⁻¹ Eᵀ (m x m, symmetric: its lower triangle; out may be A) for the pivot
-    Z = L Lᵀ (pivot_factor) and E (m x 5), which becomes E L⁻ᵀ: the update of the blocks that
-    meet an eliminated one."""
-    m = E.shape[0]
-    for r in range(m):
-        lower_solve(L, E, r)
-    for r in range(m):
-        for s in range(r + 1):
-            t = A[r, s]
-            for c in range(C):
-                t -= E[r, c] * E[s, c]
-            out[r, s] = t
+from robodyn_ros.dynamics.tree import is_chain
 
 
 @routine
@@ -108,7 +67,7 @@ def block_ldlt(Ad, Ao, L, F):
 @routine
 def last_pivot_inverse(Ad, Ao, Yinv, Y, K, work):
     """Yinv = (𝒜⁻¹)_{N−1,N−1}, the inverse of the last pivot of the block elimination from the
-    base: Y_0 = 𝒜_00, Y_i = 𝒜_ii − 𝒜_{i−1,i}ᵀ Y_{i−1}⁻¹ 𝒜_{i−1,i} (papers/README.md). Y, K and
+    base: Y_0 = 𝒜_00, Y_i = 𝒜_ii − 𝒜_{i−1,i}ᵀ Y_{i−1}⁻¹ 𝒜_{i−1,i} (docs/algorithms.md). Y, K and
     work are 5 x 5."""
     invert_spd(Ad[0], Yinv, work)
     for i in range(1, Ad.shape[0]):
@@ -124,24 +83,33 @@ def block_ldlt_solve(L, F, b, x):
     for i in range(n - 1, -1, -1):
         if i + 1 < n:
             Fg = block_times(F, i, b, i + 1)
-            for r in range(C):
+            for r in range(LAMBDA_SIZE):
                 b[i, r] -= Fg[r]
         lower_solve(L[i], b, i)
     for i in range(n):
-        for r in range(C):
+        for r in range(LAMBDA_SIZE):
             x[i, r] = b[i, r]
         if i > 0:
             add_transposed_times(x, i, F, i - 1, x, i - 1, -1.0)
         upper_solve(L[i], x, i)
 
 
+# The arrays of leaf_first_ldlt and leaf_first_solve.
+LeafFirstWorkspace = namedtuple("LeafFirstWorkspace", (
+    "Phi_eff",  # (n, 6, 6) Φ̃_j, Φ_j with j's subtree eliminated
+    "L",        # (n, 5, 5) the Cholesky factor of the pivot Z_j
+    "F",        # (n, 6, 5) V_j L_j⁻ᵀ
+    "delta",    # (n, 6) the change of ã
+    "h",        # (n, 6) h_p, the lifted constraint forces of the joints solved
+))
+
+
 @kernel_helper
 def leaf_first_workspace(n):
-    """(Phi_eff (n x 6 x 6), L (n x 5 x 5), F (n x 6 x 5), delta, h (n x 6)): the arrays of
-    leaf_first_ldlt and leaf_first_solve."""
-    return (
-        np.empty((n, 6, 6)), np.empty((n, C, C)), np.empty((n, 6, C)), np.empty((n, 6)),
-        np.empty((n, 6)),
+    """A LeafFirstWorkspace of n links."""
+    return LeafFirstWorkspace(
+        np.empty((n, 6, 6)), np.empty((n, LAMBDA_SIZE, LAMBDA_SIZE)), np.empty((n, 6, LAMBDA_SIZE)),
+        np.empty((n, 6)), np.empty((n, 6)),
     )
 
 
@@ -149,7 +117,7 @@ def leaf_first_workspace(n):
 def times_basis(Phi, u, k, V):
     """V (6 x 5) = Φ W, W the columns ≠ k of 1 − 2 u uᵀ."""
     Phi_u = square_times(Phi, u)
-    for a in range(C):
+    for a in range(LAMBDA_SIZE):
         s = skip(a, k)
         for r in range(6):
             V[r, a] = Phi[r, s] - 2.0 * Phi_u[r] * u[s]
@@ -159,13 +127,13 @@ def times_basis(Phi, u, k, V):
 def leaf_first_ldlt(ws, lw):
     """Block LDLᵀ of a tree's 𝒜 (ws, links assembled), leaves first: children before parents,
     index order reversed. Every block between a body's own joint and its children's joints
-    comes from its Φ (𝒜 = Σ_b E_bᵀ Φ_b E_b, constraint_forces.py), and eliminating λ_j, its
+    comes from its Φ (𝒜 = Σ_b E_bᵀ Φ_b E_b, constraint_system.py), and eliminating λ_j, its
     subtree already eliminated, keeps that form: the pivot Z_j = W_jᵀ (Φ̃_j + Φ̃_p) W_j and
     Φ̃_p ← Φ̃_p − V_j Z_j⁻¹ V_jᵀ, V_j = Φ̃_p W_j (by Woodbury, p gains the articulated inertia
     W_j (W_jᵀ Φ̃_j W_j)⁻¹ W_jᵀ of j's subtree, RBDA Table 7.1); no fill-in, O(N). Keeps
     L[j], the Cholesky factor of Z_j (pivot_factor), and F[j] = V_j L_j⁻ᵀ (downdate)."""
-    Phi, house, pivot, G, parent = ws[3], ws[4], ws[5], ws[8], ws[16]
-    Phi_eff, L, F = lw[:3]
+    Phi, house, pivot, G, parent = ws.Phi, ws.house, ws.pivot, ws.scratch, ws.parent
+    Phi_eff, L, F = lw.Phi_eff, lw.L, lw.F
     n = Phi_eff.shape[0]
     Phi_eff[:, :, :] = Phi[:n]
     for j in range(n - 1, -1, -1):
@@ -188,8 +156,8 @@ def leaf_first_solve(ws, lw, b, x):
     change of ã), y_j the current b_j, g_j = L_j⁻¹ y_j; then from the root
     λ_j = L_j⁻ᵀ (g_j − F_jᵀ h_p), h_p = −W_p λ_p + Σ W_s λ_s over p's children s before
     j, the blocks of the joints still there when j was eliminated."""
-    house, pivot, parent = ws[4], ws[5], ws[16]
-    _, L, F, delta, h = lw
+    house, pivot, parent = ws.house, ws.pivot, ws.parent
+    L, F, delta, h = lw.L, lw.F, lw.delta, lw.h
     n = b.shape[0]
     delta[:, :] = 0.0
     for j in range(n - 1, -1, -1):
@@ -198,19 +166,19 @@ def leaf_first_solve(ws, lw, b, x):
         if p >= 0:
             d = add6(d, scale6(-1.0, vector6(delta, p)))
         Wd = project(house, pivot, j, d)
-        for r in range(C):
+        for r in range(LAMBDA_SIZE):
             x[j, r] = b[j, r] - Wd[r]
         lower_solve(L[j], x, j)
         if p >= 0:
             for r in range(6):
                 t = 0.0
-                for a in range(C):
+                for a in range(LAMBDA_SIZE):
                     t += F[j, r, a] * x[j, a]
                 delta[p, r] -= t
     for j in range(n):
         p = parent[j]
         if p >= 0:
-            for a in range(C):
+            for a in range(LAMBDA_SIZE):
                 t = 0.0
                 for r in range(6):
                     t += F[j, r, a] * h[p, r]
@@ -229,9 +197,9 @@ def factor(ws, chain, cyclic, cw, lw):
     if not chain:
         leaf_first_ldlt(ws, lw)
     elif cyclic:
-        cyclic_reduction(ws[6], ws[7], cw)
+        cyclic_reduction(ws.Ad, ws.Ao, cw)
     else:
-        block_ldlt(ws[6], ws[7], cw[0], cw[1])
+        block_ldlt(ws.Ad, ws.Ao, cw.Dinv, cw.L)  # the chain's block LDLᵀ: D⁻¹ and L
 
 
 @kernel_helper
@@ -240,9 +208,9 @@ def solve(ws, b, x, chain, cyclic, cw, lw):
     if not chain:
         leaf_first_solve(ws, lw, b, x)
     elif cyclic:
-        cyclic_reduction_solve(ws[7], b, x, cw)
+        cyclic_reduction_solve(ws.Ao, b, x, cw)
     else:
-        block_ldlt_solve(cw[0], cw[1], b, x)
+        block_ldlt_solve(cw.Dinv, cw.L, b, x)
 
 
 @kernel_helper
@@ -268,9 +236,9 @@ def forward_dynamics_schur_bcr(tree, gravity, q, qd, tau, f_ext, qdd):
     for b in range(B):
         F = None if f_ext is None else f_ext.reshape((B, n, 6))[b]
         a_root = assemble(tree, gravity, Q[b], QD[b], TAU[b], F, ws)
-        cyclic_reduction(ws[6], ws[7], cw)
-        cyclic_reduction_solve(ws[7], ws[14], ws[15], cw)
-        joint_accelerations(ws[15], ws[12], a_root, ws, QDD[b])
+        cyclic_reduction(ws.Ad, ws.Ao, cw)
+        cyclic_reduction_solve(ws.Ao, ws.b, ws.lam, cw)
+        joint_accelerations(ws.lam, ws.c, a_root, ws, QDD[b])
 
 
 @kernel_helper
@@ -294,8 +262,8 @@ def mass_matrix_inverse_exact(tree, q, Minv, cyclic):
         for j in range(n):
             unit[j] = 1.0
             assemble_rhs(unit, None, None, ZERO6, ws)
-            solve(ws, ws[14], ws[15], chain, cyclic, cw, lw)
-            joint_accelerations(ws[15], None, ZERO6, ws, column)
+            solve(ws, ws.b, ws.lam, chain, cyclic, cw, lw)
+            joint_accelerations(ws.lam, None, ZERO6, ws, column)
             OUT[b, :, j] = column
             unit[j] = 0.0
 
@@ -320,9 +288,9 @@ def last_pivot(Ad, Ao, cyclic, cw, Yinv, Y):
     if cyclic:
         cyclic_reduction(Ad, Ao, cw)
         Y[:, :] = Ad[Ad.shape[0] - 1]
-        Yinv[:, :] = cw[0][Ad.shape[0] - 1]
+        Yinv[:, :] = cw.Dinv[Ad.shape[0] - 1]
     else:
-        last_pivot_inverse(Ad, Ao, Yinv, Y, cw[2], cw[4])
+        last_pivot_inverse(Ad, Ao, Yinv, Y, cw.K, cw.work)
 
 
 @kernel_helper
@@ -332,7 +300,7 @@ def tip_pivot(ws, m, cyclic, cw, Rinv, R):
     W_Nᵀ Φ_{N−1} W_N), so the usual last pivot is Y_N = R + W_Nᵀ Φ_N W_N and
     (𝒜⁻¹)_NN = Y_N⁻¹; R = 0 for a chain of one body. Returns (u, k) of the tip's W_N; cw and
     `cyclic` as in last_pivot."""
-    Phi, house, pivot, Ad, Ao = ws[3], ws[4], ws[5], ws[6], ws[7]
+    Phi, house, pivot, Ad, Ao = ws.Phi, ws.house, ws.pivot, ws.Ad, ws.Ao
     tip = m - 1
     u, k = vector6(house, tip), pivot[tip]
     if tip == 0:
@@ -363,32 +331,32 @@ def tip_inverse_inertia(ws, m, I_tip, cyclic, cw, Rinv, R, out):
     links of ws about the world origin, world axes: the response a_N of the chain at rest to a
     force F on body N with τ = 0. ℰ = Wᵀ𝓟ᵀ𝓜⁻¹ e_N has the single
     block W_Nᵀ Φ_N, so Λ⁻¹ = Φ_N − Φ_N W_N Y_N⁻¹ W_Nᵀ Φ_N (Fijany's Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E,
-    papers/README.md). Evaluated without its cancellation (Φ_N is large for a light tip): in
+    docs/algorithms.md). Evaluated without its cancellation (Φ_N is large for a light tip): in
     the basis [W_N, s] of the reflector H, with Φ̃ = H Φ_N H, Ĩ = H I_N H, Y = R + Φ̃_WW
     (tip_pivot) and G = Y⁻¹, the blocks are R G Φ̃_WW, R G Φ̃_Ws and
     1/Ĩ_ss − zᵀ R G Φ̃_Ws with z = Ĩ_Ws / Ĩ_ss (as Φ̃_WW⁻¹ − G = Φ̃_WW⁻¹ R G), then
     Λ⁻¹ = H (⋯) H."""
     u, k = tip_pivot(ws, m, cyclic, cw, Rinv, R)
-    K, work = cw[2], cw[4]
-    Phi, I_tilde, Phi_tilde = ws[3], ws[8], ws[9]
+    K, work = cw.K, cw.work
+    Phi, I_tilde, Phi_tilde = ws.Phi, ws.scratch, ws.scratch_b
     reflect(Phi[m - 1], u, Phi_tilde)
     reflect(I_tip, u, I_tilde)
-    for a in range(C):  # K = Y = R + Φ̃_WW, Rinv = G = Y⁻¹
-        for b in range(C):
+    for a in range(LAMBDA_SIZE):  # K = Y = R + Φ̃_WW, Rinv = G = Y⁻¹
+        for b in range(LAMBDA_SIZE):
             K[a, b] = R[a, b] + Phi_tilde[skip(a, k), skip(b, k)]
     invert_spd(K, Rinv, work)
     np.dot(R, Rinv, K)  # K = R G
-    for a in range(C):
+    for a in range(LAMBDA_SIZE):
         for b in range(6):
             t = 0.0
-            for c in range(C):
+            for c in range(LAMBDA_SIZE):
                 t += K[a, c] * Phi_tilde[skip(c, k), b]
             out[skip(a, k), b] = t
     ss = 1.0 / I_tilde[k, k]
-    for c in range(C):
+    for c in range(LAMBDA_SIZE):
         ss -= I_tilde[skip(c, k), k] / I_tilde[k, k] * out[skip(c, k), k]
     out[k, k] = ss
-    for a in range(C):
+    for a in range(LAMBDA_SIZE):
         out[k, skip(a, k)] = out[skip(a, k), k]
     for r in range(6):
         for s in range(r):
@@ -406,9 +374,9 @@ def tip_inertia(ws, m, I_tip, cyclic, cw, Rinv, R, out):
     for r in range(6):  # W_N = the columns ≠ k of 1 − 2 u uᵀ
         for s in range(6):
             t = 0.0
-            for a in range(C):
+            for a in range(LAMBDA_SIZE):
                 ra = (1.0 if r == skip(a, k) else 0.0) - 2.0 * u[r] * u[skip(a, k)]
-                for b in range(C):
+                for b in range(LAMBDA_SIZE):
                     sb = (1.0 if s == skip(b, k) else 0.0) - 2.0 * u[s] * u[skip(b, k)]
                     t += ra * Rinv[a, b] * sb
             out[r, s] += t

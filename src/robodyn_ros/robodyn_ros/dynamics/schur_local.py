@@ -1,5 +1,5 @@
 """Forward dynamics by the exact O(N) solve of the constraint-force system 𝒜 λ = b (Sharf &
-D'Eleuterio eqs. 10–13; the Schur complement of Fijany, papers/README.md) in link frames, in
+D'Eleuterio eqs. 10–13; the Schur complement of Fijany, docs/algorithms.md) in link frames, in
 three passes like the articulated-body algorithm: kinematics and the right-hand side from the
 root, the block LDLᵀ of 𝒜 leaves first, the constraint forces and q̈ from the root.
 
@@ -23,11 +23,14 @@ on the pivot in the frame before the joint, Z' = J⁻¹ Wᵀ Φ̃_j W J⁻ᵀ + 
 constants (link_frames); a later child of a body with several computes them (through_joint).
 """
 
+from collections import namedtuple
+
 import numpy as np
 
-from robodyn_ros.dynamics.constraint_forces import C, check_masses, store_inverse_inertia
+from robodyn_ros.dynamics.constraint_system import LAMBDA_SIZE, check_masses, store_inverse_inertia
 from robodyn_ros.dynamics.fixed_frame import ZERO6, gravity_acceleration
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.linalg import ldlt5, lower_solve5, upper_solve5
 from robodyn_ros.dynamics.moments import is_revolute, rotate_inertia, store_at
 from robodyn_ros.dynamics.spatial import (
     add6,
@@ -49,7 +52,7 @@ from robodyn_ros.dynamics.spatial import (
 from robodyn_ros.dynamics.tree import PLACEMENT, body_inertia, parent_of, subspace
 
 # The columns of a joint's row of the link-frame array (link_frames).
-PARENT = 0
+LINK_PARENT = 0
 REVOLUTE = 1  # 1 for a turn, 0 for a slide
 LAST_CHILD = 2  # 1 when no later sibling: the first of its parent's children eliminated
 HAS_CHILD = 3
@@ -60,7 +63,7 @@ PHI = 38  # Φ (6 x 6, row-major)
 PSI = 74  # Ψ̂ = Wᵀ X_T Φ_p X_Tᵀ W (5 x 5), then Ĝ = Φ_p X_Tᵀ W (6 x 5), as through_joint
 SPAN = 55  # writes them
 ROW = PSI + SPAN  # row k of X_T (6): q̈ = a[k] − X_T[k] · a_p
-WIDTH = ROW + 6
+LINK_WIDTH = ROW + 6
 
 
 @kernel_helper
@@ -77,13 +80,13 @@ def axis_index(revolute):
 
 
 @kernel_helper
-def project(x, revolute):
+def project_link_frame(x, revolute):
     """Wᵀ x (5) for a 6-vector x."""
     return x[0], x[1], x[2] if revolute else x[5], x[3], x[4]
 
 
 @kernel_helper
-def lift(y, revolute):
+def lift_link_frame(y, revolute):
     """W y (6) for a 5-vector y."""
     return (y[0], y[1], y[2] if revolute else 0.0, y[3], y[4], 0.0 if revolute else y[2])
 
@@ -99,7 +102,7 @@ def joint_motion5(alpha, beta, gamma, x):
 
 
 @kernel_helper
-def joint_pose(T, alpha, beta, gamma):
+def link_joint_pose(T, alpha, beta, gamma):
     """T · Z: the pose T of the link frame at q = 0 followed by the joint's turn about z by
     the angle of cosine α and sine β, or slide γ along z."""
     return (
@@ -173,19 +176,19 @@ def through_joint(T, a, i, start, revolute, out, o, at):
     columns start .. of row i of a, X_T the motion transform of pose T, W a joint's basis:
     into row o of out from column `at`, Ψ̂ then Ĝ, both row-major."""
     for r in range(6):  # row r of Φ X_Tᵀ is (X_T φ_r)ᵀ, φ_r = row r of Φ
-        g = project(motion_to_child(T, matrix_row(a, i, start, r)), revolute)
-        for c in range(C):
-            out[o, at + 25 + C * r + c] = g[c]
-    for c in range(C):  # column c of Ψ̂ = Wᵀ X_T (column c of Ĝ)
+        g = project_link_frame(motion_to_child(T, matrix_row(a, i, start, r)), revolute)
+        for c in range(LAMBDA_SIZE):
+            out[o, at + 25 + LAMBDA_SIZE * r + c] = g[c]
+    for c in range(LAMBDA_SIZE):  # column c of Ψ̂ = Wᵀ X_T (column c of Ĝ)
         g = (out[o, at + 25 + c], out[o, at + 30 + c], out[o, at + 35 + c],
              out[o, at + 40 + c], out[o, at + 45 + c], out[o, at + 50 + c])
-        psi = project(motion_to_child(T, g), revolute)
-        for r in range(C):
-            out[o, at + C * r + c] = psi[r]
+        psi = project_link_frame(motion_to_child(T, g), revolute)
+        for r in range(LAMBDA_SIZE):
+            out[o, at + LAMBDA_SIZE * r + c] = psi[r]
 
 
 @kernel_helper
-def store_link(tree, j, links):
+def store_link_row(tree, j, links):
     """Row j of the link-frame array, its parent's row already written."""
     p = parent_of(tree, j)
     S = subspace(tree, j)
@@ -197,7 +200,7 @@ def store_link(tree, j, links):
                         pose_at(tree, j, PLACEMENT)), (*A, 0.0, 0.0, 0.0))
     body = body_inertia(tree, j)
     body = (body[0], *rotate_back(A, body[1:4]), *rotate_inertia(transposed(A), body[4:13]))
-    links[j, PARENT], links[j, REVOLUTE] = p, 1.0 if revolute else 0.0
+    links[j, LINK_PARENT], links[j, REVOLUTE] = p, 1.0 if revolute else 0.0
     store_at(links, j, TRANSFORM, T)
     store_at(links, j, ALIGN, A)
     store_at(links, j, BODY, body)
@@ -216,14 +219,14 @@ def store_link(tree, j, links):
 
 @kernel
 def link_frames(tree):
-    """The (n, WIDTH) array of the link frames' constants (the columns above) of a tree;
+    """The (n, LINK_WIDTH) array of the link frames' constants (the columns above) of a tree;
     ValueError for a massless body."""
     check_masses(tree)
     n = tree.shape[0]
-    links = np.empty((n, WIDTH))
+    links = np.empty((n, LINK_WIDTH))
     last_child = np.full(n, -1)
     for j in range(n):
-        store_link(tree, j, links)
+        store_link_row(tree, j, links)
         if parent_of(tree, j) >= 0:
             last_child[parent_of(tree, j)] = j
     for j in range(n):
@@ -233,14 +236,29 @@ def link_frames(tree):
     return links
 
 
+# The arrays of the three passes (module docstring), link frames.
+LinkWorkspace = namedtuple("LinkWorkspace", (
+    "X",        # (n, 12) each joint's pose X_j, parent link frame ← link frame
+    "joint",    # (n, 3) (α, β, γ) of each joint's X_Z
+    "v",        # (n, 6) each body's velocity; its acceleration a in the last pass
+    "c",        # (n, 6) c_j = v_j × S q̇_j; the force h_j of the joints solved in the last pass
+    "f",        # (n, 6) each body's known force
+    "a_eff",    # (n, 6) ã_j
+    "Phi_eff",  # (n, 36) Φ̃_j of a body with children (row-major)
+    "L",        # (n, 10) the pivot's unit lower factor L (its 10 entries below the diagonal)
+    "Ehat",     # (n, 30) Ê = E D⁻¹ (6 x 5, row-major)
+    "g",        # (n, 5) g_j = D⁻¹ L⁻¹ y'
+    "span",     # (1, SPAN) a through_joint row of a later child of a body with several
+))
+
+
 @kernel_helper
 def link_workspace(n):
-    """(X, joint, v, c, f, a_eff, Phi_eff, L, Ehat, g, span): the arrays of the three passes;
-    v and c become a and h in the last."""
-    return (
+    """A LinkWorkspace of n links."""
+    return LinkWorkspace(
         np.empty((n, 12)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6)),
         np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 36)), np.empty((n, 10)),
-        np.empty((n, 6 * C)), np.empty((n, C)), np.empty((1, SPAN)),
+        np.empty((n, 6 * LAMBDA_SIZE)), np.empty((n, LAMBDA_SIZE)), np.empty((1, SPAN)),
     )
 
 
@@ -249,13 +267,13 @@ def kinematics_pass(links, q, qd, tau, f_ext, ws):
     """From the root: each joint's pose X (parent link frame ← link frame) and (α, β, γ) of
     X_Z, the velocities v, c = v × S q̇, and each body's known force
     f = S τ − v ×* I v + f_ext − Σ_children X_cᵀ S_c τ_c (link frames)."""
-    X, joint, v, c, f = ws[:5]
+    X, joint, v, c, f = ws.X, ws.joint, ws.v, ws.c, ws.f
     for j in range(q.shape[0]):
-        p = int(links[j, PARENT])
+        p = int(links[j, LINK_PARENT])
         revolute = links[j, REVOLUTE] != 0.0
         angle = q[j] if revolute else 0.0
         alpha, beta, gamma = np.cos(angle), np.sin(angle), 0.0 if revolute else q[j]
-        X_j = joint_pose(pose_at(links, j, TRANSFORM), alpha, beta, gamma)
+        X_j = link_joint_pose(pose_at(links, j, TRANSFORM), alpha, beta, gamma)
         S = unit(axis_index(revolute))
         vJ = scale6(qd[j], S)
         v_j = add6(motion_to_child(X_j, vector6(v, p)), vJ) if p >= 0 else vJ
@@ -324,44 +342,7 @@ def pivot(phi, i, o, revolute, psi, k, start, alpha, beta, gamma):
     )
 
 
-@kernel_helper
-def ldlt(z):
-    """(low, d): Z = L D Lᵀ for the lower triangle z of a 5 x 5 Z (pivot), L unit lower
-    triangular, low its strict lower triangle row by row (10), d = 1 / diag D (5)."""
-    d0 = 1.0 / z[0]
-    l10, l20, l30, l40 = z[1] * d0, z[3] * d0, z[6] * d0, z[10] * d0
-    d1 = 1.0 / (z[2] - z[1] * l10)
-    y21, y31, y41 = z[4] - z[3] * l10, z[7] - z[6] * l10, z[11] - z[10] * l10
-    l21, l31, l41 = y21 * d1, y31 * d1, y41 * d1
-    d2 = 1.0 / (z[5] - z[3] * l20 - y21 * l21)
-    y32 = z[8] - z[6] * l20 - y31 * l21
-    y42 = z[12] - z[10] * l20 - y41 * l21
-    l32, l42 = y32 * d2, y42 * d2
-    d3 = 1.0 / (z[9] - z[6] * l30 - y31 * l31 - y32 * l32)
-    y43 = z[13] - z[10] * l30 - y41 * l31 - y42 * l32
-    l43 = y43 * d3
-    d4 = 1.0 / (z[14] - z[10] * l40 - y41 * l41 - y42 * l42 - y43 * l43)
-    return (l10, l20, l21, l30, l31, l32, l40, l41, l42, l43), (d0, d1, d2, d3, d4)
 
-
-@kernel_helper
-def lower_solve5(low, b):
-    """L⁻¹ b for L of ldlt."""
-    e1 = b[1] - low[0] * b[0]
-    e2 = b[2] - low[1] * b[0] - low[2] * e1
-    e3 = b[3] - low[3] * b[0] - low[4] * e1 - low[5] * e2
-    e4 = b[4] - low[6] * b[0] - low[7] * e1 - low[8] * e2 - low[9] * e3
-    return b[0], e1, e2, e3, e4
-
-
-@kernel_helper
-def upper_solve5(low, t):
-    """L⁻ᵀ t for L of ldlt."""
-    x3 = t[3] - low[9] * t[4]
-    x2 = t[2] - low[5] * x3 - low[8] * t[4]
-    x1 = t[1] - low[2] * x2 - low[4] * x3 - low[7] * t[4]
-    x0 = t[0] - low[0] * x1 - low[1] * x2 - low[3] * x3 - low[6] * t[4]
-    return x0, x1, x2, x3, t[4]
 
 
 @kernel_helper
@@ -376,7 +357,7 @@ def dot5(a, b):
 
 
 @kernel_helper
-def downdate(phi, i, o, e, ehat, out, p):
+def downdate_articulated(phi, i, o, e, ehat, out, p):
     """Row p of out (6 x 6, row-major) = Φ̃ − Ê Eᵀ, Φ̃ the symmetric 6 x 6 at columns o .. of
     row i of phi, e and ehat the rows of E and Ê = E D⁻¹ (6 x 5)."""
     for r in range(6):
@@ -401,9 +382,10 @@ def elimination_pass(links, a_root, ws):
     """Leaves first: each joint's pivot Z' = L D Lᵀ (L and Ê = E D⁻¹, E = Ĝ L⁻ᵀ, kept), its
     g = D⁻¹ L⁻¹ y', and the parent's Φ̃_p and ã_p updated (module docstring). Φ̃ and ã of a
     body with children in Phi_eff and a_eff; a_eff gets every body's final ã."""
-    X, joint, _, c, f, a_eff, Phi_eff, L, Ehat, g, span = ws
+    X, joint, c, f, a_eff, Phi_eff = ws.X, ws.joint, ws.c, ws.f, ws.a_eff, ws.Phi_eff
+    L, Ehat, g, span = ws.L, ws.Ehat, ws.g, ws.span
     for j in range(c.shape[0] - 1, -1, -1):
-        p = int(links[j, PARENT])
+        p = int(links[j, LINK_PARENT])
         revolute = links[j, REVOLUTE] != 0.0
         alpha, beta, gamma = joint[j, 0], joint[j, 1], joint[j, 2]
         own = links[j, HAS_CHILD] != 0.0  # Φ̃_j, ã_j already downdated by its children
@@ -416,21 +398,21 @@ def elimination_pass(links, a_root, ws):
         else:
             through_joint(pose_at(links, j, TRANSFORM), Phi_eff, p, 0, revolute, span, 0, 0)
             psi, psi_row, psi_start = span, 0, 0
-        low, d = ldlt(pivot(phi, phi_row, phi_start, revolute, psi, psi_row, psi_start, alpha,
+        low, d = ldlt5(pivot(phi, phi_row, phi_start, revolute, psi, psi_row, psi_start, alpha,
                             beta, gamma))
         store(L, j, low)
         e = coupling_rows(psi, psi_row, psi_start, low)
         ehat = (times5(e[0], d), times5(e[1], d), times5(e[2], d), times5(e[3], d),
                 times5(e[4], d), times5(e[5], d))
         for r in range(6):
-            store_at(Ehat, j, C * r, ehat[r])
+            store_at(Ehat, j, LAMBDA_SIZE * r, ehat[r])
         if p < 0:
             a_p = a_root
         elif fresh:
             a_p = matrix_times6(links, p, PHI, vector6(f, p))
         else:
             a_p = vector6(a_eff, p)
-        y = project(add6(vector6(c, j), add6(scale6(-1.0, a_j),
+        y = project_link_frame(add6(vector6(c, j), add6(scale6(-1.0, a_j),
                                              motion_to_child(pose_at(X, j, 0), a_p))), revolute)
         g_j = times5(d, lower_solve5(low, joint_motion5(alpha, -beta, -gamma, y)))
         store(g, j, g_j)
@@ -438,9 +420,9 @@ def elimination_pass(links, a_root, ws):
             store(a_eff, p, add6(a_p, (-dot5(e[0], g_j), -dot5(e[1], g_j), -dot5(e[2], g_j),
                                        -dot5(e[3], g_j), -dot5(e[4], g_j), -dot5(e[5], g_j))))
             if fresh:
-                downdate(links, p, PHI, e, ehat, Phi_eff, p)
+                downdate_articulated(links, p, PHI, e, ehat, Phi_eff, p)
             else:
-                downdate(Phi_eff, p, 0, e, ehat, Phi_eff, p)
+                downdate_articulated(Phi_eff, p, 0, e, ehat, Phi_eff, p)
 
 
 @kernel_helper
@@ -465,14 +447,17 @@ def acceleration_pass(links, a_root, ws, qdd):
     """From the root: λ_j = J⁻ᵀ L⁻ᵀ (g_j + Êᵀ h_p), a_j = ã_j + Φ̃_j W_j λ_j and
     q̈_j = (a_j − X_j a_p − c_j)[k] = a_j[k] − X_T[k] · a_p (X_Z and c_j leave component k
     alone); h_j = W_j λ_j, and an earlier sibling's reaction −X_jᵀ W_j λ_j joins h_p."""
-    X, joint, a, h, _, a_eff, Phi_eff, L, Ehat, g = ws[:10]
+    X, joint, a_eff, Phi_eff, L, Ehat, g = ws.X, ws.joint, ws.a_eff, ws.Phi_eff, ws.L, ws.Ehat, \
+        ws.g
+    a, h = ws.v, ws.c  # the velocities and c are no longer needed: they hold a and h
     for j in range(qdd.shape[0]):
-        p = int(links[j, PARENT])
+        p = int(links[j, LINK_PARENT])
         revolute = links[j, REVOLUTE] != 0.0
         t = transposed_times(Ehat, j, vector6(h, p) if p >= 0 else ZERO6)
         lam = upper_solve5(vector10(L, j), (g[j, 0] + t[0], g[j, 1] + t[1], g[j, 2] + t[2],
                                             g[j, 3] + t[3], g[j, 4] + t[4]))
-        W_lam = lift(joint_force5(joint[j, 0], -joint[j, 1], -joint[j, 2], lam), revolute)
+        lam_frame = joint_force5(joint[j, 0], -joint[j, 1], -joint[j, 2], lam)
+        W_lam = lift_link_frame(lam_frame, revolute)
         own = links[j, HAS_CHILD] != 0.0
         phi, phi_row, phi_start = (Phi_eff, j, 0) if own else (links, j, PHI)
         a_j = add6(vector6(a_eff, j), matrix_times6(phi, phi_row, phi_start, W_lam))

@@ -72,11 +72,11 @@ def pack_tree(model: Model) -> np.ndarray:
 def check_depth_first(parent: np.ndarray) -> None:
     """Raise ValueError unless the parent array lists the joints in depth-first order."""
     path: list[int] = []  # the joints from the root to the previous joint
-    for i, lam in enumerate(parent):
-        while path and path[-1] != lam:
+    for i, p in enumerate(parent):
+        while path and path[-1] != p:
             path.pop()
-        if lam >= 0 and not path:
-            raise ValueError(f"joints are not in depth-first order: joint {i} (parent {lam})")
+        if p >= 0 and not path:
+            raise ValueError(f"joints are not in depth-first order: joint {i} (parent {p})")
         path.append(i)
 
 
@@ -92,6 +92,15 @@ def pack_frames(model: Model) -> np.ndarray:
 def parent_of(tree, i):
     """Parent joint of joint i, -1 for the root body."""
     return int(tree[i, PARENT])
+
+
+@kernel_helper
+def is_chain(tree):
+    """Whether the parent of every joint i is joint i − 1 (a serial chain)."""
+    for i in range(tree.shape[0]):
+        if parent_of(tree, i) != i - 1:
+            return False
+    return True
 
 
 @kernel_helper
@@ -128,6 +137,6 @@ def subtree_ends(tree, end):
     for i in range(n):
         end[i] = i + 1
     for i in range(n - 1, -1, -1):
-        lam = parent_of(tree, i)
-        if lam >= 0 and end[i] > end[lam]:
-            end[lam] = end[i]
+        parent = parent_of(tree, i)
+        if parent >= 0 and end[i] > end[parent]:
+            end[parent] = end[i]

@@ -24,8 +24,8 @@ from rclpy.subscription import Subscription
 
 AGES_KEPT = 20_000  # ages kept for one diagnostics period's percentiles (2 s at 10 kHz)
 # Share of a period's messages superseded above which the node says it does not keep up (WARN).
-# A stream it keeps up with still has a few states that arrive together (the sender's jitter):
-# at 1 kHz about 1 %, which the counts report without a WARN in every report.
+# A stream it keeps up with still has a few states that arrive together (the sender's jitter),
+# which the counts report without a WARN in every report.
 SUPERSEDED_WARN_SHARE = 0.05
 
 

@@ -9,13 +9,9 @@ order of the scheme: at a fixed state λ is affine in q̈ (λ = L(q) q̈ + l(q, 
 (q, q̇, τ) smooth in time both q̈(t) and λ(t) are smooth, so either cubic extrapolation errs by
 O(dt⁴); mapping the extrapolated q̈ through the current state's L and l uses the current τ and
 (q, q̇) where extrapolating λ would extrapolate them too, and the guess is a λ the current
-state's dynamics can produce (the extrapolated 5n components of λ need not be). Measured
-once (a throwaway njit over constraint_forces.py's helpers, fed the cubic-extrapolated λ;
-fd_study's 5-DOF arm, 2 s, mean iterations per call, q̈ / λ extrapolated): on the planar
-maneuver q̈ won at ε = 1e-7 and 1e-10 (at 1e-7: Jacobi 26 / 146, Gauss–Seidel 8 / 65, SOR
-10 / 23, J-SI 20 / 49, J-CG 5 / 8); on the 3-D one λ won at ε = 1e-7 (Jacobi 164 / 115, SOR
-16 / 8, J-CG 11 / 9) and q̈ at 1e-10 (Jacobi 160 / 301, SOR 19 / 22, J-CG 15 / 17). q̈ it
-is: fewer iterations in 15 of the 20 cases, and the kernels take no λ guess.
+state's dynamics can produce (the extrapolated 5n components of λ need not be). Against
+extrapolating λ itself, on fd_study's maneuvers, extrapolating q̈ needed fewer iterations in
+most cases (the figures are in docs/), and the kernels take no λ guess.
 
 For smooth motion the extrapolation from m past steps errs by O(dtᵐ), but its weights
 (Σ|w| = 15 for the cubic) amplify the error the past answers carry from stopping at tol: with

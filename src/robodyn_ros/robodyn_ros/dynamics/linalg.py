@@ -1,0 +1,141 @@
+"""Small dense solvers of the constraint-force blocks (5 x 5) and the task inertias: Cholesky
+and LDLᵀ factors and their triangular solves, a Gauss–Jordan inverse of a symmetric positive
+definite matrix, and the block elimination step Z = A − B Z⁻¹ Bᵀ.
+"""
+
+import numpy as np
+
+from robodyn_ros.dynamics.jit import kernel_helper
+
+LAMBDA_SIZE = 5  # the blocks of a one-degree-of-freedom joint's constraint forces
+
+
+@kernel_helper
+def invert_spd(A, out, work):
+    """out = A⁻¹ for a small symmetric positive-definite A, by Gauss–Jordan without pivoting;
+    False (out undefined) when a pivot is not positive: A is not positive definite."""
+    m = A.shape[0]
+    work[:, :] = A
+    out[:, :] = 0.0
+    for p in range(m):
+        out[p, p] = 1.0
+    for p in range(m):
+        if not work[p, p] > 0.0:
+            return False
+        d = 1.0 / work[p, p]
+        for s in range(m):
+            work[p, s] *= d
+            out[p, s] *= d
+        for r in range(m):
+            e = work[r, p]
+            if r != p and e != 0.0:
+                for s in range(m):
+                    work[r, s] -= e * work[p, s]
+                    out[r, s] -= e * out[p, s]
+    return True
+
+
+@kernel_helper
+def eliminate(A, B, Zinv, K, Z):
+    """Z = A − B Zinv Bᵀ, one step of a block elimination (5 x 5 blocks; K = B Zinv)."""
+    for r in range(LAMBDA_SIZE):
+        for s in range(LAMBDA_SIZE):
+            t = 0.0
+            for m in range(LAMBDA_SIZE):
+                t += B[r, m] * Zinv[m, s]
+            K[r, s] = t
+    for r in range(LAMBDA_SIZE):
+        for s in range(LAMBDA_SIZE):
+            t = A[r, s]
+            for m in range(LAMBDA_SIZE):
+                t -= K[r, m] * B[s, m]
+            Z[r, s] = t
+
+
+@kernel_helper
+def pivot_factor(Z, L):
+    """L (5 x 5) = the lower Cholesky factor of a pivot Z = L Lᵀ (symmetric positive definite,
+    its lower triangle read; L may be Z), with 1 / L_aa on its diagonal: the form in which the
+    block LDLᵀ keeps its pivots."""
+    for a in range(LAMBDA_SIZE):
+        for b in range(a + 1):
+            t = Z[a, b]
+            for c in range(b):
+                t -= L[a, c] * L[b, c]
+            L[a, b] = 1.0 / np.sqrt(t) if a == b else t * L[b, b]
+
+
+@kernel_helper
+def lower_solve(L, v, j):
+    """v[j] ← L⁻¹ v[j] (forward substitution), L from pivot_factor, v (m x 5)."""
+    for a in range(LAMBDA_SIZE):
+        t = v[j, a]
+        for c in range(a):
+            t -= L[a, c] * v[j, c]
+        v[j, a] = t * L[a, a]
+
+
+@kernel_helper
+def upper_solve(L, v, j):
+    """v[j] ← L⁻ᵀ v[j] (back substitution), L from pivot_factor, v (m x 5)."""
+    for a in range(LAMBDA_SIZE - 1, -1, -1):
+        t = v[j, a]
+        for c in range(a + 1, LAMBDA_SIZE):
+            t -= L[c, a] * v[j, c]
+        v[j, a] = t * L[a, a]
+
+
+@kernel_helper
+def downdate(A, L, E, out):
+    """out = A − E Z⁻¹ Eᵀ (m x m, symmetric: its lower triangle; out may be A) for the pivot
+    Z = L Lᵀ (pivot_factor) and E (m x 5), which becomes E L⁻ᵀ: the update of the blocks that
+    meet an eliminated one."""
+    m = E.shape[0]
+    for r in range(m):
+        lower_solve(L, E, r)
+    for r in range(m):
+        for s in range(r + 1):
+            t = A[r, s]
+            for c in range(LAMBDA_SIZE):
+                t -= E[r, c] * E[s, c]
+            out[r, s] = t
+
+
+@kernel_helper
+def ldlt5(z):
+    """(low, d): Z = L D Lᵀ for the lower triangle z of a 5 x 5 Z (pivot), L unit lower
+    triangular, low its strict lower triangle row by row (10), d = 1 / diag D (5)."""
+    d0 = 1.0 / z[0]
+    l10, l20, l30, l40 = z[1] * d0, z[3] * d0, z[6] * d0, z[10] * d0
+    d1 = 1.0 / (z[2] - z[1] * l10)
+    y21, y31, y41 = z[4] - z[3] * l10, z[7] - z[6] * l10, z[11] - z[10] * l10
+    l21, l31, l41 = y21 * d1, y31 * d1, y41 * d1
+    d2 = 1.0 / (z[5] - z[3] * l20 - y21 * l21)
+    y32 = z[8] - z[6] * l20 - y31 * l21
+    y42 = z[12] - z[10] * l20 - y41 * l21
+    l32, l42 = y32 * d2, y42 * d2
+    d3 = 1.0 / (z[9] - z[6] * l30 - y31 * l31 - y32 * l32)
+    y43 = z[13] - z[10] * l30 - y41 * l31 - y42 * l32
+    l43 = y43 * d3
+    d4 = 1.0 / (z[14] - z[10] * l40 - y41 * l41 - y42 * l42 - y43 * l43)
+    return (l10, l20, l21, l30, l31, l32, l40, l41, l42, l43), (d0, d1, d2, d3, d4)
+
+
+@kernel_helper
+def lower_solve5(low, b):
+    """L⁻¹ b for L of ldlt5."""
+    e1 = b[1] - low[0] * b[0]
+    e2 = b[2] - low[1] * b[0] - low[2] * e1
+    e3 = b[3] - low[3] * b[0] - low[4] * e1 - low[5] * e2
+    e4 = b[4] - low[6] * b[0] - low[7] * e1 - low[8] * e2 - low[9] * e3
+    return b[0], e1, e2, e3, e4
+
+
+@kernel_helper
+def upper_solve5(low, t):
+    """L⁻ᵀ t for L of ldlt5."""
+    x3 = t[3] - low[9] * t[4]
+    x2 = t[2] - low[5] * x3 - low[8] * t[4]
+    x1 = t[1] - low[2] * x2 - low[4] * x3 - low[7] * t[4]
+    x0 = t[0] - low[0] * x1 - low[1] * x2 - low[3] * x3 - low[6] * t[4]
+    return x0, x1, x2, x3, t[4]
