@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class SimulatedRobot:
         dt: float = 1e-3,
         *,
         forward_dynamics_method: str = "aba",
-        forward_dynamics_options: Mapping[str, object] | None = None,
+        forward_dynamics_options: Mapping[str, Any] | None = None,
         friction_velocity: float = FRICTION_VELOCITY,
         tolerance: float = TOLERANCE,
         q=None,
@@ -112,7 +113,7 @@ class SimulatedRobot:
         self._integrate = (
             adaptive_integrator(integrator, tolerance) if adaptive else INTEGRATORS[integrator]
         )
-        self._options = {"tol": tolerance / 10.0} if adaptive and iterative else {}
+        self._options: dict[str, Any] = {"tol": tolerance / 10.0} if adaptive and iterative else {}
         self._lower = np.array(robot.per_coordinate(model.lower), dtype=float)
         self._upper = np.array(robot.per_coordinate(model.upper), dtype=float)
         self._velocity_limit = np.array(robot.per_coordinate(model.velocity_limit), dtype=float)
