@@ -198,7 +198,8 @@ class SimulatedRobot:
         try:
             q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
         except ConvergenceError:
-            self.solver.forget_history()  # it holds the failed step's first stages
+            if self.solver is not None:  # an adaptive integrator's method raises with none
+                self.solver.forget_history()  # it holds the failed step's first stages
             raise
         np.clip(qd, -self._velocity_limit, self._velocity_limit, out=qd)
         above, below = q > self._upper, q < self._lower
