@@ -47,6 +47,7 @@ run: $(STAMP) $(ROS_STAMP)
 
 test: $(STAMP) $(ROS_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PACKAGE)/test
 
 # the benchmarks' extras (matplotlib for the studies' plots)

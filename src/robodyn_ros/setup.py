@@ -48,6 +48,8 @@ setup(
             "pin>=3.4",
             "example-robot-data>=4",
             "ruff>=0.6",
+            "mypy>=1.11",
+            "types-PyYAML",
             "dask[distributed]>=2024.1",
         ],
         "dask": ["dask[distributed]>=2024.1"],

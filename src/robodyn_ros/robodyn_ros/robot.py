@@ -16,6 +16,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
+from robodyn_ros.model.model import checked_gravity
 from robodyn_ros.model.payload import checked_payload, with_payload
 from robodyn_ros.operational_space import (
     SCHUR_METHODS,
@@ -54,6 +56,9 @@ from robodyn_ros.operational_space import (
     check_schur_task,
     task_axes,
 )
+
+if TYPE_CHECKING:
+    from robodyn_ros.mimic_robot import Coupling
 
 _ARRAY = np.ndarray
 _FLOAT = np.dtype(np.float64)
@@ -128,9 +133,11 @@ def _state_call(
     return StateCall(address, tree, constants, inputs, out_shape)
 
 
-def _with_gravity(model: Model, gravity: Sequence[float] | None) -> Model:
+def _with_gravity(model: Model, gravity: Sequence[float] | np.ndarray | None) -> Model:
     """The model under `gravity` (its own when None); Model checks the vector."""
-    return model if gravity is None else dataclasses.replace(model, gravity=gravity)
+    if gravity is None:
+        return model
+    return dataclasses.replace(model, gravity=checked_gravity(gravity, f"robot '{model.name}'"))
 
 
 def _general_path(*_states) -> None:
@@ -229,7 +236,7 @@ class Robot:
         self.nq = self.nv = model.nv
         self.joint_names = model.joint_names
         self.mimic_joints: tuple[str, ...] = ()  # joints that follow another (MimicRobot)
-        self.coupling = None  # how they follow (mimic_robot.Coupling)
+        self.coupling: Coupling | None = None  # how they follow (mimic_robot.Coupling)
         self.frame_names = model.frame_names
         self._tree = pack_tree(model)
         self._frames = pack_frames(model)
@@ -237,6 +244,7 @@ class Robot:
             name: self._frames[k : k + 1] for k, name in enumerate(model.frame_names)
         }
         self._gravity = np.array(model.gravity, dtype=float)
+        assert model.armature is not None  # Model makes it an array
         self._no_armature_methods = _CONSTRAINT_FORCE_METHODS if model.armature.any() else ()
         self._link_frames: np.ndarray | None = None  # for "schur", made on its first call
         self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
@@ -288,7 +296,7 @@ class Robot:
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
         armature: Armature | None = None,
-        gravity: Sequence[float] | None = None,
+        gravity: Sequence[float] | np.ndarray | None = None,
         mimic: bool = True,
         threads: int = 1,
     ) -> Robot:
@@ -329,7 +337,7 @@ class Robot:
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
         armature: Armature | None = None,
-        gravity: Sequence[float] | None = None,
+        gravity: Sequence[float] | np.ndarray | None = None,
         mimic: bool = True,
         threads: int = 1,
     ) -> Robot:
@@ -348,7 +356,7 @@ class Robot:
         locked_joints: Mapping[str, float] | None = None,
         strict_inertia: bool = False,
         armature: Armature | None = None,
-        gravity: Sequence[float] | None = None,
+        gravity: Sequence[float] | np.ndarray | None = None,
         mimic: bool = True,
         threads: int = 1,
     ) -> Robot:
@@ -375,7 +383,7 @@ class Robot:
             threads=threads,
         )
 
-    def with_gravity(self, gravity: Sequence[float]) -> Robot:
+    def with_gravity(self, gravity: Sequence[float] | np.ndarray) -> Robot:
         """This robot under another gravity: the acceleration (m/s²) in the base frame, e.g.
         (9.81, 0, 0) for an arm on a wall whose base z axis is horizontal.
 
@@ -409,7 +417,7 @@ class Robot:
         self,
         frame: str,
         mass: float,
-        com: Sequence[float] = (0.0, 0.0, 0.0),
+        com: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
         inertia: Sequence[Sequence[float]] | np.ndarray | None = None,
     ) -> Robot:
         """This robot carrying a rigid load on `frame`, in place of any it carried there.
@@ -608,6 +616,16 @@ class Robot:
         return Minv
 
     # -- forward dynamics -------------------------------------------------------------------
+
+    @overload
+    def forward_dynamics(
+        self, q, qd, tau, method: str = ..., f_ext=..., *, info: Literal[False] = ..., **options
+    ) -> np.ndarray: ...
+
+    @overload
+    def forward_dynamics(
+        self, q, qd, tau, method: str = ..., f_ext=..., *, info: Literal[True], **options
+    ) -> tuple[np.ndarray, IterationInfo]: ...
 
     def forward_dynamics(
         self, q, qd, tau, method: str = "aba", f_ext=None, **options
@@ -943,6 +961,7 @@ class Robot:
 
     def _refuse_armature(self, method: str, function: str) -> None:
         """The ValueError of a constraint-force method asked about a robot with armature."""
+        assert self.model.armature is not None  # Model makes it an array
         armed = np.flatnonzero(self.model.armature)
         joints = [self.joint_names[i] for i in armed]
         raise ValueError(
@@ -972,6 +991,7 @@ class Robot:
         row = self._frame_rows.get(frame)
         if row is None:
             self.model.frame_index(frame)  # raises, listing the frames
+        assert row is not None
         return row
 
     def _checked(self, q, **others) -> tuple[np.ndarray, ...]:

@@ -103,6 +103,20 @@ def test_a_step_that_does_not_converge_changes_nothing_and_restarts_cold(panda) 
                                   fresh(q, qd, np.zeros(panda.nv)))
 
 
+def test_an_adaptive_step_that_does_not_converge_raises_convergence_error(
+    panda, monkeypatch
+) -> None:
+    sim = SimulatedRobot(panda, "rk45", forward_dynamics_method="sor")
+    assert sim.solver is None  # the adaptive integrator calls forward_dynamics itself
+
+    def not_converging(*_args, **_options):
+        raise ConvergenceError("sor did not converge")
+
+    monkeypatch.setattr(panda, "forward_dynamics", not_converging)
+    with pytest.raises(ConvergenceError, match="sor did not converge"):
+        sim.step(np.zeros(panda.nv))
+
+
 def test_bad_construction(panda) -> None:
     with pytest.raises(ValueError, match="'aba' is not an iterative"):
         WarmStartedForwardDynamics(panda, "aba")

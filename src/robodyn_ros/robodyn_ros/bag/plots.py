@@ -3,6 +3,7 @@ eigenvalues of Λ per frame. Long runs are drawn from every k-th sample (at most
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +38,10 @@ def write_plots(folder: str | Path, analysis: Analysis) -> list[Path]:
 
 def _figures(analysis: Analysis) -> dict:
     """File name → a function drawing that figure on (axes, times, stride)."""
-    figures = {"mass_matrix_condition": lambda ax, t, k: _condition(ax, t, k, analysis),
-               "energy": lambda ax, t, k: _energy(ax, t, k, analysis)}
+    figures: dict[str, Callable[..., None]] = {
+        "mass_matrix_condition": lambda ax, t, k: _condition(ax, t, k, analysis),
+        "energy": lambda ax, t, k: _energy(ax, t, k, analysis),
+    }
     if analysis.residual is not None:
         figures["torque_residual"] = lambda ax, t, k: _residual(ax, t, k, analysis)
     for measures in analysis.frames:
@@ -49,7 +52,8 @@ def _figures(analysis: Analysis) -> dict:
 
 
 def _residual(axes, t, every: int, analysis: Analysis) -> None:
-    rms = analysis.rms_residual()
+    rms = analysis.rms_residual()  # raises without a residual
+    assert analysis.residual is not None
     for k, name in enumerate(analysis.joint_names):
         axes.plot(t, analysis.residual[::every, k], lw=0.6, label=f"{name} (RMS {rms[k]:.3g})")
     axes.set_ylabel("effort - inverse dynamics, N·m | N")

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rosbags.rosbag2 import Reader
@@ -131,7 +132,7 @@ def _read_columns(
     raws, receive_times = _raw_messages(reader, connections, bag, topic)
     picker = _JointPicker(joint_names, bag, topic)
     try:
-        first = typestore().deserialize_cdr(raws[0], JOINT_STATE)
+        first: Any = typestore().deserialize_cdr(raws[0], JOINT_STATE)  # a JointState
         uniform = decode_uniform(raws, tuple(first.name))
         if uniform is not None:
             return _uniform_columns(uniform, picker, receive_times)
@@ -191,7 +192,7 @@ def _message_columns(raws: list[bytes], picker: _JointPicker, receive_times) -> 
     """Each message deserialised by rosbags: any mix of name orders and field lengths."""
     store, stamps, position, velocity, effort = typestore(), [], [], [], []
     for k, raw in enumerate(raws):
-        message = store.deserialize_cdr(raw, JOINT_STATE)
+        message: Any = store.deserialize_cdr(raw, JOINT_STATE)  # a JointState
         index = picker.index(tuple(message.name))
         count = len(message.name)
         stamps.append(message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec)

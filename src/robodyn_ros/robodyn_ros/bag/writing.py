@@ -59,9 +59,10 @@ def write_joint_states(
     store = typestore()
     JointState = store.types["sensor_msgs/msg/JointState"]
     names = list(joint_names)
-    position, velocity, effort = (
+    position = np.ascontiguousarray(position, dtype=float)
+    velocity, effort = (
         None if values is None else np.ascontiguousarray(values, dtype=float)
-        for values in (position, velocity, effort)
+        for values in (velocity, effort)
     )
     with open_writer(bag, storage) as writer:
         connection = writer.add_connection(topic, JointState.__msgtype__, typestore=store)
@@ -114,6 +115,7 @@ def write_dynamics(
             part = slice(lo, min(lo + chunk, len(run)))
             for connection, stamp, message in _chunk_messages(robot, analysis, part, methods):
                 target = joint_space if connection == JOINT_SPACE else operational
+                assert target is not None  # operational-space messages only with frames
                 writer.write(target, stamp, store.serialize_cdr(message, connection))
             if progress is not None:
                 progress(part.stop - part.start)

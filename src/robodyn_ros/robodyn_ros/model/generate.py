@@ -165,7 +165,7 @@ class _RobotBuilder:
             damping, friction = self.rng.uniform(0.0, 0.5, size=2)
             ET.SubElement(joint, "dynamics", damping=_number(damping), friction=_number(friction))
         self._add_inertial(link, self.rng.uniform(*_MOVING_MASS))
-        return link.get("name")
+        return link.attrib["name"]
 
     def add_fixed_link(self, parent: str) -> str:
         """Attach a new link to ``parent`` by a fixed joint, massive or not; return its name."""

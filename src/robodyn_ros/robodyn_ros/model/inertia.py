@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # Eigenvalues of a rotational inertia within this of zero count as zero (kg·m²): relative to
 # the largest moment, with an absolute floor for tensors that are rounding noise.
@@ -46,7 +47,7 @@ def rotation_about_axis(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
 
 
-def homogeneous(rotation: np.ndarray, translation: Sequence[float]) -> np.ndarray:
+def homogeneous(rotation: np.ndarray, translation: ArrayLike) -> np.ndarray:
     """4x4 transform with the given rotation and translation."""
     transform = np.eye(4)
     transform[:3, :3] = rotation
@@ -66,7 +67,7 @@ def joint_transform(axis: np.ndarray, position: float, *, prismatic: bool) -> np
     return homogeneous(rotation_about_axis(axis, position), np.zeros(3))
 
 
-def skew(v: Sequence[float]) -> np.ndarray:
+def skew(v: Sequence[float] | np.ndarray) -> np.ndarray:
     """Cross-product matrix: ``skew(a) @ b == np.cross(a, b)``."""
     x, y, z = v
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])

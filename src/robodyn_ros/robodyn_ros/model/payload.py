@@ -45,7 +45,7 @@ def checked_payload(
     model: Model,
     frame: str,
     mass: float,
-    com: Sequence[float] = (0.0, 0.0, 0.0),
+    com: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
     inertia: Sequence[Sequence[float]] | np.ndarray | None = None,
 ) -> Payload | None:
     """A payload on a frame of `model`, checked as a URDF link's inertial is.
@@ -134,7 +134,7 @@ def _spatial_inertia(payload: Payload, placement: np.ndarray) -> np.ndarray:
     return placed_spatial_inertia(payload.mass, com_pose, payload.inertia, placement)
 
 
-def _checked_number(value: object, name: str, subject: str) -> float:
+def _checked_number(value: float, name: str, subject: str) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):

@@ -128,12 +128,13 @@ class ProcessBackend(_PoolBackend):
 
     def _make_pool(self) -> Executor:
         robot = self._robot
-        initializer = None if robot is None else _set_worker_robot
+        initializer: Callable[..., None] | None = None if robot is None else _set_worker_robot
+        initargs: tuple[Any, ...] = () if robot is None else (robot,)
         return ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),  # forking a process with threads
             initializer=initializer,  # (DDS, numba) can deadlock the child
-            initargs=() if robot is None else (robot,),
+            initargs=initargs,
         )
 
     def _map_robot(self, robot, call, chunks) -> list[np.ndarray]:

@@ -11,10 +11,12 @@ import importlib
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import rclpy
 from builtin_interfaces.msg import Time
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
 
@@ -34,7 +36,7 @@ class BagPlayer:
         self.node, self.bag, self.topic, self.rate = node, Path(bag), topic, rate
         with open_bag(self.bag) as reader:
             msgtype = topic_info(reader, self.bag, topic).msgtype
-        self.publisher = node.create_publisher(
+        self.publisher: Publisher[Any] = node.create_publisher(
             message_class(msgtype), topic, QoSProfile(depth=QUEUE)
         )
         self.clock = node.create_publisher(Clock, "/clock", QUEUE)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -50,6 +51,13 @@ from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
+
+if TYPE_CHECKING:
+    from rclpy.client import Client
+    from rclpy.subscription import MessageInfo
+    from rclpy.task import Future
+
+    from robodyn_ros.control import Controller
 
 PARAMETER_PREFIX = "controller_parameters"
 QUEUE_DEPTH = 10  # messages the middleware keeps for each input, all taken at once
@@ -73,11 +81,11 @@ class ControllerNode(RobotNode):
     PARAMETER_PREFIXES = (f"{PARAMETER_PREFIX}.",)
 
     def __init__(self, **kwargs) -> None:
-        self.controller = None
+        self.controller: Controller | None = None
         self._joint_states: JointStateMerge | None = None
         self._command_order = np.zeros(0, dtype=np.int64)
         self._q: np.ndarray | None = None  # the newest joint state's positions
-        self._pending = None  # the service call in flight, in "service" mode
+        self._pending: Future | None = None  # the service call in flight, in "service" mode
         self._cycles = 0
         self._inputs = {
             topic: NewestFirst(topic) for topic in ("joint_states", "target_pose", "target_joints")
@@ -94,7 +102,7 @@ class ControllerNode(RobotNode):
                 kind, topic, self.guard.callback(topic, callback), **input_qos(QUEUE_DEPTH)
             )
         self._efforts = self.create_lifecycle_publisher(Float64MultiArray, "effort_commands", 10)
-        self._dynamics = self.create_client(ComputeDynamics, "compute_dynamics")
+        self._dynamics: Client[Any, Any] = self.create_client(ComputeDynamics, "compute_dynamics")
         self._tf2 = Tf2Frames(self)
 
     # -- set-up -----------------------------------------------------------------------------
@@ -120,7 +128,7 @@ class ControllerNode(RobotNode):
     def release(self) -> None:
         self.controller = self._joint_states = self._q = None
 
-    def apply(self, changes: dict[str, object]) -> None:
+    def apply(self, changes: dict[str, Any]) -> None:
         """A new controller for a change of the controller, its parameters or the joints.
 
         Raises:
@@ -144,7 +152,7 @@ class ControllerNode(RobotNode):
 
     # -- targets ----------------------------------------------------------------------------
 
-    def _on_target_pose(self, message: PoseStamped, info: dict) -> None:
+    def _on_target_pose(self, message: PoseStamped, info: MessageInfo) -> None:
         """Set the newest target pose, taken in its header.frame_id (module docstring).
 
         Raises:
@@ -165,14 +173,14 @@ class ControllerNode(RobotNode):
             target = self._tf2.to_root(frame_id, root, "target_pose") @ transform
         self._set_target(target[:3, 3], target[:3, :3])
 
-    def _on_target_joints(self, message: JointState, info: dict) -> None:
+    def _on_target_joints(self, message: JointState, info: MessageInfo) -> None:
         newest = self._newest("target_joints", message, info).message
         if self._joint_states is None:
             raise RefusedError("target_joints received before the controller is configured")
         q, _, _ = self._joint_states.joint_map.state(newest, "target_joints")
         self._set_target(q)
 
-    def _newest(self, topic: str, message, info: dict) -> Arrival:
+    def _newest(self, topic: str, message, info: MessageInfo) -> Arrival:
         """The newest message of an input, counted as handled."""
         arrival = self._inputs[topic].take(message, info)
         self._inputs[topic].mark_handled()
@@ -189,7 +197,7 @@ class ControllerNode(RobotNode):
 
     # -- each cycle -------------------------------------------------------------------------
 
-    def _on_joint_state(self, message: JointState, info: dict) -> None:
+    def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Answer the newest joint state; in "service" mode, a state that arrives while the
         previous call is in flight is not handled (superseded by the next)."""
         arrival = self._inputs["joint_states"].take(message, info)
@@ -218,6 +226,7 @@ class ControllerNode(RobotNode):
         """Ask the dynamics node; the efforts go out when the answer arrives."""
         if not self._dynamics.service_is_ready():
             raise RefusedError("compute_dynamics service not available")
+        assert self.controller is not None  # configured: _on_joint_state checked
         request = ComputeDynamics.Request(state=arrival.message,
                                           frames=list(self.controller.task_frames))
         self._pending = self._dynamics.call_async(request)
@@ -246,6 +255,7 @@ class ControllerNode(RobotNode):
     def _command(self, state: ControllerState, arrival: Arrival) -> None:
         """The controller's efforts at `state`, published when finite, in the joints
         parameter's order."""
+        assert self.controller is not None  # configured: _on_joint_state checked
         tau = finite("effort command", self.controller.update(state))
         self._efforts.publish(Float64MultiArray(data=tau[self._command_order].tolist()))
         self._inputs["joint_states"].mark_answered(arrival)

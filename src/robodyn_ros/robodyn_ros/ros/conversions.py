@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Collection, Sequence
+from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import Pose, Vector3
@@ -76,7 +77,7 @@ class JointStateMap:
         """
         index = self.index(message.name, source)
         count = len(message.name)
-        fields = []
+        fields: list[Any] = []  # q (never None), q̇ and τ or None
         for field in ("position", "velocity", "effort"):
             values = getattr(message, field)
             if len(values) == 0 and field != "position":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import yaml
@@ -94,7 +95,7 @@ class RobotSettings:
     locked_joints: dict[str, float]
 
     @classmethod
-    def of(cls, value: Callable[[str], object]) -> RobotSettings:
+    def of(cls, value: Callable[[str], Any]) -> RobotSettings:
         """The settings of the parameters' values (`value`: name → value).
 
         Raises:
@@ -171,7 +172,7 @@ class DescriptionFollower:
                                      f"{robot.nv} joints")
         return ""
 
-    def on_parameters(self, changes: dict[str, object]) -> SetParametersResult:
+    def on_parameters(self, changes: dict[str, Any]) -> SetParametersResult:
         """Load the robot of a robot_description change, or re-adopt the robot in service
         with an armature, gravity or locked_joints change.
 
@@ -194,7 +195,7 @@ class DescriptionFollower:
             return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
-    def _changed_settings(self, changes: dict[str, object]) -> RobotSettings | None:
+    def _changed_settings(self, changes: dict[str, Any]) -> RobotSettings | None:
         """The settings with the changed parameters' values (both read from the node where
         the settings are invalid so far); None when neither changes.
 

@@ -40,6 +40,7 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rclpy.parameter import Parameter
@@ -61,6 +62,9 @@ from robodyn_ros.ros.intake import NewestFirst
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
+
+if TYPE_CHECKING:
+    from rclpy.subscription import MessageInfo
 
 QUANTITIES = (*JOINT_SPACE_QUANTITIES, "operational_space")
 DEFAULT_QUANTITIES = tuple(q for q in QUANTITIES if q != "coriolis_matrix")
@@ -222,7 +226,7 @@ class DynamicsNode(RobotNode):
             max_age=self.value("joint_states_max_age"),
         )
 
-    def apply(self, changes: dict[str, object]) -> None:
+    def apply(self, changes: dict[str, Any]) -> None:
         """Serve a change of the settings with the robot in service.
 
         Raises:
@@ -237,7 +241,7 @@ class DynamicsNode(RobotNode):
 
     # -- each cycle -------------------------------------------------------------------------
 
-    def _on_joint_state(self, message: JointState, info: dict) -> None:
+    def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Answer the newest joint state (this one or one queued behind it)."""
         started = time.perf_counter()
         arrival = self._intake.take(message, info)
@@ -300,8 +304,10 @@ class DynamicsNode(RobotNode):
         bad = [m for m, ok in zip(requested, known, strict=True) if m and m not in ok]
         if bad:
             raise RefusedError(f"unknown method(s) {bad}")
-        methods = tuple(m or default for m, default in
-                        zip(requested, serving.settings.methods, strict=True))
+        mass_matrix, forward_dynamics, operational = (
+            m or default for m, default in zip(requested, serving.settings.methods, strict=True)
+        )
+        methods = (mass_matrix, forward_dynamics, operational)
         problem = method_problem(robot, methods[2], frames)
         if problem:
             raise RefusedError(problem)

@@ -16,11 +16,14 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
+
+if TYPE_CHECKING:
+    from rclpy.subscription import MessageInfo
 
 AGES_KEPT = 20_000  # ages kept for one diagnostics period's percentiles (2 s at 10 kHz)
 # Share of a period's messages superseded above which the node says it does not keep up (WARN).
@@ -68,7 +71,7 @@ class NewestFirst:
             streams = sum(last - first + 1 for first, last in self._streams.values())
             return streams + self._unnumbered
 
-    def take(self, message: Any, info: dict) -> Arrival:
+    def take(self, message: Any, info: MessageInfo) -> Arrival:
         """The newest of `message` (just taken by the executor, with its MessageInfo) and what
         the middleware holds behind it, with the newest of each other publisher; the older
         ones are counted and dropped.
@@ -80,7 +83,7 @@ class NewestFirst:
             The newest message and its arrival.
         """
         self._count(info)
-        newest: dict[bytes | None, tuple[Any, dict]] = {_publisher(info): (message, info)}
+        newest: dict[bytes | None, tuple[Any, MessageInfo]] = {_publisher(info): (message, info)}
         subscription = self.subscription
         if subscription is not None:  # taken serialized: only the kept ones are deserialized
             with subscription.handle:
@@ -93,8 +96,9 @@ class NewestFirst:
         arrivals = [self._arrival(*kept) for kept in newest.values()]
         return Arrival(arrivals[-1].message, arrivals[-1].received_ns, tuple(arrivals[:-1]))
 
-    def _arrival(self, message: Any, info: dict) -> Arrival:
+    def _arrival(self, message: Any, info: MessageInfo) -> Arrival:
         if isinstance(message, bytes):
+            assert self.subscription is not None  # only a subscription's take gives bytes
             message = deserialize_message(message, self.subscription.msg_type)
         return Arrival(message, info.get("received_timestamp") or time.time_ns())
 
@@ -134,7 +138,7 @@ class NewestFirst:
         }
         return superseded - superseded0 > SUPERSEDED_WARN_SHARE * (sent - sent0), values
 
-    def _count(self, info: dict) -> None:
+    def _count(self, info: MessageInfo) -> None:
         self.taken += 1
         number, publisher = info.get("publication_sequence_number"), info.get("publisher_gid")
         if number is None or publisher is None:
@@ -147,7 +151,7 @@ class NewestFirst:
             self._streams[key] = (min(first, number), max(last, number))
 
 
-def _publisher(info: dict) -> bytes | None:
+def _publisher(info: MessageInfo) -> bytes | None:
     """The publisher of a message (its gid), None where the middleware does not give it."""
     publisher = info.get("publisher_gid")
     return bytes(publisher["data"]) if publisher is not None else None

@@ -51,7 +51,7 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
     if message.kind == PreviewScenario.POSE_TARGET:
         p, o = message.target.position, message.target.orientation
         fields.update(position=[p.x, p.y, p.z], orientation=[o.x, o.y, o.z, o.w])
-        gains = ("kp", "kd", "null_stiffness", "null_damping")
+        gains: tuple[str, ...] = ("kp", "kd", "null_stiffness", "null_damping")
     else:
         values = "positions" if message.kind == PreviewScenario.JOINT_TRAJECTORY else "efforts"
         fields.update(_waypoints(robot, name, message, values))

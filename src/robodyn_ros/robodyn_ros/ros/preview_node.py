@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse
@@ -49,6 +50,9 @@ from robodyn_ros.ros.preview_messages import (
 from robodyn_ros.ros.robot_node import RobotNode, run_node
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings, preview, warm_up
 from robodyn_ros.sim.scenarios import ScenarioError
+
+if TYPE_CHECKING:
+    from rclpy.subscription import MessageInfo
 
 PARAMETERS = (
     ParameterSpec("backend", "threads", "what a goal's scenarios fan out over",
@@ -101,11 +105,11 @@ class PreviewNode(RobotNode):
     def release(self) -> None:
         self._joint_states = self._latest = None
 
-    def apply(self, changes: dict[str, object]) -> None:
+    def apply(self, changes: dict[str, Any]) -> None:
         if "joint_states_max_age" in changes and self._joint_states is not None:
             self._joint_states.max_age = changes["joint_states_max_age"]
 
-    def _on_joint_state(self, message: JointState, info: dict) -> None:
+    def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Keep the newest joint state (the start of a goal without one)."""
         joint_states = self._joint_states
         if joint_states is not None:
@@ -175,6 +179,7 @@ class PreviewNode(RobotNode):
         if latest is None:
             raise RefusedError("start is empty and no complete joint_states has arrived")
         q, qd, received = latest
+        assert self._joint_states is not None  # configured along with _latest
         age = (time.time_ns() - received) * 1e-9
         if age > self._joint_states.max_age:
             raise RefusedError(f"start is empty and the newest complete joint_states is "

@@ -260,6 +260,7 @@ class RobotNode(LifecycleNode):
 
     def status(self) -> DiagnosticStatus:
         """The node's DiagnosticStatus now (a new reporting period starts)."""
+        values: dict[str, str]
         if self.follower is None:
             level, message, values = OK, "unconfigured", {}
         else:

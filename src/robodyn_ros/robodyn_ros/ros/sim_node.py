@@ -37,6 +37,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -54,6 +55,9 @@ from robodyn_ros.ros.joint_states import input_qos
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
+
+if TYPE_CHECKING:
+    from rclpy.subscription import MessageInfo
 
 MAX_LAG = 0.25  # s of wall time behind schedule after which pacing restarts from now
 LOCKSTEP_TIMEOUT = 1.0  # s of wall time a lockstep simulation waits for a command
@@ -182,7 +186,7 @@ class SimNode(RobotNode):
     def release(self) -> None:
         self._sim = None
 
-    def apply(self, changes: dict[str, object]) -> None:
+    def apply(self, changes: dict[str, Any]) -> None:
         """Rebuild the simulated robot for a change of its settings; pace and lockstep at once.
 
         Raises:
@@ -195,7 +199,7 @@ class SimNode(RobotNode):
 
     # -- commands ---------------------------------------------------------------------------
 
-    def _on_command(self, message: Float64MultiArray, info: dict) -> None:
+    def _on_command(self, message: Float64MultiArray, info: MessageInfo) -> None:
         """Hold the newest command (this one or one queued behind it) for the next step.
 
         Raises:

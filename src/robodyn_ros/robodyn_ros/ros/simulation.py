@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import rclpy
@@ -120,7 +121,7 @@ def run_simulation(
     is its URDF text. `gravity` (the base frame's, m/s²) is every node's gravity parameter
     when given."""
     description = read_robot_description(urdf, xacro_args)
-    overrides = [Parameter("robot_description", value=description)]
+    overrides: list[Parameter[Any]] = [Parameter("robot_description", value=description)]
     if gravity is not None:
         overrides.append(Parameter("gravity", value=list(gravity)))
     robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity)
@@ -145,8 +146,8 @@ def run_simulation(
     runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
     targets_out = runner.create_publisher(PoseStamped, "target_pose", 10)
     executor = SingleThreadedExecutor()
-    for node in (*nodes, runner):
-        executor.add_node(node)
+    for each in (*nodes, runner):
+        executor.add_node(each)
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
     transition(nodes[0], "activate")
@@ -158,8 +159,8 @@ def run_simulation(
     finally:
         executor.shutdown(timeout_sec=5.0)
         spinner.join(timeout=5.0)
-        for node in (*nodes, runner):
-            node.destroy_node()
+        for each in (*nodes, runner):
+            each.destroy_node()
         rclpy.try_shutdown()
     return reached
 
@@ -223,7 +224,7 @@ def _wait(future):
     return future.result()
 
 
-def _controller_gains(controller: ControllerNode) -> dict[str, list[float]]:
+def _controller_gains(controller: RobotNode) -> dict[str, list[float]]:
     """The operational-space controller's gains as PreviewScenario fields."""
     parameters = controller.get_parameters_by_prefix("controller_parameters")
     return {name: np.atleast_1d(parameters[name].value).astype(float).tolist()

@@ -205,8 +205,10 @@ def _sample_stride(settings: PreviewSettings) -> int:
 # -- the compiled rollout ---------------------------------------------------------------------
 
 
-def compiled_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
-                     scenario: Scenario, times: np.ndarray) -> tuple[np.ndarray, ...]:
+def compiled_rollout(
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray, scenario: Scenario,
+    times: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """(q, q̇ (K + 1, n), commanded efforts (K, n), limit stops (n,), the frame's poses
     (K + 1, 4, 4), the energy at the sample steps (S,), the smallest singular value of the
     frame's J over them) of one scenario by the rollout kernel."""

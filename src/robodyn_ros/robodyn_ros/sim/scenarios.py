@@ -13,7 +13,7 @@ ScenarioError naming the scenario and the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,7 +188,7 @@ def _torque_profile(fields: _Fields) -> TorqueProfile:
     return TorqueProfile(fields.name, fields.frame(), times, efforts)
 
 
-_READERS = {
+_READERS: dict[str, Callable[[_Fields], Scenario]] = {
     "pose_target": _pose_target,
     "joint_trajectory": _joint_trajectory,
     "torque_profile": _torque_profile,

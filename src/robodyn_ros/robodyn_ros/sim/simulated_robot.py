@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class SimulatedRobot:
         dt: float = 1e-3,
         *,
         forward_dynamics_method: str = "aba",
-        forward_dynamics_options: Mapping[str, object] | None = None,
+        forward_dynamics_options: Mapping[str, Any] | None = None,
         friction_velocity: float = FRICTION_VELOCITY,
         tolerance: float = TOLERANCE,
         q=None,
@@ -112,7 +113,7 @@ class SimulatedRobot:
         self._integrate = (
             adaptive_integrator(integrator, tolerance) if adaptive else INTEGRATORS[integrator]
         )
-        self._options = {"tol": tolerance / 10.0} if adaptive and iterative else {}
+        self._options: dict[str, Any] = {"tol": tolerance / 10.0} if adaptive and iterative else {}
         self._lower = np.array(robot.per_coordinate(model.lower), dtype=float)
         self._upper = np.array(robot.per_coordinate(model.upper), dtype=float)
         self._velocity_limit = np.array(robot.per_coordinate(model.velocity_limit), dtype=float)
@@ -197,7 +198,8 @@ class SimulatedRobot:
         try:
             q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
         except ConvergenceError:
-            self.solver.forget_history()  # it holds the failed step's first stages
+            if self.solver is not None:  # an adaptive integrator's method raises with none
+                self.solver.forget_history()  # it holds the failed step's first stages
             raise
         np.clip(qd, -self._velocity_limit, self._velocity_limit, out=qd)
         above, below = q > self._upper, q < self._lower

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,9 @@ def extrapolation_weights(points: int) -> tuple[int, ...]:
 def extrapolate(history: deque[np.ndarray]) -> np.ndarray:
     """The next value of a newest-first history (≥ 1 entries), one degree below its length."""
     weights = extrapolation_weights(len(history))
-    return sum(w * x for w, x in zip(weights, history, strict=True))
+    total = sum(w * x for w, x in zip(weights, history, strict=True))
+    assert isinstance(total, np.ndarray)  # not sum's start, 0: the history has an entry
+    return total
 
 
 class WarmStartedForwardDynamics:
@@ -108,11 +111,11 @@ class WarmStartedForwardDynamics:
         """q̈ at (q, q̇, τ), one state; ConvergenceError if the method does not converge and
         `require_convergence`."""
         past = self._histories.setdefault(stage, deque(maxlen=self.history))
-        guess = {"initial_guess": extrapolate(past)} if past else {}
+        guess: dict[str, Any] = {"initial_guess": extrapolate(past)} if past else {}
         qdd, info = self.robot.forward_dynamics(q, qd, tau, self.method, info=True, **guess,
                                                 **self.options)
         self.calls += 1
-        self.iterations += info.iterations
+        self.iterations += int(info.iterations)  # one state: a plain number
         self.last = info
         if self.require_convergence and not info.converged:
             raise ConvergenceError(
