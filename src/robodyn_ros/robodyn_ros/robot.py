@@ -129,7 +129,7 @@ def _state_call(
     function: str, tree: np.ndarray, constants: np.ndarray, inputs: int, out_shape: tuple
 ) -> StateCall:
     """The StateCall of `function`'s C entry (dynamics.state_entry) on these arrays."""
-    address = getattr(state_entries(), f"{function}_entry").address
+    address = state_entries().ENTRIES[function].address
     return StateCall(address, tree, constants, inputs, out_shape)
 
 

@@ -139,3 +139,22 @@ def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
                              Lambda_inv, articulated_workspace(n))
     if not invert_task_inertia(Lambda_inv, out):
         out[0, 0] = np.nan
+
+
+# The Robot function each entry answers → the entry (robot.py binds them by these names).
+ENTRIES = {
+    "inverse_dynamics": inverse_dynamics_entry,
+    "bias_forces": bias_forces_entry,
+    "gravity_torques": gravity_torques_entry,
+    "coriolis_matrix": coriolis_matrix_entry,
+    "mass_matrix": mass_matrix_entry,
+    "mass_matrix_diagonal": mass_matrix_diagonal_entry,
+    "mass_matrix_inverse": mass_matrix_inverse_entry,
+    "forward_dynamics": forward_dynamics_entry,
+    "kinetic_energy": kinetic_energy_entry,
+    "potential_energy": potential_energy_entry,
+    "frame_pose": frame_pose_entry,
+    "jacobian": jacobian_entry,
+    "operational_space_inertia_inverse": operational_space_inertia_inverse_entry,
+    "operational_space_inertia": operational_space_inertia_entry,
+}
