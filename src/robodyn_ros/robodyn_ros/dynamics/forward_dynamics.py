@@ -2,6 +2,8 @@
 coordinates (Featherstone, RBDA, Table 7.1), and the factored route through CRBA and LᵀDL.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
@@ -30,16 +32,20 @@ LANES = 8
 independent, so the CPU overlaps one state's dependency chains with another's: on the bundled
 Panda, 8 lanes take two thirds of the time per state of one state at a time."""
 
+# RBDA Table 7.1, world axes: U_i = I^A_i S_i, D_i = S_iᵀ U_i + armature, u_i = τ_i − S_iᵀ p^A_i
+AbaWorkspace = namedtuple("AbaWorkspace", "X_world S_world v c pA U D u IA")
+AbaWorkspace.__doc__ = """The ABA's arrays, a leading index per lane: world poses X_world, motion
+subspaces S_world, v, c (then the accelerations a), pA, U, D, u and articulated inertias IA."""
+
 
 @kernel_helper
 def aba_workspace(n, lanes):
-    """(X_world, S_world, v, c, pA, U, D, u, IA) for `lanes` states at once: what aba needs
-    besides the states, a leading index per lane."""
-    X_world, S_world = np.empty((lanes, n, POSE)), np.empty((lanes, n, 6))
-    v, c, pA, U = (np.empty((lanes, n, 6)), np.empty((lanes, n, 6)), np.empty((lanes, n, 6)),
-                   np.empty((lanes, n, 6)))
-    return X_world, S_world, v, c, pA, U, np.empty((lanes, n)), np.empty((lanes, n)), \
-        np.empty((lanes, n, 6, 6))
+    """An AbaWorkspace for `lanes` states at once."""
+    return AbaWorkspace(
+        X_world=np.empty((lanes, n, POSE)), S_world=np.empty((lanes, n, 6)),
+        v=np.empty((lanes, n, 6)), c=np.empty((lanes, n, 6)), pA=np.empty((lanes, n, 6)),
+        U=np.empty((lanes, n, 6)), D=np.empty((lanes, n)), u=np.empty((lanes, n)),
+        IA=np.empty((lanes, n, 6, 6)))
 
 
 @kernel_helper
@@ -55,7 +61,8 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
     loop: numba counts the references of a view that lives across a loop on every iteration, an
     atomic add and subtract, which cost a single-state ABA 9 % of its time.
     """
-    X_world, S_world, v, c, pA, U, D, u, IA = workspace
+    X_world, S_world, v, c = workspace.X_world, workspace.S_world, workspace.v, workspace.c
+    pA, U, D, u, IA = workspace.pA, workspace.U, workspace.D, workspace.u, workspace.IA
     n = Q.shape[1]
 
     # forward pass: poses, velocities, velocity-product accelerations c, rigid-body bias forces

@@ -2,6 +2,8 @@
 coordinates so that composite inertias add without transforms. Featherstone, RBDA, Table 6.2.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import world_inertias
@@ -13,19 +15,27 @@ from robodyn_ros.dynamics.tree import POSE, armature, parent_of, subtree_ends
 INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), see spatial.py
 
 
+# RBDA Table 6.2: I^c_λ(i) += I^c_i, F_i = I^c_i S_i, M_ij = S_iᵀ F_j for j in the subtree of i
+CrbaWorkspace = namedtuple("CrbaWorkspace", "subtree_end X_world S_world Ic F")
+CrbaWorkspace.__doc__ = """What crba needs besides the state: subtree_end from subtree_ends, the
+world poses X_world (n x 12), motion subspaces S_world, composite inertias Ic (n x 10) and F."""
+
+
 @kernel_helper
 def crba_workspace(tree, n):
-    """What crba needs besides the state: (end, X_world, S_world, Ic, F), end from
-    subtree_ends, the others workspaces: X_world (n x 12), S_world, F (n x 6), Ic (n x 10)."""
-    end = np.empty(n, dtype=np.int64)
-    subtree_ends(tree, end)
-    return end, np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, INERTIA_SIZE)), np.empty((n, 6))
+    """A CrbaWorkspace for the tree's n bodies."""
+    subtree_end = np.empty(n, dtype=np.int64)
+    subtree_ends(tree, subtree_end)
+    return CrbaWorkspace(subtree_end=subtree_end, X_world=np.empty((n, POSE)),
+                         S_world=np.empty((n, 6)), Ic=np.empty((n, INERTIA_SIZE)),
+                         F=np.empty((n, 6)))
 
 
 @kernel_helper
 def crba(tree, q, M, workspace):
     """M(q) for one state, written into M (n x n); workspace from crba_workspace."""
-    end, X_world, S_world, Ic, F = workspace
+    end, X_world, S_world = workspace.subtree_end, workspace.X_world, workspace.S_world
+    Ic, F = workspace.Ic, workspace.F
     forward_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, Ic)
     composite_inertia_matrix(tree, S_world, end, Ic, F, M)

@@ -2,6 +2,8 @@
 forces C(q, q̇)q̇ + g(q) and gravity torques g(q). Featherstone, RBDA, Table 5.1.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -21,11 +23,17 @@ from robodyn_ros.dynamics.spatial import (
 )
 from robodyn_ros.dynamics.tree import PLACEMENT, POSE, armature, body_inertia, parent_of, subspace
 
+# RBDA Table 5.1: v_i = Xup_i v_λ(i) + S_i q̇_i, f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i
+RneaWorkspace = namedtuple("RneaWorkspace", "Xup v a f")
+RneaWorkspace.__doc__ = """What rnea needs besides the state, each body's in its own frame: its pose
+in its parent Xup (n x 12), velocity v, acceleration a and net force f (n x 6)."""
+
 
 @kernel_helper
 def rnea_workspace(n):
-    """(X, v, a, f): what rnea needs besides the state, n x 12 and three n x 6."""
-    return np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    """An RneaWorkspace for n bodies."""
+    return RneaWorkspace(Xup=np.empty((n, POSE)), v=np.empty((n, 6)), a=np.empty((n, 6)),
+                         f=np.empty((n, 6)))
 
 
 @kernel_helper
@@ -76,7 +84,8 @@ def inverse_dynamics(tree, gravity, q, qd, qdd, f_ext, tau):
     Q, QD, QDD = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd)
     B, n = Q.shape
     TAU = tau.reshape((B, n))
-    X, v, a, f = rnea_workspace(n)
+    workspace = rnea_workspace(n)
+    X, v, a, f = workspace.Xup, workspace.v, workspace.a, workspace.f
     if f_ext is None:
         for b in range(B):
             rnea(tree, gravity, Q[b], QD[b], QDD[b], None, TAU[b], X, v, a, f)

@@ -31,6 +31,7 @@ Control laws (`law`):
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -70,6 +71,21 @@ STIFFNESS, JOINT_DAMPING, REST = range(3)
 # rows of the (2, 6) task gains
 KP, KD = range(2)
 
+# RK4 stage s (semi-implicit Euler: s = 0 alone): k_q = QD[s], k_v = QDD[s] = ABA(Q, QD, TAU)[s]
+IntegratorWorkspace = namedtuple("IntegratorWorkspace", "aba Q QD TAU QDD")
+IntegratorWorkspace.__doc__ = """The integrator's arrays: a one-lane AbaWorkspace, and the stages'
+positions Q, velocities QD, applied efforts TAU and accelerations QDD (4 x n each)."""
+
+# Khatib 1987: τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), Λ⁻¹ = J M⁻¹ Jᵀ, M = L_M L_Mᵀ
+ControlWorkspace = namedtuple("ControlWorkspace", [
+    "crba", "M", "L_M", "rnea", "b", "tau0", "v", "a", "J", "Jdot_qd", "frame_pose", "Lambda",
+    "task_inertia_info", "Linv_JT", "Lambda_inv", "L_Lambda_inv", "task_force", "rotation_error",
+    "Linv_tau0"])
+ControlWorkspace.__doc__ = """What the control laws need: the CRBA's and RNEA's workspaces, M, its
+Cholesky factor L_M, b = C q̇ + g, τ₀, the bodies' world velocities v and accelerations a at
+q̈ = 0, J, J̇ q̇, the frame's pose, Λ, damped_task_inertia's info, L_M⁻¹ Jᵀ, Λ⁻¹, its Cholesky
+factor L_Lambda_inv, the task force (built up from the pose error), R* Rᵀ and L_M⁻¹ τ₀."""
+
 
 @kernel_helper
 def stage_torques(joints, friction_velocity, tau, QD, TAU, s):
@@ -82,19 +98,18 @@ def stage_torques(joints, friction_velocity, tau, QD, TAU, s):
 
 @kernel_helper
 def integrator_workspace(n):
-    """(a one-lane aba_workspace, and the RK4 stages as batches of four states: positions
-    Q, velocities QD = k_q, applied efforts TAU and accelerations QDD = k_v, each 4 x n).
-    Stage s is state s of the batch, so each stage's ABA is a call of the aba_one routine
-    with no array view made: numba counts a reference to each array an inlined ABA takes,
-    an atomic add and subtract, 15 of each a stage."""
-    return aba_workspace(n, 1), np.empty((4, n)), np.empty((4, n)), np.empty((4, n)), \
-        np.empty((4, n))
+    """An IntegratorWorkspace: the RK4 stages as batches of four states, QD = k_q and
+    QDD = k_v. Stage s is state s of the batch, so each stage's ABA is a call of the aba_one
+    routine with no array view made: numba counts a reference to each array an inlined ABA
+    takes, an atomic add and subtract, 15 of each a stage."""
+    return IntegratorWorkspace(aba=aba_workspace(n, 1), Q=np.empty((4, n)), QD=np.empty((4, n)),
+                               TAU=np.empty((4, n)), QDD=np.empty((4, n)))
 
 
 @kernel_helper
 def start_stages(q, qd, workspace):
     """The step's first stage, (q, q̇), into Q[0] and QD[0] of the workspace."""
-    _, Q, QD, _, _ = workspace
+    Q, QD = workspace.Q, workspace.QD
     for i in range(q.shape[0]):
         Q[0, i], QD[0, i] = q[i], qd[i]
 
@@ -104,7 +119,7 @@ def acceleration_from_factor(joints, friction_velocity, L, b, tau, workspace):
     """The first stage's q̈ = M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) at a state where M = L Lᵀ
     (L from cholesky) and b = C q̇ + g are known (from the operational-space law), without
     an ABA: into QDD[0] of the workspace, whose QD[0] holds q̇."""
-    _, _, QD, TAU, QDD = workspace
+    QD, TAU, QDD = workspace.QD, workspace.TAU, workspace.QDD
     stage_torques(joints, friction_velocity, tau, QD, TAU, 0)
     for i in range(tau.shape[0]):
         QDD[0, i] = TAU[0, i] - b[i]
@@ -117,7 +132,8 @@ def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, t
     """(q, q̇) advanced in place by one step of `integrator` under the held effort τ, from
     the stages set up by start_stages; where start_known, QDD[0] already holds q̈ at
     (q, q̇), else the first stage's ABA, at q, leaves the frame's pose in `pose` (4 x 4)."""
-    aba_ws, Q, QD, TAU, QDD = workspace
+    aba_ws, Q, QD = workspace.aba, workspace.Q, workspace.QD
+    TAU, QDD = workspace.TAU, workspace.QDD
     n = q.shape[0]
     for s in range(1 if start_known else 0, 1 if integrator == SEMI_IMPLICIT_EULER else 4):
         h = dt if s == 3 else 0.5 * dt  # RK4's stages at t, t + dt/2, t + dt/2, t + dt
@@ -128,7 +144,7 @@ def integrate(tree, gravity, joints, friction_velocity, integrator, dt, q, qd, t
         stage_torques(joints, friction_velocity, tau, QD, TAU, s)
         aba_one(tree, gravity, Q, QD, TAU, None, QDD, s, aba_ws)
         if s == 0:
-            frame_pose_into(aba_ws[0][0], frame, pose)  # the ABA's world poses X_world at q
+            frame_pose_into(aba_ws.X_world[0], frame, pose)  # the ABA's world poses at q
     if integrator == SEMI_IMPLICIT_EULER:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
         for i in range(n):
             qd[i] += dt * QDD[0, i]
@@ -155,14 +171,14 @@ def enforce_limits(joints, q, qd, clamped):
 
 @kernel_helper
 def control_workspace(tree, n):
-    """What the control laws need: (CRBA workspace, M (n x n), its Cholesky factor (n x n),
-    rnea workspace, b, τ₀, v, a, J (6 x n), J̇ q̇ (6), pose (4 x 4), Λ (6 x 6), info (2),
-    L⁻¹ Jᵀ (n x 6), Λ⁻¹ (6 x 6), L (6 x 6), task (6), R* Rᵀ (3 x 3), L⁻¹ τ₀ (n x 1))."""
-    return (
-        crba_workspace(tree, n), np.empty((n, n)), np.empty((n, n)), rnea_workspace(n),
-        np.empty(n), np.empty(n), np.empty((n, 6)), np.empty((n, 6)), np.empty((6, n)),
-        np.empty(6), np.empty((4, 4)), np.empty((6, 6)), np.empty(2), np.empty((n, 6)),
-        np.empty((6, 6)), np.empty((6, 6)), np.empty(6), np.empty((3, 3)), np.empty((n, 1)),
+    """A ControlWorkspace for n joints."""
+    return ControlWorkspace(
+        crba=crba_workspace(tree, n), M=np.empty((n, n)), L_M=np.empty((n, n)),
+        rnea=rnea_workspace(n), b=np.empty(n), tau0=np.empty(n), v=np.empty((n, 6)),
+        a=np.empty((n, 6)), J=np.empty((6, n)), Jdot_qd=np.empty(6), frame_pose=np.empty((4, 4)),
+        Lambda=np.empty((6, 6)), task_inertia_info=np.empty(2), Linv_JT=np.empty((n, 6)),
+        Lambda_inv=np.empty((6, 6)), L_Lambda_inv=np.empty((6, 6)), task_force=np.empty(6),
+        rotation_error=np.empty((3, 3)), Linv_tau0=np.empty((n, 1)),
     )
 
 
@@ -288,8 +304,10 @@ def task_frame_state(tree, gravity, frame, q, qd, cw):
     """What the operational-space law and the samples take from the state (q, q̇), into cw:
     the world kinematics, the frame's pose, J and J̇ q̇, b = C q̇ + g, and M by the CRBA, which
     leaves the composite inertias in the CRBA workspace."""
-    crba_ws, M, _, rnea_ws, b, _, v, a, J, Jdot_qd, pose = cw[:11]
-    end, X_world, S_world, inertias, F = crba_ws
+    crba_ws, M, rnea_ws, b, v, a = cw.crba, cw.M, cw.rnea, cw.b, cw.v, cw.a
+    J, Jdot_qd, pose = cw.J, cw.Jdot_qd, cw.frame_pose
+    end, X_world, S_world = crba_ws.subtree_end, crba_ws.X_world, crba_ws.S_world
+    inertias, F = crba_ws.Ic, crba_ws.F
     forward_kinematics(tree, q, X_world, S_world)
     body = int(frame[FRAME_BODY])
     frame_pose_into(X_world, frame, pose)
@@ -297,7 +315,7 @@ def task_frame_state(tree, gravity, frame, q, qd, cw):
     velocity_product_accelerations(tree, S_world, qd, v, a)
     classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
     world_inertias(tree, X_world, inertias)
-    world_bias_forces(tree, gravity, S_world, inertias, v, a, rnea_ws[3], b)
+    world_bias_forces(tree, gravity, S_world, inertias, v, a, rnea_ws.f, b)
     composite_inertia_matrix(tree, S_world, end, inertias, F, M)
 
 
@@ -356,8 +374,10 @@ def smallest_singular_value(grams, L):
 def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, tau, cw):
     """Khatib's operational-space law (module docstring) into tau, after task_frame_state at
     (q, q̇)."""
-    (_, M, L_M, _, b, tau0, _, _, J, Jdot_qd, pose, Lambda, info, LinvJT, Lambda_inv, L, task,
-     rotation, Linv_tau0) = cw
+    M, L_M, b, tau0, J, Jdot_qd = cw.M, cw.L_M, cw.b, cw.tau0, cw.J, cw.Jdot_qd
+    pose, Lambda, info, LinvJT = cw.frame_pose, cw.Lambda, cw.task_inertia_info, cw.Linv_JT
+    Lambda_inv, L, task, rotation = cw.Lambda_inv, cw.L_Lambda_inv, cw.task_force, cw.rotation_error
+    Linv_tau0 = cw.Linv_tau0
     n = q.shape[0]
     if not cholesky(M, 0.0, L_M):
         raise ValueError("the joint-space inertia matrix is not positive definite")
@@ -389,7 +409,8 @@ def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, 
 @kernel_helper
 def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw):
     """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g, into tau."""
-    X, vr, ar, fr = cw[3]
+    rnea_ws = cw.rnea
+    X, vr, ar, fr = rnea_ws.Xup, rnea_ws.v, rnea_ws.a, rnea_ws.f
     rnea(tree, gravity, q, qd, reference[2], None, tau, X, vr, ar, fr)
     for i in range(q.shape[0]):
         tau[i] += (joint_gains[STIFFNESS, i] * (reference[0, i] - q[i])
@@ -411,17 +432,17 @@ def rollout(tree, gravity, frame, joints, joint_gains, task_gains, target, refer
     m = min(6, n)
     grams, gram_factor = np.empty((energy.shape[0], m, m)), np.empty((m, m))
     clamped[:] = 0
-    L_M, b = cw[2], cw[4]
+    L_M, b = cw.L_M, cw.b
     sample = 0
     for k in range(steps + 1):
         law_now = law if k % control_every == 0 else -1
         at_sample = k % sample_every == 0 or k == steps
         if law_now == OPERATIONAL_SPACE or at_sample:
             task_frame_state(tree, gravity, frame, q[k], qd[k], cw)
-            path[k] = cw[10]  # the pose of the frame at q_k
+            path[k] = cw.frame_pose  # the pose of the frame at q_k
         if at_sample:
-            energy[sample] = mechanical_energy(tree, gravity, qd[k], cw[1], cw[0][3])
-            store_gram(cw[8], grams[sample])
+            energy[sample] = mechanical_energy(tree, gravity, qd[k], cw.M, cw.crba.Ic)
+            store_gram(cw.J, grams[sample])
             sample += 1
         if k == steps:
             break
