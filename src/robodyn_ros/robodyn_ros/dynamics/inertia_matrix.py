@@ -50,10 +50,10 @@ def composite_inertia_matrix(tree, S_world, end, Ic, F, M):
     # backward pass: composite inertia Ic of each subtree, and F the force it needs to
     # accelerate along its joint
     for i in range(n - 1, -1, -1):
-        lam = parent_of(tree, i)
-        if lam >= 0:
+        parent = parent_of(tree, i)
+        if parent >= 0:
             for k in range(INERTIA_SIZE):
-                Ic[lam, k] += Ic[i, k]
+                Ic[parent, k] += Ic[i, k]
         store(F, i, inertia_times(inertia_at(Ic, i), vector6(S_world, i)))
     # M[i, j] = Sᵢᵀ Fⱼ for j in the subtree of i, which is the index range i .. end[i] − 1;
     # entries of joints on different branches are zero

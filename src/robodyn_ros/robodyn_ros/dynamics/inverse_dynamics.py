@@ -51,10 +51,10 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
 
     # forward pass: velocities, accelerations and the net force on each body
     for i in range(q.shape[0]):
-        S, body, lam = subspace(tree, i), body_inertia(tree, i), parent_of(tree, i)
+        S, body, parent = subspace(tree, i), body_inertia(tree, i), parent_of(tree, i)
         X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, q[i])
-        v_parent = vector6(v, lam) if lam >= 0 else v_root
-        a_parent = vector6(a, lam) if lam >= 0 else a_root
+        v_parent = vector6(v, parent) if parent >= 0 else v_root
+        a_parent = vector6(a, parent) if parent >= 0 else a_root
         vJ = scale6(qd[i], S)
         v_i = add6(motion_to_child(X_i, v_parent), vJ)
         a_i = add6(motion_to_child(X_i, a_parent), scale6(qdd[i], S))
@@ -73,9 +73,9 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
     for i in range(q.shape[0] - 1, -1, -1):
         f_i = vector6(f, i)
         tau[i] = dot6(subspace(tree, i), f_i) + armature(tree, i) * qdd[i]
-        lam = parent_of(tree, i)
-        if lam >= 0:
-            store(f, lam, add6(vector6(f, lam), force_to_parent(pose_at(X, i, 0), f_i)))
+        parent = parent_of(tree, i)
+        if parent >= 0:
+            store(f, parent, add6(vector6(f, parent), force_to_parent(pose_at(X, i, 0), f_i)))
 
 
 @kernel

@@ -452,7 +452,8 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     FORCE, OUT = force.reshape((B, m)), out.reshape((B, m))
     workspace, zero, qdd = aba_workspace(n, 1), np.zeros(n), np.empty(n)
-    X_world, S_world, a = workspace[0][0], workspace[1][0], workspace[3][0]  # aba's, lane 0
+    X_world, S_world = workspace.X_world[0], workspace.S_world[0]  # aba's, lane 0
+    a = workspace.c[0]  # the accelerations, once the last pass is done
     f_ext, wrench, no_gravity = np.empty((n, 6)), np.empty(F6), np.zeros(3)
     for b in range(B):
         forward_kinematics(tree, Q[b], X_world, S_world)
