@@ -54,7 +54,8 @@ class RobotSpec:
         return dict.fromkeys(self.locked_joints, 0.0)
 
     def load(self) -> Robot:
-        """The Robot, without the URDF warnings (Talos: mimic joints, singular inertias)."""
+        """The Robot, without the URDF warnings (Talos: mimic joints, singular inertias); mimic
+        joints load as independent joints, as the Pinocchio peer has them."""
         from robodyn_ros import Robot
         from robodyn_ros.model.urdf import URDFWarning
 
@@ -62,7 +63,7 @@ class RobotSpec:
         load = Robot.from_urdf_string if is_text else Robot.from_urdf
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", URDFWarning)
-            return load(source, locked_joints=self.locked() or None)
+            return load(source, locked_joints=self.locked() or None, mimic=False)
 
 
 def robot_specs() -> dict[str, RobotSpec]:
