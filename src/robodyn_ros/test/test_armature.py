@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_dynamics import KAPPA_REF, assert_close
 
 from robodyn_ros import Robot
 from robodyn_ros.model import ModelError, load_urdf, load_urdf_string
@@ -30,6 +29,8 @@ from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+from helpers.tolerances import KAPPA_REF, assert_close
 
 STATES = 2
 BATCH = 5

@@ -5,30 +5,11 @@ the remedy that lets a robot whose tip moves no mass be served."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from robodyn_interfaces.msg import JointSpaceDynamics
-from sensor_msgs.msg import JointState
 from std_msgs.msg import String
-from test_node_faults import (
-    CHAIN,
-    MASSLESS,
-    PANDA,
-    PANDA_JOINTS,
-    Q0,
-    Peer,
-    dynamics_answer,
-    dynamics_peer,
-    panda_state,
-    wait_for,
-)
 
 from robodyn_ros import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
@@ -36,36 +17,20 @@ from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
-TOLERANCE = 1e-10  # M and q̈ against Pinocchio, relative to their largest entry
+from helpers.nodes import (
+    TOLERANCE,
+    Peer,
+    dynamics_answer,
+    dynamics_peer,
+    new_state,
+    panda_node,
+    published_answer,
+    wait_for,
+)
+from helpers.robots import CHAIN, MASSLESS, PANDA, PANDA_JOINTS
+
 ARMATURE = {"panda_joint1": 0.3, "panda_joint4": 0.2, "panda_joint7": 0.05}
 INLINE = "{" + ", ".join(f"{joint}: {value}" for joint, value in ARMATURE.items()) + "}"
-
-
-def published_answer(peer: Peer, q: np.ndarray, effort) -> JointSpaceDynamics:
-    """The JointSpaceDynamics the node publishes for the state (q, q̇ = 0, effort); q is new
-    to the node, so that an answer computed before a change cannot pass for one after it."""
-    peer.answers.clear()
-
-    def answer():
-        return next((m for m in peer.answers if np.array_equal(m.position, q)), None)
-
-    def answered() -> bool:
-        peer.publish(JointState, "joint_states", panda_state(q, effort=effort))
-        return wait_for(lambda: answer() is not None, 0.2)
-
-    assert wait_for(answered)
-    return answer()
-
-
-STATES = itertools.count(1)
-
-
-def new_state() -> np.ndarray:
-    """Q0 moved by a step no earlier call made."""
-    q = np.array(Q0)
-    q[0] += 1e-3 * next(STATES)
-    return q
-
 
 
 def expect_pinocchio(peer: Peer, armature: dict[str, float], urdf: str = PANDA) -> None:
@@ -163,22 +128,6 @@ def test_armature_on_a_joint_that_moves_no_mass_lets_the_robot_be_served(dynamic
                     and node.robot.mass_matrix(np.zeros(7))[6, 6] == pytest.approx(0.05))
     expect_pinocchio(dynamics, {"panda_joint7": 0.05}, MASSLESS)
     assert dynamics_answer(dynamics)
-
-
-@contextmanager
-def panda_node(kind, *parameters: Parameter) -> Iterator[tuple[Node, Callable[[], Robot]]]:
-    """A sim_node, controller_node or preview_node on the panda with `parameters`: the node
-    and a function giving the robot it uses (the simulated one for sim_node)."""
-    overrides = [Parameter("robot_description", value=PANDA), *parameters]
-    if kind is ControllerNode:
-        overrides.append(Parameter("controller", value="gravity_compensation"))
-    node = kind(parameter_overrides=overrides)
-    try:
-        yield node, (lambda: node.sim.robot if kind is SimNode else node.robot)
-    finally:
-        if kind is SimNode:
-            node.stop()
-        node.destroy_node()
 
 
 @pytest.mark.parametrize("kind", [SimNode, ControllerNode, PreviewNode])

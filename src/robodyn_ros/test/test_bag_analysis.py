@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import BUNDLED_PANDA, assert_as_serial, case_named
 
 from robodyn_ros.bag import (
     AnalysisOptions,
@@ -24,6 +23,9 @@ from robodyn_ros.bag.writing import header, open_writer
 from robodyn_ros.cli import main
 from robodyn_ros.parallel import backend
 from robodyn_ros.testing.trajectories import sine_trajectory
+
+from helpers.cases import BUNDLED_PANDA, case_named
+from helpers.tolerances import assert_as_serial
 
 SAMPLES, RATE = 2000, 500.0
 SIGMA = 0.2  # N·m, the effort noise the residual RMS must recover

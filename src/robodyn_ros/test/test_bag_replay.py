@@ -9,7 +9,6 @@ import time
 
 import numpy as np
 import pytest
-from conftest import BUNDLED_PANDA, robot_named
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics
@@ -20,6 +19,8 @@ from robodyn_ros.bag import BagError, write_joint_states
 from robodyn_ros.ros.bag_replay import BagPlayer
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.testing.trajectories import sine_trajectory
+
+from helpers.cases import BUNDLED_PANDA, robot_named
 
 SAMPLES, PERIOD = 40, 0.01  # a 0.4 s run at 100 Hz
 RATE = 2.0

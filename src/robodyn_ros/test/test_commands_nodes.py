@@ -11,11 +11,13 @@ import numpy as np
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from test_node_faults import PANDA, PANDA_JOINTS, Peer, panda_state, wait_for
 
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+from helpers.nodes import Peer, panda_state, wait_for
+from helpers.robots import PANDA, PANDA_JOINTS
 
 JOINTS = ["panda_joint4", "panda_joint2", "panda_joint1"]  # a subset, out of URDF order
 Q = np.array([0.3, -0.4, 0.2, -2.1, 0.1, 1.6, 0.7])

@@ -2,7 +2,8 @@
 generated chains and trees, and the properties that define it whatever the oracle says: C q̇ is
 the Coriolis and centrifugal part of the bias forces, Ṁ − 2C is skew-symmetric, C is linear in
 q̇ and free of gravity and armature; a batch gives the stack of its states, and a single state,
-which enters through its C entry, the batch kernel's answer to rounding."""
+which enters through its C entry, the batch kernel's answer to rounding. (C as dynamics_node
+publishes it: ros/test_coriolis_nodes.py.)"""
 
 from __future__ import annotations
 
@@ -10,18 +11,16 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import case_named
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from test_dynamics import BATCH_RTOL, assert_close
-from test_node_faults import PANDA, PANDA_JOINTS, dynamics_peer, panda_state, wait_for
 
 from robodyn_ros import Robot
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.model.generate import random_tree_urdf
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+from helpers.cases import case_named
+from helpers.tolerances import BATCH_RTOL, assert_close
 
 ROBOTS = (
     "bundled_panda", "panda", "kinova", "talos", "chain7", "chain64", "tree12_seed1",
@@ -117,30 +116,3 @@ def test_random_small_trees_against_pinocchio(
     )
     q, qd = np.array(data.draw(joint_values)), np.array(data.draw(joint_values))
     assert_close(robot.coriolis_matrix(q, qd), oracle.coriolis_matrix(q, qd), "C")
-
-
-def test_dynamics_node_publishes_c_when_asked_and_leaves_it_empty_by_default(ros) -> None:
-    """Over DDS: with "coriolis_matrix" in quantities, the published C at a state with
-    velocity is Pinocchio's; by default the field stays empty."""
-    oracle = PinocchioOracle(PANDA, PANDA_JOINTS, is_string=True)
-    qd = np.linspace(-1.0, 1.0, 7)
-    for quantities, published in ((["mass_matrix", "coriolis_matrix"], True), (None, False)):
-        extra = () if quantities is None else (Parameter("quantities", value=quantities),)
-        peer = dynamics_peer(ros, *extra)
-        try:
-            q = np.linspace(0.1, 0.7, 7)
-
-            def answered(q=q, peer=peer) -> bool:
-                peer.publish(JointState, "joint_states", panda_state(q, qd=qd))
-                return wait_for(lambda: any(np.array_equal(m.position, q)
-                                            for m in peer.answers), 0.2)
-
-            assert wait_for(answered)
-            answer = next(m for m in peer.answers if np.array_equal(m.position, q))
-            if published:
-                C = np.reshape(answer.coriolis_matrix, (7, 7))
-                assert_close(C, oracle.coriolis_matrix(q, qd), "published C", 1e-9)
-            else:
-                assert len(answer.coriolis_matrix) == 0 and len(answer.mass_matrix) == 49
-        finally:
-            peer.close()

@@ -15,24 +15,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-RTOL = 1e-9
-FLOOR = 1e-3
-BATCH_RTOL = 1e-14  # batch vs single state: same arithmetic, fused differently at most
+from helpers.tolerances import BATCH_RTOL, KAPPA_REF, assert_close
+
 STATES = 3  # random states per robot and function
-# q̈ solves M q̈ = τ − h: it inherits the condition number κ(M) of the problem, so the reference
-# itself is known only to ≈ κ·1e-16 relative (Pinocchio's own ABA is 4e-9 off the exact q̈ on
-# the 256-joint chain, κ ≈ 3e7). The forward-error tolerance RTOL holds up to κ = KAPPA_REF and
-# grows with κ beyond (only chain256); the backward error (τ residual) is held to RTOL always.
-KAPPA_REF = 1e6
-
-
-def assert_close(actual, expected, what: str, rtol: float = RTOL, scale: float = 1.0) -> None:
-    """max |actual − expected| ≤ rtol × scale × max(max |expected|, FLOOR), shapes equal."""
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} ≠ {expected.shape}"
-    bound = rtol * scale * max(float(np.max(np.abs(expected))), FLOOR)
-    error = float(np.max(np.abs(actual - expected)))
-    assert error <= bound, f"{what}: max |error| {error:.3e} > bound {bound:.3e}"
 
 
 # -- inverse dynamics -------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """dynamics_node over real DDS: published matrices equal Robot's, the compute service answers
 for the state it is sent, another process receives the messages, and bad input gives a
-diagnostic and a log line while the node keeps serving."""
+diagnostic and a log line while the node keeps serving; the operational-space method a
+request names is the one compute_dynamics answers by."""
 
 from __future__ import annotations
 
@@ -321,3 +322,39 @@ def test_pose_orientation_matches_the_rotation() -> None:
         expected = expected if expected[3] >= 0 else -expected
         got = quaternion_from_rotation(rotation.as_matrix().tolist())
         assert np.allclose(got, expected, atol=1e-12) or np.allclose(got, -expected, atol=1e-12)
+
+
+def test_dynamics_node_serves_each_method(ros, load_robot) -> None:
+    """dynamics_node over real DDS with operational_space_method "recursive": compute_dynamics
+    answers as Robot.operational_space by the method the request names, frame by frame;
+    "schur" is refused, with the reason, for a frame on the fixed base, as a request and as a
+    parameter."""
+    robot: Robot = load_robot("bundled_panda")
+    harness = Harness(ros, robot_description=PANDA.read_text(), frames=[TIP],
+                      operational_space_method="recursive")
+    try:
+        client = harness.peer.create_client(ComputeDynamics, "compute_dynamics")
+        assert client.wait_for_service(timeout_sec=20.0)
+        q, qd, _ = state(7, robot.nv)
+        request = ComputeDynamics.Request(frames=[TIP], state=joint_state(robot, q, qd))
+        for method in ("", "schur"):
+            request.operational_space_method = method
+            response = client.call(request, timeout_sec=20.0)
+            assert response.success, response.message
+            served = operational_space_dynamics(response.operational_space[0])
+            expected = robot.operational_space(q, qd, TIP, method or "recursive",
+                                               singular_threshold=1e-4)
+            for name in ("Lambda_inv", "Lambda", "Jbar", "mu"):
+                np.testing.assert_allclose(getattr(served, name), getattr(expected, name),
+                                           rtol=1e-12, err_msg=f"{method} {name}")
+        request.frames = [TIP, "panda_link0"]
+        response = client.call(request, timeout_sec=20.0)
+        assert not response.success and "panda_link0" in response.message
+        harness.node.set_parameters([Parameter("frames", value=[TIP, "panda_link0"])])
+        result = harness.node.set_parameters(
+            [Parameter("operational_space_method", value="schur")]
+        )[0]
+        assert not result.successful and "frame 'panda_link0'" in result.reason
+        harness.peer.destroy_client(client)
+    finally:
+        harness.close()

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dynamics import assert_close
 
 from robodyn_ros import Robot
 from robodyn_ros.iteration import ConvergenceError, IterationInfo
+
+from helpers.tolerances import assert_close
 
 STATES = 2
 TOL = 1e-10

@@ -16,12 +16,14 @@ from robodyn_interfaces.msg import OperationalSpaceDynamics
 from robodyn_interfaces.srv import ComputeDynamics
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
-from test_node_faults import PANDA, PANDA_JOINTS, TIP, Peer, dynamics_peer, panda_state, wait_for
 
 from robodyn_ros.ros import frames
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+from helpers.nodes import Peer, dynamics_peer, panda_state, wait_for
+from helpers.robots import PANDA, PANDA_JOINTS, TIP
 
 PREFIX = "left_"
 ROOT = "panda_link0"

@@ -13,10 +13,12 @@ import pytest
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
-from test_node_faults import PANDA, PANDA_JOINTS, Peer, dynamics_peer, wait_for
 
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+from helpers.nodes import Peer, dynamics_peer, wait_for
+from helpers.robots import PANDA, PANDA_JOINTS
 
 TOLERANCE = 1e-10  # relative to the largest entry: the node's Robot against Pinocchio
 Q = np.array([0.3, -0.4, 0.2, -2.1, 0.1, 1.6, 0.7])

@@ -20,12 +20,13 @@ from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics
 from sensor_msgs.msg import JointState
-from test_node_faults import CHAIN, PANDA, Peer, panda_state, wait_for
-from test_node_parameters import call
 
 from robodyn_ros import Robot
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.sim_node import SimNode
+
+from helpers.nodes import Peer, call, panda_state, wait_for
+from helpers.robots import CHAIN, PANDA
 
 Q = [0.3, -0.4, 0.2, -2.1, 0.1, 1.6, 0.7]
 

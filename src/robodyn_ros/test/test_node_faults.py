@@ -5,22 +5,18 @@ diagnostics, and answers the next good message."""
 
 from __future__ import annotations
 
-import re
-import threading
 import time
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from robodyn_interfaces.action import Preview
-from robodyn_interfaces.msg import JointSpaceDynamics, PreviewScenario
+from robodyn_interfaces.msg import PreviewScenario
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -28,112 +24,16 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robodyn_ros import Robot
 from robodyn_ros.model import URDFWarning
-from robodyn_ros.model.generate import random_chain_urdf
-from robodyn_ros.resources import bundled_urdf
 from robodyn_ros.ros.controller_node import ControllerNode
-from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.guard import OK, WARN, NodeHealth
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 
-PANDA = bundled_urdf("panda").read_text()
-CHAIN = random_chain_urdf(4, seed=0)
+from helpers.nodes import PATIENCE, Peer, dynamics_answer, dynamics_peer, panda_state, wait_for
+from helpers.robots import CHAIN, MASSLESS, PANDA, Q0, TIP
+
 BROKEN = "<robot name='broken'><link/></robot>"
-TIP = "panda_hand_tcp"
-Q0 = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]
-PATIENCE = 30.0  # s: bounds a failure, not the speed (DDS here pauses for seconds at times)
 FLOOD = 2000
-
-
-def massless_tip(urdf: str) -> str:
-    """The URDF with no <inertial> from panda_link7 on: joint 7 moves no mass."""
-    start = urdf.index('<link name="panda_link7">')
-    return urdf[:start] + re.sub(r"<inertial>.*?</inertial>", "", urdf[start:], flags=re.S)
-
-
-MASSLESS = massless_tip(PANDA)
-
-
-def wait_for(done: Callable[[], bool], timeout: float = PATIENCE) -> bool:
-    deadline = time.monotonic() + timeout
-    while not done() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return bool(done())
-
-
-class Peer:
-    """A node under test and a test node, spun by one MultiThreadedExecutor in a thread; the
-    test node hears the node's /diagnostics and publishes what the test sends."""
-
-    def __init__(self, ros, node) -> None:
-        self.node = node
-        self.peer = ros.create_node(f"{node.get_name()}_faults_test")
-        self.statuses: list[DiagnosticStatus] = []
-        self.peer.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 50)
-        self._publishers = {}
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.description = self.peer.create_publisher(String, "robot_description", latched)
-        self.executor = MultiThreadedExecutor(num_threads=2)
-        self.executor.add_node(node)
-        self.executor.add_node(self.peer)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
-
-    def _on_diagnostics(self, message: DiagnosticArray) -> None:
-        name = self.node.get_fully_qualified_name().lstrip("/")
-        self.statuses += [s for s in message.status if s.name.split(":")[0] == name]
-
-    def publish(self, kind, topic: str, message) -> None:
-        if topic not in self._publishers:
-            self._publishers[topic] = self.peer.create_publisher(kind, topic, 100)
-            wait_for(lambda: self._publishers[topic].get_subscription_count() > 0)
-        self._publishers[topic].publish(message)
-
-    def reported(self, text: str, level=DiagnosticStatus.WARN, since: int = 0) -> bool:
-        """Whether a status since index `since` has `level` or worse and `text` in its
-        message or values."""
-        return any(
-            s.level >= level and (text in s.message or any(text in kv.value for kv in s.values))
-            for s in self.statuses[since:]
-        )
-
-    def until_reported(self, send: Callable[[], None], text: str,
-                       level=DiagnosticStatus.WARN) -> bool:
-        """send() every 50 ms until a new status reports `text` at `level` or worse."""
-        since = len(self.statuses)
-
-        def sent_and_reported() -> bool:
-            send()
-            time.sleep(0.05)
-            return self.reported(text, level, since)
-
-        return wait_for(sent_and_reported)
-
-    def value(self, key: str) -> str:
-        """The latest value of `key` in the node's diagnostics."""
-        for status in reversed(self.statuses):
-            for kv in status.values:
-                if kv.key == key:
-                    return kv.value
-        return ""
-
-    def close(self) -> None:
-        self.executor.shutdown(timeout_sec=5.0)
-        self.thread.join(timeout=5.0)
-        self.node.destroy_node()
-        self.peer.destroy_node()
-
-
-PANDA_JOINTS = [f"panda_joint{k}" for k in range(1, 8)]
-
-
-def panda_state(q=Q0, qd=None, effort=None, names=None) -> JointState:
-    names = names or PANDA_JOINTS
-    message = JointState(name=names, position=list(q))
-    message.velocity = list(qd) if qd is not None else [0.0] * len(q)
-    if effort is not None:
-        message.effort = list(effort)
-    return message
 
 
 def with_field(field: str, index: int, value: float) -> JointState:
@@ -166,35 +66,11 @@ HOSTILE_STATES = {
 # -- dynamics_node ------------------------------------------------------------------------------
 
 
-def dynamics_peer(ros, *parameters: Parameter) -> Peer:
-    """A DynamicsNode on the panda with `parameters` (default: the tcp frame); the Peer
-    collects its joint-space answers in `answers`."""
-    node = DynamicsNode(parameter_overrides=[
-        Parameter("robot_description", value=PANDA), Parameter("diagnostic_period", value=0.2),
-        *(parameters or (Parameter("frames", value=[TIP]),))])
-    peer = Peer(ros, node)
-    peer.answers = []
-    peer.peer.create_subscription(JointSpaceDynamics, "dynamics/joint_space",
-                                  peer.answers.append, 100)
-    return peer
-
-
 @pytest.fixture(scope="module")
 def dynamics(ros):
     peer = dynamics_peer(ros)
     yield peer
     peer.close()
-
-
-def dynamics_answer(peer: Peer, q=Q0, names=None) -> bool:
-    """A good state is answered (published with its position) after what went before."""
-    def answered() -> bool:
-        peer.publish(JointState, "joint_states", panda_state(q, names=names))
-        time.sleep(0.05)
-        return any(np.allclose(m.position, q) for m in peer.answers[-5:])
-
-    peer.answers.clear()
-    return wait_for(answered)
 
 
 @pytest.mark.parametrize("case", list(HOSTILE_STATES))

@@ -17,7 +17,6 @@ import pytest
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import DescribeParameters, SetParameters
 from rclpy.parameter import Parameter
-from test_node_faults import PANDA, Peer, dynamics_peer, wait_for
 
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.dynamics_node import DynamicsNode
@@ -25,20 +24,12 @@ from robodyn_ros.ros.parameters import ParameterError
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 
+from helpers.nodes import Peer, call, dynamics_peer, wait_for
+from helpers.robots import PANDA
+
 NODES = {"dynamics_node": DynamicsNode, "sim_node": SimNode, "controller_node": ControllerNode,
          "preview_node": PreviewNode}
 NUMBERS = (ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_INTEGER)
-
-
-def call(peer: Peer, kind, service: str, request):
-    client = peer.peer.create_client(kind, service)
-    try:
-        assert client.wait_for_service(timeout_sec=10.0), service
-        future = client.call_async(request)
-        assert wait_for(future.done)
-        return future.result()
-    finally:
-        peer.peer.destroy_client(client)
 
 
 @pytest.mark.parametrize("kind", NODES.values(), ids=NODES)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dynamics import KAPPA_REF, RTOL, assert_close
 
 from robodyn_ros import Robot
 from robodyn_ros.operational_space import SINGULAR_THRESHOLD
+
+from helpers.tolerances import KAPPA_REF, RTOL, assert_close
 
 STATES = 2
 PANDA_TCP = "panda_hand_tcp"

@@ -1,24 +1,22 @@
 """The routes to Λ⁻¹ and Λ (Robot.OPERATIONAL_SPACE_METHODS) against the dense route and
 Pinocchio: J (computeFrameJacobian, LOCAL_WORLD_ALIGNED) and M⁻¹ (computeMinverse) give the
 reference Λ⁻¹ = J M⁻¹ Jᵀ; stacked tasks, task axes, near-singular configurations, batches, the
-controller plugin and the errors of bad input.
+controller plugin and the errors of bad input. (dynamics_node serving each method:
+ros/test_dynamics_node.py.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import case_named
-from rclpy.parameter import Parameter
-from robodyn_interfaces.srv import ComputeDynamics
-from test_dynamics import KAPPA_REF, RTOL, assert_close
-from test_dynamics_node import PANDA, Harness, joint_state, state
 
 from robodyn_ros import Robot
 from robodyn_ros.control.operational_space import OperationalSpace
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.operational_space import SCHUR_METHODS
-from robodyn_ros.ros.conversions import operational_space_dynamics
+
+from helpers.cases import case_named
+from helpers.tolerances import KAPPA_REF, RTOL, assert_close
 
 PANDA_TCP = "panda_hand_tcp"
 STATES = 2
@@ -237,39 +235,3 @@ def test_schur_on_trees_and_off_the_tip(name: str, frame: str) -> None:
     for method in SCHUR_METHODS:
         inverse = case.robot.operational_space_inertia(q[0], frame, method, inverse=True)
         assert_close(inverse, expected, f"{name} {frame} {method} Λ⁻¹", scale=scale)
-
-
-def test_dynamics_node_serves_each_method(ros, load_robot) -> None:
-    """dynamics_node over real DDS with operational_space_method "recursive": compute_dynamics
-    answers as Robot.operational_space by the method the request names, frame by frame;
-    "schur" is refused, with the reason, for a frame on the fixed base, as a request and as a
-    parameter."""
-    robot: Robot = load_robot("bundled_panda")
-    harness = Harness(ros, robot_description=PANDA.read_text(), frames=[PANDA_TCP],
-                      operational_space_method="recursive")
-    try:
-        client = harness.peer.create_client(ComputeDynamics, "compute_dynamics")
-        assert client.wait_for_service(timeout_sec=20.0)
-        q, qd, _ = state(7, robot.nv)
-        request = ComputeDynamics.Request(frames=[PANDA_TCP], state=joint_state(robot, q, qd))
-        for method in ("", "schur"):
-            request.operational_space_method = method
-            response = client.call(request, timeout_sec=20.0)
-            assert response.success, response.message
-            served = operational_space_dynamics(response.operational_space[0])
-            expected = robot.operational_space(q, qd, PANDA_TCP, method or "recursive",
-                                               singular_threshold=1e-4)
-            for name in ("Lambda_inv", "Lambda", "Jbar", "mu"):
-                np.testing.assert_allclose(getattr(served, name), getattr(expected, name),
-                                           rtol=1e-12, err_msg=f"{method} {name}")
-        request.frames = [PANDA_TCP, "panda_link0"]
-        response = client.call(request, timeout_sec=20.0)
-        assert not response.success and "panda_link0" in response.message
-        harness.node.set_parameters([Parameter("frames", value=[PANDA_TCP, "panda_link0"])])
-        result = harness.node.set_parameters(
-            [Parameter("operational_space_method", value="schur")]
-        )[0]
-        assert not result.successful and "frame 'panda_link0'" in result.reason
-        harness.peer.destroy_client(client)
-    finally:
-        harness.close()

@@ -10,7 +10,6 @@ import time
 
 import numpy as np
 import pytest
-from conftest import assert_as_serial
 
 from robodyn_ros.batch_threads import MIN_CHUNK
 from robodyn_ros.errors import NonFiniteResultError
@@ -22,6 +21,8 @@ from robodyn_ros.parallel import (
     ThreadBackend,
     backend,
 )
+
+from helpers.tolerances import assert_as_serial
 
 B = 64
 

@@ -7,24 +7,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import BUNDLED_PANDA, case_named
-from test_gravity import expect_idle_fall
-from test_node_faults import MASSLESS
 
 from robodyn_ros import Robot
 from robodyn_ros.bag import write_joint_states
 from robodyn_ros.cli import main
 from robodyn_ros.model import ModelError
 from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
-from robodyn_ros.model.inertia import rotation_from_rpy
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 from robodyn_ros.testing.trajectories import sine_trajectory
 
-RTOL = 1e-9  # relative to the largest entry of the reference
+from helpers.cases import BUNDLED_PANDA, case_named
+from helpers.checks import expect_idle_fall, expect_joint_space
+from helpers.robots import MASSLESS, TOOL
+from helpers.tolerances import close
+
 PANDA = BUNDLED_PANDA.read_text()
-TOOL = (1.3, (0.02, -0.01, 0.08),  # a tool held off-centre and tilted: a full inertia tensor
-        rotation_from_rpy((0.3, -0.2, 0.7)) @ np.diag([0.004, 0.006, 0.009])
-        @ rotation_from_rpy((0.3, -0.2, 0.7)).T)
 PART = (0.4, (0.05, 0.0, -0.03), np.diag([1e-3, 2e-3, 2.5e-3]))
 ROBOTS = {
     # the hand is a fixed link on link 7, turned by -45° about z: a frame off its body's origin
@@ -32,24 +29,6 @@ ROBOTS = {
     "chain6": (random_chain_urdf(6, seed=11), {"fixed_0": TOOL, "link_2": PART}),
     "tree12": (random_tree_urdf(12, seed=3), {"link_9": TOOL, "fixed_1": PART}),
 }
-
-
-def close(ours, reference) -> None:
-    reference = np.asarray(reference)
-    np.testing.assert_allclose(ours, reference, rtol=0,
-                               atol=RTOL * max(np.abs(reference).max(), 1.0))
-
-
-def expect_joint_space(robot: Robot, oracle: PinocchioOracle, q, qd, x,
-                       forward_dynamics_methods: tuple[str, ...]) -> None:
-    """M, M⁻¹, g, b, τ and q̈ (by each method) at one state are the oracle's."""
-    close(robot.mass_matrix(q), oracle.mass_matrix(q))
-    close(robot.mass_matrix_inverse(q), oracle.mass_matrix_inverse(q))
-    close(robot.gravity_torques(q), oracle.gravity_torques(q))
-    close(robot.bias_forces(q, qd), oracle.bias_forces(q, qd))
-    close(robot.inverse_dynamics(q, qd, x), oracle.rnea(q, qd, x))
-    for method in forward_dynamics_methods:
-        close(robot.forward_dynamics(q, qd, x, method=method), oracle.aba(q, qd, x))
 
 
 def loaded(robot: Robot, payloads: dict) -> Robot:

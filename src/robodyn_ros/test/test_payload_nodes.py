@@ -12,15 +12,15 @@ from geometry_msgs.msg import Inertia, Vector3
 from rclpy.parameter import Parameter
 from robodyn_interfaces.srv import SetPayload
 from std_msgs.msg import String
-from test_armature_nodes import TOLERANCE, new_state, published_answer
-from test_node_faults import CHAIN, PANDA, PANDA_JOINTS, Peer, dynamics_peer, wait_for
-from test_payload import TOOL
 
 from robodyn_ros import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+from helpers.nodes import TOLERANCE, Peer, dynamics_peer, new_state, published_answer, wait_for
+from helpers.robots import CHAIN, PANDA, PANDA_JOINTS, TOOL
 
 HAND = "panda_hand"
 

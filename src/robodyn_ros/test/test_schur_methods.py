@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_dynamics import KAPPA_REF, assert_close
 
 from robodyn_ros import Robot
+
+from helpers.tolerances import KAPPA_REF, assert_close
 
 STATES = 2
 EXACT = ("schur", "schur_bcr")  # block LDLᵀ and block cyclic reduction of one system
