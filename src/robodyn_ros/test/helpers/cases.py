@@ -93,7 +93,7 @@ def _robot_source(name: str) -> tuple[str | Path, bool, dict[str, float] | None]
 
 def _load_robot(name: str) -> Robot:
     """The case's robot with every joint free: the kernels' tests run on the whole tree (mimic
-    joints as constraints have their own tests, test_mimic.py)."""
+    joints as constraints have their own tests, model/test_mimic.py)."""
     source, is_string, locked = _robot_source(name)
     with warnings.catch_warnings():
         if name == "talos":  # mimic joints and singular inertias, reported by design

@@ -12,7 +12,7 @@ import pytest
 from robodyn_ros import Robot
 from robodyn_ros.model import ModelError
 
-RTOL = 1e-9  # as in test_dynamics: relative to the largest magnitude involved
+RTOL = 1e-9  # as in test_robot_against_pinocchio: relative to the largest magnitude involved
 ROBOTS = ("bundled_panda", "kinova", "talos", "chain7", "chain64", "tree12_seed1", "tree40_seed2")
 STATES = 3
 

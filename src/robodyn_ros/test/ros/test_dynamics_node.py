@@ -29,7 +29,7 @@ from robodyn_ros import Robot
 from robodyn_ros.ros.conversions import operational_space_dynamics
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 
-PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 TIP = "panda_hand_tcp"
 TOLERANCE = 1e-12  # the node calls the same Robot: only float formatting could differ
 

@@ -14,7 +14,7 @@ from robodyn_ros import Robot
 from robodyn_ros.model.generate import random_chain_urdf
 from robodyn_ros.sim import INTEGRATORS, SimulatedRobot, rk4, semi_implicit_euler
 
-PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 G = 9.81
 
 

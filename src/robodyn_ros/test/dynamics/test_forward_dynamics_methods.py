@@ -1,5 +1,5 @@
 """The iterative forward-dynamics methods of issue 6 against ABA and Pinocchio on the robots of
-conftest.py: CCG and PCG-DS (Fijany & Scheid) and the iterative constraint-force solvers
+helpers/cases.py: CCG and PCG-DS (Fijany & Scheid) and the iterative constraint-force solvers
 (Sharf & D'Eleuterio), their options and info record, and a simulation that runs on them (the
 exact solves of the same system: test_schur_methods.py, a file of its own so that the test
 workers share the compiling).

@@ -23,7 +23,7 @@ from robodyn_ros import Robot
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.sim import SimulatedRobot
 
-PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 Q0 = [0.0, -0.3, 0.0, -2.0, 0.0, 1.5, 0.8]  # inside the limits, away from them
 PERIOD = 0.01
 

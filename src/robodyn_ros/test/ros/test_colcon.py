@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(
     os.environ.get("ROBODYN_COLCON_TEST") != "1", reason="run by make colcon"
 )
 
-PACKAGE = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).resolve().parents[2]
 REPOSITORY = PACKAGE.parents[1]
 WHEELS_CMAKE = REPOSITORY / "cmake" / "ros_wheels.cmake"
 PANDA_JOINTS = [f"panda_joint{i}" for i in range(1, 8)]

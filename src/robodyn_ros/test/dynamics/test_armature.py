@@ -6,7 +6,8 @@ made usable by armature; and the constraint-force methods, which refuse it.
 
 Armature values are of a geared arm's order (0.01–0.5 kg·m²) and a third of the joints have
 none, so every comparison fails by far when armature is ignored or put on the wrong joint.
-Tolerances as in test_dynamics (assert_close, RTOL relative, scaled by κ beyond KAPPA_REF).
+Tolerances as in test_robot_against_pinocchio (assert_close, RTOL relative, scaled by κ beyond
+KAPPA_REF).
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def kinetic_energy(oracle: PinocchioOracle, q: np.ndarray, qd: np.ndarray) -> fl
 
 
 def kappa_scale(oracle: PinocchioOracle, q: np.ndarray) -> float:
-    """The tolerance's growth with κ(M) beyond KAPPA_REF, as test_dynamics allows."""
+    """The tolerance's growth with κ(M) beyond KAPPA_REF, as test_robot_against_pinocchio allows."""
     return max(1.0, np.linalg.cond(oracle.mass_matrix(q)) / KAPPA_REF)
 
 

@@ -34,8 +34,8 @@ def pinocchio_task_inverse(case, q: np.ndarray, frames) -> np.ndarray:
 
 def test_methods_equal_pinocchio_and_dense(arm_case) -> None:
     """Λ⁻¹ and Λ of the tip by every method, at random states (tips away from singularities,
-    see test_dynamics). The tolerance grows with κ(M) beyond KAPPA_REF as for M⁻¹, and for Λ,
-    an inverse, also with κ(Λ⁻¹) (up to 7e7 for the UR5's tool0)."""
+    see test_robot_against_pinocchio). The tolerance grows with κ(M) beyond KAPPA_REF as for
+    M⁻¹, and for Λ, an inverse, also with κ(Λ⁻¹) (up to 7e7 for the UR5's tool0)."""
     case = arm_case
     methods = ("recursive", *SCHUR_METHODS)
     q, _, _, _ = case.states(STATES, seed=31)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-CONFIG = Path(__file__).resolve().parents[1] / "config" / "sim.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "sim.yaml"
 
 
 @pytest.mark.parametrize("dynamics_source", ["in_process", "service"])

@@ -1,11 +1,11 @@
 """The joint-space inertia methods (issue 4) against CRBA and Pinocchio on the real robots and
-generated chains and trees of conftest.py: GDAHJ, recursive doubling, RNEA columns, the O(n)
+generated chains and trees of helpers/cases.py: GDAHJ, recursive doubling, RNEA columns, the O(n)
 diagonal, and the branch-sparse LᵀDL factor behind mass_matrix_inverse("ltdl") and
 forward_dynamics("cholesky").
 
-Two error measures: max |M − M_ref| ≤ RTOL · max |M_ref| (as test_dynamics.assert_close), and
-Safeea's eq. 32, e = Σ |M − M_ref| / max |(M + M_ref)/2|, which sums n² entries and so is held
-to n² · MEAN_RTOL.
+Two error measures: max |M − M_ref| ≤ RTOL · max |M_ref| (as helpers.tolerances.assert_close),
+and Safeea's eq. 32, e = Σ |M − M_ref| / max |(M + M_ref)/2|, which sums n² entries and so is
+held to n² · MEAN_RTOL.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-PACKAGE = Path(__file__).resolve().parents[1]
+PACKAGE = Path(__file__).resolve().parents[2]
 RSP = ("robot_state_publisher", "robot_state_publisher", "robot_state_publisher")
 
 # (package, executable, node name) of each node a file starts

@@ -36,8 +36,8 @@ def reference(case, q: np.ndarray, qd: np.ndarray) -> dict[str, np.ndarray]:
 
 def test_operational_space_equals_pinocchio(arm_case) -> None:
     """Every quantity of one tip frame at random states (away from singularities: the tips of
-    arm_case have σ_min/σ_max > 1e-4, see test_dynamics). Everything but J goes through M⁻¹,
-    so the tolerance grows with κ(M) beyond KAPPA_REF, as for forward dynamics."""
+    arm_case have σ_min/σ_max > 1e-4, see test_robot_against_pinocchio). Everything but J goes
+    through M⁻¹, so the tolerance grows with κ(M) beyond KAPPA_REF, as for forward dynamics."""
     q, qd, _, _ = arm_case.states(STATES, seed=21)
     for i in range(STATES):
         result = arm_case.robot.operational_space(q[i], qd[i], arm_case.tip)

@@ -1,7 +1,7 @@
 """The parallel backends answer as serial does: batches of Robot calls (exactly in this
-process, to 1e-12 from worker processes: conftest.assert_as_serial), maps of plain functions,
-errors that name the item, and cancellation. The Dask backend runs a real LocalCluster of
-worker processes."""
+process, to 1e-12 from worker processes: helpers.tolerances.assert_as_serial), maps of plain
+functions, errors that name the item, and cancellation. The Dask backend runs a real
+LocalCluster of worker processes."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from robodyn_ros.control.operational_space import (
     rotation_error,
 )
 
-PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 TCP = "panda_hand_tcp"
 Q_START = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8])  # away from singularities
 DT = 1e-3

@@ -20,7 +20,7 @@ from robodyn_ros.cli import main
 from robodyn_ros.model import expand_xacro, read_robot_description
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
-BUNDLED_PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+BUNDLED_PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
 FIXTURE_PACKAGE = "robodyn_xacro_fixture"  # a package of the temporary ament index
 PANDA_ROBOT = '<robot name="panda">'

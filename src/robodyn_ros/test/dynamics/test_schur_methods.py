@@ -1,7 +1,7 @@
 """The exact solves of issue 6's constraint-force system against ABA and Pinocchio on the robots
-of conftest.py: forward dynamics by block LDLᵀ ("schur", in link frames) and block cyclic
+of helpers/cases.py: forward dynamics by block LDLᵀ ("schur", in link frames) and block cyclic
 reduction ("schur_bcr", chains only), and M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ. Tolerances as
-test_dynamics (RTOL relative, scaled by κ(M)/KAPPA_REF beyond KAPPA_REF).
+test_robot_against_pinocchio (RTOL relative, scaled by κ(M)/KAPPA_REF beyond KAPPA_REF).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from robodyn_ros.model import (
 SOURCE = "test_robot.urdf"
 ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
 ERD_PANDA = ROBOTS / "panda_description/urdf/panda.urdf"
-BUNDLED_PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+BUNDLED_PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 PANDA_FINGERS = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
 REAL_ROBOTS = {
     "panda": ERD_PANDA,

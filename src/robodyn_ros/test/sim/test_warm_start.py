@@ -14,7 +14,7 @@ from robodyn_ros.iteration import ConvergenceError
 from robodyn_ros.sim import SimulatedRobot
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics, extrapolate
 
-PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
+PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 TOL = 1e-6  # the trajectory's tolerance; the iterations stop at ε = TOL / 10
 EPSILON = TOL / 10
 STEPS = 100
