@@ -44,13 +44,3 @@ def arm_case(request: pytest.FixtureRequest) -> Case:
 def load_robot() -> Callable[[str], Robot]:
     """name → the session's Robot of that case name (CASE_IDS), without building an oracle."""
     return robot_named
-
-
-@pytest.fixture(scope="session")
-def ros():
-    """rclpy initialised once for the session (real DDS, this run's own domain)."""
-    import rclpy
-
-    rclpy.init()
-    yield rclpy
-    rclpy.shutdown()
