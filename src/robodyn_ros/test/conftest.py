@@ -1,28 +1,19 @@
-"""Robots shared by the dynamics and property tests, each built once per session.
-
-A *case* is a robodyn ``Robot`` and a Pinocchio oracle of the same URDF (in robodyn's joint
-order), plus a tip frame for Jacobians and operational-space inertia and a state generator.
-Pinocchio's ``createData`` grows steeply with the joint count, so each case is built at most
-once and kept for the session (the largest, 256 joints, costs ≈1.2 GB).
+"""The fixtures of every test folder: the robots with their Pinocchio oracles (helpers/cases.py,
+each built once per session), and the environment of the ROS tests (ros/conftest.py has their
+rclpy fixture and marker).
 """
 
 from __future__ import annotations
 
 import os
-import warnings
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.model import URDFWarning
-from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
-from robodyn_ros.testing import PANDA_FINGERS, example_robot_urdf
-from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+from helpers.cases import CASE_IDS, Case, case_named, robot_named
 
 # ROS tests: discovery on this machine only, a DDS domain of this test run's own, logs in build/
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
@@ -32,125 +23,6 @@ if _WORKER:  # each worker a domain of its own: the workers' nodes share names a
 else:
     os.environ.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100 + 1))
 os.environ.setdefault("ROS_LOG_DIR", str(Path(__file__).resolve().parents[3] / "build" / "ros_log"))
-
-BUNDLED_PANDA = Path(__file__).resolve().parents[1] / "urdf" / "panda.urdf"
-CHAIN_SIZES = (7, 32, 64, 128, 256)
-TREE_SIZES = (12, 40)
-TREE_SEEDS = (1, 2)
-
-# Tip frame of each real robot: its Jacobian has full row rank 6 away from singularities.
-REAL_TIPS = {
-    "panda": "panda_hand",
-    "ur5": "tool0",
-    "xarm7": "link_eef",
-    "kinova": "j2s6s200_end_effector",
-    "talos": "arm_left_7_link",  # torso (2) + left arm (7)
-    "bundled_panda": "panda_hand",
-}
-
-CASE_IDS = (
-    *REAL_TIPS,
-    *(f"chain{n}" for n in CHAIN_SIZES),
-    *(f"tree{n}_seed{seed}" for n in TREE_SIZES for seed in TREE_SEEDS),
-)
-
-
-@dataclass(frozen=True, eq=False)
-class Case:
-    """A robot, its Pinocchio oracle and what the tests need to question both."""
-
-    name: str
-    robot: Robot
-    oracle: PinocchioOracle
-    tip: str  # a frame on the deepest moving body (the last link of a chain)
-    tip_depth: int  # joints between the root and the tip's body
-
-    @property
-    def tip_has_full_rank(self) -> bool:
-        """Whether the tip's 6×n Jacobian can have rank 6 (six or more joints above it)."""
-        return self.tip_depth >= 6
-
-    def states(self, count: int, seed: int = 0) -> tuple[np.ndarray, ...]:
-        """`count` random states (q, qd, qdd, f_ext) of shapes (count, n) and (count, n, 6).
-
-        Positions are uniform inside the joint limits, cut to [-π, π] (also where a limit is
-        infinite); velocities and accelerations uniform in [-1, 1]; wrenches in [-5, 5] N, N·m.
-        The stream depends only on the case name and `seed`.
-        """
-        model = self.robot.model
-        rng = np.random.default_rng([zlib.crc32(self.name.encode()), seed])
-        n = self.robot.nv
-        low = np.maximum(model.lower, -np.pi)
-        high = np.minimum(model.upper, np.pi)
-        q = rng.uniform(low, high, size=(count, n))
-        qd = rng.uniform(-1.0, 1.0, size=(count, n))
-        qdd = rng.uniform(-1.0, 1.0, size=(count, n))
-        f_ext = rng.uniform(-5.0, 5.0, size=(count, n, 6))
-        return q, qd, qdd, f_ext
-
-
-def _robot_source(name: str) -> tuple[str | Path, bool, dict[str, float] | None]:
-    """(URDF path or text, whether it is text, locked joints) of a case name."""
-    if name == "panda":
-        return example_robot_urdf("panda"), False, dict.fromkeys(PANDA_FINGERS, 0.0)
-    if name == "bundled_panda":
-        return BUNDLED_PANDA, False, None
-    if name in REAL_TIPS:
-        return example_robot_urdf(name), False, None
-    if name.startswith("chain"):
-        return random_chain_urdf(int(name.removeprefix("chain")), seed=0), True, None
-    size, seed = name.removeprefix("tree").split("_seed")
-    return random_tree_urdf(int(size), seed=int(seed)), True, None
-
-
-def _load_robot(name: str) -> Robot:
-    """The case's robot with every joint free: the kernels' tests run on the whole tree (mimic
-    joints as constraints have their own tests, test_mimic.py)."""
-    source, is_string, locked = _robot_source(name)
-    with warnings.catch_warnings():
-        if name == "talos":  # mimic joints and singular inertias, reported by design
-            warnings.filterwarnings("ignore", category=URDFWarning)
-        if is_string:
-            return Robot.from_urdf_string(source, locked_joints=locked, mimic=False)
-        return Robot.from_urdf(source, locked_joints=locked, mimic=False)
-
-
-def _depths(parent: np.ndarray) -> np.ndarray:
-    depth = np.zeros(len(parent), dtype=np.int64)
-    for i, p in enumerate(parent):
-        depth[i] = 1 + (depth[p] if p >= 0 else 0)
-    return depth
-
-
-_ROBOTS: dict[str, Robot] = {}
-_CASES: dict[str, Case] = {}
-
-
-def robot_named(name: str) -> Robot:
-    """The session's Robot of a case name (no oracle)."""
-    if name not in _ROBOTS:
-        _ROBOTS[name] = _load_robot(name)
-    return _ROBOTS[name]
-
-
-def case_named(name: str) -> Case:
-    """The session's Case of a name in CASE_IDS, built on first use."""
-    if name not in _CASES:
-        robot = robot_named(name)
-        source, is_string, locked = _robot_source(name)
-        oracle = PinocchioOracle(
-            source, robot.joint_names, locked_joints=locked, is_string=is_string
-        )
-        model = robot.model
-        depth = _depths(model.parent)
-        if name in REAL_TIPS:
-            tip = REAL_TIPS[name]
-        else:  # generated: link_i is the child of joint_i
-            tip = f"link_{model.joint_names[int(np.argmax(depth))].removeprefix('joint_')}"
-        body = model.frame_body[model.frame_index(tip)]
-        tip_depth = int(depth[body]) if body >= 0 else 0
-        _CASES[name] = Case(name, robot, oracle, tip, tip_depth)
-    return _CASES[name]
 
 
 @pytest.fixture(scope="session", params=CASE_IDS)
@@ -172,31 +44,3 @@ def arm_case(request: pytest.FixtureRequest) -> Case:
 def load_robot() -> Callable[[str], Robot]:
     """name → the session's Robot of that case name (CASE_IDS), without building an oracle."""
     return robot_named
-
-
-@pytest.fixture(scope="session")
-def ros():
-    """rclpy initialised once for the session (real DDS, this run's own domain)."""
-    import rclpy
-
-    rclpy.init()
-    yield rclpy
-    rclpy.shutdown()
-
-
-# A backend whose workers are other processes may compile the kernels there itself, and the
-# machine code of a kernel can differ in its last bits with the order the kernels compiled in
-# (LLVM inlines a routine into some callers); the parallel issue's bound for those backends.
-OTHER_PROCESSES_TOLERANCE = 1e-12
-
-
-def assert_as_serial(answer: np.ndarray, expected: np.ndarray, backend: str, what: str,
-                     tolerance: float = OTHER_PROCESSES_TOLERANCE) -> None:
-    """A backend's answer equals the serial one: bit for bit in this process (serial,
-    threads), to `tolerance` of its largest entry from other processes."""
-    assert answer.shape == expected.shape, f"{backend}: {what} has shape {answer.shape}"
-    if backend in ("serial", "threads"):
-        assert np.array_equal(answer, expected), f"{backend}: {what} differs from serial"
-        return
-    error = np.max(np.abs(answer - expected)) / max(np.max(np.abs(expected)), 1e-300)
-    assert error <= tolerance, f"{backend}: {what} differs by {error:.1e}"

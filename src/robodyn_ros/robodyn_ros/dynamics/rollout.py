@@ -45,6 +45,12 @@ from robodyn_ros.dynamics.kinematics import (
     frame_jacobian_into,
     frame_pose_into,
 )
+from robodyn_ros.dynamics.linalg import (
+    cholesky,
+    cholesky_solve,
+    forward_substitute,
+    inverse_trace,
+)
 from robodyn_ros.dynamics.operational_space import (
     classical_acceleration_into,
     damped_task_inertia,
@@ -199,72 +205,9 @@ def world_bias_forces(tree, gravity, S_world, inertias, v, a, f, b):
     joint_forces(tree, S_world, f, b)
 
 
-@kernel_helper
-def cholesky(A, shift, L):
-    """A − shift·1 = L Lᵀ into the lower triangle of L, with 1 / L_jj on its diagonal (one
-    division a column); False where it is not positive definite."""
-    m = A.shape[0]
-    for j in range(m):
-        d = A[j, j] - shift
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        if not d > 0.0:
-            return False
-        inverse = 1.0 / math.sqrt(d)
-        L[j, j] = inverse
-        for i in range(j + 1, m):
-            s = A[i, j]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            L[i, j] = s * inverse
-    return True
 
 
-@kernel_helper
-def cholesky_solve(L, x):
-    """x ← (L Lᵀ)⁻¹ x in place, L from cholesky."""
-    columns = x[:, np.newaxis]
-    forward_substitute(L, columns)
-    back_substitute(L, columns)
 
-
-@kernel_helper
-def forward_substitute(L, X):
-    """X ← L⁻¹ X in place for X (m x k), L from cholesky."""
-    m, k = X.shape
-    for i in range(m):
-        for j in range(i):
-            for c in range(k):
-                X[i, c] -= L[i, j] * X[j, c]
-        for c in range(k):
-            X[i, c] *= L[i, i]
-
-
-@kernel_helper
-def back_substitute(L, X):
-    """X ← L⁻ᵀ X in place for X (m x k), L from cholesky."""
-    m, k = X.shape
-    for i in range(m - 1, -1, -1):
-        for j in range(i + 1, m):
-            for c in range(k):
-                X[i, c] -= L[j, i] * X[j, c]
-        for c in range(k):
-            X[i, c] *= L[i, i]
-
-
-@kernel_helper
-def inverse_trace(L, L_inv):
-    """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, L from cholesky; L⁻¹ into the lower triangle of L_inv."""
-    m = L.shape[0]
-    total = 0.0
-    for j in range(m):
-        for i in range(j, m):
-            s = 1.0 if i == j else 0.0
-            for k in range(j, i):
-                s -= L[i, k] * L_inv[k, j]
-            L_inv[i, j] = s * L[i, i]
-            total += L_inv[i, j] * L_inv[i, j]
-    return total
 
 
 @kernel_helper

@@ -1,0 +1,303 @@
+"""`robodyn bag analyze` on bags written at test time (sqlite3 and mcap) from a known
+trajectory, with efforts from Pinocchio's RNEA plus Gaussian noise of known σ: the analysis
+recovers σ as the residual RMS, its per-sample quantities match Pinocchio and dense references,
+its output bag holds what Robot computes, and bad bags give errors naming what is wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robodyn_ros.bag import (
+    AnalysisOptions,
+    BagError,
+    BagWarning,
+    analyze,
+    analyze_bag,
+    read_joint_states,
+    write_joint_states,
+)
+from robodyn_ros.bag.reading import open_bag
+from robodyn_ros.bag.typestore import typestore
+from robodyn_ros.bag.writing import header, open_writer
+from robodyn_ros.cli import main
+from robodyn_ros.parallel import backend
+from robodyn_ros.testing.trajectories import sine_trajectory
+
+from helpers.cases import BUNDLED_PANDA, case_named
+from helpers.tolerances import assert_as_serial
+
+SAMPLES, RATE = 2000, 500.0
+SIGMA = 0.2  # N·m, the effort noise the residual RMS must recover
+RMS_TOLERANCE = 0.08  # relative: the RMS of 2000 samples scatters by σ/√4000 ≈ 1.6 %
+DERIVATIVE_ATOL = 1e-3  # N·m: τ from Savitzky-Golay q̈ against τ at the exact q̈ (σ = 0.2)
+SECOND_DERIVATIVE_ATOL = 0.05  # N·m: the cubic fit's q̈ bias (ω⁴ terms) over 11 samples at 500 Hz
+WINDOW = 11  # samples
+TIP = "panda_hand_tcp"
+STORAGES = ("sqlite3", "mcap")
+
+
+@pytest.fixture(scope="module")
+def case():
+    return case_named("bundled_panda")
+
+
+@pytest.fixture(scope="module")
+def recorded(case):
+    """The known trajectory, the exact RNEA torques (Pinocchio) and the noisy efforts."""
+    trajectory = sine_trajectory(case.robot, SAMPLES, RATE, seed=3)
+    exact = np.array([
+        case.oracle.rnea(q, qd, qdd)
+        for q, qd, qdd in zip(trajectory.q, trajectory.qd, trajectory.qdd, strict=True)
+    ])
+    noise = np.random.default_rng(4).normal(0.0, SIGMA, exact.shape)
+    return trajectory, exact, exact + noise
+
+
+def write_bag(path, storage, case, recorded, *, velocity=True, order=None, stamps=None):
+    """The recorded run as a bag, joints in reversed order (a driver's own order); `order`:
+    the samples in the order the bag records them (at increasing times)."""
+    trajectory, _, effort = recorded
+    names = list(reversed(case.robot.joint_names))
+    flip = slice(None, None, -1)
+    rows = slice(None) if order is None else order
+    write_joint_states(
+        path, storage, names,
+        trajectory.stamps[rows] if stamps is None else stamps,
+        trajectory.q[rows][:, flip],
+        trajectory.qd[rows][:, flip] if velocity else None,
+        effort[rows][:, flip],
+        recorded=trajectory.stamps,
+    )
+    return path
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_residual_rms_recovers_the_noise(tmp_path, case, recorded, storage) -> None:
+    bag = write_bag(tmp_path / "run", storage, case, recorded)
+    options = AnalysisOptions(frames=(TIP,), output=tmp_path / "out", plots=storage == "mcap")
+    outputs = analyze_bag(bag, case.robot, options)
+    analysis = outputs.analysis
+    trajectory, exact, effort = recorded
+
+    np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
+    np.testing.assert_allclose(analysis.torque, exact, atol=DERIVATIVE_ATOL, rtol=0)
+    np.testing.assert_array_equal(analysis.run.stamps, trajectory.stamps)
+    check_against_references(case, analysis, trajectory)
+
+    report = outputs.report
+    assert all(name in report for name in case.robot.joint_names)
+    assert "worst instants" in report and "cond(M)" in report
+    check_csv(outputs.folder / "samples.csv", analysis)
+    if storage == "mcap":
+        pngs = sorted(p.name for p in outputs.folder.glob("*.png"))
+        assert pngs == sorted(["energy.png", "inertia_eigenvalues_panda_hand_tcp.png",
+                               "mass_matrix_condition.png", "torque_residual.png"])
+        assert all((outputs.folder / p).stat().st_size > 10_000 for p in pngs)
+    check_dynamics_bag(outputs.folder / "dynamics", storage, case.robot, analysis, effort)
+
+
+def check_against_references(case, analysis, trajectory) -> None:
+    """cond(M), energies, Λ's eigenvalues and manipulability against Pinocchio, every 97th
+    sample."""
+    oracle = case.oracle
+    for k in range(0, SAMPLES, 97):
+        q, qd = trajectory.q[k], analysis.velocity[k]
+        M = oracle.mass_matrix(q)
+        assert analysis.mass_matrix_condition[k] == pytest.approx(np.linalg.cond(M), rel=1e-8)
+        assert analysis.kinetic_energy[k] == pytest.approx(oracle.kinetic_energy(q, qd), rel=1e-10)
+        assert analysis.potential_energy[k] == pytest.approx(oracle.potential_energy(q), abs=1e-9)
+        Lambda = oracle.operational_space_inertia(q, TIP)
+        frame = analysis.frames[0]
+        np.testing.assert_allclose(
+            frame.inertia_eigenvalues[k], np.linalg.eigvalsh(Lambda), rtol=1e-7
+        )
+        J = oracle.jacobian(q, TIP)
+        assert frame.manipulability[k] == pytest.approx(np.sqrt(np.linalg.det(J @ J.T)), rel=1e-9)
+    np.testing.assert_allclose(analysis.velocity, trajectory.qd, rtol=0, atol=0)  # recorded
+
+
+def check_csv(path, analysis) -> None:
+    table = np.genfromtxt(path, delimiter=",", names=True)
+    assert len(table) == SAMPLES
+    joint = analysis.joint_names[3]
+    np.testing.assert_allclose(table[f"residual_{joint}"], analysis.residual[:, 3], rtol=1e-8)
+    np.testing.assert_allclose(table["cond_M"], analysis.mass_matrix_condition, rtol=1e-8)
+    np.testing.assert_allclose(table["time_s"], analysis.run.times, atol=1e-9)
+
+
+def check_dynamics_bag(path, storage, robot, analysis, effort) -> None:
+    """The output bag, read back: one JointSpaceDynamics and one OperationalSpaceDynamics per
+    joint state, at its stamp, holding what Robot computes there."""
+    assert any(path.glob("*.db3" if storage == "sqlite3" else "*.mcap"))
+    store, n = typestore(), robot.nv
+    joint_space, operational = [], []
+    with open_bag(path) as reader:
+        for connection, recorded, raw in reader.messages():
+            message = store.deserialize_cdr(raw, connection.msgtype)
+            stamp = message.header.stamp.sec * 10**9 + message.header.stamp.nanosec
+            assert stamp == recorded
+            target = joint_space if connection.topic == "dynamics/joint_space" else operational
+            target.append((stamp, message))
+    assert [s for s, _ in joint_space] == analysis.run.stamps.tolist()
+    assert [s for s, _ in operational] == analysis.run.stamps.tolist()
+    for k in (0, 777, SAMPLES - 1):
+        q, qd = analysis.run.position[k], analysis.velocity[k]
+        message = joint_space[k][1]
+        assert list(message.joint_names) == list(robot.joint_names)
+        np.testing.assert_array_equal(message.position, q)
+        np.testing.assert_allclose(message.mass_matrix.reshape(n, n), robot.mass_matrix(q),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(message.bias_forces, robot.bias_forces(q, qd), rtol=1e-12)
+        np.testing.assert_allclose(message.effort, effort[k], rtol=1e-12)
+        np.testing.assert_allclose(message.acceleration,
+                                   robot.forward_dynamics(q, qd, effort[k]), rtol=1e-10)
+        frame = operational[k][1]
+        task = robot.operational_space(q, qd, TIP, singular_threshold=frame.singular_threshold)
+        assert frame.frame == TIP and frame.rank == task.rank
+        np.testing.assert_allclose(frame.inertia.reshape(6, 6), task.Lambda, rtol=1e-10)
+        np.testing.assert_allclose(frame.jacobian.reshape(6, n), task.J, rtol=1e-12, atol=1e-15)
+        position = frame.pose.position
+        np.testing.assert_allclose([position.x, position.y, position.z],
+                                   robot.frame_pose(q, TIP)[:3, 3], rtol=1e-12)
+
+
+def test_positions_only_are_differentiated(tmp_path, case, recorded) -> None:
+    """No velocities recorded: q̇ and q̈ both from Savitzky-Golay; the residual still gives σ."""
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded, velocity=False)
+    run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    assert run.velocity is None
+    analysis = analyze(case.robot, run, window=WINDOW)
+    trajectory, exact, _ = recorded
+    np.testing.assert_allclose(analysis.velocity, trajectory.qd, atol=1e-4)  # edges: 5e-5
+    inside = slice(WINDOW, -WINDOW)  # the filter is least accurate within a window of the ends
+    np.testing.assert_allclose(analysis.torque[inside], exact[inside], atol=SECOND_DERIVATIVE_ATOL)
+    np.testing.assert_allclose(analysis.torque, exact, atol=0.1)
+    np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
+
+
+@pytest.mark.parametrize("name", ["processes", "threads"])
+def test_workers_answer_as_serial(tmp_path, case, recorded, name: str) -> None:
+    """Time chunks computed whole in spawned worker processes, or at once on threads (the
+    kernels' GIL-free builds), equal the serial analysis."""
+    bag = write_bag(tmp_path / "run", "mcap", case, recorded)
+    run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    serial = analyze(case.robot, run, frames=[TIP], chunk=300)
+    with backend(name, workers=2) as pool:
+        parallel = analyze(case.robot, run, frames=[TIP], chunk=300, pool=pool)
+    for field in ("torque", "residual", "mass_matrix_condition", "kinetic_energy"):
+        assert_as_serial(getattr(parallel, field), getattr(serial, field), name, field)
+    # the eigenvalues of Λ carry its condition number (up to ~1e2 here) on top
+    assert_as_serial(parallel.frames[0].inertia_eigenvalues,
+                     serial.frames[0].inertia_eigenvalues, name, "inertia_eigenvalues", 1e-10)
+
+
+def test_command_writes_the_report_and_csv(tmp_path, case, recorded, capsys) -> None:
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded)
+    out = tmp_path / "out"
+    assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA), "--window", "15",
+                 "--output", str(out), "--no-plots", "--no-bag", "--progress"]) == 0
+    printed = capsys.readouterr()
+    assert "over 15 samples" in printed.out
+    assert printed.out.startswith((out / "report.txt").read_text())
+    assert f"dynamics [{'#' * 30}] 100%  {SAMPLES}/{SAMPLES}" in printed.err
+    assert "ETA 0:00:00" in printed.err
+    assert sorted(p.name for p in out.iterdir()) == ["report.txt", "samples.csv"]
+    # a second run does not overwrite the first
+    assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA),
+                 "--output", str(out)]) == 1
+    assert "already holds an analysis" in capsys.readouterr().err
+
+
+def test_missing_topic_lists_the_topics(tmp_path, case, recorded) -> None:
+    bag = write_bag(tmp_path / "run", "mcap", case, recorded)
+    listed = r"the bag's topics: /joint_states \(sensor_msgs/msg/JointState\)"
+    with pytest.raises(BagError, match=rf"no topic '/arm/joint_states'; {listed}"):
+        read_joint_states(bag, "/arm/joint_states", case.robot.joint_names)
+    # the command says the same and fails
+    assert main(["bag", "analyze", str(bag), "--urdf", str(BUNDLED_PANDA), "--topic", "/js",
+                 "--output", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_messages_of_mixed_layouts_are_read_one_by_one(tmp_path, case, recorded) -> None:
+    """Name order changing between messages and efforts in only some: every message is
+    deserialised on its own (no common byte layout) and lands in the URDF's joint order."""
+    trajectory, _, effort = recorded
+    store = typestore()
+    JointState = store.types["sensor_msgs/msg/JointState"]
+    names = list(case.robot.joint_names)
+    with open_writer(tmp_path / "mixed", "mcap") as writer:
+        connection = writer.add_connection("/joint_states", JointState.__msgtype__,
+                                           typestore=store)
+        for k, stamp in enumerate(trajectory.stamps.tolist()):
+            order = slice(None, None, -1 if k % 2 else 1)
+            q, qd, tau = (np.ascontiguousarray(x[k][order]) for x in (trajectory.q,
+                                                                        trajectory.qd, effort))
+            message = JointState(header=header(stamp, ""), name=names[order], position=q,
+                                 velocity=qd, effort=tau if k % 3 else np.empty(0))
+            writer.write(connection, stamp, store.serialize_cdr(message, JointState.__msgtype__))
+    with pytest.warns(BagWarning, match=f"{SAMPLES // 3 + 1} of {SAMPLES} messages have no effort"):
+        run = read_joint_states(tmp_path / "mixed", "/joint_states", names)
+    np.testing.assert_array_equal(run.position, trajectory.q)
+    np.testing.assert_array_equal(run.velocity, trajectory.qd)
+    with_effort = np.arange(SAMPLES) % 3 != 0
+    np.testing.assert_array_equal(run.effort[with_effort], effort[with_effort])
+    assert np.isnan(run.effort[~with_effort]).all()
+
+
+def test_joints_not_in_the_urdf(tmp_path, case, recorded) -> None:
+    trajectory = recorded[0]
+    names = [f"ur_joint{k}" for k in range(case.robot.nv)]
+    write_joint_states(tmp_path / "ur", "sqlite3", names, trajectory.stamps, trajectory.q)
+    unknown = r"^bag .*ur, topic '/joint_states': the messages name joints ur_joint0.*; the " \
+        r"URDF's joints panda_joint1.* are not among them, and ur_joint0.* are not in the URDF$"
+    with pytest.raises(BagError, match=unknown):
+        read_joint_states(tmp_path / "ur", "/joint_states", case.robot.joint_names)
+    extra = [*case.robot.joint_names, "gripper_joint"]
+    state = np.column_stack([trajectory.q, np.zeros(SAMPLES)])
+    write_joint_states(tmp_path / "extra", "sqlite3", extra, trajectory.stamps, state)
+    with pytest.warns(BagWarning, match="gripper_joint"):
+        run = read_joint_states(tmp_path / "extra", "/joint_states", case.robot.joint_names)
+    np.testing.assert_array_equal(run.position, trajectory.q)
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_truncated_bag_is_an_error(tmp_path, case, recorded, storage) -> None:
+    bag = write_bag(tmp_path / "run", storage, case, recorded)
+    (data,) = bag.glob("*.db3" if storage == "sqlite3" else "*.mcap")
+    size = data.stat().st_size
+    with data.open("r+b") as file:
+        file.truncate(size // 2)
+    with pytest.raises(BagError, match=rf"bag {bag}.*(truncated|damaged)"):
+        read_joint_states(bag, "/joint_states", case.robot.joint_names)
+
+
+def test_stamps_out_of_order_are_sorted_with_a_warning(tmp_path, case, recorded) -> None:
+    order = np.arange(SAMPLES)
+    order[[100, 101]] = order[[101, 100]]  # recorded in the wrong order
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded, order=order)
+    with pytest.warns(BagWarning, match="backwards 1 time"):
+        run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    trajectory = recorded[0]
+    np.testing.assert_array_equal(run.stamps, trajectory.stamps)
+    np.testing.assert_array_equal(run.position, trajectory.q)
+
+
+def test_repeated_stamps_are_an_error(tmp_path, case, recorded) -> None:
+    stamps = recorded[0].stamps.copy()
+    stamps[500] = stamps[499]
+    bag = write_bag(tmp_path / "run", "mcap", case, recorded, stamps=stamps)
+    with pytest.raises(BagError, match=r"repeat an earlier header stamp.*messages 499 and 500"):
+        read_joint_states(bag, "/joint_states", case.robot.joint_names)
+
+
+def test_bad_window_and_missing_bag(tmp_path, case, recorded) -> None:
+    bag = write_bag(tmp_path / "run", "sqlite3", case, recorded, velocity=False)
+    run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    with pytest.raises(BagError, match=r"window must be an odd number.*got 10"):
+        analyze(case.robot, run, window=10)
+    with pytest.raises(ValueError, match=r"unknown frame 'wrist_cam'.*panda_hand_tcp"):
+        analyze_bag(bag, case.robot, AnalysisOptions(frames=("wrist_cam",), output=tmp_path / "o"))
+    with pytest.raises(BagError, match=r"nowhere: not a rosbag2 folder"):
+        read_joint_states(tmp_path / "nowhere", "/joint_states", case.robot.joint_names)
