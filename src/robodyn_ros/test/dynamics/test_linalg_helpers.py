@@ -1,14 +1,12 @@
-"""The small dense solvers inside the kernels, each on its own against numpy: the Cholesky
-factor with its substitutions and the trace of the inverse (linalg.py), Gram matrices and the
-smallest singular value of the compiled rollout (rollout.py); Gauss–Jordan inversion of a
-small symmetric positive-definite matrix, the 3 x 3 inverse, one block-elimination step and
-the Householder basis of the constraint-force system (linalg.py, constraint_system.py); the 5 x 5 pivot
-factor, its substitutions and downdate (linalg.py), the block LDLᵀ of a block-tridiagonal
-matrix and the inverse of its last pivot (schur.py); block cyclic reduction
-(cyclic_reduction.py); the unrolled 5 x 5 LDLᵀ of the link-frame elimination (linalg.py,
-ldlt5); the branch-sparse LᵀDL of M
-(factorization.py); the 1-norm, the task inertia's inversion and its damped inverse
-(operational_space.py).
+"""The small dense solvers inside the kernels, each on its own against numpy: in linalg.py the
+Cholesky factor with its substitutions and the trace of the inverse, Gauss–Jordan inversion of
+a small symmetric positive-definite matrix, one block-elimination step, the 5 x 5 pivot factor
+with its substitutions and downdate, and the unrolled 5 x 5 LDLᵀ (ldlt5); the Gram matrices
+and the smallest singular value of the compiled rollout (rollout.py); the 3 x 3 inverse and the
+Householder basis of the constraint-force system (constraint_system.py); the block LDLᵀ of a
+block-tridiagonal matrix and the inverse of its last pivot (schur.py); block cyclic reduction
+(cyclic_reduction.py); the branch-sparse LᵀDL of M (factorization.py); the 1-norm, the task
+inertia's inversion and its damped inverse (operational_space.py).
 
 Robot's tests reach these only through whole algorithms; here each meets random symmetric
 positive-definite or general matrices of several sizes and condition numbers (hypothesis draws
