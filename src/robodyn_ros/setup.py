@@ -66,7 +66,7 @@ setup(
         "robodyn_ros.controllers": [
             "gravity_compensation = robodyn_ros.control.gravity_compensation:GravityCompensation",
             "joint_impedance = robodyn_ros.control.joint_impedance:JointImpedance",
-            "operational_space = robodyn_ros.control.operational_space:OperationalSpace",
+            "operational_space = robodyn_ros.control.operational_space_controller:OperationalSpace",
         ],
     },
     zip_safe=False,

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from robodyn_ros.answers import PIVOT_RTOL, sample_states
-from robodyn_ros.dynamics.operational_space import damped_task_inertia
+from robodyn_ros.dynamics.task_space import damped_task_inertia
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import Model, URDFWarning
 from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics, task_axes

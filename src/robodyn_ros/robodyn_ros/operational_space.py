@@ -18,7 +18,7 @@ import numpy as np
 from robodyn_ros.model import Model
 
 # Λ from Λ⁻¹ = V diag(s) Vᵀ: eigenvalues below SINGULAR_THRESHOLD · s_max are damped (see
-# dynamics.operational_space.damped_task_inertia), which bounds Λ by about
+# dynamics.task_space.damped_task_inertia), which bounds Λ by about
 # 1 / (SINGULAR_THRESHOLD · s_max). The default treats a condition number above 1e8 as
 # singular: Λ⁻¹ mixes 1/kg (linear) and 1/(kg m²) (angular), so ordinary postures already reach
 # 1e3 to 1e6 (the Panda's tcp). A controller wants a larger threshold (the operational-space

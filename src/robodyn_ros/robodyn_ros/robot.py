@@ -35,12 +35,12 @@ from robodyn_ros.dynamics import (
     inertia_matrix,
     inverse_dynamics,
     kinematics,
-    operational_space,
     recursive_doubling,
     rnea_columns,
     schur,
-    schur_local,
+    schur_link_frames,
     state_entries,
+    task_space,
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
@@ -78,14 +78,14 @@ _MASS_MATRIX_INVERSE = {
 _FORWARD_DYNAMICS = {
     "aba": forward_dynamics.forward_dynamics,
     "cholesky": forward_dynamics.forward_dynamics_factored,
-    "schur": schur_local.forward_dynamics_schur,
+    "schur": schur_link_frames.forward_dynamics_schur,
     "schur_bcr": schur.forward_dynamics_schur_bcr,
 }
 _OPERATIONAL_SPACE_INERTIA = {
-    "dense": operational_space.operational_space_inertia,
-    "recursive": operational_space.operational_space_inertia_recursive,
-    "schur": operational_space.operational_space_inertia_schur,
-    "schur_bcr": operational_space.operational_space_inertia_schur_bcr,
+    "dense": task_space.operational_space_inertia,
+    "recursive": task_space.operational_space_inertia_recursive,
+    "schur": task_space.operational_space_inertia_schur,
+    "schur_bcr": task_space.operational_space_inertia_schur_bcr,
 }
 _CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
 # The methods through the joint constraint forces (Sharf & D'Eleuterio, Fijany): their system
@@ -689,11 +689,11 @@ class Robot:
 
     def _forward_dynamics_model(self, method: str) -> np.ndarray:
         """The model array `method`'s kernel takes: the tree, or for "schur" the link frames'
-        constants (dynamics.schur_local), made on its first call."""
+        constants (dynamics.schur_link_frames), made on its first call."""
         if method != "schur":
             return self._tree
         if self._link_frames is None:
-            self._link_frames = schur_local.link_frames(self._tree)
+            self._link_frames = schur_link_frames.link_frames(self._tree)
         return self._link_frames
 
     # -- kinematics -------------------------------------------------------------------------
@@ -849,7 +849,7 @@ class Robot:
         self._require_mass("operational_space_inertia_inverse_times")
         out = np.empty(expected)
         self._run(
-            operational_space.operational_space_inertia_inverse_times,
+            task_space.operational_space_inertia_inverse_times,
             (self._tree, rows, selection), q, force, out,
         )
         self._check("operational_space_inertia_inverse_times", True, (("Λ⁻¹ F", out),), q,
@@ -866,7 +866,7 @@ class Robot:
         if not _ready(self.nv, q, qd):
             q, qd = self._checked(q, qd=qd)
         out = np.empty((*q.shape[:-1], selection.shape[0]))
-        self._run(operational_space.classical_accelerations, (self._tree, rows, selection), q,
+        self._run(task_space.classical_accelerations, (self._tree, rows, selection), q,
                   qd, out)
         self._check("classical_acceleration", False, (("J̇ q̇", out),), q, qd)
         return out
@@ -916,7 +916,7 @@ class Robot:
         if given:
             self._run(route, (self._tree, rows, selection), q, True, Lambda_inv)
         self._run(
-            operational_space.operational_space_dynamics,
+            task_space.operational_space_dynamics,
             (self._tree, self._gravity, rows, selection), q, qd, singular_threshold,
             singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
         )

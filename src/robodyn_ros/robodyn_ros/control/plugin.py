@@ -37,7 +37,7 @@ ENTRY_POINT_GROUP = "robodyn_ros.controllers"
 BUILTIN_CONTROLLERS: Mapping[str, str] = {
     "gravity_compensation": "robodyn_ros.control.gravity_compensation:GravityCompensation",
     "joint_impedance": "robodyn_ros.control.joint_impedance:JointImpedance",
-    "operational_space": "robodyn_ros.control.operational_space:OperationalSpace",
+    "operational_space": "robodyn_ros.control.operational_space_controller:OperationalSpace",
 }
 
 

@@ -22,8 +22,9 @@ Control laws (`law`):
 - JOINT_TRACKING: τ_cmd = K (q* − q) − D (q̇ − q̇*) + RNEA(q, q̇, q̈*), joint impedance with
   the inverse-dynamics feed-forward M q̈* + C q̇ + g; reference[k] = (q*, q̇*, q̈*)
   (control.joint_impedance).
-- OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ₀ + b) (control.operational_space),
-  evaluated as the equal τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
+- OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ₀ + b)
+  (control.operational_space_controller), evaluated as the equal
+  τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
   and J̄ᵀ = Λ J M⁻¹; ẍ* = Kp e − Kd J q̇, e = [p* − p; log(R* Rᵀ)], τ₀ = K₀ (q₀ − q) − D₀ q̇,
   Λ damped near singularities as Robot.operational_space damps it. M comes from the CRBA
   on the law's world-axes kinematics, factored M = L Lᵀ: Λ⁻¹ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) and
@@ -51,11 +52,6 @@ from robodyn_ros.dynamics.linalg import (
     forward_substitute,
     inverse_trace,
 )
-from robodyn_ros.dynamics.operational_space import (
-    classical_acceleration_into,
-    damped_task_inertia,
-    velocity_product_accelerations,
-)
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.dynamics.spatial import (
     add6,
@@ -64,6 +60,11 @@ from robodyn_ros.dynamics.spatial import (
     motion_cross_force,
     store,
     vector6,
+)
+from robodyn_ros.dynamics.task_space import (
+    classical_acceleration_into,
+    damped_task_inertia,
+    velocity_product_accelerations,
 )
 from robodyn_ros.dynamics.tree import FRAME_BODY, parent_of
 

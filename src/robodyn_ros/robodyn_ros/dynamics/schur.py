@@ -1,12 +1,12 @@
 """Exact solves of the constraint-force system 𝒜 λ = b of constraint_system.py: forward dynamics
-by block cyclic reduction (by block LDLᵀ it runs in link frames: schur_local.py) and the
+by block cyclic reduction (by block LDLᵀ it runs in link frames: schur_link_frames.py) and the
 Schur-complement inverse M⁻¹ = 𝒢 − ℬᵀ 𝒜⁻¹ ℬ (Fijany, "Schur complement factorization
 and parallel O(log N) algorithms for computation of operational space mass matrix and its
 inverse", restated in docs/algorithms.md), by block LDLᵀ in O(N) (on a tree leaf first,
 leaf_first_ldlt) or, on a chain, by block cyclic reduction in ⌈log₂N⌉ levels
 (cyclic_reduction.py; the kernels' `cyclic`); and the operational-space Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E
 and Λ (the direct form) of the tip body of a chain from the last pivot of its 𝒜 (on a tree,
-the chain from the base to a body: operational_space.path_system).
+the chain from the base to a body: task_space.path_system).
 """
 
 from collections import namedtuple
@@ -227,7 +227,7 @@ def checked_topology(tree, cyclic):
 def forward_dynamics_schur_bcr(tree, gravity, q, qd, tau, f_ext, qdd):
     """q̈ by the exact solve of the constraint forces by block cyclic reduction, for a state
     (n,) or a batch (B, n) of a serial chain; f_ext None or (..., n, 6). (Method "schur", the
-    O(N) block LDLᵀ, runs in link frames: schur_local.py.)"""
+    O(N) block LDLᵀ, runs in link frames: schur_link_frames.py.)"""
     checked_topology(tree, True)
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
     B, n = Q.shape

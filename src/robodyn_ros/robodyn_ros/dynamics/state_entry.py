@@ -29,7 +29,7 @@ from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import ERROR_MODEL, FASTMATH, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
-from robodyn_ros.dynamics.operational_space import (
+from robodyn_ros.dynamics.task_space import (
     articulated_task_inverse,
     articulated_workspace,
     invert_task_inertia,

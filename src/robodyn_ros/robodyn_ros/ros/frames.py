@@ -11,7 +11,7 @@ import numpy as np
 from geometry_msgs.msg import Pose
 from rclpy.time import Time
 
-from robodyn_ros.control.operational_space import as_rotation_matrix
+from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
 

@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 
 from robodyn_ros.control import load_controller
-from robodyn_ros.control.operational_space import rotation_error
+from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.dynamics import rollout
 from robodyn_ros.errors import NonFiniteResultError

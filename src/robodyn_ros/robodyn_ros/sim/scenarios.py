@@ -1,7 +1,7 @@
 """Preview scenarios: what drives the robot over the horizon.
 
-- `PoseTarget`: the operational-space controller (control.operational_space) drives `frame` to
-  a pose with gains kp, kd and a null-space posture.
+- `PoseTarget`: the operational-space controller (control.operational_space_controller) drives
+  `frame` to a pose with gains kp, kd and a null-space posture.
 - `JointTrajectory`: a joint-impedance tracker (control.joint_impedance, with inverse-dynamics
   feed-forward) follows waypoints from the start posture at t = 0, interpolated by a clamped
   cubic spline (zero velocity at both ends) and held after the last one.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from robodyn_ros.control.operational_space import as_rotation_matrix
+from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.robot import Robot
 
 

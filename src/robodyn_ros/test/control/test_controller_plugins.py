@@ -25,7 +25,7 @@ from robodyn_ros.control import (
 )
 from robodyn_ros.control.gravity_compensation import GravityCompensation
 from robodyn_ros.control.joint_impedance import JointImpedance
-from robodyn_ros.control.operational_space import (
+from robodyn_ros.control.operational_space_controller import (
     OperationalSpace,
     log_so3,
     quaternion_to_matrix,

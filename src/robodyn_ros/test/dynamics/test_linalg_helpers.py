@@ -6,7 +6,7 @@ and the smallest singular value of the compiled rollout (rollout.py); the 3 x 3 
 Householder basis of the constraint-force system (constraint_system.py); the block LDLᵀ of a
 block-tridiagonal matrix and the inverse of its last pivot (schur.py); block cyclic reduction
 (cyclic_reduction.py); the branch-sparse LᵀDL of M (factorization.py); the 1-norm, the task
-inertia's inversion and its damped inverse (operational_space.py).
+inertia's inversion and its damped inverse (task_space.py).
 
 Robot's tests reach these only through whole algorithms; here each meets random symmetric
 positive-definite or general matrices of several sizes and condition numbers (hypothesis draws
@@ -46,13 +46,13 @@ from robodyn_ros.dynamics.linalg import (
     upper_solve,
     upper_solve5,
 )
-from robodyn_ros.dynamics.operational_space import (
+from robodyn_ros.dynamics.rollout import smallest_singular_value, store_gram, task_inverse_inertia
+from robodyn_ros.dynamics.schur import block_ldlt, block_ldlt_solve, last_pivot_inverse
+from robodyn_ros.dynamics.task_space import (
     damped_task_inertia,
     invert_task_inertia,
     norm1,
 )
-from robodyn_ros.dynamics.rollout import smallest_singular_value, store_gram, task_inverse_inertia
-from robodyn_ros.dynamics.schur import block_ldlt, block_ldlt_solve, last_pivot_inverse
 from robodyn_ros.dynamics.tree import PARENT, WIDTH
 
 RTOL = 1e-13  # × κ: a few hundred ulps of the reference's largest entry
@@ -412,7 +412,7 @@ def test_ltdl_factors_a_matrix_with_the_sparsity_of_a_tree(n, seed) -> None:
     expect_close(x, np.linalg.solve(M, b), kappa, "M⁻¹ b")
 
 
-# -- operational_space.py: the 1-norm, Λ from Λ⁻¹ --------------------------------------------
+# -- task_space.py: the 1-norm, Λ from Λ⁻¹ --------------------------------------------
 
 
 @EXAMPLES

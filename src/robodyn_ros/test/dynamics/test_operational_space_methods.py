@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.control.operational_space import OperationalSpace
+from robodyn_ros.control.operational_space_controller import OperationalSpace
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.operational_space import SCHUR_METHODS
 
