@@ -197,20 +197,18 @@ class RobotNode(LifecycleNode):
         self.follower = None
         self.release()
         for entity in reversed(self._created):
-            destroy = getattr(entity, "destroy", None)
-            if entity in self._managed_entities:
-                self.destroy_lifecycle_publisher(entity)
-            elif destroy is not None and entity in list(self.waitables):
-                destroy()  # an action server
-            else:
-                self._destroy_entity(entity)
+            self._destroy(entity)
         self._created = []
 
     def _entities(self) -> list[Any]:
         return [*self.subscriptions, *self.publishers, *self.services, *self.clients,
                 *self.timers, *self.waitables]
 
-    def _destroy_entity(self, entity: Any) -> None:
+    def _destroy(self, entity: Any) -> None:
+        """Destroy one entity by the node's method for its kind."""
+        if entity in self._managed_entities:
+            self.destroy_lifecycle_publisher(entity)
+            return
         for kind, destroy in ((self.subscriptions, self.destroy_subscription),
                               (self.publishers, self.destroy_publisher),
                               (self.services, self.destroy_service),
@@ -219,6 +217,7 @@ class RobotNode(LifecycleNode):
             if entity in list(kind):
                 destroy(entity)
                 return
+        entity.destroy()  # a waitable: the action server
 
     # -- parameters ---------------------------------------------------------------------------
 
