@@ -138,6 +138,15 @@ def test_a_frame_outside_the_robot_is_refused_with_the_reason(controller) -> Non
         "tf2_ros is not installed",
     )
     assert controller.node.controller.target_pose is None
+    good = target(PREFIX + ROOT, [0.4, 0.0, 0.4], [1.0, 0.0, 0.0, 0.0])  # still serving
+
+    def placed() -> bool:
+        controller.publish(PoseStamped, "target_pose", good)
+        time.sleep(0.05)
+        return controller.node.controller.target_pose is not None
+
+    assert wait_for(placed)
+    np.testing.assert_allclose(controller.node.controller.target_pose[:3, 3], [0.4, 0.0, 0.4])
 
 
 def test_a_moving_frame_before_any_joint_state_is_refused(controller) -> None:

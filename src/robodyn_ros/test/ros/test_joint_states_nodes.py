@@ -114,6 +114,9 @@ def test_partial_messages_are_merged_across_publishers(dynamics) -> None:
         time.sleep(0.02)
     time.sleep(0.2)
     assert len(dynamics.answers) == count, "an incomplete state was answered"
+    answer = answered_at(dynamics, Q, both)  # the silent publisher is back: served again
+    assert answer is not None, "no answer once the state was complete again"
+    assert_pinocchio_mass_matrix(answer, Q)
 
 
 def test_locked_joints_is_a_node_parameter(ros) -> None:
