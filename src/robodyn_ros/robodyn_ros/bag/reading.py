@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rosbags.interfaces import Connection
+from rosbags.interfaces import Connection, TopicInfo
 from rosbags.rosbag2 import Reader
 from rosbags.rosbag2.errors import ReaderError
 
@@ -109,9 +109,10 @@ def read_joint_states(
     return _recorded_run(path, topic, names, columns)
 
 
-def topic_info(reader: Reader, bag: Path, topic: str):
+def topic_info(reader: Reader, bag: Path, topic: str) -> TopicInfo:
     """rosbags' TopicInfo (msgtype, connections) of a topic, or a BagError listing the bag's
-    topics and their types."""
+    topics and their types. Its msgtype is None when the topic's connections have different
+    types."""
     topics = reader.topics
     if topic not in topics:
         listed = ", ".join(f"{name} ({info.msgtype})" for name, info in sorted(topics.items()))
