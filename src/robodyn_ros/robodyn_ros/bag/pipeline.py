@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +83,7 @@ def _check_output(folder: Path) -> None:
         raise BagError(f"output folder {folder} already holds an analysis; choose another")
 
 
-def _bar(show: bool, total: int, label: str):
+def _bar(show: bool, total: int, label: str) -> AbstractContextManager[ProgressBar | None]:
     """A ProgressBar closed on exit, or nothing."""
     if not show:
         return nullcontext(None)

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robodyn_ros.bag.analysis import Analysis
+from robodyn_ros.bag.analysis import Analysis, FrameMeasures
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 MAX_POINTS = 20_000
 
@@ -36,7 +40,7 @@ def write_plots(folder: str | Path, analysis: Analysis) -> list[Path]:
     return written
 
 
-def _figures(analysis: Analysis) -> dict:
+def _figures(analysis: Analysis) -> dict[str, Callable[..., None]]:
     """File name → a function drawing that figure on (axes, times, stride)."""
     figures: dict[str, Callable[..., None]] = {
         "mass_matrix_condition": lambda ax, t, k: _condition(ax, t, k, analysis),
@@ -51,7 +55,7 @@ def _figures(analysis: Analysis) -> dict:
     return figures
 
 
-def _residual(axes, t, every: int, analysis: Analysis) -> None:
+def _residual(axes: Axes, t: np.ndarray, every: int, analysis: Analysis) -> None:
     rms = analysis.rms_residual()  # raises without a residual
     assert analysis.residual is not None
     for k, name in enumerate(analysis.joint_names):
@@ -61,13 +65,13 @@ def _residual(axes, t, every: int, analysis: Analysis) -> None:
     axes.legend(fontsize=7, ncol=2)
 
 
-def _condition(axes, t, every: int, analysis: Analysis) -> None:
+def _condition(axes: Axes, t: np.ndarray, every: int, analysis: Analysis) -> None:
     axes.semilogy(t, analysis.mass_matrix_condition[::every], lw=0.8)
     axes.set_ylabel("cond(M)")
     axes.set_title(f"condition number of the joint-space inertia M ({analysis.mass_matrix_method})")
 
 
-def _energy(axes, t, every: int, analysis: Analysis) -> None:
+def _energy(axes: Axes, t: np.ndarray, every: int, analysis: Analysis) -> None:
     kinetic, potential = analysis.kinetic_energy[::every], analysis.potential_energy[::every]
     axes.plot(t, kinetic, lw=0.8, label="kinetic")
     axes.plot(t, potential, lw=0.8, label="potential")
@@ -77,7 +81,7 @@ def _energy(axes, t, every: int, analysis: Analysis) -> None:
     axes.legend(fontsize=8)
 
 
-def _eigenvalues(axes, t, every: int, measures) -> None:
+def _eigenvalues(axes: Axes, t: np.ndarray, every: int, measures: FrameMeasures) -> None:
     eigenvalues = measures.inertia_eigenvalues[::every]
     for k in range(eigenvalues.shape[1]):
         axes.semilogy(t, np.where(np.isfinite(eigenvalues[:, k]), eigenvalues[:, k], np.nan),

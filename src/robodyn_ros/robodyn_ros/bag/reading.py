@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rosbags.interfaces import Connection, TopicInfo
 from rosbags.rosbag2 import Reader
 from rosbags.rosbag2.errors import ReaderError
 
@@ -108,9 +109,10 @@ def read_joint_states(
     return _recorded_run(path, topic, names, columns)
 
 
-def topic_info(reader: Reader, bag: Path, topic: str):
+def topic_info(reader: Reader, bag: Path, topic: str) -> TopicInfo:
     """rosbags' TopicInfo (msgtype, connections) of a topic, or a BagError listing the bag's
-    topics and their types."""
+    topics and their types. Its msgtype is None when the topic's connections have different
+    types."""
     topics = reader.topics
     if topic not in topics:
         listed = ", ".join(f"{name} ({info.msgtype})" for name, info in sorted(topics.items()))
@@ -118,7 +120,7 @@ def topic_info(reader: Reader, bag: Path, topic: str):
     return topics[topic]
 
 
-def topic_connections(reader: Reader, bag: Path, topic: str) -> list:
+def topic_connections(reader: Reader, bag: Path, topic: str) -> list[Connection]:
     """The connections of a JointState topic, or a BagError naming the topic's type."""
     info = topic_info(reader, bag, topic)
     if info.msgtype != JOINT_STATE:
@@ -127,7 +129,11 @@ def topic_connections(reader: Reader, bag: Path, topic: str) -> list:
 
 
 def _read_columns(
-    reader: Reader, connections: list, bag: Path, topic: str, joint_names: tuple[str, ...]
+    reader: Reader,
+    connections: list[Connection],
+    bag: Path,
+    topic: str,
+    joint_names: tuple[str, ...],
 ) -> _Columns:
     raws, receive_times = _raw_messages(reader, connections, bag, topic)
     picker = _JointPicker(joint_names, bag, topic)
@@ -147,7 +153,7 @@ def _read_columns(
 
 
 def _raw_messages(
-    reader: Reader, connections: list, bag: Path, topic: str
+    reader: Reader, connections: list[Connection], bag: Path, topic: str
 ) -> tuple[list[bytes], np.ndarray]:
     """The CDR bytes of every message of the topic and the times the bag recorded them; a
     BagError when the file ends early or breaks."""
@@ -188,7 +194,9 @@ def _uniform_columns(
     )
 
 
-def _message_columns(raws: list[bytes], picker: _JointPicker, receive_times) -> _Columns:
+def _message_columns(
+    raws: list[bytes], picker: _JointPicker, receive_times: np.ndarray
+) -> _Columns:
     """Each message deserialised by rosbags: any mix of name orders and field lengths."""
     store, stamps, position, velocity, effort = typestore(), [], [], [], []
     for k, raw in enumerate(raws):
@@ -243,14 +251,18 @@ class _JointPicker:
             )
         return np.array([position[name] for name in self.joint_names], dtype=np.int64)
 
-    def field(self, values, field: str, count: int, index: np.ndarray, k: int) -> np.ndarray:
+    def field(
+        self, values: np.ndarray, field: str, count: int, index: np.ndarray, k: int
+    ) -> np.ndarray:
         if len(values) != count:
             raise BagError(
                 f"{self.where}: message {k} has {len(values)} {field} values for {count} names"
             )
         return np.asarray(values, dtype=float)[index]
 
-    def optional(self, values, field: str, count: int, index, k: int) -> np.ndarray | None:
+    def optional(
+        self, values: np.ndarray, field: str, count: int, index: np.ndarray, k: int
+    ) -> np.ndarray | None:
         return self.field(values, field, count, index, k) if len(values) else None
 
 

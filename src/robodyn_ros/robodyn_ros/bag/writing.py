@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
@@ -80,7 +81,7 @@ def write_joint_states(
             writer.write(connection, time_recorded, data)
 
 
-def header(stamp: int, frame_id: str):
+def header(stamp: int, frame_id: str) -> Any:
     """A std_msgs/Header of rosbags' typestore at `stamp` (int ns)."""
     types = typestore().types
     seconds, nanoseconds = divmod(stamp, 1_000_000_000)
@@ -121,7 +122,9 @@ def write_dynamics(
                 progress(part.stop - part.start)
 
 
-def _chunk_messages(robot: Robot, analysis: Analysis, part: slice, methods: tuple[str, str]):
+def _chunk_messages(
+    robot: Robot, analysis: Analysis, part: slice, methods: tuple[str, str]
+) -> Iterator[tuple[str, int, Any]]:
     """(message type, stamp, message) of one chunk of samples, in stamp order."""
     started = time.perf_counter()
     joint_space = _joint_space_messages(robot, analysis, part, methods)
@@ -138,7 +141,9 @@ def _chunk_messages(robot: Robot, analysis: Analysis, part: slice, methods: tupl
             yield OPERATIONAL_SPACE, stamp, frame_messages(k, stamp)
 
 
-def _joint_space_messages(robot: Robot, analysis: Analysis, part: slice, methods):
+def _joint_space_messages(
+    robot: Robot, analysis: Analysis, part: slice, methods: tuple[str, str]
+) -> Callable[[int, int], Any]:
     """A function (k, stamp) → the JointSpaceDynamics message of sample k of the chunk."""
     q, qd = analysis.run.position[part], analysis.velocity[part]
     M = robot.mass_matrix(q, method=methods[0]).reshape(len(q), -1)
@@ -147,13 +152,14 @@ def _joint_space_messages(robot: Robot, analysis: Analysis, part: slice, methods
     message_type = typestore().types[JOINT_SPACE]
     names, root = list(robot.joint_names), robot.model.root_link
 
-    def message(k: int, stamp: int):
-        has_effort = effort is not None and not np.isnan(effort[k, 0])
+    def message(k: int, stamp: int) -> Any:
+        sample_effort, sample_acceleration = _NONE, _NONE  # empty where none was recorded
+        if effort is not None and acceleration is not None and not np.isnan(effort[k, 0]):
+            sample_effort, sample_acceleration = effort[k], acceleration[k]
         return message_type(
             header=header(stamp, root), joint_names=names, position=q[k], velocity=qd[k],
             mass_matrix=M[k], bias_forces=bias[k], gravity_torques=gravity[k],
-            coriolis_matrix=_NONE, effort=effort[k] if has_effort else _NONE,
-            acceleration=acceleration[k] if has_effort else _NONE,
+            coriolis_matrix=_NONE, effort=sample_effort, acceleration=sample_acceleration,
             mass_matrix_method=methods[0], forward_dynamics_method=methods[1],
             computation_time=0.0,
         )
@@ -161,7 +167,9 @@ def _joint_space_messages(robot: Robot, analysis: Analysis, part: slice, methods
     return message
 
 
-def _measured_effort(robot: Robot, analysis: Analysis, part, q, qd, method: str):
+def _measured_effort(
+    robot: Robot, analysis: Analysis, part: slice, q: np.ndarray, qd: np.ndarray, method: str
+) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
     """(τ, q̈ = forward dynamics of τ) of the chunk's measured efforts, or (None, None);
     q̈ is computed on the rows with efforts (the others stay NaN)."""
     if analysis.run.effort is None:
@@ -174,7 +182,9 @@ def _measured_effort(robot: Robot, analysis: Analysis, part, q, qd, method: str)
     return effort, acceleration
 
 
-def _operational_space_messages(robot: Robot, analysis: Analysis, part: slice, frame: str):
+def _operational_space_messages(
+    robot: Robot, analysis: Analysis, part: slice, frame: str
+) -> Callable[[int, int], Any]:
     """A function (k, stamp) → the OperationalSpaceDynamics message of a frame at sample k."""
     q, qd = analysis.run.position[part], analysis.velocity[part]
     task = robot.operational_space(q, qd, frame, singular_threshold=SINGULAR_THRESHOLD)
@@ -192,7 +202,7 @@ def _operational_space_messages(robot: Robot, analysis: Analysis, part: slice, f
         types[f"geometry_msgs/msg/{kind}"] for kind in ("Pose", "Point", "Quaternion")
     )
 
-    def message(k: int, stamp: int):
+    def message(k: int, stamp: int) -> Any:
         x, y, z = pose[k, :3, 3].tolist()
         qx, qy, qz, qw = quaternion[k].tolist()
         return message_type(
@@ -214,7 +224,7 @@ def _operational_space_messages(robot: Robot, analysis: Analysis, part: slice, f
     return message
 
 
-def six_vector_message(kind: str, halves: tuple[str, str], values: np.ndarray):
+def six_vector_message(kind: str, halves: tuple[str, str], values: np.ndarray) -> Any:
     """A geometry_msgs Twist, Wrench or Accel of rosbags' typestore from a 6-vector."""
     types = typestore().types
     Vector3 = types["geometry_msgs/msg/Vector3"]

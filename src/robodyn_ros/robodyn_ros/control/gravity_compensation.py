@@ -6,11 +6,14 @@ and stays where it is when at rest.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from robodyn_ros.control.plugin import Controller, ControllerState
+
+if TYPE_CHECKING:
+    from robodyn_ros.robot import Robot
 
 
 class GravityCompensation(Controller):
@@ -19,7 +22,7 @@ class GravityCompensation(Controller):
     name: ClassVar[str] = "gravity_compensation"
     PARAMETERS: ClassVar[dict[str, str]] = {}
 
-    def _configure(self, robot, parameters) -> None:
+    def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         pass
 
     def update(self, state: ControllerState) -> np.ndarray:

@@ -22,10 +22,11 @@ import importlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, ClassVar
+from importlib.metadata import EntryPoints, entry_points
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
     from robodyn_ros.operational_space import OperationalSpaceDynamics
@@ -128,7 +129,9 @@ class Controller(abc.ABC):
         them in ControllerState.operational_space."""
         return ()
 
-    def set_target(self, *args, **kwargs) -> None:
+    # (*Any, **Any): each controller takes a target of its own, and mypy lets any signature
+    # override this one
+    def set_target(self, *args: Any, **kwargs: Any) -> None:
         """Set the controller's target; controllers without a target refuse."""
         raise TypeError(f"{type(self).__name__} has no target to set")
 
@@ -158,7 +161,12 @@ class Controller(abc.ABC):
 
 
 def joint_vector(
-    parameters: Mapping[str, object], name: str, n: int, default=None, *, nonnegative=False
+    parameters: Mapping[str, object],
+    name: str,
+    n: int,
+    default: ArrayLike | None = None,
+    *,
+    nonnegative: bool = False,
 ) -> np.ndarray | None:
     """A scalar (broadcast to n joints) or n finite numbers; `default` when absent."""
     value = parameters.get(name, default)
@@ -167,7 +175,9 @@ def joint_vector(
     return _vector(value, name, n, nonnegative=nonnegative, broadcast=True)
 
 
-def task_vector(parameters: Mapping[str, object], name: str, default, *, nonnegative=True):
+def task_vector(
+    parameters: Mapping[str, object], name: str, default: ArrayLike, *, nonnegative: bool = True
+) -> np.ndarray:
     """A scalar (all six task directions) or six numbers [linear x, y, z; angular x, y, z]."""
     return _vector(parameters.get(name, default), name, 6, nonnegative=nonnegative, broadcast=True)
 
@@ -189,7 +199,7 @@ def boolean(parameters: Mapping[str, object], name: str, default: bool) -> bool:
     return bool(value)
 
 
-def _vector(value, name: str, n: int, *, nonnegative: bool, broadcast: bool) -> np.ndarray:
+def _vector(value: object, name: str, n: int, *, nonnegative: bool, broadcast: bool) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -207,7 +217,7 @@ def _vector(value, name: str, n: int, *, nonnegative: bool, broadcast: bool) -> 
     return array
 
 
-def _finite_array(value, name: str) -> np.ndarray:
+def _finite_array(value: ArrayLike, name: str) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.kind not in "biuf":
         raise ValueError(f"ControllerState: {name} must be numbers; got {array.dtype} values")
@@ -244,7 +254,7 @@ def load_controller(name: str) -> type[Controller]:
     return cls
 
 
-def _entry_points():
+def _entry_points() -> EntryPoints:
     return entry_points(group=ENTRY_POINT_GROUP)
 
 

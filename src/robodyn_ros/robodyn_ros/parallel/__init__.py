@@ -13,13 +13,15 @@ failing item raises ParallelError naming it; a set cancel event raises Cancelled
 
 from __future__ import annotations
 
+from typing import Any
+
 from robodyn_ros.parallel.base import Backend, CancelledError, ParallelError
 from robodyn_ros.parallel.local import ProcessBackend, SerialBackend, ThreadBackend
 
 BACKENDS = ("serial", "threads", "processes", "dask")
 
 
-def backend(name: str, workers: int = 2, **options) -> Backend:
+def backend(name: str, workers: int = 2, **options: Any) -> Backend:
     """The backend called `name` (BACKENDS) with `workers` workers; "dask" also takes
     `address`, a running scheduler's."""
     if name == "serial":

@@ -50,7 +50,9 @@ class Backend(abc.ABC):
         naming its index; a set `cancel` event cancels what has not started and raises
         CancelledError. Processes and Dask need a picklable (module-level) function."""
 
-    def batch(self, robot: Robot, function: str, *states: np.ndarray, **options) -> np.ndarray:
+    def batch(
+        self, robot: Robot, function: str, *states: np.ndarray, **options: Any
+    ) -> np.ndarray:
         """robot.<function>(*states, **options) for a batch, its (B, n) states split into one
         contiguous chunk per worker; the chunks' answers concatenated in order."""
         chunks = split_batch(states, self.workers)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from robodyn_ros.parallel.base import Backend, RobotCall, collect
+
+if TYPE_CHECKING:
+    from robodyn_ros.robot import Robot
 
 
 class DaskBackend(Backend):
@@ -46,7 +49,9 @@ class DaskBackend(Backend):
         futures = [self.client.submit(function, item, pure=False) for item in items]
         return collect(futures, function, cancel)
 
-    def _map_robot(self, robot, call, chunks) -> list[np.ndarray]:
+    def _map_robot(
+        self, robot: Robot, call: RobotCall, chunks: list[tuple[np.ndarray, ...]]
+    ) -> list[np.ndarray]:
         entry = self._scattered.get(id(robot))
         if entry is None or entry[0] is not robot:
             entry = (robot, self.client.scatter(robot, broadcast=True))
@@ -63,5 +68,5 @@ class DaskBackend(Backend):
             self._cluster = None
 
 
-def _call_robot(robot, call: RobotCall, chunk: tuple[np.ndarray, ...]) -> np.ndarray:
+def _call_robot(robot: Robot, call: RobotCall, chunk: tuple[np.ndarray, ...]) -> np.ndarray:
     return call(chunk, robot)

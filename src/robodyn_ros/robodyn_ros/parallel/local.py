@@ -41,10 +41,18 @@ class SerialBackend(Backend):
     def __init__(self, workers: int = 1) -> None:
         super().__init__(workers)
 
-    def batch(self, robot: Robot, function: str, *states: np.ndarray, **options) -> np.ndarray:
+    def batch(
+        self, robot: Robot, function: str, *states: np.ndarray, **options: Any
+    ) -> np.ndarray:
         return threaded_batch(robot, 1, function, states, options)
 
-    def map(self, function, items, *, cancel=None) -> list[Any]:
+    def map(
+        self,
+        function: Callable[[Any], Any],
+        items: Iterable[Any],
+        *,
+        cancel: threading.Event | None = None,
+    ) -> list[Any]:
         results = []
         for index, item in enumerate(items):
             if cancel is not None and cancel.is_set():
@@ -95,7 +103,9 @@ class ThreadBackend(_PoolBackend):
 
     name = "threads"
 
-    def batch(self, robot: Robot, function: str, *states: np.ndarray, **options) -> np.ndarray:
+    def batch(
+        self, robot: Robot, function: str, *states: np.ndarray, **options: Any
+    ) -> np.ndarray:
         return threaded_batch(robot, self.workers, function, states, options)
 
     def _make_pool(self) -> Executor:
@@ -137,7 +147,9 @@ class ProcessBackend(_PoolBackend):
             initargs=initargs,
         )
 
-    def _map_robot(self, robot, call, chunks) -> list[np.ndarray]:
+    def _map_robot(
+        self, robot: Robot, call: RobotCall, chunks: list[tuple[np.ndarray, ...]]
+    ) -> list[np.ndarray]:
         if robot is not self._robot:
             self.close()
             self._robot = robot

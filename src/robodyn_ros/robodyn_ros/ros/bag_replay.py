@@ -36,6 +36,9 @@ class BagPlayer:
         self.node, self.bag, self.topic, self.rate = node, Path(bag), topic, rate
         with open_bag(self.bag) as reader:
             msgtype = topic_info(reader, self.bag, topic).msgtype
+        if msgtype is None:
+            raise BagError(f"bag {self.bag}: topic '{topic}' was recorded with messages of "
+                           "different types; a replay publishes one type")
         self.publisher: Publisher[Any] = node.create_publisher(
             message_class(msgtype), topic, QoSProfile(depth=QUEUE)
         )

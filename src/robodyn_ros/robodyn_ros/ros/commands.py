@@ -13,6 +13,8 @@ ros2_control → robodyn_ros:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from rclpy.parameter import Parameter
 
@@ -27,7 +29,7 @@ JOINTS_PARAMETER = ParameterSpec(
 )
 
 
-def command_order(robot: Robot, joints) -> np.ndarray:
+def command_order(robot: Robot, joints: Sequence[str]) -> np.ndarray:
     """The robot index of each entry of an effort command (the joints parameter).
 
     Raises:

@@ -80,7 +80,7 @@ class ControllerNode(RobotNode):
     PARAMETERS = PARAMETERS
     PARAMETER_PREFIXES = (f"{PARAMETER_PREFIX}.",)
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         self.controller: Controller | None = None
         self._joint_states: JointStateMerge | None = None
         self._command_order = np.zeros(0, dtype=np.int64)
@@ -142,7 +142,7 @@ class ControllerNode(RobotNode):
         if "joint_states_max_age" in changes and self._joint_states is not None:
             self._joint_states.max_age = changes["joint_states_max_age"]
 
-    def _configured(self, robot: Robot):
+    def _configured(self, robot: Robot) -> Controller:
         """A new controller of the `controller` parameter, configured on `robot`."""
         controller = load_controller(self.value("controller"))()
         names = self.get_parameters_by_prefix(PARAMETER_PREFIX)
@@ -180,13 +180,13 @@ class ControllerNode(RobotNode):
         q, _, _ = self._joint_states.joint_map.state(newest, "target_joints")
         self._set_target(q)
 
-    def _newest(self, topic: str, message, info: MessageInfo) -> Arrival:
+    def _newest(self, topic: str, message: PoseStamped | JointState, info: MessageInfo) -> Arrival:
         """The newest message of an input, counted as handled."""
         arrival = self._inputs[topic].take(message, info)
         self._inputs[topic].mark_handled()
         return arrival
 
-    def _set_target(self, *target) -> None:
+    def _set_target(self, *target: np.ndarray) -> None:
         """Raises RefusedError when there is no controller or it refuses the target."""
         if self.controller is None:
             raise RefusedError("target received before the controller is configured")
@@ -222,7 +222,7 @@ class ControllerNode(RobotNode):
         else:
             self._command(ControllerState(t=t, q=q, qd=qd), arrival)
 
-    def _request_dynamics(self, arrival: Arrival, t: float, q, qd) -> None:
+    def _request_dynamics(self, arrival: Arrival, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         """Ask the dynamics node; the efforts go out when the answer arrives."""
         if not self._dynamics.service_is_ready():
             raise RefusedError("compute_dynamics service not available")
@@ -234,7 +234,14 @@ class ControllerNode(RobotNode):
             "compute_dynamics answer", lambda future: self._on_dynamics(future, arrival, t, q, qd)
         ))
 
-    def _on_dynamics(self, future, arrival: Arrival, t: float, q, qd) -> None:
+    def _on_dynamics(
+        self,
+        future: Future[ComputeDynamics.Response],
+        arrival: Arrival,
+        t: float,
+        q: np.ndarray,
+        qd: np.ndarray,
+    ) -> None:
         response = future.result()
         if response is None or not response.success:
             raise RefusedError(f"compute_dynamics failed: {response.message if response else ''}")
@@ -263,7 +270,7 @@ class ControllerNode(RobotNode):
 
     # -- reporting --------------------------------------------------------------------------
 
-    def report(self):
+    def report(self) -> tuple[int, str, dict[str, str]]:
         values = {"controller": self.value("controller"),
                   "cycles since the last report": str(self._cycles)}
         self._cycles = 0

@@ -4,7 +4,7 @@ new robot is checked before it replaces the one in service."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -292,7 +292,7 @@ class DescriptionFollower:
             )
 
 
-def gravity_parameter(values) -> np.ndarray:
+def gravity_parameter(values: Iterable[float]) -> np.ndarray:
     """The gravity parameter: the gravitational acceleration (m/s²) in the robot's base frame,
     three doubles ([0, 0, -9.81] by default; [9.81, 0, 0] for a wall whose base z axis is
     horizontal).

@@ -39,6 +39,7 @@ import gc
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,7 @@ from robodyn_ros.ros.robot_node import RobotNode, run_node
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
+    from std_msgs.msg import Header
 
 QUANTITIES = (*JOINT_SPACE_QUANTITIES, "operational_space")
 DEFAULT_QUANTITIES = tuple(q for q in QUANTITIES if q != "coriolis_matrix")
@@ -171,7 +173,7 @@ class DynamicsNode(RobotNode):
     TASK = "dynamics"
     PARAMETERS = PARAMETERS
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         self._serving: Serving | None = None
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._cycles = 0
@@ -279,7 +281,9 @@ class DynamicsNode(RobotNode):
             "answered with them on it" if mismatch else ""
         )
 
-    def _on_compute(self, request, response):
+    def _on_compute(
+        self, request: ComputeDynamics.Request, response: ComputeDynamics.Response
+    ) -> ComputeDynamics.Response:
         """The compute_dynamics service: dynamics at the state the caller sends.
 
         Raises:
@@ -322,7 +326,7 @@ class DynamicsNode(RobotNode):
 
     # -- reporting --------------------------------------------------------------------------
 
-    def report(self):
+    def report(self) -> tuple[int, str, dict[str, str]]:
         now = time.monotonic()
         elapsed, self._diagnostic_start = now - self._diagnostic_start, now
         serving = self._serving
@@ -345,10 +349,25 @@ class DynamicsNode(RobotNode):
         return level, message, values
 
 
-def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings,
-            messages: CycleMessages | None = None):
+def compute(
+    robot: Robot,
+    header: Header,
+    q: np.ndarray,
+    qd: np.ndarray,
+    effort: np.ndarray | None,
+    frames: Sequence[str],
+    settings: Settings,
+    messages: CycleMessages | None = None,
+) -> tuple[JointSpaceDynamics, list[OperationalSpaceDynamics]]:
     """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics]), filled
     into `messages` when given (each cycle's), else new (a service's answer).
+
+    Args:
+        header: the joint state's header; its frame_id is set here (the root link with
+            frame_prefix) and every message carries it.
+        q, qd, effort: the state in the robot's joint order; effort None: no acceleration.
+        frames: the frames whose OperationalSpaceDynamics are computed, in this order.
+        settings: the quantities, methods, singular threshold and frame prefix.
 
     Raises:
         NonFiniteAnswerError: a frame's twist came out NaN or inf (conversions).
@@ -373,7 +392,7 @@ def compute(robot: Robot, header, q, qd, effort, frames, settings: Settings,
     return joint_space, operational_space
 
 
-def method_problem(robot: Robot, method: str, frames) -> str:
+def method_problem(robot: Robot, method: str, frames: Sequence[str]) -> str:
     """Why the operational-space method cannot serve these frames of the robot, each on its own
     ("" if it can): "schur" and "schur_bcr" need a frame on a moving body."""
     if method not in SCHUR_METHODS:

@@ -7,6 +7,8 @@ Any other frame is looked up with tf2 where it is installed (a ROS install), els
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from geometry_msgs.msg import Pose
 from rclpy.time import Time
@@ -14,6 +16,9 @@ from rclpy.time import Time
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
 
 try:  # tf2 comes with a ROS install; the PyPI wheels have none
     import tf2_ros
@@ -78,7 +83,7 @@ class Tf2Frames:
         node: the node that listens.
     """
 
-    def __init__(self, node) -> None:
+    def __init__(self, node: Node) -> None:
         self._buffer = None
         if tf2_ros is not None:
             self._buffer = tf2_ros.Buffer()

@@ -17,12 +17,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 
 from robodyn_ros.errors import NonFiniteResultError
+
+if TYPE_CHECKING:
+    from rclpy.impl.rcutils_logger import RcutilsLogger
 
 LOG_PERIOD = 1.0  # s: at most one log line per task in this time; the rest are counted
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -49,7 +52,7 @@ class NodeHealth:
         logger: the node's logger (rclpy RcutilsLogger).
     """
 
-    def __init__(self, logger) -> None:
+    def __init__(self, logger: RcutilsLogger) -> None:
         self._logger = logger
         self._lock = threading.Lock()
         self._rejected = 0

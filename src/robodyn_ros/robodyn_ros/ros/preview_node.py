@@ -52,6 +52,7 @@ from robodyn_ros.sim.preview import PreviewResult, PreviewSettings, preview, war
 from robodyn_ros.sim.scenarios import ScenarioError
 
 if TYPE_CHECKING:
+    from rclpy.action.server import ServerGoalHandle
     from rclpy.subscription import MessageInfo
 
 PARAMETERS = (
@@ -68,7 +69,7 @@ class PreviewNode(RobotNode):
     TASK = "preview"
     PARAMETERS = PARAMETERS
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         self._joint_states: JointStateMerge | None = None
         self._latest: tuple[np.ndarray, np.ndarray, int] | None = None  # q, q̇, arrival (ns)
         self._cancels: dict[bytes, threading.Event] = {}
@@ -117,13 +118,17 @@ class PreviewNode(RobotNode):
             q, qd, _ = joint_states.update(message, received, time.time_ns())
             self._latest = (q, qd, received)
 
-    def _on_cancel(self, goal_handle) -> CancelResponse:
+    def _on_cancel(
+        self, goal_handle: ServerGoalHandle[Preview.Goal, Preview.Result, Preview.Feedback]
+    ) -> CancelResponse:
         event = self._cancels.get(bytes(goal_handle.goal_id.uuid))
         if event is not None:
             event.set()
         return CancelResponse.ACCEPT
 
-    def _execute(self, goal_handle) -> Preview.Result:
+    def _execute(
+        self, goal_handle: ServerGoalHandle[Preview.Goal, Preview.Result, Preview.Feedback]
+    ) -> Preview.Result:
         """Run the goal's scenarios; succeed with their predictions or be cancelled.
 
         Raises:
@@ -144,7 +149,7 @@ class PreviewNode(RobotNode):
         key, done = bytes(goal_handle.goal_id.uuid), []
         cancel = self._cancels[key] = threading.Event()
 
-        def report(result) -> None:
+        def report(result: PreviewResult) -> None:
             done.append(result.name)
             goal_handle.publish_feedback(Preview.Feedback(
                 scenarios_done=len(done), scenarios_total=len(scenarios), last_scenario=result.name,
@@ -167,7 +172,7 @@ class PreviewNode(RobotNode):
         return Preview.Result(predictions=[prediction_message(robot, r, self.frame_prefix)
                                            for r in results])
 
-    def _start(self, robot: Robot, start: JointState):
+    def _start(self, robot: Robot, start: JointState) -> tuple[np.ndarray, np.ndarray]:
         """(q, q̇) of goal.start, else of the latest joint_states.
 
         Raises:
@@ -187,7 +192,7 @@ class PreviewNode(RobotNode):
                                f"{self._joint_states.max_age:g} s)")
         return q, qd
 
-    def report(self):
+    def report(self) -> tuple[int, str, dict[str, str]]:
         level, message = (OK, "previewing") if self.robot is not None else (ERROR, "no robot")
         values = {"goals": str(self._goals), "goals running": str(len(self._cancels))}
         self._goals = 0

@@ -97,7 +97,7 @@ class SimNode(RobotNode):
     TASK = "simulation"
     PARAMETERS = PARAMETERS
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         self._sim: SimulatedRobot | None = None
         self._steps_per_publish = 1
         self._command_order = np.zeros(0, dtype=np.int64)  # robot index of each command entry
@@ -309,7 +309,7 @@ class SimNode(RobotNode):
 
     # -- reporting --------------------------------------------------------------------------
 
-    def report(self):
+    def report(self) -> tuple[int, str, dict[str, str]]:
         sim = self._sim
         sim_time = sim.time if sim is not None else 0.0
         now = time.monotonic()

@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import rclpy
@@ -42,6 +42,10 @@ from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.robot_node import RobotNode
 from robodyn_ros.ros.sim_node import SimNode
+
+if TYPE_CHECKING:
+    from rclpy.publisher import Publisher
+    from rclpy.task import Future
 
 PREVIEW_GAINS = ("kp", "kd", "null_stiffness", "null_damping")
 
@@ -218,7 +222,7 @@ class Previewer:
         return pose_error(self.robot, np.array(q), self.frame, target)
 
 
-def _wait(future):
+def _wait(future: Future[Any]) -> Any:
     while not future.done():
         time.sleep(0.005)
     return future.result()
@@ -231,8 +235,16 @@ def _controller_gains(controller: RobotNode) -> dict[str, list[float]]:
             for name in PREVIEW_GAINS if name in parameters}
 
 
-def _follow_targets(robot, frame, observer, publisher, preview, seconds, tolerance,
-                    print_every) -> bool:
+def _follow_targets(
+    robot: Robot,
+    frame: str,
+    observer: Observer,
+    publisher: Publisher[PoseStamped],
+    preview: Previewer,
+    seconds: float,
+    tolerance: tuple[float, float],
+    print_every: float,
+) -> bool:
     while observer.state is None:  # the simulation's first joint state
         time.sleep(0.01)
     targets = default_targets(robot, observer.state[1], frame)

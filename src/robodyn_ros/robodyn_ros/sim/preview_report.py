@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -10,12 +12,16 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
 from robodyn_ros.sim.scenarios import Scenario, ScenarioError, scenario_from_mapping
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 SETTINGS = ("horizon", "dt", "integrator", "forward_dynamics_method", "tolerance",
             "control_period")
 
 
-def read_scenarios_file(robot: Robot, path: str | Path, **overrides) -> tuple[
-        list[Scenario], PreviewSettings, np.ndarray | None]:
+def read_scenarios_file(
+    robot: Robot, path: str | Path, **overrides: float | str | None
+) -> tuple[list[Scenario], PreviewSettings, np.ndarray | None]:
     """(scenarios, settings, start q or None) from a YAML file with `scenarios` (a list, see
     scenarios.scenario_from_mapping), optional settings (SETTINGS) and `start` (q); settings
     in `overrides` that are not None win over the file's."""
@@ -88,7 +94,7 @@ def write_plots(folder: str | Path, results: list[PreviewResult]) -> list[Path]:
     return [joints, _saved(pyplot, figure, folder / "preview_paths.png")]
 
 
-def _saved(pyplot, figure, path: Path) -> Path:
+def _saved(pyplot: ModuleType, figure: Figure, path: Path) -> Path:
     figure.savefig(path, dpi=110)
     pyplot.close(figure)
     return path

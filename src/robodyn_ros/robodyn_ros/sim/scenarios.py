@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.interpolate import CubicSpline
 
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
@@ -107,7 +108,7 @@ def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenar
 class _Fields:
     """The fields of one scenario, each read and checked with its name in the error."""
 
-    def __init__(self, robot: Robot, name: str, kind: str, values) -> None:
+    def __init__(self, robot: Robot, name: str, kind: str, values: object) -> None:
         if not isinstance(values, Mapping):
             raise ScenarioError(f"scenario '{name}': {kind} must be a mapping; got {values!r}")
         self.robot, self.name, self.kind, self.values = robot, name, kind, values
@@ -122,7 +123,9 @@ class _Fields:
                              f"({', '.join(self.robot.frame_names)})")
         return frame
 
-    def array(self, field: str, shape: tuple, default=None) -> np.ndarray:
+    def array(
+        self, field: str, shape: tuple[int, ...], default: ArrayLike | None = None
+    ) -> np.ndarray:
         """A finite float array of `shape` (a scalar broadcasts to it; -1: any length ≥ 1)."""
         value = self.values.get(field, default)
         if value is None:
@@ -150,7 +153,7 @@ class _Fields:
         except ValueError as error:
             raise self.error("orientation", str(error).lstrip(": ")) from None
 
-    def gains(self, field: str, size: int, default) -> np.ndarray:
+    def gains(self, field: str, size: int, default: ArrayLike) -> np.ndarray:
         gains = self.array(field, (size,), default)
         if np.any(gains < 0.0):
             raise self.error(field, f"must be ≥ 0; got {gains.tolist()}")

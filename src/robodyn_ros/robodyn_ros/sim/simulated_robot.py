@@ -35,10 +35,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from robodyn_ros.iteration import ConvergenceError
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS, adaptive_integrator
+from robodyn_ros.sim.integrators import (
+    ADAPTIVE_INTEGRATORS,
+    INTEGRATORS,
+    Acceleration,
+    adaptive_integrator,
+)
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
 
 FRICTION_VELOCITY = 0.05  # rad/s (m/s): ε of the smoothed Coulomb friction −f·tanh(q̇/ε)
@@ -72,8 +78,8 @@ class SimulatedRobot:
         forward_dynamics_options: Mapping[str, Any] | None = None,
         friction_velocity: float = FRICTION_VELOCITY,
         tolerance: float = TOLERANCE,
-        q=None,
-        qd=None,
+        q: ArrayLike | None = None,
+        qd: ArrayLike | None = None,
     ) -> None:
         if forward_dynamics_method not in robot.FORWARD_DYNAMICS_METHODS:
             raise ValueError(
@@ -151,7 +157,7 @@ class SimulatedRobot:
         """q = 0 moved to the nearest point inside the position limits."""
         return np.clip(np.zeros(self.robot.nv), self._lower, self._upper)
 
-    def reset(self, q=None, qd=None) -> None:
+    def reset(self, q: ArrayLike | None = None, qd: ArrayLike | None = None) -> None:
         """Set the state (defaults: `default_positions()`, rest) and time to 0. Positions
         outside their limits, wrong lengths and non-finite values raise ValueError."""
         q = self.default_positions() if q is None else self._vector(q, "q")
@@ -192,11 +198,11 @@ class SimulatedRobot:
 
     # -- stepping ---------------------------------------------------------------------------
 
-    def step(self, tau) -> None:
+    def step(self, tau: ArrayLike) -> None:
         """Advance by dt under the commanded joint effort `tau` (one value per joint)."""
-        tau = np.clip(self._vector(tau, "tau"), -self._effort_limit, self._effort_limit)
+        applied = np.clip(self._vector(tau, "tau"), -self._effort_limit, self._effort_limit)
         try:
-            q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(tau))
+            q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(applied))
         except ConvergenceError:
             if self.solver is not None:  # an adaptive integrator's method raises with none
                 self.solver.forget_history()  # it holds the failed step's first stages
@@ -207,7 +213,7 @@ class SimulatedRobot:
             q = np.clip(q, self._lower, self._upper)
             qd[above] = np.minimum(qd[above], 0.0)
             qd[below] = np.maximum(qd[below], 0.0)
-        self._q, self._qd, self._effort = q, qd, tau
+        self._q, self._qd, self._effort = q, qd, applied
         self._steps += 1
 
     def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -218,7 +224,7 @@ class SimulatedRobot:
         loss = self._damping * rates + self._friction * np.tanh(rates / self.friction_velocity)
         return tau - (loss if coupling is None else coupling.forces(loss))
 
-    def _acceleration(self, tau: np.ndarray):
+    def _acceleration(self, tau: np.ndarray) -> Acceleration:
         """The integrator's a(q, q̇) for this step; an iterative method's solver is told which
         stage of the step each call is."""
         if self.solver is None:
@@ -238,7 +244,7 @@ class SimulatedRobot:
 
         return warm_started
 
-    def _vector(self, x, name: str) -> np.ndarray:
+    def _vector(self, x: ArrayLike, name: str) -> np.ndarray:
         """x as a fresh float64 (n,) array with finite values, or a ValueError naming it."""
         n = self.robot.nv
         try:

@@ -75,7 +75,7 @@ class WarmStartedForwardDynamics:
     """
 
     def __init__(self, robot: Robot, method: str, *, history: int = CUBIC,
-                 require_convergence: bool = True, **options) -> None:
+                 require_convergence: bool = True, **options: float) -> None:
         if method not in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS:
             raise ValueError(
                 f"'{method}' is not an iterative forward-dynamics method; choose one of "

@@ -16,6 +16,8 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.bag import BagError, write_joint_states
+from robodyn_ros.bag.typestore import typestore
+from robodyn_ros.bag.writing import open_writer
 from robodyn_ros.ros.bag_replay import BagPlayer
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.testing.trajectories import sine_trajectory
@@ -87,6 +89,25 @@ def test_replay_names_a_missing_topic(ros, bag) -> None:
             BagPlayer(node, bag[0], "/arm/joint_states")
         with pytest.raises(ValueError, match="rate must be positive"):
             BagPlayer(node, bag[0], "/joint_states", rate=0.0)
+    finally:
+        node.destroy_node()
+
+
+def test_replay_refuses_a_topic_of_several_types(ros, tmp_path) -> None:
+    """rosbags gives a topic whose connections have different types no msgtype: a BagError
+    naming the topic, not an attempt to publish it."""
+    bag, store = tmp_path / "mixed", typestore()
+    with open_writer(bag, "mcap") as writer:
+        for stamp, (kind, data) in enumerate((("String", "text"), ("Int32", 1)), start=1):
+            msgtype = f"std_msgs/msg/{kind}"
+            connection = writer.add_connection("/mixed", msgtype, typestore=store)
+            message = store.types[msgtype](data=data)
+            writer.write(connection, stamp, store.serialize_cdr(message, msgtype))
+    node = ros.create_node("bag_replay_mixed")
+    try:
+        with pytest.raises(BagError, match=r"topic '/mixed' was recorded with messages of "
+                                           "different types"):
+            BagPlayer(node, bag, "/mixed")
     finally:
         node.destroy_node()
 
