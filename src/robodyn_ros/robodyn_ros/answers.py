@@ -50,9 +50,8 @@ def singular_joints(tree: np.ndarray, Q: np.ndarray) -> np.ndarray:
 def joints_moving_no_mass(model: Model, tree: np.ndarray) -> tuple[str, ...]:
     """The joints whose pivot vanishes at every sampled configuration: M is singular through
     them everywhere."""
-    everywhere = singular_joints(tree, sample_states(model)).all(axis=0)
-    return tuple(name for name, singular in zip(model.joint_names, everywhere, strict=True)
-                 if singular)
+    everywhere = np.flatnonzero(singular_joints(tree, sample_states(model)).all(axis=0))
+    return tuple(model.joint_names[int(i)] for i in everywhere)
 
 
 def check_finite(
@@ -80,6 +79,7 @@ def check_finite(
     if all_finite(*(result for _, result in quantities)):
         return
     q = inputs[0]
+    assert q is not None  # q is never absent
     batch = q.shape[:-1]
     for name, result in quantities:
         bad = ~np.isfinite(result.reshape(*batch, -1)).all(axis=-1)
@@ -118,5 +118,5 @@ def check_mass_matrix(
         first = int(states[0])
         where = where or (f"at state {first} of the batch" if q.ndim == 2 else "at this state")
         raise SingularMassMatrixError(
-            function, [joint_names[i] for i in np.flatnonzero(singular[first])], where
+            function, [joint_names[int(i)] for i in np.flatnonzero(singular[first])], where
         )
