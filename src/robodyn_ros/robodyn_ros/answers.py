@@ -57,7 +57,7 @@ def joints_moving_no_mass(model: Model, tree: np.ndarray) -> tuple[str, ...]:
 def check_finite(
     function: str,
     quantities: Sequence[tuple[str, np.ndarray]],
-    inputs: Sequence[np.ndarray | None],
+    inputs: Sequence[object],
     tree: np.ndarray,
     joint_names: Sequence[str],
     inverts_mass_matrix: bool,
@@ -67,7 +67,8 @@ def check_finite(
     Args:
         function: the Robot function, for the message.
         quantities: (name, result) pairs, each with the batch shape of q in front.
-        inputs: q first, (n,) or (B, n), then the other per-state inputs (None: absent).
+        inputs: q first, (n,) or (B, n), then the other per-state inputs (anything but an
+            array, such as None for an absent input or a flag, is skipped).
         tree: the packed model, for the pivots.
         joint_names: to name singular joints.
         inverts_mass_matrix: whether the function needs M⁻¹, so that a singular M explains it.
@@ -79,14 +80,14 @@ def check_finite(
     if all_finite(*(result for _, result in quantities)):
         return
     q = inputs[0]
-    assert q is not None  # q is never absent
+    assert isinstance(q, np.ndarray)  # q is never absent
     batch = q.shape[:-1]
     for name, result in quantities:
         bad = ~np.isfinite(result.reshape(*batch, -1)).all(axis=-1)
         if not bad.any():
             continue
         for x in inputs:
-            if x is not None:
+            if isinstance(x, np.ndarray):
                 bad &= np.isfinite(x.reshape(*batch, -1)).all(axis=-1)
         if not bad.any():
             continue  # NaN in, NaN out

@@ -136,27 +136,27 @@ class MimicRobot(Robot):
     def inverse_dynamics(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None
     ) -> FloatArray:
-        q, qd, qdd = self._checked(q, qd=qd, qdd=qdd)
+        q, qd, qdd = self._inputs(("q", "qd", "qdd"), q, qd, qdd)
         c = self.coupling
         return c.forces(self._tree_robot.inverse_dynamics(
             c.positions(q), c.rates(qd), c.rates(qdd), f_ext))
 
     def bias_forces(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
-        q, qd = self._checked(q, qd=qd)
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return c.forces(self._tree_robot.bias_forces(c.positions(q), c.rates(qd)))
 
     def gravity_torques(self, q: ArrayLike) -> FloatArray:
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         return self.coupling.forces(self._tree_robot.gravity_torques(self.coupling.positions(q)))
 
     def mass_matrix(self, q: ArrayLike, method: str = "crba") -> FloatArray:
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         return self.coupling.matrix(
             self._tree_robot.mass_matrix(self.coupling.positions(q), method))
 
     def coriolis_matrix(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
-        q, qd = self._checked(q, qd=qd)
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return c.matrix(self._tree_robot.coriolis_matrix(c.positions(q), c.rates(qd)))
 
@@ -164,30 +164,30 @@ class MimicRobot(Robot):
         return np.diagonal(self.mass_matrix(q), axis1=-2, axis2=-1).copy()
 
     def kinetic_energy(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
-        q, qd = self._checked(q, qd=qd)
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return self._tree_robot.kinetic_energy(c.positions(q), c.rates(qd))
 
     def potential_energy(self, q: ArrayLike) -> FloatArray:
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.potential_energy(self.coupling.positions(q))
 
     def frame_pose(self, q: ArrayLike, frame: str) -> FloatArray:
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.frame_pose(self.coupling.positions(q), frame)
 
     def frame_poses(self, q: ArrayLike) -> FloatArray:
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.frame_poses(self.coupling.positions(q))
 
     def jacobian(self, q: ArrayLike, frame: str) -> FloatArray:
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.jacobian(self.coupling.positions(q), frame) @ self.coupling.G
 
     def classical_acceleration(
         self, q: ArrayLike, qd: ArrayLike, frames: Task, *, axes: TaskAxes = None
     ) -> FloatArray:
-        q, qd = self._checked(q, qd=qd)
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return self._tree_robot.classical_acceleration(c.positions(q), c.rates(qd), frames,
                                                        axes=axes)
@@ -196,7 +196,7 @@ class MimicRobot(Robot):
 
     def mass_matrix_inverse(self, q: ArrayLike, method: str = "aba") -> FloatArray:
         self._factored_method(method, "mass_matrix_inverse")
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         factor = self._cholesky(q, "mass_matrix_inverse")
         identity = np.broadcast_to(np.eye(self.nv), factor.shape)
         return _cholesky_solve(factor, identity)
@@ -209,7 +209,7 @@ class MimicRobot(Robot):
         if options:
             raise ValueError(f"forward_dynamics: method '{method}' is direct and takes no "
                              f"options; got {', '.join(options)}")
-        q, qd, tau = self._checked(q, qd=qd, tau=tau)
+        q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
         bias = self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext)
         factor = self._cholesky(q, "forward_dynamics")
         return _cholesky_solve(factor, (tau - bias)[..., None])[..., 0]
@@ -219,7 +219,7 @@ class MimicRobot(Robot):
         axes: TaskAxes = None,
     ) -> FloatArray:
         self._factored_method(method, "operational_space_inertia")
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         J = self._task_jacobian(q, frame, axes)
         MinvJT = _cholesky_solve(self._cholesky(q, "operational_space_inertia"),
                                  np.swapaxes(J, -1, -2))
@@ -238,7 +238,7 @@ class MimicRobot(Robot):
         singular_damping: float | None = None,
     ) -> OperationalSpaceDynamics:
         self._factored_method(method, "operational_space")
-        q, qd = self._checked(q, qd=qd)
+        q, qd = self._inputs(("q", "qd"), q, qd)
         names = (frames,) if isinstance(frames, str) else tuple(frames)
         J = self._task_jacobian(q, names, axes)
         Jdot_qd = self.classical_acceleration(q, qd, names, axes=axes)

@@ -16,7 +16,7 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -527,10 +527,9 @@ class Robot:
             tau = self._one_state.inverse_dynamics(q, qd, qdd)
             if tau is not None:
                 return tau
-        q, qd, qdd = self._inputs(q, qd=qd, qdd=qdd)
-        wrenches = self._wrenches(f_ext, q.shape)
         return self._compute("inverse_dynamics", "τ", inverse_dynamics.inverse_dynamics,
-                             self._tree_under_gravity, (q, qd, qdd, wrenches), (self.nv,))
+                             self._tree_under_gravity, ("q", "qd", "qdd"), (q, qd, qdd),
+                             (self.nv,), extras=(self._wrenches(f_ext, q),))
 
     def bias_forces(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
         """C(q, q̇) q̇ + g(q): the Coriolis, centrifugal and gravity torques (τ at q̈ = 0).
@@ -541,9 +540,8 @@ class Robot:
         tau = self._one_state.bias_forces(q, qd)
         if tau is not None:
             return tau
-        q, qd = self._inputs(q, qd=qd)
         return self._compute("bias_forces", "C(q, q̇) q̇ + g(q)", inverse_dynamics.bias_forces,
-                             self._tree_under_gravity, (q, qd), (self.nv,))
+                             self._tree_under_gravity, ("q", "qd"), (q, qd), (self.nv,))
 
     def gravity_torques(self, q: ArrayLike) -> FloatArray:
         """g(q): the torques that hold the robot still against gravity.
@@ -554,9 +552,8 @@ class Robot:
         tau = self._one_state.gravity_torques(q)
         if tau is not None:
             return tau
-        (q,) = self._inputs(q)
         return self._compute("gravity_torques", "g(q)", inverse_dynamics.gravity_torques,
-                             self._tree_under_gravity, (q,), (self.nv,))
+                             self._tree_under_gravity, ("q",), (q,), (self.nv,))
 
     def coriolis_matrix(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
         """The Coriolis matrix C(q, q̇), with C q̇ = bias_forces − gravity_torques and Ṁ − 2C
@@ -569,9 +566,8 @@ class Robot:
         C = self._one_state.coriolis_matrix(q, qd)
         if C is not None:
             return C
-        q, qd = self._inputs(q, qd=qd)
         return self._compute("coriolis_matrix", "C", coriolis.coriolis_matrix, (self._tree,),
-                             (q, qd), (self.nv, self.nv))
+                             ("q", "qd"), (q, qd), (self.nv, self.nv))
 
     # -- joint-space inertia ----------------------------------------------------------------
 
@@ -597,8 +593,8 @@ class Robot:
             if M is not None:
                 return M
         kernel = self._method(methods.MASS_MATRIX, method, "mass_matrix")
-        (q,) = self._inputs(q)
-        return self._compute("mass_matrix", "M", kernel, (self._tree,), (q,), (self.nv, self.nv))
+        return self._compute("mass_matrix", "M", kernel, (self._tree,), ("q",), (q,),
+                             (self.nv, self.nv))
 
     def mass_matrix_diagonal(self, q: ArrayLike) -> FloatArray:
         """diag M(q) in O(n), by the composite first and second moments of mass (Fijany &
@@ -610,9 +606,8 @@ class Robot:
         diag = self._one_state.mass_matrix_diagonal(q)
         if diag is not None:
             return diag
-        (q,) = self._inputs(q)
         return self._compute("mass_matrix_diagonal", "diag M",
-                             inertia_diagonal.mass_matrix_diagonal, (self._tree,), (q,),
+                             inertia_diagonal.mass_matrix_diagonal, (self._tree,), ("q",), (q,),
                              (self.nv,))
 
     def mass_matrix_inverse(self, q: ArrayLike, method: str = "aba") -> FloatArray:
@@ -639,9 +634,8 @@ class Robot:
             if Minv is not None:
                 return Minv
         kernel = self._method(methods.MASS_MATRIX_INVERSE, method, "mass_matrix_inverse")
-        (q,) = self._inputs(q)
         self._require_mass("mass_matrix_inverse")
-        return self._compute("mass_matrix_inverse", "M⁻¹", kernel, (self._tree,), (q,),
+        return self._compute("mass_matrix_inverse", "M⁻¹", kernel, (self._tree,), ("q",), (q,),
                              (self.nv, self.nv), inverts=True)
 
     # -- forward dynamics -------------------------------------------------------------------
@@ -700,32 +694,34 @@ class Robot:
                 return qdd
         if method in self._no_armature_methods:
             self._refuse_armature(method, "forward_dynamics")
-        q, qd, tau = self._inputs(q, qd=qd, tau=tau)
-        wrenches = self._wrenches(f_ext, q.shape)
-        _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
+        kernel = methods.FORWARD_DYNAMICS.get(method)
+        if kernel is None or options:
+            return self._iterate(method, q, qd, tau, f_ext, options)
         self._require_mass("forward_dynamics")
+        model = self._link_frames() if method in methods.LINK_FRAME_METHODS else self._tree
+        return self._compute("forward_dynamics", "q̈", kernel, (model, self._gravity),
+                             ("q", "qd", "tau"), (q, qd, tau), (self.nv,), inverts=True,
+                             extras=(self._wrenches(f_ext, q),))
+
+    def _iterate(
+        self, method: str, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None,
+        options: dict[str, Any],
+    ) -> FloatArray | tuple[FloatArray, IterationInfo]:
+        """forward_dynamics by an iterative method, its answer checked."""
+        q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
+        wrenches = self._wrenches(f_ext, q)
+        _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
         iterative = _ITERATIVE_FORWARD_DYNAMICS.get(method)
-        if iterative is not None:
-            return self._iterate(iterative, q, qd, tau, wrenches, options)
-        if options:
+        if iterative is None:
             raise ValueError(
                 f"forward_dynamics: method '{method}' is direct and takes no options; got "
                 f"{', '.join(options)}"
             )
-        model = self._link_frames() if method in methods.LINK_FRAME_METHODS else self._tree
-        return self._compute("forward_dynamics", "q̈", methods.FORWARD_DYNAMICS[method],
-                             (model, self._gravity), (q, qd, tau, wrenches), (self.nv,),
-                             inverts=True)
-
-    def _iterate(
-        self, iterative: IterativeMethod, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
-        f_ext: np.ndarray | None, options: dict[str, Any],
-    ) -> FloatArray | tuple[FloatArray, IterationInfo]:
-        """forward_dynamics by an iterative method, its answer checked."""
-        answer = iterative.solve(self._run_batch, self._tree_under_gravity, q, qd, tau, f_ext,
+        self._require_mass("forward_dynamics")
+        answer = iterative.solve(self._run_batch, self._tree_under_gravity, q, qd, tau, wrenches,
                                  options)
         qdd = answer[0] if isinstance(answer, tuple) else answer
-        self._check("forward_dynamics", True, (("q̈", qdd),), q, qd, tau, f_ext)
+        self._check("forward_dynamics", True, (("q̈", qdd),), (q, qd, tau, wrenches))
         return answer
 
     def _link_frames(self) -> np.ndarray:
@@ -753,9 +749,8 @@ class Robot:
             if pose is not None:
                 return pose
         row = self._frame(frame)
-        (q,) = self._inputs(q)
-        return self._compute("frame_pose", f"the pose of frame '{frame}'", kinematics.frame_poses,
-                             (self._tree, row), (q,), (4, 4))
+        return self._compute("frame_pose", f"the pose of frame '{frame}'",
+                             kinematics.frame_poses, (self._tree, row), ("q",), (q,), (4, 4))
 
     def frame_poses(self, q: ArrayLike) -> FloatArray:
         """The poses of every frame, in frame_names order.
@@ -763,9 +758,9 @@ class Robot:
         Returns:
             4x4 homogeneous transforms, shape (..., F, 4, 4).
         """
-        (q,) = self._inputs(q)
         return self._compute("frame_poses", "the frame poses", kinematics.frame_poses,
-                             (self._tree, self._frames), (q,), (len(self.frame_names), 4, 4))
+                             (self._tree, self._frames), ("q",), (q,),
+                             (len(self.frame_names), 4, 4))
 
     def jacobian(self, q: ArrayLike, frame: str) -> FloatArray:
         """The Jacobian of a frame: the [linear; angular] velocity of the frame origin in
@@ -784,9 +779,9 @@ class Robot:
             if J is not None:
                 return J
         row = self._frame(frame)
-        (q,) = self._inputs(q)
         return self._compute("jacobian", f"the Jacobian of frame '{frame}'",
-                             kinematics.frame_jacobian, (self._tree, row[0]), (q,), (6, self.nv))
+                             kinematics.frame_jacobian, (self._tree, row[0]), ("q",), (q,),
+                             (6, self.nv))
 
     # -- energy -----------------------------------------------------------------------------
 
@@ -799,9 +794,8 @@ class Robot:
         T = self._one_state.kinetic_energy(q, qd)
         if T is not None:
             return T
-        q, qd = self._inputs(q, qd=qd)
         return self._compute("kinetic_energy", "the kinetic energy", energy.kinetic_energy,
-                             (self._tree,), (q, qd), ())
+                             (self._tree,), ("q", "qd"), (q, qd), ())
 
     def potential_energy(self, q: ArrayLike) -> FloatArray:
         """The gravitational potential energy in J, zero with every centre of mass at the
@@ -813,9 +807,8 @@ class Robot:
         V = self._one_state.potential_energy(q)
         if V is not None:
             return V
-        (q,) = self._inputs(q)
-        return self._compute("potential_energy", "the potential energy", energy.potential_energy,
-                             self._tree_under_gravity, (q,), ())
+        return self._compute("potential_energy", "the potential energy",
+                             energy.potential_energy, self._tree_under_gravity, ("q",), (q,), ())
 
     # -- operational space ------------------------------------------------------------------
 
@@ -860,16 +853,16 @@ class Robot:
                 return Lambda
         task = self._task(frame, axes)
         kernel = self._task_method(method, task.frames, "operational_space_inertia")
-        (q,) = self._inputs(q)
         self._require_mass("operational_space_inertia")
         m = task.selection.shape[0]
         try:
             return self._compute("operational_space_inertia", "Λ⁻¹" if inverse else "Λ", kernel,
-                                 (self._tree, task.rows, task.selection), (q,), (m, m),
-                                 inverts=True, flags=(bool(inverse),))
+                                 (self._tree, task.rows, task.selection), ("q",), (q,), (m, m),
+                                 inverts=True, extras=(bool(inverse),))
         except np.linalg.LinAlgError as error:
             if isinstance(error, SingularMassMatrixError):
                 raise
+            (q,) = self._inputs(("q",), q)
             check_mass_matrix("operational_space_inertia", self._tree, self.joint_names, q)
             where = getattr(error, "state", "")
             raise np.linalg.LinAlgError(
@@ -896,7 +889,7 @@ class Robot:
             Λ⁻¹ F, shaped like force.
         """
         task = self._task(frame, axes)
-        (q,) = self._inputs(q)
+        (q,) = self._inputs(("q",), q)
         force = _as_float_array(force, "force")
         m = task.selection.shape[0]
         if force.shape != (*q.shape[:-1], m):
@@ -907,8 +900,8 @@ class Robot:
         self._require_mass("operational_space_inertia_inverse_times")
         return self._compute("operational_space_inertia_inverse_times", "Λ⁻¹ F",
                              task_space.operational_space_inertia_inverse_times,
-                             (self._tree, task.rows, task.selection), (q, force), (m,),
-                             inverts=True)
+                             (self._tree, task.rows, task.selection), None, (q,), (m,),
+                             inverts=True, extras=(force,))
 
     def classical_acceleration(
         self, q: ArrayLike, qd: ArrayLike, frames: Task, *, axes: TaskAxes = None
@@ -925,9 +918,9 @@ class Robot:
             J̇ q̇, shape (..., m).
         """
         task = self._task(frames, axes)
-        q, qd = self._inputs(q, qd=qd)
-        return self._compute("classical_acceleration", "J̇ q̇", task_space.classical_accelerations,
-                             (self._tree, task.rows, task.selection), (q, qd),
+        return self._compute("classical_acceleration", "J̇ q̇",
+                             task_space.classical_accelerations,
+                             (self._tree, task.rows, task.selection), ("q", "qd"), (q, qd),
                              (task.selection.shape[0],))
 
     def operational_space(
@@ -964,7 +957,7 @@ class Robot:
         """
         task = self._task(frames, axes)
         route = self._task_method(method, task.frames, "operational_space")
-        q, qd = self._inputs(q, qd=qd)
+        q, qd = self._inputs(("q", "qd"), q, qd)
         if singular_damping is None:
             singular_damping = singular_threshold
         if not (0.0 < singular_threshold < 1.0 and singular_damping > 0.0):
@@ -980,17 +973,18 @@ class Robot:
         info = np.empty((*batch, 2))
         given = method != "dense"
         if given:
-            self._run(route, (self._tree, task.rows, task.selection), q, True, Lambda_inv)
+            self._run(route, (self._tree, task.rows, task.selection), (q, True, Lambda_inv))
         self._run(
             task_space.operational_space_dynamics,
-            (self._tree, self._gravity, task.rows, task.selection), q, qd, singular_threshold,
-            singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
+            (self._tree, self._gravity, task.rows, task.selection),
+            (q, qd, singular_threshold, singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu,
+             p, Jdot_qd, info),
         )
         self._check(
             "operational_space", True,
             (("J", J), ("Λ⁻¹", Lambda_inv), ("Λ", Lambda), ("J̄", Jbar), ("μ", mu), ("p", p),
              ("J̇ q̇", Jdot_qd)),
-            q, qd,
+            (q, qd),
         )
         rank, condition = info[..., 0].astype(np.int64), info[..., 1]
         return OperationalSpaceDynamics(
@@ -999,13 +993,13 @@ class Robot:
 
     # -- the general path -------------------------------------------------------------------
 
-    def _inputs(self, q: ArrayLike, **vectors: ArrayLike) -> tuple[np.ndarray, ...]:
-        """q and the other joint vectors as the kernels take them: as given when they already
-        are C-contiguous float64 arrays of one shape (n,) or (B, n), else converted and
-        checked (_checked)."""
-        if _ready(self.nv, q, *vectors.values()):
-            return cast(tuple[np.ndarray, ...], (q, *vectors.values()))
-        return self._checked(q, **vectors)
+    def _inputs(self, names: tuple[str, ...], *vectors: Any) -> tuple[np.ndarray, ...]:
+        """The joint vectors called `names` (q first) as the kernels take them: as given when
+        they already are C-contiguous float64 arrays of one shape (n,) or (B, n), else
+        converted and checked (_checked)."""
+        if _ready(self.nv, *vectors):
+            return vectors
+        return self._checked(names, vectors)
 
     def _compute(
         self,
@@ -1013,43 +1007,50 @@ class Robot:
         quantity: str,
         kernel: Callable[..., None],
         constants: tuple,
-        inputs: tuple[np.ndarray | None, ...],
+        names: tuple[str, ...] | None,
+        vectors: tuple,
         shape: tuple[int, ...],
-        *,
         inverts: bool = False,
-        flags: tuple = (),
+        extras: tuple = (),
     ) -> FloatArray:
-        """The general path: kernel(*constants, *inputs, *flags, out) over the states of q
-        (inputs[0]), out of `shape` per state, checked to be finite where the inputs are.
+        """The general path: kernel(*constants, *vectors, *extras, out) over the states of q,
+        out of `shape` per state, checked to be finite where the inputs are.
 
         Args:
             function: the Robot function, named in errors.
             quantity: what out is, named in errors.
             kernel: a dynamics kernel over a batch.
             constants: the model arrays it takes first.
-            inputs: q, then the other per-state inputs (None: absent).
+            names: the names of the joint vectors, which are converted and checked (_inputs);
+                None when the caller has done so.
+            vectors: the joint vectors, q first.
             shape: out's shape for one state.
             inverts: whether the function needs M⁻¹ (a non-finite answer may then mean a
                 singular M).
-            flags: arguments after the inputs, the same for every state.
+            extras: the kernel's arguments between the vectors and out (per-state arrays,
+                None where absent, or flags).
 
         Returns:
             out.
         """
-        q = inputs[0]
-        assert q is not None
+        if names is not None and not _ready(self.nv, *vectors):
+            vectors = self._checked(names, vectors)
+        q = vectors[0]
         out = np.empty((*q.shape[:-1], *shape))
-        self._run(kernel, constants, q, *inputs[1:], *flags, out)
-        self._check(function, inverts, ((quantity, out),), q, *inputs[1:])
+        inputs = vectors + extras
+        self._run(kernel, constants, (*inputs, out))
+        self._check(function, inverts, ((quantity, out),), inputs)
         return out
 
     def _method(self, table: Mapping[str, Callable[..., None]], method: str,
                 function: str) -> Callable[..., None]:
         """The kernel of `method` in `table`, for a method this robot can use."""
-        _check_method(method, tuple(table), function)
+        kernel = table.get(method)
+        if kernel is None:
+            raise _unknown_method(method, tuple(table), function)
         if method in self._no_armature_methods:
             self._refuse_armature(method, function)
-        return table[method]
+        return kernel
 
     def _task_method(self, method: str, frames: tuple[str, ...],
                      function: str) -> Callable[..., None]:
@@ -1063,16 +1064,15 @@ class Robot:
 
     # -- running the kernels ----------------------------------------------------------------
 
-    def _run(
-        self, kernel: Callable[..., None], constants: tuple, q: np.ndarray, *per_state: object
-    ) -> None:
-        """kernel(*constants, q, *per_state): a batch by _run_batch, one state as a batch of
-        one in the calling thread (the kernel's one build takes batches, dynamics.jit)."""
-        if q.ndim == 1:
-            kernel(*constants, *(x[np.newaxis] if isinstance(x, np.ndarray) else x
-                                 for x in (q, *per_state)))
+    def _run(self, kernel: Callable[..., None], constants: tuple, per_state: tuple) -> None:
+        """kernel(*constants, *per_state), per_state q first: a batch on `threads` threads,
+        one state as a batch of one in the calling thread (the kernel's one build takes
+        batches, dynamics.jit)."""
+        if per_state[0].ndim == 1:
+            kernel(*constants, *[x[np.newaxis] if isinstance(x, np.ndarray) else x
+                                 for x in per_state])
         else:
-            self._run_batch(kernel, constants, q, *per_state)
+            run_batch(kernel, constants, per_state, self._threads)
 
     def _run_batch(self, kernel: Callable[..., None], constants: tuple, *per_state: object) -> None:
         """The kernel over a batch, on `threads` threads."""
@@ -1085,12 +1085,9 @@ class Robot:
         if self.massless_joints:
             raise SingularMassMatrixError(function, self.massless_joints, "at every configuration")
 
-    def _check(
-        self, function: str, inverts: bool, quantities: tuple, q: np.ndarray,
-        *inputs: np.ndarray | None,
-    ) -> None:
+    def _check(self, function: str, inverts: bool, quantities: tuple, inputs: tuple) -> None:
         """Raise where finite inputs gave a non-finite quantity (answers.check_finite)."""
-        check_finite(function, quantities, (q, *inputs), self._tree, self.joint_names, inverts)
+        check_finite(function, quantities, inputs, self._tree, self.joint_names, inverts)
 
     # -- argument checks --------------------------------------------------------------------
 
@@ -1128,30 +1125,31 @@ class Robot:
         assert row is not None
         return row
 
-    def _checked(self, q: ArrayLike, **others: ArrayLike) -> tuple[np.ndarray, ...]:
-        """q and the other joint vectors as C-contiguous float64 arrays of one shape, (n,)
-        or (B, n), or an error naming the argument."""
-        q = _as_float_array(q, "q")
+    def _checked(self, names: tuple[str, ...], vectors: tuple) -> tuple[np.ndarray, ...]:
+        """The joint vectors called `names` (q first) as C-contiguous float64 arrays of one
+        shape, (n,) or (B, n), or an error naming the argument."""
+        q = _as_float_array(vectors[0], names[0])
         if q.ndim not in (1, 2) or q.shape[-1] != self.nv:
-            names = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
+            joints = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
             raise ValueError(
-                f"q must have shape ({self.nv},) or (B, {self.nv}), one value per joint "
-                f"({names}); got shape {q.shape}"
+                f"{names[0]} must have shape ({self.nv},) or (B, {self.nv}), one value per "
+                f"joint ({joints}); got shape {q.shape}"
             )
         arrays = [q]
-        for name, x in others.items():
-            x = _as_float_array(x, name)
+        for name, vector in zip(names[1:], vectors[1:], strict=True):
+            x = _as_float_array(vector, name)
             if x.shape != q.shape:
                 raise ValueError(f"{name} must have the shape of q, {q.shape}; got {x.shape}")
             arrays.append(x)
         return tuple(arrays)
 
-    @staticmethod
-    def _wrenches(f_ext: ArrayLike | None, state_shape: tuple[int, ...]) -> np.ndarray | None:
+    def _wrenches(self, f_ext: ArrayLike | None, q: ArrayLike) -> np.ndarray | None:
+        """f_ext as the kernels take it, (..., n, 6) for the states of q; None when absent."""
         if f_ext is None:
             return None
+        (q,) = self._inputs(("q",), q)
         f_ext = _as_float_array(f_ext, "f_ext")
-        expected = (*state_shape, 6)
+        expected = (*q.shape, 6)
         if f_ext.shape != expected:
             raise ValueError(
                 f"f_ext must have shape {expected}: one [force; torque] per moving body "
@@ -1185,7 +1183,11 @@ def _as_float_array(x: ArrayLike, name: str) -> np.ndarray:
 
 def _check_method(method: str, known: tuple[str, ...], function: str) -> None:
     if method not in known:
-        raise ValueError(f"{function}: unknown method '{method}'; choose one of {', '.join(known)}")
+        raise _unknown_method(method, known, function)
+
+
+def _unknown_method(method: str, known: tuple[str, ...], function: str) -> ValueError:
+    return ValueError(f"{function}: unknown method '{method}'; choose one of {', '.join(known)}")
 
 
 __all__ = ["Robot"]
