@@ -50,15 +50,14 @@ def singular_joints(tree: np.ndarray, Q: np.ndarray) -> np.ndarray:
 def joints_moving_no_mass(model: Model, tree: np.ndarray) -> tuple[str, ...]:
     """The joints whose pivot vanishes at every sampled configuration: M is singular through
     them everywhere."""
-    everywhere = singular_joints(tree, sample_states(model)).all(axis=0)
-    return tuple(name for name, singular in zip(model.joint_names, everywhere, strict=True)
-                 if singular)
+    everywhere = np.flatnonzero(singular_joints(tree, sample_states(model)).all(axis=0))
+    return tuple(model.joint_names[int(i)] for i in everywhere)
 
 
 def check_finite(
     function: str,
     quantities: Sequence[tuple[str, np.ndarray]],
-    inputs: Sequence[np.ndarray | None],
+    inputs: Sequence[object],
     tree: np.ndarray,
     joint_names: Sequence[str],
     inverts_mass_matrix: bool,
@@ -68,7 +67,8 @@ def check_finite(
     Args:
         function: the Robot function, for the message.
         quantities: (name, result) pairs, each with the batch shape of q in front.
-        inputs: q first, (n,) or (B, n), then the other per-state inputs (None: absent).
+        inputs: q first, (n,) or (B, n), then the other per-state inputs (anything but an
+            array, such as None for an absent input or a flag, is skipped).
         tree: the packed model, for the pivots.
         joint_names: to name singular joints.
         inverts_mass_matrix: whether the function needs M⁻¹, so that a singular M explains it.
@@ -80,13 +80,14 @@ def check_finite(
     if all_finite(*(result for _, result in quantities)):
         return
     q = inputs[0]
+    assert isinstance(q, np.ndarray)  # q is never absent
     batch = q.shape[:-1]
     for name, result in quantities:
         bad = ~np.isfinite(result.reshape(*batch, -1)).all(axis=-1)
         if not bad.any():
             continue
         for x in inputs:
-            if x is not None:
+            if isinstance(x, np.ndarray):
                 bad &= np.isfinite(x.reshape(*batch, -1)).all(axis=-1)
         if not bad.any():
             continue  # NaN in, NaN out
@@ -118,5 +119,5 @@ def check_mass_matrix(
         first = int(states[0])
         where = where or (f"at state {first} of the batch" if q.ndim == 2 else "at this state")
         raise SingularMassMatrixError(
-            function, [joint_names[i] for i in np.flatnonzero(singular[first])], where
+            function, [joint_names[int(i)] for i in np.flatnonzero(singular[first])], where
         )

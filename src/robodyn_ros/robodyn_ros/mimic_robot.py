@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg import cho_solve
 
 from robodyn_ros.answers import PIVOT_RTOL, sample_states
@@ -22,7 +24,7 @@ from robodyn_ros.dynamics.task_space import damped_task_inertia
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import Model, URDFWarning
 from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics, task_axes
-from robodyn_ros.robot import Robot
+from robodyn_ros.robot import FloatArray, Robot, Task, TaskAxes
 
 # The methods a robot with mimic joints answers: the others work on the tree's own recursions,
 # in which every joint is free.
@@ -94,6 +96,9 @@ class MimicRobot(Robot):
     per body of the tree (model.joint_names order).
     """
 
+    coupling: Coupling  # a MimicRobot always has one
+    _tree_robot: Robot  # every joint of the tree free
+
     def __init__(self, model: Model, *, threads: int = 1) -> None:
         self.model = model
         with warnings.catch_warnings():  # a follower's body may be light; the coupled M judges
@@ -111,11 +116,11 @@ class MimicRobot(Robot):
             self._warn_massless(stacklevel=4)  # the caller of Robot.from_urdf*
 
     def with_threads(self, threads: int) -> Robot:
-        view = super().with_threads(threads)
+        view = cast(MimicRobot, super().with_threads(threads))
         view._tree_robot = self._tree_robot.with_threads(threads)
         return view
 
-    def per_coordinate(self, per_joint: np.ndarray) -> np.ndarray:
+    def per_coordinate(self, per_joint: ArrayLike) -> np.ndarray:
         return np.asarray(per_joint)[self._coordinate_joints]
 
     @property
@@ -128,99 +133,112 @@ class MimicRobot(Robot):
 
     # -- through the tree -------------------------------------------------------------------
 
-    def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
-        q, qd, qdd = self._checked(q, qd=qd, qdd=qdd)
+    def inverse_dynamics(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None
+    ) -> FloatArray:
+        q, qd, qdd = self._inputs(("q", "qd", "qdd"), q, qd, qdd)
         c = self.coupling
         return c.forces(self._tree_robot.inverse_dynamics(
             c.positions(q), c.rates(qd), c.rates(qdd), f_ext))
 
-    def bias_forces(self, q, qd) -> np.ndarray:
-        q, qd = self._checked(q, qd=qd)
+    def bias_forces(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return c.forces(self._tree_robot.bias_forces(c.positions(q), c.rates(qd)))
 
-    def gravity_torques(self, q) -> np.ndarray:
-        (q,) = self._checked(q)
+    def gravity_torques(self, q: ArrayLike) -> FloatArray:
+        (q,) = self._inputs(("q",), q)
         return self.coupling.forces(self._tree_robot.gravity_torques(self.coupling.positions(q)))
 
-    def mass_matrix(self, q, method: str = "crba") -> np.ndarray:
-        (q,) = self._checked(q)
+    def mass_matrix(self, q: ArrayLike, method: str = "crba") -> FloatArray:
+        (q,) = self._inputs(("q",), q)
         return self.coupling.matrix(
             self._tree_robot.mass_matrix(self.coupling.positions(q), method))
 
-    def coriolis_matrix(self, q, qd) -> np.ndarray:
-        q, qd = self._checked(q, qd=qd)
+    def coriolis_matrix(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return c.matrix(self._tree_robot.coriolis_matrix(c.positions(q), c.rates(qd)))
 
-    def mass_matrix_diagonal(self, q) -> np.ndarray:
+    def mass_matrix_diagonal(self, q: ArrayLike) -> FloatArray:
         return np.diagonal(self.mass_matrix(q), axis1=-2, axis2=-1).copy()
 
-    def kinetic_energy(self, q, qd) -> np.ndarray:
-        q, qd = self._checked(q, qd=qd)
+    def kinetic_energy(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return self._tree_robot.kinetic_energy(c.positions(q), c.rates(qd))
 
-    def potential_energy(self, q) -> np.ndarray:
-        (q,) = self._checked(q)
+    def potential_energy(self, q: ArrayLike) -> FloatArray:
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.potential_energy(self.coupling.positions(q))
 
-    def frame_pose(self, q, frame: str) -> np.ndarray:
-        (q,) = self._checked(q)
+    def frame_pose(self, q: ArrayLike, frame: str) -> FloatArray:
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.frame_pose(self.coupling.positions(q), frame)
 
-    def frame_poses(self, q) -> np.ndarray:
-        (q,) = self._checked(q)
+    def frame_poses(self, q: ArrayLike) -> FloatArray:
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.frame_poses(self.coupling.positions(q))
 
-    def jacobian(self, q, frame: str) -> np.ndarray:
-        (q,) = self._checked(q)
+    def jacobian(self, q: ArrayLike, frame: str) -> FloatArray:
+        (q,) = self._inputs(("q",), q)
         return self._tree_robot.jacobian(self.coupling.positions(q), frame) @ self.coupling.G
 
-    def classical_acceleration(self, q, qd, frames, *, axes=None) -> np.ndarray:
-        q, qd = self._checked(q, qd=qd)
+    def classical_acceleration(
+        self, q: ArrayLike, qd: ArrayLike, frames: Task, *, axes: TaskAxes = None
+    ) -> FloatArray:
+        q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
         return self._tree_robot.classical_acceleration(c.positions(q), c.rates(qd), frames,
                                                        axes=axes)
 
     # -- through the Cholesky factor of M ---------------------------------------------------
 
-    def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
+    def mass_matrix_inverse(self, q: ArrayLike, method: str = "aba") -> FloatArray:
         self._factored_method(method, "mass_matrix_inverse")
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         factor = self._cholesky(q, "mass_matrix_inverse")
         identity = np.broadcast_to(np.eye(self.nv), factor.shape)
         return _cholesky_solve(factor, identity)
 
-    def forward_dynamics(self, q, qd, tau, method: str = "aba", f_ext=None, **options):
+    def forward_dynamics(  # type: ignore[override]  # direct methods only: no IterationInfo
+        self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = "aba",
+        f_ext: ArrayLike | None = None, **options: Any,
+    ) -> FloatArray:
         self._factored_method(method, "forward_dynamics")
         if options:
             raise ValueError(f"forward_dynamics: method '{method}' is direct and takes no "
                              f"options; got {', '.join(options)}")
-        q, qd, tau = self._checked(q, qd=qd, tau=tau)
+        q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
         bias = self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext)
         factor = self._cholesky(q, "forward_dynamics")
         return _cholesky_solve(factor, (tau - bias)[..., None])[..., 0]
 
-    def operational_space_inertia(self, q, frame, method: str = "recursive",
-                                  inverse: bool = False, *, axes=None) -> np.ndarray:
+    def operational_space_inertia(
+        self, q: ArrayLike, frame: Task, method: str = "recursive", inverse: bool = False, *,
+        axes: TaskAxes = None,
+    ) -> FloatArray:
         self._factored_method(method, "operational_space_inertia")
-        (q,) = self._checked(q)
+        (q,) = self._inputs(("q",), q)
         J = self._task_jacobian(q, frame, axes)
         MinvJT = _cholesky_solve(self._cholesky(q, "operational_space_inertia"),
                                  np.swapaxes(J, -1, -2))
         Lambda_inv = J @ MinvJT
         return Lambda_inv if inverse else np.linalg.inv(Lambda_inv)
 
-    def operational_space_inertia_inverse_times(self, q, frame, force, *, axes=None):
+    def operational_space_inertia_inverse_times(
+        self, q: ArrayLike, frame: Task, force: ArrayLike, *, axes: TaskAxes = None
+    ) -> FloatArray:
         Lambda_inv = self.operational_space_inertia(q, frame, inverse=True, axes=axes)
         return _times(Lambda_inv, np.asarray(force, dtype=float))
 
-    def operational_space(self, q, qd, frames, method: str = "dense", *, axes=None,
-                          singular_threshold: float = SINGULAR_THRESHOLD,
-                          singular_damping: float | None = None) -> OperationalSpaceDynamics:
+    def operational_space(
+        self, q: ArrayLike, qd: ArrayLike, frames: Task, method: str = "dense", *,
+        axes: TaskAxes = None, singular_threshold: float = SINGULAR_THRESHOLD,
+        singular_damping: float | None = None,
+    ) -> OperationalSpaceDynamics:
         self._factored_method(method, "operational_space")
-        q, qd = self._checked(q, qd=qd)
+        q, qd = self._inputs(("q", "qd"), q, qd)
         names = (frames,) if isinstance(frames, str) else tuple(frames)
         J = self._task_jacobian(q, names, axes)
         Jdot_qd = self.classical_acceleration(q, qd, names, axes=axes)
@@ -275,7 +293,7 @@ class MimicRobot(Robot):
                 function, [self.joint_names[i] for i in light], "with the mimic joints following"
             ) from None
 
-    def _task_jacobian(self, q: np.ndarray, frames, axes) -> np.ndarray:
+    def _task_jacobian(self, q: np.ndarray, frames: Task, axes: TaskAxes) -> np.ndarray:
         names = (frames,) if isinstance(frames, str) else tuple(frames)
         chosen = list(task_axes(axes))
         return np.concatenate([self.jacobian(q, name)[..., chosen, :] for name in names],

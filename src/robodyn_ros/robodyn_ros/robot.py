@@ -14,11 +14,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, overload
 
 import numpy as np
+import numpy.typing as npt
+from numpy.typing import ArrayLike
 
 from robodyn_ros._state_call import StateCall
 from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_no_mass
@@ -28,16 +30,10 @@ from robodyn_ros.dynamics import (
     constraint_iterations,
     coriolis,
     energy,
-    forward_dynamics,
-    gdahj,
     inertia_diagonal,
-    inertia_inverse,
-    inertia_matrix,
     inverse_dynamics,
     kinematics,
-    recursive_doubling,
-    rnea_columns,
-    schur,
+    methods,
     schur_link_frames,
     state_entries,
     task_space,
@@ -63,37 +59,18 @@ if TYPE_CHECKING:
 _ARRAY = np.ndarray
 _FLOAT = np.dtype(np.float64)
 
-_MASS_MATRIX = {
-    "crba": inertia_matrix.mass_matrix,
-    "gdahj": gdahj.mass_matrix,
-    "recursive_doubling": recursive_doubling.mass_matrix,
-    "rnea_columns": rnea_columns.mass_matrix,
-}
-_MASS_MATRIX_INVERSE = {
-    "aba": inertia_inverse.mass_matrix_inverse,
-    "ltdl": inertia_inverse.mass_matrix_inverse_factored,
-    "schur": schur.mass_matrix_inverse_schur,
-    "schur_bcr": schur.mass_matrix_inverse_schur_bcr,
-}
-_FORWARD_DYNAMICS = {
-    "aba": forward_dynamics.forward_dynamics,
-    "cholesky": forward_dynamics.forward_dynamics_factored,
-    "schur": schur_link_frames.forward_dynamics_schur,
-    "schur_bcr": schur.forward_dynamics_schur_bcr,
-}
-_OPERATIONAL_SPACE_INERTIA = {
-    "dense": task_space.operational_space_inertia,
-    "recursive": task_space.operational_space_inertia_recursive,
-    "schur": task_space.operational_space_inertia_schur,
-    "schur_bcr": task_space.operational_space_inertia_schur_bcr,
-}
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+"""What every function returns: float64 arrays, with a leading B for a batch of states."""
+
+Task: TypeAlias = str | Sequence[str]
+"""The frames of a task: one frame name, or several whose rows are stacked in that order."""
+
+TaskAxes: TypeAlias = str | Sequence[int | str] | None
+"""Task axes of every frame of a task (robodyn_ros.operational_space.task_axes): None for all
+six ([linear; angular]), indices 0 to 5, or the names "x", "y", "z", "rx", "ry", "rz"."""
+
 _CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
-# The methods through the joint constraint forces (Sharf & D'Eleuterio, Fijany): their system
-# has the joint torque as a given force on each body, with no term for the rotor's a_i q̈_i,
-# so they refuse a robot with armature rather than answer for the robot without it.
-_CONSTRAINT_FORCE_METHODS = (
-    "schur", "schur_bcr", "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg",
-)
+# What a robot with armature can use instead of a constraint-force method.
 _ARMATURE_METHODS = {
     "forward_dynamics": "'aba', 'cholesky', 'cg' or 'pcg'",
     "mass_matrix_inverse": "'aba' or 'ltdl'",
@@ -140,7 +117,7 @@ def _with_gravity(model: Model, gravity: Sequence[float] | np.ndarray | None) ->
     return dataclasses.replace(model, gravity=checked_gravity(gravity, f"robot '{model.name}'"))
 
 
-def _general_path(*_states) -> None:
+def _general_path(*_states: object) -> None:
     """The stand-in for a StateCall whose answer never exists (a robot with a joint that moves
     no mass): it sends every call to the general path, which raises."""
 
@@ -208,15 +185,42 @@ class _OneFrame:
         )
 
 
+class _Task(NamedTuple):
+    """A task as the operational-space kernels take it."""
+
+    frames: tuple[str, ...]
+    rows: np.ndarray  # the frames' packed rows (dynamics.tree.pack_frames)
+    selection: np.ndarray  # the task rows kept, 6 k + axis for frame k
+    axes: tuple[int, ...]  # the axes kept of every frame
+
+
 class Robot:
     """Dynamics of a fixed-base robot: inverse and forward dynamics, mass matrices,
-    kinematics, energy and operational-space inertia, for one state or a batch."""
+    kinematics, energy and operational-space inertia, for one state or a batch.
 
-    MASS_MATRIX_METHODS = tuple(_MASS_MATRIX)
-    MASS_MATRIX_INVERSE_METHODS = tuple(_MASS_MATRIX_INVERSE)
-    FORWARD_DYNAMICS_METHODS = (*_FORWARD_DYNAMICS, *_ITERATIVE_FORWARD_DYNAMICS)
+    Every function takes the joint vectors q, qd (q̇), qdd (q̈) and tau (τ) as one state (n,)
+    or a batch (B, n), in `joint_names` order (SI units; revolute joints in rad), and returns
+    float64 arrays with the batch's leading B. Each function raises, besides what its own
+    docstring names:
+
+    - ValueError: a joint vector of the wrong shape, an unknown frame or method (the message
+      lists the valid ones);
+    - TypeError: an argument that is not numbers;
+    - NonFiniteResultError: finite inputs gave a non-finite answer (an overflow);
+    - SingularMassMatrixError (a numpy.linalg.LinAlgError): a function that needs M⁻¹, where
+      M is singular (massless_joints at every configuration, or at that state).
+
+    Each function first tries its compiled single-state entry, which answers a single state of
+    C-contiguous float64 vectors directly; anything else (a batch, another method, lists,
+    options) takes the general path: check and convert the arguments, run the kernel of
+    `method` (dynamics.methods) on the batch's threads, and check the answer.
+    """
+
+    MASS_MATRIX_METHODS = tuple(methods.MASS_MATRIX)
+    MASS_MATRIX_INVERSE_METHODS = tuple(methods.MASS_MATRIX_INVERSE)
+    FORWARD_DYNAMICS_METHODS = (*methods.FORWARD_DYNAMICS, *_ITERATIVE_FORWARD_DYNAMICS)
     ITERATIVE_FORWARD_DYNAMICS_METHODS = tuple(_ITERATIVE_FORWARD_DYNAMICS)
-    OPERATIONAL_SPACE_METHODS = tuple(_OPERATIONAL_SPACE_INERTIA)
+    OPERATIONAL_SPACE_METHODS = tuple(methods.OPERATIONAL_SPACE_INERTIA)
 
     def __new__(cls, model: Model, *, threads: int = 1) -> Robot:
         """A MimicRobot (robodyn_ros.mimic_robot) when the model has mimic joints."""
@@ -245,9 +249,10 @@ class Robot:
         }
         self._gravity = np.array(model.gravity, dtype=float)
         assert model.armature is not None  # Model makes it an array
-        self._no_armature_methods = _CONSTRAINT_FORCE_METHODS if model.armature.any() else ()
-        self._link_frames: np.ndarray | None = None  # for "schur", made on its first call
-        self._tasks: dict[tuple, tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]] = {}
+        self._no_armature_methods = methods.CONSTRAINT_FORCE_METHODS if model.armature.any() else ()
+        self._tree_under_gravity = (self._tree, self._gravity)  # what most kernels take first
+        self._link_frame_constants: np.ndarray | None = None  # for "schur": _link_frames
+        self._tasks: dict[tuple, _Task] = {}
         self._schur_tasks: set[tuple[str, ...]] = set()  # checked for the SCHUR_METHODS
         self._one_state = _OneState.bind(self._tree, self._gravity)
         self._one_frame = {
@@ -341,8 +346,20 @@ class Robot:
         mimic: bool = True,
         threads: int = 1,
     ) -> Robot:
-        """Load a URDF from its text, which `source` names in error messages; the options as
-        in from_urdf."""
+        """Load a URDF from its text.
+
+        Args:
+            xml: the URDF document.
+            source: what error messages call it (a file name, a topic).
+            locked_joints, strict_inertia, armature, gravity, mimic, threads: as in from_urdf.
+
+        Returns:
+            The Robot.
+
+        Raises:
+            ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
+            OSError: the armature file cannot be read.
+        """
         model = load_urdf_string(xml, source=source, locked_joints=locked_joints,
                                  strict_inertia=strict_inertia, armature=armature, mimic=mimic)
         return cls(_with_gravity(model, gravity), threads=threads)
@@ -463,10 +480,17 @@ class Robot:
     def __repr__(self) -> str:
         return f"Robot('{self.model.name}', nv={self.nv}, frames={len(self.frame_names)})"
 
-    def per_coordinate(self, per_joint: np.ndarray) -> np.ndarray:
-        """A per-joint array of the model (its limits, damping, friction: model.joint_names
-        order) for the robot's coordinates, in joint_names order (the same array here; a
-        MimicRobot leaves the mimic joints out)."""
+    def per_coordinate(self, per_joint: ArrayLike) -> np.ndarray:
+        """A per-joint array of the model for the robot's coordinates.
+
+        Args:
+            per_joint: one value per joint of the model (its limits, damping, friction), in
+                model.joint_names order.
+
+        Returns:
+            The values of joint_names, in that order: the same array here; a MimicRobot leaves
+            the mimic joints out.
+        """
         return np.asarray(per_joint)
 
     @property
@@ -476,429 +500,464 @@ class Robot:
         return self._tree, self._gravity
 
     def frame_row(self, frame: str) -> np.ndarray:
-        """The packed row (13,) of one frame as the kernels take it; ValueError naming an
-        unknown frame."""
+        """The packed row (13,) of one frame as the kernels take it.
+
+        Raises:
+            ValueError: an unknown frame, listing the frames.
+        """
         return self._frame(frame)[0]
 
     # -- inverse dynamics -------------------------------------------------------------------
 
-    def inverse_dynamics(self, q, qd, qdd, f_ext=None) -> np.ndarray:
-        """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i by RNEA.
+    def inverse_dynamics(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None
+    ) -> FloatArray:
+        """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i by the recursive Newton–Euler
+        algorithm.
 
-        f_ext: optional wrench [force; torque] on each moving body, shape (..., n, 6); row i
-        acts on the child link of joint i, expressed in that link's frame about its origin.
+        Args:
+            q, qd, qdd: joint positions, velocities and accelerations.
+            f_ext: optional wrenches [force; torque], one per moving body, shape (..., n, 6):
+                row i acts on the child link of joint i, in that link's frame about its origin.
+
+        Returns:
+            τ, shaped like q.
         """
         if f_ext is None:
             tau = self._one_state.inverse_dynamics(q, qd, qdd)
             if tau is not None:
                 return tau
-        if f_ext is not None or not _ready(self.nv, q, qd, qdd):
-            q, qd, qdd = self._checked(q, qd=qd, qdd=qdd)
-            f_ext = self._wrenches(f_ext, q.shape)
-        tau = np.empty(q.shape)
-        self._run(inverse_dynamics.inverse_dynamics, (self._tree, self._gravity), q, qd, qdd, f_ext,
-                  tau)
-        self._check("inverse_dynamics", False, (("τ", tau),), q, qd, qdd, f_ext)
-        return tau
+        return self._compute("inverse_dynamics", "τ", inverse_dynamics.inverse_dynamics,
+                             self._tree_under_gravity, ("q", "qd", "qdd"), (q, qd, qdd),
+                             (self.nv,), extras=(self._wrenches(f_ext, q),))
 
-    def bias_forces(self, q, qd) -> np.ndarray:
-        """C(q, q̇) q̇ + g(q): Coriolis, centrifugal and gravity torques."""
+    def bias_forces(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
+        """C(q, q̇) q̇ + g(q): the Coriolis, centrifugal and gravity torques (τ at q̈ = 0).
+
+        Returns:
+            The torques, shaped like q.
+        """
         tau = self._one_state.bias_forces(q, qd)
         if tau is not None:
             return tau
-        if not _ready(self.nv, q, qd):
-            q, qd = self._checked(q, qd=qd)
-        tau = np.empty(q.shape)
-        self._run(inverse_dynamics.bias_forces, (self._tree, self._gravity), q, qd, tau)
-        self._check("bias_forces", False, (("C(q, q̇) q̇ + g(q)", tau),), q, qd)
-        return tau
+        return self._compute("bias_forces", "C(q, q̇) q̇ + g(q)", inverse_dynamics.bias_forces,
+                             self._tree_under_gravity, ("q", "qd"), (q, qd), (self.nv,))
 
-    def gravity_torques(self, q) -> np.ndarray:
-        """g(q): the torques that hold the robot still against gravity."""
+    def gravity_torques(self, q: ArrayLike) -> FloatArray:
+        """g(q): the torques that hold the robot still against gravity.
+
+        Returns:
+            g, shaped like q.
+        """
         tau = self._one_state.gravity_torques(q)
         if tau is not None:
             return tau
-        if not _ready(self.nv, q):
-            (q,) = self._checked(q)
-        tau = np.empty(q.shape)
-        self._run(inverse_dynamics.gravity_torques, (self._tree, self._gravity), q, tau)
-        self._check("gravity_torques", False, (("g(q)", tau),), q)
-        return tau
+        return self._compute("gravity_torques", "g(q)", inverse_dynamics.gravity_torques,
+                             self._tree_under_gravity, ("q",), (q,), (self.nv,))
 
-    def coriolis_matrix(self, q, qd) -> np.ndarray:
-        """Coriolis matrix C(q, q̇), with C q̇ = bias_forces − gravity_torques (the Coriolis and
-        centrifugal torques) and Ṁ − 2C skew-symmetric: Pinocchio's computeCoriolisMatrix. The
-        armature, constant in M, does not enter C.
-
-        Args:
-            q: joint positions, (n,) or a batch (B, n).
-            qd: joint velocities, the shape of q.
+    def coriolis_matrix(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
+        """The Coriolis matrix C(q, q̇), with C q̇ = bias_forces − gravity_torques and Ṁ − 2C
+        skew-symmetric (Pinocchio's computeCoriolisMatrix). The armature, constant in M, does
+        not enter C.
 
         Returns:
-            C, shape (n, n), or (B, n, n) for a batch.
-
-        Raises:
-            ValueError: q or qd of the wrong shape.
-            TypeError: q or qd not numbers.
-            NonFiniteResultError: finite q and qd gave a non-finite C (an overflow).
+            C, shape (..., n, n).
         """
         C = self._one_state.coriolis_matrix(q, qd)
         if C is not None:
             return C
-        if not _ready(self.nv, q, qd):
-            q, qd = self._checked(q, qd=qd)
-        C = np.empty((*q.shape, self.nv))
-        self._run(coriolis.coriolis_matrix, (self._tree,), q, qd, C)
-        self._check("coriolis_matrix", False, (("C", C),), q, qd)
-        return C
+        return self._compute("coriolis_matrix", "C", coriolis.coriolis_matrix, (self._tree,),
+                             ("q", "qd"), (q, qd), (self.nv, self.nv))
 
     # -- joint-space inertia ----------------------------------------------------------------
 
-    def mass_matrix(self, q, method: str = "crba") -> np.ndarray:
-        """Joint-space inertia matrix M(q), shape (..., n, n).
+    def mass_matrix(self, q: ArrayLike, method: str = "crba") -> FloatArray:
+        """The joint-space inertia matrix M(q), armature included.
 
-        Methods (MASS_MATRIX_METHODS), all exact to rounding: "crba" (composite-rigid-body
-        algorithm, world frame), "gdahj" (Safeea et al.: O(n) recursions, then the minimal
-        O(n²) loop; the fastest from about 40 joints on), "recursive_doubling" (Amin-Javaheri
-        & Orin: ⌈log₂n⌉ levels of independent set combinations; serial chains only, a tree
-        raises ValueError) and "rnea_columns" (n inverse-dynamics calls, the baseline).
+        Args:
+            q: joint positions.
+            method: one of MASS_MATRIX_METHODS, all exact to rounding: "crba" (the
+                composite-rigid-body algorithm in world axes), "gdahj" (Safeea et al.: O(n)
+                recursions, then the minimal O(n²) loop), "recursive_doubling" (Amin-Javaheri
+                & Orin: ⌈log₂n⌉ levels of independent set combinations; serial chains only)
+                and "rnea_columns" (n inverse-dynamics calls, the baseline).
+
+        Returns:
+            M, shape (..., n, n).
+
+        Raises:
+            ValueError: "recursive_doubling" on a tree.
         """
         if method == "crba":
             M = self._one_state.mass_matrix(q)
             if M is not None:
                 return M
-        kernel = _MASS_MATRIX.get(method)
-        if kernel is None or not _ready(self.nv, q):
-            (q,) = self._checked(q)
-            _check_method(method, self.MASS_MATRIX_METHODS, "mass_matrix")
-        M = np.empty((*q.shape, self.nv))
-        self._run(kernel, (self._tree,), q, M)
-        self._check("mass_matrix", False, (("M", M),), q)
-        return M
+        kernel = self._method(methods.MASS_MATRIX, method, "mass_matrix")
+        return self._compute("mass_matrix", "M", kernel, (self._tree,), ("q",), (q,),
+                             (self.nv, self.nv))
 
-    def mass_matrix_diagonal(self, q) -> np.ndarray:
-        """diag M(q), shape (..., n), in O(n) by the composite first and second moments of
-        mass (Fijany & Scheid), without forming M."""
+    def mass_matrix_diagonal(self, q: ArrayLike) -> FloatArray:
+        """diag M(q) in O(n), by the composite first and second moments of mass (Fijany &
+        Scheid), without forming M.
+
+        Returns:
+            The diagonal, shaped like q.
+        """
         diag = self._one_state.mass_matrix_diagonal(q)
         if diag is not None:
             return diag
-        if not _ready(self.nv, q):
-            (q,) = self._checked(q)
-        diag = np.empty(q.shape)
-        self._run(inertia_diagonal.mass_matrix_diagonal, (self._tree,), q, diag)
-        self._check("mass_matrix_diagonal", False, (("diag M", diag),), q)
-        return diag
+        return self._compute("mass_matrix_diagonal", "diag M",
+                             inertia_diagonal.mass_matrix_diagonal, (self._tree,), ("q",), (q,),
+                             (self.nv,))
 
-    def mass_matrix_inverse(self, q, method: str = "aba") -> np.ndarray:
-        """M(q)⁻¹, shape (..., n, n). Methods: "aba" (the articulated-body recursion for all
-        unit torques at once, O(n²), M never formed), "ltdl" (CRBA, the branch-sparse LᵀDL
-        factor of M and n solves) and "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the constraint-force
-        matrix, block tridiagonal on a chain and with the tree's sparsity on a tree, factored
-        once by block LᵀDL, leaves first, then a column per joint, O(n²); bodies with mass
-        only, else ValueError) and "schur_bcr" (the same with 𝒜 factored by block cyclic
-        reduction, ⌈log₂n⌉ levels; serial chains only, else ValueError). The armature is on
-        M's diagonal; "schur" and "schur_bcr" do not model it and raise ValueError for a robot
-        with armature."""
+    def mass_matrix_inverse(self, q: ArrayLike, method: str = "aba") -> FloatArray:
+        """M(q)⁻¹, armature included.
+
+        Args:
+            q: joint positions.
+            method: one of MASS_MATRIX_INVERSE_METHODS: "aba" (the articulated-body recursion
+                for all unit torques at once, O(n²), M never formed), "ltdl" (CRBA, the
+                branch-sparse LᵀDL factor of M and n solves), "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the
+                constraint-force matrix factored once by block LᵀDL, leaves first, O(n²)) and
+                "schur_bcr" (𝒜 factored by block cyclic reduction, ⌈log₂n⌉ levels; serial
+                chains only).
+
+        Returns:
+            M⁻¹, shape (..., n, n).
+
+        Raises:
+            ValueError: "schur" or "schur_bcr" for a robot with armature (their system has no
+                term for it) or with a massless body; "schur_bcr" on a tree.
+        """
         if method == "aba":
             Minv = self._one_state.mass_matrix_inverse(q)
             if Minv is not None:
                 return Minv
-        kernel = _MASS_MATRIX_INVERSE.get(method)
-        if kernel is None or not _ready(self.nv, q):
-            (q,) = self._checked(q)
-            _check_method(method, self.MASS_MATRIX_INVERSE_METHODS, "mass_matrix_inverse")
+        kernel = self._method(methods.MASS_MATRIX_INVERSE, method, "mass_matrix_inverse")
         self._require_mass("mass_matrix_inverse")
-        if method in self._no_armature_methods:
-            self._refuse_armature(method, "mass_matrix_inverse")
-        Minv = np.empty((*q.shape, self.nv))
-        self._run(kernel, (self._tree,), q, Minv)
-        self._check("mass_matrix_inverse", True, (("M⁻¹", Minv),), q)
-        return Minv
+        return self._compute("mass_matrix_inverse", "M⁻¹", kernel, (self._tree,), ("q",), (q,),
+                             (self.nv, self.nv), inverts=True)
 
     # -- forward dynamics -------------------------------------------------------------------
 
     @overload
     def forward_dynamics(
-        self, q, qd, tau, method: str = ..., f_ext=..., *, info: Literal[False] = ..., **options
-    ) -> np.ndarray: ...
+        self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = ...,
+        f_ext: ArrayLike | None = ..., *, info: Literal[False] = ..., **options: Any,
+    ) -> FloatArray: ...
 
     @overload
     def forward_dynamics(
-        self, q, qd, tau, method: str = ..., f_ext=..., *, info: Literal[True], **options
-    ) -> tuple[np.ndarray, IterationInfo]: ...
+        self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = ...,
+        f_ext: ArrayLike | None = ..., *, info: Literal[True], **options: Any,
+    ) -> tuple[FloatArray, IterationInfo]: ...
 
     def forward_dynamics(
-        self, q, qd, tau, method: str = "aba", f_ext=None, **options
-    ) -> np.ndarray | tuple[np.ndarray, IterationInfo]:
+        self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = "aba",
+        f_ext: ArrayLike | None = None, **options: Any,
+    ) -> FloatArray | tuple[FloatArray, IterationInfo]:
         """q̈ = M⁻¹(τ − C q̇ − g + Σ Jᵢᵀ f_ext,i).
 
-        Direct methods: "aba" (articulated-body algorithm, O(n)), "cholesky" (CRBA, the LᵀDL
-        factor of M and a solve), "schur" (the joint constraint forces of Sharf &
-        D'Eleuterio's system, block tridiagonal on a chain and with the tree's sparsity on a
-        tree, solved exactly by block LᵀDL, leaves first, O(n), in each link's frame in three
-        passes like ABA) and "schur_bcr" (the same system by block cyclic reduction, ⌈log₂n⌉
-        levels of independent eliminations, Fijany; serial chains only, else ValueError).
-        Iterative methods: "cg" and "pcg" (Fijany & Scheid's CCG and PCG-DS on M q̈ = τ − b,
-        each product M p one O(n) Newton–Euler pass, M never formed; PCG-DS preconditioned by
-        diag M) and the iterative solves of the constraint forces, "jacobi", "gauss_seidel",
-        "sor" (option `omega`, default Young's optimum from an estimate of the Jacobi spectral
-        radius, or from option `spectral_radius`), "jacobi_si" (Chebyshev; option
-        `spectral_radius`, default estimated by power iteration) and "jacobi_cg". Their
-        options `tol`, `max_iterations`, `initial_guess` (a q̈) and `info` (return
-        ``(qdd, IterationInfo)``) are described in robodyn_ros.iteration; not converging
-        raises ConvergenceError unless `info` is set. On a tree with branches the sibling
-        joints couple through their parent, the block-Jacobi step is extrapolated to converge
-        and the default ω and spectral radius come from both ends of the spectrum of D⁻¹𝒜.
-        The constraint-force methods ("schur", "schur_bcr" and the five above) need bodies
-        with mass, else ValueError; their system has no term for the armature (the joint
-        torque enters as a given force on each body, the rotor's a_i q̈_i would make it an
-        unknown), so for a robot with armature they raise ValueError too. The others include it
-        in M (ABA: D_i = S_iᵀ I^A_i S_i + a_i).
-        f_ext as in `inverse_dynamics`.
+        Args:
+            q, qd, tau: joint positions, velocities and efforts.
+            method: one of FORWARD_DYNAMICS_METHODS. Direct: "aba" (the articulated-body
+                algorithm, O(n)), "cholesky" (CRBA, the LᵀDL factor of M and a solve),
+                "schur" (the joint constraint forces of Sharf & D'Eleuterio's system, solved
+                exactly by block LᵀDL, leaves first, O(n), in each link's frame) and
+                "schur_bcr" (the same system by block cyclic reduction, Fijany; serial chains
+                only). Iterative (ITERATIVE_FORWARD_DYNAMICS_METHODS): "cg" and "pcg" (Fijany
+                & Scheid's CCG and PCG-DS on M q̈ = τ − b, each product M p one O(n)
+                Newton–Euler pass; PCG-DS preconditioned by diag M) and the iterative solves of
+                the constraint forces "jacobi", "gauss_seidel", "sor", "jacobi_si" and
+                "jacobi_cg" (on a tree with branches the block-Jacobi step is extrapolated to
+                converge).
+            f_ext: as in inverse_dynamics.
+            **options: the iterative methods' `tol`, `max_iterations`, `initial_guess` (a q̈)
+                and `info` (return ``(qdd, IterationInfo)``), described in
+                robodyn_ros.iteration; "sor" also takes `omega` (default: Young's optimum) and
+                `spectral_radius`, "jacobi_si" `spectral_radius` (default: estimated by power
+                iteration).
+
+        Returns:
+            q̈, shaped like q; ``(q̈, IterationInfo)`` when `info` is set.
+
+        Raises:
+            ValueError: an option the method does not take; a constraint-force method ("schur",
+                "schur_bcr" and the five iterative ones) on a robot with armature (their system
+                has the joint torque as a given force on each body, with no term for the rotor's
+                a_i q̈_i; the others include it in M) or with a massless body.
+            ConvergenceError: an iterative method did not reach `tol` (unless `info` is set).
         """
         if method == "aba" and f_ext is None and not options:
             qdd = self._one_state.forward_dynamics(q, qd, tau)
             if qdd is not None:
                 return qdd
-        kernel = _FORWARD_DYNAMICS.get(method)
         if method in self._no_armature_methods:
             self._refuse_armature(method, "forward_dynamics")
-        if kernel is None or options or f_ext is not None or not _ready(self.nv, q, qd, tau):
-            q, qd, tau = self._checked(q, qd=qd, tau=tau)
-            f_ext = self._wrenches(f_ext, q.shape)
-            _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
-            iterative = _ITERATIVE_FORWARD_DYNAMICS.get(method)
-            if iterative is not None:
-                self._require_mass("forward_dynamics")
-                answer = iterative.solve(self._run_batch, (self._tree, self._gravity), q, qd,
-                                         tau, f_ext, options)
-                qdd = answer[0] if isinstance(answer, tuple) else answer
-                self._check("forward_dynamics", True, (("q̈", qdd),), q, qd, tau, f_ext)
-                return answer
-            if options:
-                raise ValueError(
-                    f"forward_dynamics: method '{method}' is direct and takes no options; got "
-                    f"{', '.join(options)}"
-                )
+        kernel = methods.FORWARD_DYNAMICS.get(method)
+        if kernel is None or options:
+            return self._iterate(method, q, qd, tau, f_ext, options)
         self._require_mass("forward_dynamics")
-        qdd = np.empty(q.shape)
-        self._run(kernel, (self._forward_dynamics_model(method), self._gravity), q, qd, tau,
-                  f_ext, qdd)
-        self._check("forward_dynamics", True, (("q̈", qdd),), q, qd, tau, f_ext)
-        return qdd
+        model = self._link_frames() if method in methods.LINK_FRAME_METHODS else self._tree
+        return self._compute("forward_dynamics", "q̈", kernel, (model, self._gravity),
+                             ("q", "qd", "tau"), (q, qd, tau), (self.nv,), inverts=True,
+                             extras=(self._wrenches(f_ext, q),))
 
-    def _forward_dynamics_model(self, method: str) -> np.ndarray:
-        """The model array `method`'s kernel takes: the tree, or for "schur" the link frames'
-        constants (dynamics.schur_link_frames), made on its first call."""
-        if method != "schur":
-            return self._tree
-        if self._link_frames is None:
-            self._link_frames = schur_link_frames.link_frames(self._tree)
-        return self._link_frames
+    def _iterate(
+        self, method: str, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None,
+        options: dict[str, Any],
+    ) -> FloatArray | tuple[FloatArray, IterationInfo]:
+        """forward_dynamics by an iterative method, its answer checked."""
+        q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
+        wrenches = self._wrenches(f_ext, q)
+        _check_method(method, self.FORWARD_DYNAMICS_METHODS, "forward_dynamics")
+        iterative = _ITERATIVE_FORWARD_DYNAMICS.get(method)
+        if iterative is None:
+            raise ValueError(
+                f"forward_dynamics: method '{method}' is direct and takes no options; got "
+                f"{', '.join(options)}"
+            )
+        self._require_mass("forward_dynamics")
+        answer = iterative.solve(self._run_batch, self._tree_under_gravity, q, qd, tau, wrenches,
+                                 options)
+        qdd = answer[0] if isinstance(answer, tuple) else answer
+        self._check("forward_dynamics", True, (("q̈", qdd),), (q, qd, tau, wrenches))
+        return answer
+
+    def _link_frames(self) -> np.ndarray:
+        """The link frames' constants the "schur" forward dynamics takes
+        (dynamics.schur_link_frames), made on its first call."""
+        if self._link_frame_constants is None:
+            self._link_frame_constants = schur_link_frames.link_frames(self._tree)
+        return self._link_frame_constants
 
     # -- kinematics -------------------------------------------------------------------------
 
-    def frame_pose(self, q, frame: str) -> np.ndarray:
-        """Pose of a frame in the world as a 4x4 homogeneous transform, shape (..., 4, 4)."""
+    def frame_pose(self, q: ArrayLike, frame: str) -> FloatArray:
+        """The pose of a frame in the world.
+
+        Args:
+            q: joint positions.
+            frame: a name of frame_names (every URDF link).
+
+        Returns:
+            The 4x4 homogeneous transform, shape (..., 4, 4).
+        """
         calls = self._one_frame.get(frame)
         if calls is not None:
             pose = calls.pose(q)
             if pose is not None:
                 return pose
         row = self._frame(frame)
-        if not _ready(self.nv, q):
-            (q,) = self._checked(q)
-        pose = np.empty((*q.shape[:-1], 4, 4))
-        self._run(kinematics.frame_poses, (self._tree, row), q, pose)
-        self._check("frame_pose", False, ((f"the pose of frame '{frame}'", pose),), q)
-        return pose
+        return self._compute("frame_pose", f"the pose of frame '{frame}'",
+                             kinematics.frame_poses, (self._tree, row), ("q",), (q,), (4, 4))
 
-    def frame_poses(self, q) -> np.ndarray:
-        """Poses of every frame, in `frame_names` order, shape (..., F, 4, 4)."""
-        if not _ready(self.nv, q):
-            (q,) = self._checked(q)
-        poses = np.empty((*q.shape[:-1], len(self.frame_names), 4, 4))
-        self._run(kinematics.frame_poses, (self._tree, self._frames), q, poses)
-        self._check("frame_poses", False, (("the frame poses", poses),), q)
-        return poses
+    def frame_poses(self, q: ArrayLike) -> FloatArray:
+        """The poses of every frame, in frame_names order.
 
-    def jacobian(self, q, frame: str) -> np.ndarray:
-        """Jacobian of a frame, shape (..., 6, n): the [linear; angular] velocity of the frame
-        origin in world-aligned axes (Pinocchio's LOCAL_WORLD_ALIGNED)."""
+        Returns:
+            4x4 homogeneous transforms, shape (..., F, 4, 4).
+        """
+        return self._compute("frame_poses", "the frame poses", kinematics.frame_poses,
+                             (self._tree, self._frames), ("q",), (q,),
+                             (len(self.frame_names), 4, 4))
+
+    def jacobian(self, q: ArrayLike, frame: str) -> FloatArray:
+        """The Jacobian of a frame: the [linear; angular] velocity of the frame origin in
+        world-aligned axes (Pinocchio's LOCAL_WORLD_ALIGNED).
+
+        Args:
+            q: joint positions.
+            frame: a name of frame_names.
+
+        Returns:
+            J, shape (..., 6, n).
+        """
         calls = self._one_frame.get(frame)
         if calls is not None:
             J = calls.jacobian(q)
             if J is not None:
                 return J
         row = self._frame(frame)
-        if not _ready(self.nv, q):
-            (q,) = self._checked(q)
-        J = np.empty((*q.shape[:-1], 6, self.nv))
-        self._run(kinematics.frame_jacobian, (self._tree, row[0]), q, J)
-        self._check("jacobian", False, ((f"the Jacobian of frame '{frame}'", J),), q)
-        return J
+        return self._compute("jacobian", f"the Jacobian of frame '{frame}'",
+                             kinematics.frame_jacobian, (self._tree, row[0]), ("q",), (q,),
+                             (6, self.nv))
 
     # -- energy -----------------------------------------------------------------------------
 
-    def kinetic_energy(self, q, qd) -> np.ndarray:
-        """½ q̇ᵀ M(q) q̇ in J; shape () or (B,)."""
+    def kinetic_energy(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
+        """½ q̇ᵀ M(q) q̇, in J.
+
+        Returns:
+            The energy, shape () or (B,).
+        """
         T = self._one_state.kinetic_energy(q, qd)
         if T is not None:
             return T
-        if not _ready(self.nv, q, qd):
-            q, qd = self._checked(q, qd=qd)
-        T = np.empty(q.shape[:-1])
-        self._run(energy.kinetic_energy, (self._tree,), q, qd, T)
-        self._check("kinetic_energy", False, (("the kinetic energy", T),), q, qd)
-        return T
+        return self._compute("kinetic_energy", "the kinetic energy", energy.kinetic_energy,
+                             (self._tree,), ("q", "qd"), (q, qd), ())
 
-    def potential_energy(self, q) -> np.ndarray:
-        """Gravitational potential energy in J, zero with every centre of mass at the height
-        of the world origin; shape () or (B,)."""
+    def potential_energy(self, q: ArrayLike) -> FloatArray:
+        """The gravitational potential energy in J, zero with every centre of mass at the
+        height of the world origin.
+
+        Returns:
+            The energy, shape () or (B,).
+        """
         V = self._one_state.potential_energy(q)
         if V is not None:
             return V
-        if not _ready(self.nv, q):
-            (q,) = self._checked(q)
-        V = np.empty(q.shape[:-1])
-        self._run(energy.potential_energy, (self._tree, self._gravity), q, V)
-        self._check("potential_energy", False, (("the potential energy", V),), q)
-        return V
+        return self._compute("potential_energy", "the potential energy",
+                             energy.potential_energy, self._tree_under_gravity, ("q",), (q,), ())
 
     # -- operational space ------------------------------------------------------------------
 
     def operational_space_inertia(
         self,
-        q,
-        frame: str | Sequence[str],
+        q: ArrayLike,
+        frame: Task,
         method: str = "recursive",
         inverse: bool = False,
         *,
-        axes=None,
-    ) -> np.ndarray:
-        """Λ = (J M⁻¹ Jᵀ)⁻¹ of a frame, or of the stacked task of several frames (a list of
-        names), or Λ⁻¹ when `inverse`, shape (..., m, m), about each frame origin in
-        world-aligned axes. `axes` selects task axes of every frame (C Λ⁻¹ Cᵀ): None (all six,
-        [linear; angular]), indices 0–5, or names "x", "y", "z", "rx", "ry", "rz" (one string
-        such as "xyz" too); m = 6 or len(axes), times the number of frames.
+        axes: TaskAxes = None,
+    ) -> FloatArray:
+        """Λ = (J M⁻¹ Jᵀ)⁻¹ of a task, or Λ⁻¹, about each frame origin in world-aligned axes.
 
-        Methods (OPERATIONAL_SPACE_METHODS), all exact to rounding: "dense" (J M⁻¹ Jᵀ with M⁻¹
-        by the O(n²) recursion; the reference), "recursive" (O(n), no n x n matrix: the
-        articulated-body inertias and the inverse-inertia recursion Ω_i = T_iᵀ Ω_λ T_i +
-        S_i S_iᵀ / D_i, trees and several frames; the default) and "schur" (Fijany's
-        Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E from the block elimination of the constraint-force matrix 𝒜 of
-        the joints from the base to the frames' body, the subtrees off that path eliminated
-        first, leaf first, O(n), and Λ of one whole frame directly as I_N + W_N R⁻¹ W_Nᵀ, the
-        paper's second form; every frame on one moving body, else ValueError; its Λ⁻¹ is exact
-        to about 1e-12 relative, 𝒜 carrying the inverse inertias of light links); "schur_bcr"
-        is "schur" with 𝒜 reduced by block cyclic reduction, ⌈log₂n⌉ levels of independent
-        eliminations. M includes the armature; "schur" and "schur_bcr" do not model it and
-        raise ValueError for a robot with armature. Λ does not exist where Λ⁻¹ is singular
-        (LinAlgError); Robot.operational_space damps it there."""
+        Args:
+            q: joint positions.
+            frame: the task's frame, or several frames whose rows are stacked.
+            method: one of OPERATIONAL_SPACE_METHODS, all exact to rounding: "dense"
+                (J M⁻¹ Jᵀ with M⁻¹ by the O(n²) recursion; the reference), "recursive" (O(n),
+                no n x n matrix: the articulated-body inertias and the inverse-inertia
+                recursion Ω_i = T_iᵀ Ω_λ T_i + S_i S_iᵀ / D_i; the default), "schur" (Fijany's
+                Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E from the block elimination of the constraint-force matrix
+                of the joints from the base to the frames' body, leaf first, O(n), and Λ of one
+                whole frame directly as I_N + W_N R⁻¹ W_Nᵀ) and "schur_bcr" ("schur" with 𝒜
+                reduced by block cyclic reduction).
+            inverse: return Λ⁻¹, which exists everywhere, instead of Λ.
+            axes: the task axes of every frame (C Λ⁻¹ Cᵀ); m = 6 or len(axes) rows per frame.
+
+        Returns:
+            Λ or Λ⁻¹, shape (..., m, m).
+
+        Raises:
+            LinAlgError: Λ does not exist at this state (J has lost rank: a kinematic
+                singularity); Robot.operational_space damps it there.
+            ValueError: "schur" or "schur_bcr" with frames on more than one body, or for a
+                robot with armature (their system has no term for it).
+        """
         calls = self._one_frame.get(frame) if type(frame) is str else None
         if calls is not None and method == "recursive" and axes is None:
             Lambda = (calls.task_inertia_inverse if inverse else calls.task_inertia)(q)
             if Lambda is not None:
                 return Lambda
-        names, rows, selection, _ = self._task(frame, axes)
-        kernel = _OPERATIONAL_SPACE_INERTIA.get(method)
-        if kernel is None or not _ready(self.nv, q):
-            (q,) = self._checked(q)
-            _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space_inertia")
-        if method in self._no_armature_methods:
-            self._refuse_armature(method, "operational_space_inertia")
-        if method in SCHUR_METHODS and names not in self._schur_tasks:
-            check_schur_task(self.model, names, "operational_space_inertia", method)
-            self._schur_tasks.add(names)
+        task = self._task(frame, axes)
+        kernel = self._task_method(method, task.frames, "operational_space_inertia")
         self._require_mass("operational_space_inertia")
-        m = selection.shape[0]
-        out = np.empty((*q.shape[:-1], m, m))
-        quantity = "Λ⁻¹" if inverse else "Λ"
+        m = task.selection.shape[0]
         try:
-            self._run(kernel, (self._tree, rows, selection), q, bool(inverse), out)
+            return self._compute("operational_space_inertia", "Λ⁻¹" if inverse else "Λ", kernel,
+                                 (self._tree, task.rows, task.selection), ("q",), (q,), (m, m),
+                                 inverts=True, extras=(bool(inverse),))
         except np.linalg.LinAlgError as error:
+            if isinstance(error, SingularMassMatrixError):
+                raise
+            (q,) = self._inputs(("q",), q)
             check_mass_matrix("operational_space_inertia", self._tree, self.joint_names, q)
             where = getattr(error, "state", "")
             raise np.linalg.LinAlgError(
-                f"operational_space_inertia: Λ of frame(s) {', '.join(map(repr, names))} does "
-                f"not exist at this configuration{f' ({where})' if where else ''}: J M⁻¹ Jᵀ is "
-                "singular (the task Jacobian has lost rank, a kinematic singularity); Λ⁻¹ "
-                "(inverse=True) is defined everywhere"
+                f"operational_space_inertia: Λ of frame(s) {', '.join(map(repr, task.frames))} "
+                f"does not exist at this configuration{f' ({where})' if where else ''}: "
+                "J M⁻¹ Jᵀ is singular (the task Jacobian has lost rank, a kinematic "
+                "singularity); Λ⁻¹ (inverse=True) is defined everywhere"
             ) from None
-        self._check("operational_space_inertia", True, ((quantity, out),), q)
-        return out
 
     def operational_space_inertia_inverse_times(
-        self, q, frame: str | Sequence[str], force, *, axes=None
-    ) -> np.ndarray:
-        """Λ⁻¹ F for one task force F, shape (..., m) like F: the task acceleration a force F on
-        the frames (one name or several, [force; torque] about each frame origin in world-aligned
-        axes, cut to `axes` as in operational_space_inertia) gives the robot at rest with τ = 0
-        and no gravity. One right-hand side in O(n) (the articulated-body algorithm with F as
-        external wrenches), Λ⁻¹ never formed."""
-        names, rows, selection, _ = self._task(frame, axes)
-        if not _ready(self.nv, q):
-            (q,) = self._checked(q)
+        self, q: ArrayLike, frame: Task, force: ArrayLike, *, axes: TaskAxes = None
+    ) -> FloatArray:
+        """Λ⁻¹ F for one task force F, in O(n) without forming Λ⁻¹ (the articulated-body
+        algorithm with F as external wrenches): the task acceleration that F gives the robot at
+        rest with τ = 0 and no gravity.
+
+        Args:
+            q: joint positions.
+            frame, axes: the task, as in operational_space_inertia.
+            force: F, [force; torque] about each frame origin in world-aligned axes, cut to
+                `axes`, shape (..., m).
+
+        Returns:
+            Λ⁻¹ F, shaped like force.
+        """
+        task = self._task(frame, axes)
+        (q,) = self._inputs(("q",), q)
         force = _as_float_array(force, "force")
-        expected = (*q.shape[:-1], selection.shape[0])
-        if force.shape != expected:
+        m = task.selection.shape[0]
+        if force.shape != (*q.shape[:-1], m):
             raise ValueError(
-                f"force must have shape {expected}: one value per task axis of the frame(s) "
-                f"{', '.join(map(repr, names))} for each state; got {force.shape}"
+                f"force must have shape {(*q.shape[:-1], m)}: one value per task axis of the "
+                f"frame(s) {', '.join(map(repr, task.frames))} for each state; got {force.shape}"
             )
         self._require_mass("operational_space_inertia_inverse_times")
-        out = np.empty(expected)
-        self._run(
-            task_space.operational_space_inertia_inverse_times,
-            (self._tree, rows, selection), q, force, out,
-        )
-        self._check("operational_space_inertia_inverse_times", True, (("Λ⁻¹ F", out),), q,
-                    force)
-        return out
+        return self._compute("operational_space_inertia_inverse_times", "Λ⁻¹ F",
+                             task_space.operational_space_inertia_inverse_times,
+                             (self._tree, task.rows, task.selection), None, (q,), (m,),
+                             inverts=True, extras=(force,))
 
-    def classical_acceleration(self, q, qd, frames: str | Sequence[str], *,
-                               axes=None) -> np.ndarray:
-        """J̇ q̇ of a frame, or of the stacked task of several (a list of names), shape
-        (..., m): the classical acceleration [a; α] of each frame origin at q̈ = 0 in
-        world-aligned axes (Pinocchio's getFrameClassicalAcceleration, LOCAL_WORLD_ALIGNED),
-        cut to `axes` as in operational_space_inertia. Kinematics only: M does not enter."""
-        _, rows, selection, _ = self._task(frames, axes)
-        if not _ready(self.nv, q, qd):
-            q, qd = self._checked(q, qd=qd)
-        out = np.empty((*q.shape[:-1], selection.shape[0]))
-        self._run(task_space.classical_accelerations, (self._tree, rows, selection), q,
-                  qd, out)
-        self._check("classical_acceleration", False, (("J̇ q̇", out),), q, qd)
-        return out
+    def classical_acceleration(
+        self, q: ArrayLike, qd: ArrayLike, frames: Task, *, axes: TaskAxes = None
+    ) -> FloatArray:
+        """J̇ q̇ of a task: the classical acceleration [a; α] of each frame origin at q̈ = 0 in
+        world-aligned axes (Pinocchio's getFrameClassicalAcceleration, LOCAL_WORLD_ALIGNED).
+        Kinematics only: M does not enter.
+
+        Args:
+            q, qd: joint positions and velocities.
+            frames, axes: the task, as in operational_space_inertia.
+
+        Returns:
+            J̇ q̇, shape (..., m).
+        """
+        task = self._task(frames, axes)
+        return self._compute("classical_acceleration", "J̇ q̇",
+                             task_space.classical_accelerations,
+                             (self._tree, task.rows, task.selection), ("q", "qd"), (q, qd),
+                             (task.selection.shape[0],))
 
     def operational_space(
         self,
-        q,
-        qd,
-        frames: str | Sequence[str],
+        q: ArrayLike,
+        qd: ArrayLike,
+        frames: Task,
         method: str = "dense",
         *,
-        axes=None,
+        axes: TaskAxes = None,
         singular_threshold: float = SINGULAR_THRESHOLD,
         singular_damping: float | None = None,
     ) -> OperationalSpaceDynamics:
-        """J, Λ⁻¹, Λ, J̄, μ, p and J̇ q̇ of the stacked task of `frames` (one name or several),
-        computed together (see OperationalSpaceDynamics); `axes` selects task axes as in
-        operational_space_inertia. Λ is damped where the smallest eigenvalue of Λ⁻¹ falls
-        below singular_threshold times the largest, with a damping of up to singular_damping
-        (default: singular_threshold) times the largest; Λ then stays below about
-        1 / (singular_threshold · s_max). Methods (OPERATIONAL_SPACE_METHODS): the route to
-        Λ⁻¹; the rest comes from M⁻¹ by the O(n²) recursion whatever the method."""
-        names, rows, selection, chosen = self._task(frames, axes)
-        route = _OPERATIONAL_SPACE_INERTIA.get(method)
-        if route is None or not _ready(self.nv, q, qd):
-            q, qd = self._checked(q, qd=qd)
-            _check_method(method, self.OPERATIONAL_SPACE_METHODS, "operational_space")
-        if method in self._no_armature_methods:
-            self._refuse_armature(method, "operational_space")
-        if method in SCHUR_METHODS and names not in self._schur_tasks:
-            check_schur_task(self.model, names, "operational_space", method)
-            self._schur_tasks.add(names)
+        """J, Λ⁻¹, Λ, J̄, μ, p and J̇ q̇ of a task, computed together (OperationalSpaceDynamics).
+
+        Λ is damped where the smallest eigenvalue of Λ⁻¹ falls below singular_threshold times
+        the largest, with a damping of up to singular_damping times the largest; Λ then stays
+        below about 1 / (singular_threshold · s_max).
+
+        Args:
+            q, qd: joint positions and velocities.
+            frames, axes: the task, as in operational_space_inertia.
+            method: the route to Λ⁻¹ (OPERATIONAL_SPACE_METHODS); the rest comes from M⁻¹ by
+                the O(n²) recursion whatever the method.
+            singular_threshold: in (0, 1).
+            singular_damping: > 0; singular_threshold when None.
+
+        Returns:
+            The OperationalSpaceDynamics, each array with the batch's leading B.
+
+        Raises:
+            ValueError: a threshold or damping out of range; a "schur" method as in
+                operational_space_inertia.
+        """
+        task = self._task(frames, axes)
+        route = self._task_method(method, task.frames, "operational_space")
+        q, qd = self._inputs(("q", "qd"), q, qd)
         if singular_damping is None:
             singular_damping = singular_threshold
         if not (0.0 < singular_threshold < 1.0 and singular_damping > 0.0):
@@ -907,42 +966,115 @@ class Robot:
                 f"positive; got {singular_threshold!r} and {singular_damping!r}"
             )
         self._require_mass("operational_space")
-        batch, n, m = q.shape[:-1], self.nv, selection.shape[0]
+        batch, n, m = q.shape[:-1], self.nv, task.selection.shape[0]
         J, Jbar = np.empty((*batch, m, n)), np.empty((*batch, n, m))
         Lambda_inv, Lambda = np.empty((*batch, m, m)), np.empty((*batch, m, m))
         mu, p, Jdot_qd = np.empty((*batch, m)), np.empty((*batch, m)), np.empty((*batch, m))
         info = np.empty((*batch, 2))
         given = method != "dense"
         if given:
-            self._run(route, (self._tree, rows, selection), q, True, Lambda_inv)
+            self._run(route, (self._tree, task.rows, task.selection), (q, True, Lambda_inv))
         self._run(
             task_space.operational_space_dynamics,
-            (self._tree, self._gravity, rows, selection), q, qd, singular_threshold,
-            singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
+            (self._tree, self._gravity, task.rows, task.selection),
+            (q, qd, singular_threshold, singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu,
+             p, Jdot_qd, info),
         )
         self._check(
             "operational_space", True,
             (("J", J), ("Λ⁻¹", Lambda_inv), ("Λ", Lambda), ("J̄", Jbar), ("μ", mu), ("p", p),
              ("J̇ q̇", Jdot_qd)),
-            q, qd,
+            (q, qd),
         )
         rank, condition = info[..., 0].astype(np.int64), info[..., 1]
         return OperationalSpaceDynamics(
-            names, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, rank, condition, chosen
+            task.frames, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, rank, condition, task.axes
         )
+
+    # -- the general path -------------------------------------------------------------------
+
+    def _inputs(self, names: tuple[str, ...], *vectors: Any) -> tuple[np.ndarray, ...]:
+        """The joint vectors called `names` (q first) as the kernels take them: as given when
+        they already are C-contiguous float64 arrays of one shape (n,) or (B, n), else
+        converted and checked (_checked)."""
+        if _ready(self.nv, *vectors):
+            return vectors
+        return self._checked(names, vectors)
+
+    def _compute(
+        self,
+        function: str,
+        quantity: str,
+        kernel: Callable[..., None],
+        constants: tuple,
+        names: tuple[str, ...] | None,
+        vectors: tuple,
+        shape: tuple[int, ...],
+        inverts: bool = False,
+        extras: tuple = (),
+    ) -> FloatArray:
+        """The general path: kernel(*constants, *vectors, *extras, out) over the states of q,
+        out of `shape` per state, checked to be finite where the inputs are.
+
+        Args:
+            function: the Robot function, named in errors.
+            quantity: what out is, named in errors.
+            kernel: a dynamics kernel over a batch.
+            constants: the model arrays it takes first.
+            names: the names of the joint vectors, which are converted and checked (_inputs);
+                None when the caller has done so.
+            vectors: the joint vectors, q first.
+            shape: out's shape for one state.
+            inverts: whether the function needs M⁻¹ (a non-finite answer may then mean a
+                singular M).
+            extras: the kernel's arguments between the vectors and out (per-state arrays,
+                None where absent, or flags).
+
+        Returns:
+            out.
+        """
+        if names is not None and not _ready(self.nv, *vectors):
+            vectors = self._checked(names, vectors)
+        q = vectors[0]
+        out = np.empty((*q.shape[:-1], *shape))
+        inputs = vectors + extras
+        self._run(kernel, constants, (*inputs, out))
+        self._check(function, inverts, ((quantity, out),), inputs)
+        return out
+
+    def _method(self, table: Mapping[str, Callable[..., None]], method: str,
+                function: str) -> Callable[..., None]:
+        """The kernel of `method` in `table`, for a method this robot can use."""
+        kernel = table.get(method)
+        if kernel is None:
+            raise _unknown_method(method, tuple(table), function)
+        if method in self._no_armature_methods:
+            self._refuse_armature(method, function)
+        return kernel
+
+    def _task_method(self, method: str, frames: tuple[str, ...],
+                     function: str) -> Callable[..., None]:
+        """The Λ⁻¹ kernel of `method` for a task of `frames` (the "schur" methods serve frames
+        on one body only; checked once per task)."""
+        kernel = self._method(methods.OPERATIONAL_SPACE_INERTIA, method, function)
+        if method in SCHUR_METHODS and frames not in self._schur_tasks:
+            check_schur_task(self.model, frames, function, method)
+            self._schur_tasks.add(frames)
+        return kernel
 
     # -- running the kernels ----------------------------------------------------------------
 
-    def _run(self, kernel, constants: tuple, q: np.ndarray, *per_state) -> None:
-        """kernel(*constants, q, *per_state): a batch by _run_batch, one state as a batch of
-        one in the calling thread (the kernel's one build takes batches, dynamics.jit)."""
-        if q.ndim == 1:
-            kernel(*constants, *(x[np.newaxis] if isinstance(x, np.ndarray) else x
-                                 for x in (q, *per_state)))
+    def _run(self, kernel: Callable[..., None], constants: tuple, per_state: tuple) -> None:
+        """kernel(*constants, *per_state), per_state q first: a batch on `threads` threads,
+        one state as a batch of one in the calling thread (the kernel's one build takes
+        batches, dynamics.jit)."""
+        if per_state[0].ndim == 1:
+            kernel(*constants, *[x[np.newaxis] if isinstance(x, np.ndarray) else x
+                                 for x in per_state])
         else:
-            self._run_batch(kernel, constants, q, *per_state)
+            run_batch(kernel, constants, per_state, self._threads)
 
-    def _run_batch(self, kernel, constants: tuple, *per_state) -> None:
+    def _run_batch(self, kernel: Callable[..., None], constants: tuple, *per_state: object) -> None:
         """The kernel over a batch, on `threads` threads."""
         run_batch(kernel, constants, per_state, self._threads)
 
@@ -953,9 +1085,9 @@ class Robot:
         if self.massless_joints:
             raise SingularMassMatrixError(function, self.massless_joints, "at every configuration")
 
-    def _check(self, function: str, inverts: bool, quantities: tuple, q, *inputs) -> None:
+    def _check(self, function: str, inverts: bool, quantities: tuple, inputs: tuple) -> None:
         """Raise where finite inputs gave a non-finite quantity (answers.check_finite)."""
-        check_finite(function, quantities, (q, *inputs), self._tree, self.joint_names, inverts)
+        check_finite(function, quantities, inputs, self._tree, self.joint_names, inverts)
 
     # -- argument checks --------------------------------------------------------------------
 
@@ -970,9 +1102,8 @@ class Robot:
             f"{', '.join(joints)}; use {_ARMATURE_METHODS[function]}"
         )
 
-    def _task(self, frames, axes) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, tuple]:
-        """(frame names, packed frame rows, selected task rows, axes) of a task of one frame
-        name or several and its axes, remembered."""
+    def _task(self, frames: Task, axes: TaskAxes) -> _Task:
+        """The task of one frame name or several and its axes, remembered."""
         names = (frames,) if isinstance(frames, str) else tuple(frames)
         key = (names, axes if axes is None or isinstance(axes, str) else tuple(axes))
         task = self._tasks.get(key)
@@ -984,7 +1115,7 @@ class Robot:
             selection = np.array(
                 [6 * k + axis for k in range(len(names)) for axis in chosen], dtype=np.int64
             )
-            task = self._tasks[key] = (names, rows, selection, chosen)
+            task = self._tasks[key] = _Task(names, rows, selection, chosen)
         return task
 
     def _frame(self, frame: str) -> np.ndarray:
@@ -994,30 +1125,31 @@ class Robot:
         assert row is not None
         return row
 
-    def _checked(self, q, **others) -> tuple[np.ndarray, ...]:
-        """q and the other joint vectors as C-contiguous float64 arrays of one shape, (n,)
-        or (B, n), or an error naming the argument."""
-        q = _as_float_array(q, "q")
+    def _checked(self, names: tuple[str, ...], vectors: tuple) -> tuple[np.ndarray, ...]:
+        """The joint vectors called `names` (q first) as C-contiguous float64 arrays of one
+        shape, (n,) or (B, n), or an error naming the argument."""
+        q = _as_float_array(vectors[0], names[0])
         if q.ndim not in (1, 2) or q.shape[-1] != self.nv:
-            names = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
+            joints = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
             raise ValueError(
-                f"q must have shape ({self.nv},) or (B, {self.nv}), one value per joint "
-                f"({names}); got shape {q.shape}"
+                f"{names[0]} must have shape ({self.nv},) or (B, {self.nv}), one value per "
+                f"joint ({joints}); got shape {q.shape}"
             )
         arrays = [q]
-        for name, x in others.items():
-            x = _as_float_array(x, name)
+        for name, vector in zip(names[1:], vectors[1:], strict=True):
+            x = _as_float_array(vector, name)
             if x.shape != q.shape:
                 raise ValueError(f"{name} must have the shape of q, {q.shape}; got {x.shape}")
             arrays.append(x)
         return tuple(arrays)
 
-    @staticmethod
-    def _wrenches(f_ext, state_shape: tuple[int, ...]) -> np.ndarray | None:
+    def _wrenches(self, f_ext: ArrayLike | None, q: ArrayLike) -> np.ndarray | None:
+        """f_ext as the kernels take it, (..., n, 6) for the states of q; None when absent."""
         if f_ext is None:
             return None
+        (q,) = self._inputs(("q",), q)
         f_ext = _as_float_array(f_ext, "f_ext")
-        expected = (*state_shape, 6)
+        expected = (*q.shape, 6)
         if f_ext.shape != expected:
             raise ValueError(
                 f"f_ext must have shape {expected}: one [force; torque] per moving body "
@@ -1026,7 +1158,7 @@ class Robot:
         return f_ext
 
 
-def _ready(n: int, q, *others) -> bool:
+def _ready(n: int, q: object, *others: object) -> bool:
     """True when q is a C-contiguous float64 (n,) or (B, n) array and the others match it."""
     if not (
         type(q) is _ARRAY and q.dtype is _FLOAT and 0 < q.ndim < 3 and q.shape[-1] == n
@@ -1041,7 +1173,7 @@ def _ready(n: int, q, *others) -> bool:
     return True
 
 
-def _as_float_array(x, name: str) -> np.ndarray:
+def _as_float_array(x: ArrayLike, name: str) -> np.ndarray:
     """x as a C-contiguous float64 array (no copy when it already is one); numbers only."""
     array = np.asarray(x)
     if array.dtype.kind not in "biuf":
@@ -1051,7 +1183,11 @@ def _as_float_array(x, name: str) -> np.ndarray:
 
 def _check_method(method: str, known: tuple[str, ...], function: str) -> None:
     if method not in known:
-        raise ValueError(f"{function}: unknown method '{method}'; choose one of {', '.join(known)}")
+        raise _unknown_method(method, known, function)
+
+
+def _unknown_method(method: str, known: tuple[str, ...], function: str) -> ValueError:
+    return ValueError(f"{function}: unknown method '{method}'; choose one of {', '.join(known)}")
 
 
 __all__ = ["Robot"]
