@@ -56,11 +56,12 @@ KERNEL_SOURCES = (
     "dynamics/schur.py",
     "dynamics/schur_link_frames.py",
     "dynamics/rotation.py",
-    "dynamics/rollout.py",
     "dynamics/state_entry.py",
+    "control/compiled_laws.py",
+    "sim/rollout.py",
 )
 """Every module of the package that compiles a kernel, as a file relative to PACKAGE: the
-ones in dynamics/, and any of the layers above that build on them (read, not imported)."""
+ones in dynamics/, and those of the layers above that build on them (read, not imported)."""
 
 
 @cache
