@@ -496,7 +496,8 @@ class Robot:
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(tree, gravity): the packed model the dynamics kernels take, for a caller of a
-        kernel the Robot does not wrap (sim's rollout); not to be modified."""
+        kernel the Robot does not wrap (the preview's rollout kernel, sim.rollout); not to be
+        modified."""
         return self._tree, self._gravity
 
     def frame_row(self, frame: str) -> np.ndarray:

@@ -9,6 +9,9 @@ Parameters (K, D: one number for every joint or one per joint, in ``robot.joint_
   for tracking a trajectory given through `set_target(q, qd, qdd)`.
 
 q̇* and q̈* are zero unless `set_target` gives them; with q̇* = 0 the damping is − D q̇.
+
+Compiled mirror: control.compiled_laws.joint_tracking_torque, the law with feedforward as the
+preview's rollout kernel runs it; a test holds the two to the same τ.
 """
 
 from __future__ import annotations

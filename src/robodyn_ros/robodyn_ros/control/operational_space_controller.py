@@ -38,6 +38,9 @@ Parameters:
 
 The target (`set_target`) is a position (3,) and an orientation as a quaternion (x, y, z, w),
 ROS order, or a 3x3 rotation matrix; a part not set holds the pose of the first `update`.
+
+Compiled mirror: control.compiled_laws.operational_space_torque, the same law (dense Λ) as
+the preview's rollout kernel runs it; a test holds the two to the same τ.
 """
 
 from __future__ import annotations

@@ -1,19 +1,113 @@
-"""How the kernels are compiled.
+"""How the kernels are compiled, and where their builds are cached.
 
 Every kernel uses numpy's error model: a division by zero gives inf or NaN instead of raising.
 A kernel never raises for arithmetic (a C entry could not pass the exception on, and a batch
 would stop at its first bad state); what it computed travels to the facade, which checks that
 finite inputs gave finite results and raises the error that names the cause (robodyn_ros.errors).
+
+Compiled kernels are cached on disk. numba checks a cached kernel only against its own source
+file, not against the helpers inlined into it, so the cache folder is keyed by a digest of
+every kernel module of the package (KERNEL_SOURCES) and the numba version: editing any kernel
+starts a fresh cache. numba takes the folder from ``numba.config.CACHE_DIR`` when a function
+is decorated, so each decorator here decorates inside kernel_cache(): a kernel caches in
+kernel_cache_dir() whichever layer's module it lives in. The folder is ``$NUMBA_CACHE_DIR``
+if set, else ``$XDG_CACHE_HOME/robodyn_ros`` (``~/.cache/robodyn_ros``).
 """
 
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numba
 from numba import njit
+
+PACKAGE = Path(__file__).resolve().parent.parent
+"""The robodyn_ros package folder, which KERNEL_SOURCES are relative to."""
+
+KERNEL_SOURCES = (
+    "dynamics/jit.py",
+    "dynamics/tree.py",
+    "dynamics/spatial.py",
+    "dynamics/linalg.py",
+    "dynamics/moments.py",
+    "dynamics/kinematics.py",
+    "dynamics/inverse_dynamics.py",
+    "dynamics/inertia_matrix.py",
+    "dynamics/coriolis.py",
+    "dynamics/gdahj.py",
+    "dynamics/inertia_diagonal.py",
+    "dynamics/recursive_doubling.py",
+    "dynamics/rnea_columns.py",
+    "dynamics/factorization.py",
+    "dynamics/inertia_inverse.py",
+    "dynamics/forward_dynamics.py",
+    "dynamics/pivots.py",
+    "dynamics/energy.py",
+    "dynamics/task_space.py",
+    "dynamics/fixed_frame.py",
+    "dynamics/conjugate_gradient.py",
+    "dynamics/constraint_system.py",
+    "dynamics/constraint_iterations.py",
+    "dynamics/cyclic_reduction.py",
+    "dynamics/schur.py",
+    "dynamics/schur_link_frames.py",
+    "dynamics/rotation.py",
+    "dynamics/state_entry.py",
+    "control/compiled_laws.py",
+    "sim/rollout.py",
+)
+"""Every module of the package that compiles a kernel, as a file relative to PACKAGE: the
+ones in dynamics/, and those of the layers above that build on them (read, not imported)."""
+
+
+@cache
+def _kernel_digest() -> str:
+    """A digest of the numba version and of every file in KERNEL_SOURCES."""
+    digest = hashlib.sha256(numba.__version__.encode())
+    for source in KERNEL_SOURCES:
+        digest.update((PACKAGE / source).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def kernel_cache_dir() -> Path:
+    """The on-disk cache folder for this exact version of the kernels."""
+    base = os.environ.get("NUMBA_CACHE_DIR") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "robodyn_ros"
+    )
+    return Path(base, f"kernels-{_kernel_digest()}")
+
+
+@contextmanager
+def kernel_cache() -> Iterator[None]:
+    """numba caches what is decorated inside in kernel_cache_dir()."""
+    previous = numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = str(kernel_cache_dir())
+    try:
+        yield
+    finally:
+        numba.config.CACHE_DIR = previous
+
+
+def cached(decorator: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`decorator` (numba's, with cache=True) applied inside kernel_cache()."""
+
+    def decorate(function: Any) -> Any:
+        with kernel_cache():
+            return decorator(function)
+
+    return decorate
+
 
 # Floating-point contraction (FMA) and reassociation, which let LLVM fuse and vectorize; not
 # the flags that assume finite values, so NaN and inf still propagate to the results.
 FASTMATH = {"contract", "reassoc", "arcp"}
 ERROR_MODEL = "numpy"
 
-kernel = njit(cache=True, fastmath=FASTMATH, nogil=True, error_model=ERROR_MODEL)
+kernel = cached(njit(cache=True, fastmath=FASTMATH, nogil=True, error_model=ERROR_MODEL))
 """A kernel called from Python: compiled on first use, cached on disk, releasing the GIL.
 
 Robot calls it for a batch (B, n) on several threads at once (robodyn_ros.batch_threads), and
@@ -22,15 +116,16 @@ for single states compiled every kernel twice. The many short single-state calls
 or simulation loop enter through state_entry's C entries instead, which keep the GIL (taking
 it back after each call made sim_node wait behind the node's other threads)."""
 
-kernel_helper = njit(cache=True, inline="always", fastmath=FASTMATH, error_model=ERROR_MODEL)
+kernel_helper = cached(
+    njit(cache=True, inline="always", fastmath=FASTMATH, error_model=ERROR_MODEL))
 """A piece of a kernel, inlined into the kernels that call it."""
 
-long_kernel = njit(cache=True, nogil=True, fastmath=FASTMATH, error_model=ERROR_MODEL)
+long_kernel = cached(njit(cache=True, nogil=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
 """A kernel that runs long (a whole rollout) per call: it releases the GIL, so threads run
 several side by side, and one call's dispatch is nothing beside its work."""
 
 
-routine = njit(cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL)
+routine = cached(njit(cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
 """A long piece of several kernels (an O(N) sweep called once a state), compiled once on its
 own and called rather than inlined into each: inlined, it made each kernel that uses it
 compile for a minute longer. Not for the hot inner loop of an iterative solver: with the

@@ -27,7 +27,7 @@ from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_di
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
-from robodyn_ros.dynamics.jit import ERROR_MODEL, FASTMATH, kernel_helper
+from robodyn_ros.dynamics.jit import ERROR_MODEL, FASTMATH, cached, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
 from robodyn_ros.dynamics.task_space import (
     articulated_task_inverse,
@@ -39,7 +39,7 @@ from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH
 _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)
 
-entry = cfunc(SIGNATURE, cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL)
+entry = cached(cfunc(SIGNATURE, cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
 
 
 @kernel_helper

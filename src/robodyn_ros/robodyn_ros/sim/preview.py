@@ -2,9 +2,10 @@
 SimulatedRobot would run it under its controller, and measure what happened.
 
 Fixed-step integrators with the articulated-body algorithm run the whole horizon in one
-compiled kernel (dynamics.rollout), which releases the GIL so scenarios fan out on threads;
-other forward-dynamics methods and the adaptive integrators step SimulatedRobot with the
-controller plugins in Python. Both give the same trajectory (the tests hold them together).
+compiled kernel (sim.rollout, with the compiled control laws of control.compiled_laws), which
+releases the GIL so scenarios fan out on threads; other forward-dynamics methods and the
+adaptive integrators step SimulatedRobot with the controller plugins in Python. Both give the
+same trajectory (the tests hold them together).
 """
 
 from __future__ import annotations
@@ -18,12 +19,18 @@ from functools import partial
 import numpy as np
 
 from robodyn_ros.control import load_controller
+from robodyn_ros.control.compiled_laws import (
+    JOINT_TRACKING,
+    OPERATIONAL_SPACE,
+    TORQUE,
+    ControlLaw,
+)
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
-from robodyn_ros.dynamics import rollout
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
+from robodyn_ros.sim import rollout
 from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS
 from robodyn_ros.sim.scenarios import (
     JointTrajectory,
@@ -179,13 +186,13 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
     rollout_of = compiled_rollout if settings.compiled else _stepped_rollout
-    Q, QD, effort, clamped, frame_path, energy, smallest = rollout_of(robot, settings, q, qd,
-                                                                      scenario, times)
+    trajectory, smallest = rollout_of(robot, settings, q, qd, scenario, times)
     samples = sample_steps(settings)
-    metrics = _metrics(robot, scenario, q, effort, clamped, frame_path, energy, smallest)
+    metrics = _metrics(robot, scenario, q, trajectory, smallest)
     wall_time = time.perf_counter() - started
-    result = PreviewResult(scenario.name, times, Q, QD, effort, scenario.frame, frame_path,
-                           samples, energy, metrics, wall_time, settings.horizon / wall_time)
+    result = PreviewResult(scenario.name, times, trajectory.q, trajectory.qd, trajectory.tau,
+                           scenario.frame, trajectory.path, samples, trajectory.energy, metrics,
+                           wall_time, settings.horizon / wall_time)
     if on_done is not None:
         on_done(result)
     return result
@@ -208,35 +215,34 @@ def _sample_stride(settings: PreviewSettings) -> int:
 def compiled_rollout(
     robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray, scenario: Scenario,
     times: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """(q, q̇ (K + 1, n), commanded efforts (K, n), limit stops (n,), the frame's poses
-    (K + 1, 4, 4), the energy at the sample steps (S,), the smallest singular value of the
-    frame's J over them) of one scenario by the rollout kernel."""
+) -> tuple[rollout.Trajectory, float]:
+    """One scenario by the rollout kernel: its trajectory (q, q̇ (K + 1, n), commanded efforts
+    (K, n), limit stops (n,), the frame's poses (K + 1, 4, 4), the energy at the sample steps
+    (S,)) and the smallest singular value of the frame's J over the samples."""
     steps, n = settings.steps, robot.nv
     model = robot.model
     joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
                        model.damping, model.friction], dtype=float)
-    law, joint_gains, task_gains, target, reference = _control_inputs(robot, scenario, q, times)
-    Q, QD = np.full((steps + 1, n), np.nan), np.full((steps + 1, n), np.nan)  # NaN: not reached
-    effort = np.empty((steps, n))
-    clamped, frame_path = np.zeros(n, dtype=np.int64), np.empty((steps + 1, 4, 4))
-    energy = np.empty(len(sample_steps(settings)))
-    Q[0], QD[0] = q, qd
-    integrator = {"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER, "rk4": rollout.RK4}
+    stepping = rollout.Stepping(
+        integrator={"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER,
+                    "rk4": rollout.RK4}[settings.integrator],
+        dt=float(settings.dt), friction_velocity=float(settings.friction_velocity),
+        sample_every=_sample_stride(settings))
+    trajectory = rollout.Trajectory(
+        q=np.full((steps + 1, n), np.nan), qd=np.full((steps + 1, n), np.nan),  # NaN: not reached
+        tau=np.empty((steps, n)), clamped=np.zeros(n, dtype=np.int64),
+        path=np.empty((steps + 1, 4, 4)), energy=np.empty(len(sample_steps(settings))))
+    trajectory.q[0], trajectory.qd[0] = q, qd
     smallest = np.nan
     try:
-        smallest = rollout.rollout(
-            *robot.kernel_arrays, robot.frame_row(scenario.frame), joints, joint_gains,
-            task_gains, target, reference, law, settings.control_every,
-            integrator[settings.integrator], settings.dt, settings.friction_velocity,
-            settings.singular_threshold, _sample_stride(settings), Q, QD, effort, clamped,
-            frame_path, energy,
-        )
+        smallest = rollout.rollout(rollout.RolloutRobot(*robot.kernel_arrays, joints),
+                                   _control_law(robot, settings, scenario, q, times), stepping,
+                                   trajectory)
     except np.linalg.LinAlgError:  # numba's SVD of a NaN Jacobian: the state went NaN before
         pass
-    if not (np.isfinite(Q).all() and np.isfinite(QD).all()):
-        raise _rollout_failure(robot, Q, QD)
-    return Q, QD, effort, clamped, frame_path, energy, smallest
+    if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
+        raise _rollout_failure(robot, trajectory.q, trajectory.qd)
+    return trajectory, smallest
 
 
 def _rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
@@ -249,22 +255,27 @@ def _rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
     return NonFiniteResultError("preview", "the state", f"at step {step} of the rollout")
 
 
-def _control_inputs(robot, scenario, q, times):
-    """(law, joint gains (3, n), task gains (2, 6), target pose (12,), reference (K, 3, n),
-    none for a pose target) as dynamics.rollout takes them."""
+def _control_law(robot: Robot, settings: PreviewSettings, scenario: Scenario, q: np.ndarray,
+                 times: np.ndarray) -> ControlLaw:
+    """The scenario's controller as the rollout kernel runs it, from the start posture q."""
+    law = partial(ControlLaw, control_every=settings.control_every,
+                  frame=robot.frame_row(scenario.frame),
+                  threshold=float(settings.singular_threshold))
     n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
     if isinstance(scenario, PoseTarget):
         rotation = _target_rotation(robot, scenario, q)
-        target = np.concatenate([rotation.ravel(), scenario.position])
-        joint_gains = np.array([scenario.null_stiffness, scenario.null_damping, q])
-        return (rollout.OPERATIONAL_SPACE, joint_gains, np.array([scenario.kp, scenario.kd]),
-                target, np.zeros((0, 3, n)))
+        return law(kind=OPERATIONAL_SPACE,
+                   joint_gains=np.array([scenario.null_stiffness, scenario.null_damping, q]),
+                   task_gains=np.array([scenario.kp, scenario.kd]),
+                   target=np.concatenate([rotation.ravel(), scenario.position]),
+                   reference=np.zeros((0, 3, n)))
     if isinstance(scenario, JointTrajectory):
-        joint_gains = np.array([scenario.stiffness, scenario.damping, q])
-        return (rollout.JOINT_TRACKING, joint_gains, no_task, no_target,
-                scenario.reference(times[:-1], q))
-    return (rollout.TORQUE, np.zeros((3, n)), no_task, no_target,
-            scenario.reference(times[:-1], q))
+        return law(kind=JOINT_TRACKING,
+                   joint_gains=np.array([scenario.stiffness, scenario.damping, q]),
+                   task_gains=no_task, target=no_target,
+                   reference=scenario.reference(times[:-1], q))
+    return law(kind=TORQUE, joint_gains=np.zeros((3, n)), task_gains=no_task, target=no_target,
+               reference=scenario.reference(times[:-1], q))
 
 
 def _target_rotation(robot: Robot, scenario: PoseTarget, q: np.ndarray) -> np.ndarray:
@@ -299,7 +310,9 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times):
     Q_sampled = np.ascontiguousarray(Q[samples])
     energy = robot.kinetic_energy(Q_sampled, QD[samples]) + robot.potential_energy(Q_sampled)
     smallest = _smallest_singular_values(robot.jacobian(Q_sampled, scenario.frame)).min()
-    return Q, QD, effort, clamped, robot.frame_pose(Q, scenario.frame), energy, float(smallest)
+    trajectory = rollout.Trajectory(q=Q, qd=QD, tau=effort, clamped=clamped,
+                                    path=robot.frame_pose(Q, scenario.frame), energy=energy)
+    return trajectory, float(smallest)
 
 
 Command = Callable[[int, ControllerState], np.ndarray]
@@ -334,12 +347,13 @@ def _controller(robot, settings, scenario, q, times) -> Command:
 # -- metrics ----------------------------------------------------------------------------------
 
 
-def _metrics(robot, scenario, q0, effort, clamped, frame_path, energy,
-             smallest) -> PreviewMetrics:
-    peak = np.abs(effort).max(axis=0)
-    position_error, orientation_error = _final_pose_error(robot, scenario, q0, frame_path[-1])
+def _metrics(robot, scenario, q0, trajectory, smallest) -> PreviewMetrics:
+    peak = np.abs(trajectory.tau).max(axis=0)
+    position_error, orientation_error = _final_pose_error(robot, scenario, q0,
+                                                          trajectory.path[-1])
+    energy = trajectory.energy
     return PreviewMetrics(
-        peak, float(np.max(peak / np.asarray(robot.model.effort_limit))), clamped,
+        peak, float(np.max(peak / np.asarray(robot.model.effort_limit))), trajectory.clamped,
         float(smallest), position_error, orientation_error,
         float(energy[0]), float(energy[-1]), float(energy.max()),
     )

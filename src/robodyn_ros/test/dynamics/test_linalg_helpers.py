@@ -2,8 +2,9 @@
 Cholesky factor with its substitutions and the trace of the inverse, Gauss–Jordan inversion of
 a small symmetric positive-definite matrix, one block-elimination step, the 5 x 5 pivot factor
 with its substitutions and downdate, and the unrolled 5 x 5 LDLᵀ (ldlt5); the Gram matrices
-and the smallest singular value of the compiled rollout (rollout.py); the 3 x 3 inverse and the
-Householder basis of the constraint-force system (constraint_system.py); the block LDLᵀ of a
+and the smallest singular value of the compiled rollout (sim/rollout.py) and the task's Λ⁻¹ of
+its operational-space law (control/compiled_laws.py); the 3 x 3 inverse and the Householder
+basis of the constraint-force system (constraint_system.py); the block LDLᵀ of a
 block-tridiagonal matrix and the inverse of its last pivot (schur.py); block cyclic reduction
 (cyclic_reduction.py); the branch-sparse LᵀDL of M (factorization.py); the 1-norm, the task
 inertia's inversion and its damped inverse (task_space.py).
@@ -23,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from robodyn_ros.control.compiled_laws import task_inverse_inertia
 from robodyn_ros.dynamics.constraint_system import householder, inverse3
 from robodyn_ros.dynamics.cyclic_reduction import (
     cyclic_reduction,
@@ -46,7 +48,6 @@ from robodyn_ros.dynamics.linalg import (
     upper_solve,
     upper_solve5,
 )
-from robodyn_ros.dynamics.rollout import smallest_singular_value, store_gram, task_inverse_inertia
 from robodyn_ros.dynamics.schur import block_ldlt, block_ldlt_solve, last_pivot_inverse
 from robodyn_ros.dynamics.task_space import (
     damped_task_inertia,
@@ -54,6 +55,7 @@ from robodyn_ros.dynamics.task_space import (
     norm1,
 )
 from robodyn_ros.dynamics.tree import PARENT, WIDTH
+from robodyn_ros.sim.rollout import smallest_singular_value, store_gram
 
 RTOL = 1e-13  # × κ: a few hundred ulps of the reference's largest entry
 C = 5  # the blocks of the constraint-force system are 5 x 5
@@ -98,7 +100,8 @@ def cholesky_factor(L: np.ndarray) -> np.ndarray:
     return full
 
 
-# -- linalg.py and rollout.py: Cholesky, substitutions, trace of the inverse, Gram matrices --
+# -- linalg.py, sim/rollout.py, control/compiled_laws.py: Cholesky, substitutions, trace of the
+# inverse, Gram matrices, Λ⁻¹
 
 
 @EXAMPLES

@@ -1,83 +1,25 @@
-"""sim.preview: the compiled rollout against SimulatedRobot under the controller plugins, the
+"""sim.preview: the compiled rollout's frame path, energy and singular values against Robot, the
 adaptive integrators against RK4, the trajectory and metrics against Pinocchio, and the errors
-bad scenarios give."""
+bad scenarios give. The compiled control laws against the controller plugins:
+test/control/test_compiled_laws.py."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.control import load_controller
-from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.parallel import backend
 from robodyn_ros.resources import bundled_urdf
-from robodyn_ros.sim import SimulatedRobot
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
 
-FRAME = "panda_hand_tcp"
-Q0 = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8])
-HORIZON = 0.3
+from helpers.preview_scenarios import FRAME, HORIZON, Q0, scenarios, specs
 
 
 @pytest.fixture(scope="module")
 def panda() -> Robot:
     return Robot.from_urdf(bundled_urdf("panda"))
-
-
-def specs(robot: Robot) -> list[dict]:
-    start = robot.frame_pose(Q0, FRAME)[:3, 3]
-    return [
-        {"name": "reach", "pose_target": {
-            "frame": FRAME, "position": (start + np.array([0.1, 0.05, -0.1])).tolist(),
-            "orientation": [1.0, 0.0, 0.0, 0.0], "kp": 100.0, "kd": 20.0}},
-        {"name": "wave", "joint_trajectory": {
-            "frame": FRAME, "times": [0.15, 0.3], "positions": [(Q0 + 0.1).tolist(), Q0.tolist()],
-            "stiffness": 100.0, "damping": 5.0}},
-        {"name": "push", "torque_profile": {
-            "frame": FRAME, "times": [0.0, 0.3], "efforts": [[0.0] * 7, [5.0, 5, 5, 5, 1, 1, 1]]}},
-    ]
-
-
-def scenarios(robot: Robot):
-    return [scenario_from_mapping(robot, spec, k) for k, spec in enumerate(specs(robot))]
-
-
-@pytest.mark.parametrize("integrator", ["rk4", "semi_implicit_euler"])
-def test_pose_target_preview_is_simulated_robot_under_the_controller(panda, integrator):
-    """The kernel's operational-space rollout equals SimulatedRobot stepped by the
-    operational-space controller plugin, to rounding (1e-9 rad)."""
-    settings = PreviewSettings(horizon=HORIZON, integrator=integrator)
-    (result,) = preview(panda, scenarios(panda)[:1], settings, Q0)
-    scenario = scenarios(panda)[0]
-    controller = load_controller("operational_space")()
-    controller.configure(panda, {"frame": FRAME, "kp": 100.0, "kd": 20.0, "rest_posture": Q0})
-    controller.set_target(scenario.position, scenario.orientation)
-    simulated = SimulatedRobot(panda, integrator, settings.dt, q=Q0)
-    for k in range(settings.steps):
-        simulated.step(controller.update(ControllerState(k * settings.dt, simulated.q,
-                                                         simulated.qd)))
-        np.testing.assert_allclose(result.q[k + 1], simulated.q, atol=1e-9)
-        np.testing.assert_allclose(result.qd[k + 1], simulated.qd, atol=1e-7)
-
-
-@pytest.mark.parametrize("control_period", [0.0, 0.01])
-def test_compiled_and_stepped_previews_agree(panda, control_period):
-    """Every scenario kind, the controller at every step or every 10 ms: the kernel (ABA) and
-    SimulatedRobot with the plugins (the "cholesky" forward dynamics takes that path) give
-    one trajectory, to 1e-9 rad."""
-    settings = PreviewSettings(horizon=HORIZON, control_period=control_period)
-    compiled = preview(panda, scenarios(panda), settings, Q0)
-    stepped = preview(panda, scenarios(panda), dataclasses.replace(
-        settings, forward_dynamics_method="cholesky"), Q0)
-    for ours, reference in zip(compiled, stepped, strict=True):
-        np.testing.assert_allclose(ours.q, reference.q, atol=1e-9, err_msg=ours.name)
-        np.testing.assert_allclose(ours.effort, reference.effort, atol=1e-6, err_msg=ours.name)
-        if control_period:  # held between commands
-            np.testing.assert_array_equal(ours.effort[1:10], ours.effort[:1].repeat(9, 0))
 
 
 @pytest.mark.parametrize(("integrator", "control_period"),

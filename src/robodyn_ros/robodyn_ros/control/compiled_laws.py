@@ -1,0 +1,211 @@
+"""The control laws of the controller plugins, compiled: pieces of a numba kernel that give,
+at a state (q, q̇), the τ the plugin's `update` gives there, to rounding. The preview's rollout
+kernel (sim.rollout) runs them at every control step; a test holds each to its plugin.
+
+Laws (`ControlLaw.kind`):
+
+- TORQUE: τ_cmd = reference[k, 0], an open-loop profile.
+- JOINT_TRACKING: τ_cmd = K (q* − q) − D (q̇ − q̇*) + RNEA(q, q̇, q̈*), joint impedance with
+  the inverse-dynamics feed-forward M q̈* + C q̇ + g; reference[k] = (q*, q̇*, q̈*)
+  (control.joint_impedance with feedforward).
+- OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ₀ + b)
+  (control.operational_space_controller), evaluated as the equal
+  τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
+  and J̄ᵀ = Λ J M⁻¹; ẍ* = Kp e − Kd J q̇, e = [p* − p; log(R* Rᵀ)], τ₀ = K₀ (q₀ − q) − D₀ q̇,
+  Λ damped near singularities as Robot.operational_space damps it. M comes from the CRBA
+  on the law's world-axes kinematics, factored M = L Lᵀ: Λ⁻¹ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) and
+  J M⁻¹ τ₀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ τ₀), forward substitutions only.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from robodyn_ros.dynamics.fixed_frame import joint_forces, world_inertias
+from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
+from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
+from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.kinematics import (
+    forward_kinematics,
+    frame_jacobian_into,
+    frame_pose_into,
+)
+from robodyn_ros.dynamics.linalg import (
+    cholesky,
+    cholesky_solve,
+    forward_substitute,
+    inverse_trace,
+)
+from robodyn_ros.dynamics.rotation import log_so3
+from robodyn_ros.dynamics.spatial import (
+    add6,
+    inertia_at,
+    inertia_times,
+    motion_cross_force,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.task_space import (
+    classical_acceleration_into,
+    damped_task_inertia,
+    velocity_product_accelerations,
+)
+from robodyn_ros.dynamics.tree import FRAME_BODY
+
+TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
+
+# rows of the (3, n) joint gains: K, D and the rest posture q₀ (operational space: K₀, D₀, q₀)
+STIFFNESS, JOINT_DAMPING, REST = range(3)
+# rows of the (2, 6) task gains
+KP, KD = range(2)
+
+ControlLaw = namedtuple("ControlLaw", [
+    "kind", "control_every", "joint_gains", "task_gains", "target", "reference", "frame",
+    "threshold"])
+ControlLaw.__doc__ = """A control law as the rollout kernel (sim.rollout) runs it: its kind
+(TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE), computed every control_every steps, held between;
+joint_gains (3, n), the rows STIFFNESS, JOINT_DAMPING and REST; task_gains (2, 6), the rows KP
+and KD; target (12,), the target pose R* (row by row) then p*; reference (K, 3, n), per step
+(q*, q̇*, q̈*) or the open-loop effort in row 0 (none for OPERATIONAL_SPACE); frame (13,), the
+task frame's packed row; threshold, ε of Λ's damping (singular_threshold)."""
+
+# Khatib 1987: τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), Λ⁻¹ = J M⁻¹ Jᵀ, M = L_M L_Mᵀ
+ControlWorkspace = namedtuple("ControlWorkspace", [
+    "crba", "M", "L_M", "rnea", "b", "tau0", "v", "a", "J", "Jdot_qd", "frame_pose", "Lambda",
+    "task_inertia_info", "Linv_JT", "Lambda_inv", "L_Lambda_inv", "task_force", "rotation_error",
+    "Linv_tau0"])
+ControlWorkspace.__doc__ = """What the control laws need: the CRBA's and RNEA's workspaces, M, its
+Cholesky factor L_M, b = C q̇ + g, τ₀, the bodies' world velocities v and accelerations a at
+q̈ = 0, J, J̇ q̇, the frame's pose, Λ, damped_task_inertia's info, L_M⁻¹ Jᵀ, Λ⁻¹, its Cholesky
+factor L_Lambda_inv, the task force (built up from the pose error), R* Rᵀ and L_M⁻¹ τ₀."""
+
+
+@kernel_helper
+def control_workspace(tree, n):
+    """A ControlWorkspace for n joints."""
+    return ControlWorkspace(
+        crba=crba_workspace(tree, n), M=np.empty((n, n)), L_M=np.empty((n, n)),
+        rnea=rnea_workspace(n), b=np.empty(n), tau0=np.empty(n), v=np.empty((n, 6)),
+        a=np.empty((n, 6)), J=np.empty((6, n)), Jdot_qd=np.empty(6), frame_pose=np.empty((4, 4)),
+        Lambda=np.empty((6, 6)), task_inertia_info=np.empty(2), Linv_JT=np.empty((n, 6)),
+        Lambda_inv=np.empty((6, 6)), L_Lambda_inv=np.empty((6, 6)), task_force=np.empty(6),
+        rotation_error=np.empty((3, 3)), Linv_tau0=np.empty((n, 1)),
+    )
+
+
+@kernel_helper
+def world_bias_forces(tree, gravity, S_world, inertias, v, a, f, b):
+    """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
+    bodies' world inertias (n x 10, world_inertias), the velocities v and the accelerations
+    at q̈ = 0 a (n x 6, velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i
+    v_i, each body's f added to its parent's without a transform, b_i = S_iᵀ f_i (the
+    fixed-frame Newton–Euler's backward pass). f (n x 6) is a workspace."""
+    for i in range(b.shape[0]):
+        inertia = inertia_at(inertias, i)
+        v_i = vector6(v, i)
+        a_i = (a[i, 0] - gravity[0], a[i, 1] - gravity[1], a[i, 2] - gravity[2], a[i, 3],
+               a[i, 4], a[i, 5])  # the base accelerating upwards at g
+        store(f, i, add6(inertia_times(inertia, a_i),
+                         motion_cross_force(v_i, inertia_times(inertia, v_i))))
+    joint_forces(tree, S_world, f, b)
+
+
+@kernel_helper
+def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
+    """x ← Λ x. Where every eigenvalue of Λ⁻¹ is above shift = threshold·trace(Λ⁻¹), so above
+    threshold · s_max, Λ is the exact inverse (a Cholesky solve); otherwise Λ comes from
+    damped_task_inertia, as Robot.operational_space damps it. The factor of Λ⁻¹ settles it
+    where its smallest eigenvalue, at least 1 / trace(Λ), is above shift; elsewhere the
+    Cholesky of Λ⁻¹ − shift·1 does (into Lambda, free until damped_task_inertia)."""
+    shift = threshold * np.trace(Lambda_inv)
+    if cholesky(Lambda_inv, 0.0, L) and (
+            inverse_trace(L, Lambda) * shift < 1.0 or cholesky(Lambda_inv, shift, Lambda)):
+        cholesky_solve(L, x)
+        return
+    damped_task_inertia(Lambda_inv, threshold, threshold, Lambda, info)
+    x[:] = Lambda @ x
+
+
+@kernel_helper
+def task_inverse_inertia(J, L, LinvJT, Lambda_inv):
+    """L⁻¹ Jᵀ (n x 6) and Λ⁻¹ = J M⁻¹ Jᵀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) (6 x 6), M = L Lᵀ (cholesky)."""
+    n = J.shape[1]
+    for i in range(n):
+        for r in range(6):
+            LinvJT[i, r] = J[r, i]
+    forward_substitute(L, LinvJT)
+    for r in range(6):
+        for c in range(r + 1):
+            s = 0.0
+            for j in range(n):
+                s += LinvJT[j, r] * LinvJT[j, c]
+            Lambda_inv[r, c] = Lambda_inv[c, r] = s
+
+
+@kernel_helper
+def task_frame_state(tree, gravity, frame, q, qd, cw):
+    """What the operational-space law (and the rollout at its samples) takes from the state
+    (q, q̇), into cw: the world kinematics, the frame's pose, J and J̇ q̇, b = C q̇ + g, and M by
+    the CRBA, which leaves the composite inertias in the CRBA workspace."""
+    crba_ws, M, rnea_ws, b, v, a = cw.crba, cw.M, cw.rnea, cw.b, cw.v, cw.a
+    J, Jdot_qd, pose = cw.J, cw.Jdot_qd, cw.frame_pose
+    end, X_world, S_world = crba_ws.subtree_end, crba_ws.X_world, crba_ws.S_world
+    inertias, F = crba_ws.Ic, crba_ws.F
+    forward_kinematics(tree, q, X_world, S_world)
+    body = int(frame[FRAME_BODY])
+    frame_pose_into(X_world, frame, pose)
+    frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
+    velocity_product_accelerations(tree, S_world, qd, v, a)
+    classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
+    world_inertias(tree, X_world, inertias)
+    world_bias_forces(tree, gravity, S_world, inertias, v, a, rnea_ws.f, b)
+    composite_inertia_matrix(tree, S_world, end, inertias, F, M)
+
+
+@kernel_helper
+def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, tau, cw):
+    """Khatib's operational-space law (module docstring) into tau, after task_frame_state at
+    (q, q̇): the compiled mirror of control.operational_space_controller.OperationalSpace."""
+    M, L_M, b, tau0, J, Jdot_qd = cw.M, cw.L_M, cw.b, cw.tau0, cw.J, cw.Jdot_qd
+    pose, Lambda, info, LinvJT = cw.frame_pose, cw.Lambda, cw.task_inertia_info, cw.Linv_JT
+    Lambda_inv, L, task, rotation = cw.Lambda_inv, cw.L_Lambda_inv, cw.task_force, cw.rotation_error
+    Linv_tau0 = cw.Linv_tau0
+    n = q.shape[0]
+    if not cholesky(M, 0.0, L_M):
+        raise ValueError("the joint-space inertia matrix is not positive definite")
+    task_inverse_inertia(J, L_M, LinvJT, Lambda_inv)
+    for i in range(n):
+        tau0[i] = (joint_gains[STIFFNESS, i] * (joint_gains[REST, i] - q[i])
+                   - joint_gains[JOINT_DAMPING, i] * qd[i])
+        Linv_tau0[i, 0] = tau0[i]
+    forward_substitute(L_M, Linv_tau0)
+    for r in range(3):
+        task[r] = target[9 + r] - pose[r, 3]
+        for c in range(3):
+            rotation[r, c] = (target[3 * r] * pose[c, 0] + target[3 * r + 1] * pose[c, 1]
+                              + target[3 * r + 2] * pose[c, 2])  # R* Rᵀ
+    task[3], task[4], task[5] = log_so3(rotation)
+    for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (L⁻¹ Jᵀ)ᵀ L⁻¹ τ₀
+        s = task_gains[KP, r] * task[r] - Jdot_qd[r]
+        for j in range(n):
+            s -= task_gains[KD, r] * J[r, j] * qd[j] + LinvJT[j, r] * Linv_tau0[j, 0]
+        task[r] = s
+    task_inertia_times(Lambda_inv, threshold, task, L, Lambda, info)
+    for i in range(n):
+        s = b[i] + tau0[i]
+        for r in range(6):
+            s += J[r, i] * task[r]
+        tau[i] = s
+
+
+@kernel_helper
+def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw):
+    """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g, into tau: the compiled mirror of
+    control.joint_impedance.JointImpedance with feedforward."""
+    rnea_ws = cw.rnea
+    X, vr, ar, fr = rnea_ws.Xup, rnea_ws.v, rnea_ws.a, rnea_ws.f
+    rnea(tree, gravity, q, qd, reference[2], None, tau, X, vr, ar, fr)
+    for i in range(q.shape[0]):
+        tau[i] += (joint_gains[STIFFNESS, i] * (reference[0, i] - q[i])
+                   - joint_gains[JOINT_DAMPING, i] * (qd[i] - reference[1, i]))
+
