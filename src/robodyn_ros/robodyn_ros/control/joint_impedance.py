@@ -16,9 +16,10 @@ preview's rollout kernel runs it; a test holds the two to the same τ.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from robodyn_ros.control.plugin import (
     Controller,
@@ -27,6 +28,9 @@ from robodyn_ros.control.plugin import (
     boolean,
     joint_vector,
 )
+
+if TYPE_CHECKING:
+    from robodyn_ros.robot import Robot
 
 
 class JointImpedance(Controller):
@@ -40,19 +44,23 @@ class JointImpedance(Controller):
         "feedforward": "add M q̈* + C q̇ (default false)",
     }
 
-    def _configure(self, robot, parameters) -> None:
+    def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         n = robot.nv
         for required in ("stiffness", "damping"):
             if required not in parameters:
                 raise ValueError(f"{type(self).__name__}: parameter '{required}' is required")
-        self.stiffness = joint_vector(parameters, "stiffness", n, nonnegative=True)
-        self.damping = joint_vector(parameters, "damping", n, nonnegative=True)
+        stiffness = joint_vector(parameters, "stiffness", n, nonnegative=True)
+        damping = joint_vector(parameters, "damping", n, nonnegative=True)
+        assert stiffness is not None and damping is not None  # required: checked above
+        self.stiffness, self.damping = stiffness, damping
         self.feedforward = boolean(parameters, "feedforward", False)
         self.q_target = joint_vector(parameters, "target", n)
         self.qd_target = np.zeros(n)
         self.qdd_target = np.zeros(n)
 
-    def set_target(self, q, qd=None, qdd=None) -> None:
+    def set_target(
+        self, q: ArrayLike, qd: ArrayLike | None = None, qdd: ArrayLike | None = None
+    ) -> None:
         """Target position q* and optionally velocity q̇* and acceleration q̈* (default 0)."""
         n = self.robot.nv
         self.q_target = _vector(q, "q", n, nonnegative=False, broadcast=False)

@@ -45,9 +45,11 @@ the preview's rollout kernel runs it; a test holds the two to the same τ.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from robodyn_ros.control.plugin import (
     Controller,
@@ -58,6 +60,9 @@ from robodyn_ros.control.plugin import (
 )
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
+
+if TYPE_CHECKING:
+    from robodyn_ros.robot import Robot
 
 
 class OperationalSpace(Controller):
@@ -77,7 +82,7 @@ class OperationalSpace(Controller):
         "(default dense)",
     }
 
-    def _configure(self, robot, parameters) -> None:
+    def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         frame = parameters.get("frame")
         if frame is None:
             raise ValueError(f"{type(self).__name__}: parameter 'frame' is required")
@@ -98,12 +103,13 @@ class OperationalSpace(Controller):
             raise ValueError(
                 f"parameter 'singular_threshold' must be < 1; got {self.singular_threshold}"
             )
-        self.method = parameters.get("operational_space_method", "dense")
-        if self.method not in robot.OPERATIONAL_SPACE_METHODS:
+        method = parameters.get("operational_space_method", "dense")
+        if not isinstance(method, str) or method not in robot.OPERATIONAL_SPACE_METHODS:
             raise ValueError(
                 "parameter 'operational_space_method' must be one of "
-                f"{', '.join(robot.OPERATIONAL_SPACE_METHODS)}; got {self.method!r}"
+                f"{', '.join(robot.OPERATIONAL_SPACE_METHODS)}; got {method!r}"
             )
+        self.method = method
         if self.method in SCHUR_METHODS:
             check_schur_task(
                 robot.model, (frame,), "parameter 'operational_space_method'", self.method
@@ -111,7 +117,9 @@ class OperationalSpace(Controller):
         self.position_target: np.ndarray | None = None
         self.rotation_target: np.ndarray | None = None
 
-    def set_target(self, position=None, orientation=None) -> None:
+    def set_target(
+        self, position: ArrayLike | None = None, orientation: ArrayLike | None = None
+    ) -> None:
         """Target position (3,) in m and/or orientation: quaternion (x, y, z, w) or 3x3
         rotation matrix, in the world. None leaves that part as it is."""
         if position is not None:
@@ -171,7 +179,7 @@ def rotation_error(R_target: np.ndarray, R: np.ndarray) -> np.ndarray:
     return np.array(log_so3(np.ascontiguousarray(R_target @ R.T)))
 
 
-def as_rotation_matrix(orientation, name: str = "orientation") -> np.ndarray:
+def as_rotation_matrix(orientation: ArrayLike, name: str = "orientation") -> np.ndarray:
     """A 3x3 rotation matrix from a quaternion (x, y, z, w) or a rotation matrix."""
     try:
         o = np.asarray(orientation, dtype=float)
@@ -193,7 +201,7 @@ def as_rotation_matrix(orientation, name: str = "orientation") -> np.ndarray:
     )
 
 
-def quaternion_to_matrix(quaternion) -> np.ndarray:
+def quaternion_to_matrix(quaternion: Sequence[float] | np.ndarray) -> np.ndarray:
     """Rotation matrix of a unit quaternion (x, y, z, w), ROS order."""
     x, y, z, w = quaternion
     return np.array(

@@ -318,7 +318,9 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times):
 Command = Callable[[int, ControllerState], np.ndarray]
 
 
-def _controller(robot, settings, scenario, q, times) -> Command:
+def _controller(
+    robot: Robot, settings: PreviewSettings, scenario: Scenario, q: np.ndarray, times: np.ndarray
+) -> Command:
     """command(k, state) → τ of the scenario's controller plugin at step k."""
     if isinstance(scenario, TorqueProfile):
         reference = scenario.reference(times[:-1], q)
@@ -347,7 +349,10 @@ def _controller(robot, settings, scenario, q, times) -> Command:
 # -- metrics ----------------------------------------------------------------------------------
 
 
-def _metrics(robot, scenario, q0, trajectory, smallest) -> PreviewMetrics:
+def _metrics(
+    robot: Robot, scenario: Scenario, q0: np.ndarray, trajectory: rollout.Trajectory,
+    smallest: float,
+) -> PreviewMetrics:
     peak = np.abs(trajectory.tau).max(axis=0)
     position_error, orientation_error = _final_pose_error(robot, scenario, q0,
                                                           trajectory.path[-1])
@@ -367,7 +372,9 @@ def _smallest_singular_values(J: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[:, 0], 0.0))
 
 
-def _final_pose_error(robot, scenario, q0, final_pose) -> tuple[float, float]:
+def _final_pose_error(
+    robot: Robot, scenario: Scenario, q0: np.ndarray, final_pose: np.ndarray
+) -> tuple[float, float]:
     """|p* − p| and |log(R* Rᵀ)| at the end; the target of a joint trajectory is the pose of
     its last waypoint, a torque profile has none (NaN)."""
     if isinstance(scenario, TorqueProfile):
