@@ -20,7 +20,7 @@ setup(
     version="0.1.0",
     description="Rigid-body dynamics from URDF for ROS 2, fast enough for every control cycle.",
     license="BSD-3-Clause",
-    python_requires=">=3.10",
+    python_requires=">=3.11",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
     ext_modules=[STATE_CALL],
     data_files=[
