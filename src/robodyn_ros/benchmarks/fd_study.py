@@ -15,7 +15,8 @@ without the plot, the J-CG exponent and the targets.
    mean iterations per call, and the largest |q − q_aba| at the end.
 2. Fig. 2b: mean iterations against N on random chains (random_chain_urdf(N, seed=0)) over a
    short maneuver of the same kind, cold and cubic-warm, capped at CAP iterations ("cap" when a
-   call hit it).
+   call hit it; "diverged" when the capped answers, extrapolated, drove the state to one with
+   no finite answer and the maneuver stopped there).
 3. Fig. 2a: µs per call against N for every method (iterative: ε = 1e-7, warm start from the
    exact q̈ of a nearby state, as in a simulation) and pin.aba; the fitted growth exponent of
    J-CG; the targets (a Schur / constraint-force method within 2x our ABA at N = 256, our ABA
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +44,8 @@ from common import (
     robot_specs,
 )
 from robodyn_ros import Robot
+from robodyn_ros.errors import NO_ANSWER_ERRORS
+from robodyn_ros.iteration import IterationInfo
 from robodyn_ros.sim import WarmStartedForwardDynamics
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
@@ -93,13 +97,23 @@ def arm_urdf() -> str:
     return f'<robot name="arm5">{"".join(links + joints)}</robot>'
 
 
+@dataclass(frozen=True)
+class ManeuverRun:
+    """The end of a maneuver and the IterationInfo of every call (none for a direct method)."""
+
+    q: np.ndarray
+    infos: list[IterationInfo]
+    diverged: bool = False  # the state ran off to one with no finite answer; the run stopped
+
+
 def maneuver(robot: Robot, moving: np.ndarray, steps: int, method: str = "aba",
-             history: int = 0) -> tuple[np.ndarray, list]:
-    """RK4 of a PD-tracked maneuver q_ref(t) = 0.8 sin(t) on the moving joints; returns the
-    final q and the IterationInfo of every call (empty for a direct method). An iterative
-    method runs at ε = EPSILON, warm-started from the extrapolation of `history` past steps."""
+             history: int = 0) -> ManeuverRun:
+    """RK4 of a PD-tracked maneuver q_ref(t) = 0.8 sin(t) on the moving joints. An iterative
+    method runs at ε = EPSILON, warm-started from the extrapolation of `history` past steps;
+    answers capped at CAP iterations are kept, so a method that does not converge can drive
+    the state off (a diverged run)."""
     q, qd = np.zeros(robot.nv), np.zeros(robot.nv)
-    infos: list = []
+    infos: list[IterationInfo] = []
     solver = None
     if method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS:
         solver = WarmStartedForwardDynamics(robot, method, history=history, tol=EPSILON,
@@ -115,20 +129,25 @@ def maneuver(robot: Robot, moving: np.ndarray, steps: int, method: str = "aba",
 
     for k in range(steps):
         t = k * DT
-        k1 = (qd, acceleration(t, q, qd, 0))
-        k2 = (qd + 0.5 * DT * k1[1],
-              acceleration(t + 0.5 * DT, q + 0.5 * DT * k1[0], qd + 0.5 * DT * k1[1], 1))
-        k3 = (qd + 0.5 * DT * k2[1],
-              acceleration(t + 0.5 * DT, q + 0.5 * DT * k2[0], qd + 0.5 * DT * k2[1], 2))
-        k4 = (qd + DT * k3[1], acceleration(t + DT, q + DT * k3[0], qd + DT * k3[1], 3))
+        try:
+            k1 = (qd, acceleration(t, q, qd, 0))
+            k2 = (qd + 0.5 * DT * k1[1],
+                  acceleration(t + 0.5 * DT, q + 0.5 * DT * k1[0], qd + 0.5 * DT * k1[1], 1))
+            k3 = (qd + 0.5 * DT * k2[1],
+                  acceleration(t + 0.5 * DT, q + 0.5 * DT * k2[0], qd + 0.5 * DT * k2[1], 2))
+            k4 = (qd + DT * k3[1], acceleration(t + DT, q + DT * k3[0], qd + DT * k3[1], 3))
+        except NO_ANSWER_ERRORS:
+            return ManeuverRun(q, infos, diverged=True)
         q = q + DT / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0])
         qd = qd + DT / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1])
-    return q, infos
+    return ManeuverRun(q, infos)
 
 
-def mean_iterations(infos: list) -> str:
-    iterations = [info.iterations for info in infos]
-    capped = not all(info.converged for info in infos)
+def mean_iterations(run: ManeuverRun) -> str:
+    if run.diverged:
+        return "diverged"
+    iterations = [info.iterations for info in run.infos]
+    capped = not all(info.converged for info in run.infos)
     return f"{np.mean(iterations):.1f}" + (" cap" if capped else "")
 
 
@@ -137,12 +156,13 @@ def table2() -> str:
     steps = round(MANEUVER_S / DT)
     rows = []
     for name, moving in (("I (planar)", PLANAR), ("II (3-D)", np.ones(robot.nv))):
-        reference, _ = maneuver(robot, moving, steps)
+        reference = maneuver(robot, moving, steps).q
         for method in ITERATIVE:
             cells = [name, method]
             for history in STARTS.values():
-                q, infos = maneuver(robot, moving, steps, method, history)
-                cells += [mean_iterations(infos), f"{np.max(np.abs(q - reference)):.1e}"]
+                run = maneuver(robot, moving, steps, method, history)
+                drift = "—" if run.diverged else f"{np.max(np.abs(run.q - reference)):.1e}"
+                cells += [mean_iterations(run), drift]
             rows.append(cells)
     header = ["maneuver", "method"]
     for start in STARTS:
@@ -158,10 +178,11 @@ def iterations_against_n(sizes: tuple[int, ...]) -> tuple[str, dict[str, list[fl
         cells = [str(n)]
         for method in ITERATIVE:
             for history in (STARTS["cold"], STARTS["cubic"]):
-                _, infos = maneuver(robot, moving, SWEEP_STEPS, method, history)
-                cells.append(mean_iterations(infos))
-                if history:
-                    warm_means[method].append(float(np.mean([i.iterations for i in infos])))
+                run = maneuver(robot, moving, SWEEP_STEPS, method, history)
+                cells.append(mean_iterations(run))
+                if history:  # a diverged run is a gap in the plot
+                    mean = np.nan if run.diverged else np.mean([i.iterations for i in run.infos])
+                    warm_means[method].append(float(mean))
         rows.append(cells)
         print(f"  iterations, N = {n} done", flush=True)
     header = ["N", *(f"{m} {w}" for m in ITERATIVE for w in ("cold", "cubic"))]
