@@ -2,10 +2,11 @@
 Robot.forward_dynamics method, against Sharf & D'Eleuterio's Table 2 and Fig. 2 and pin.aba.
 
     .venv/bin/python src/robodyn_ros/benchmarks/fd_study.py [--sizes 5,16,64] [--plot out.png]
-        [--methods aba,schur]
+        [--methods aba,schur] [--docs]
 
 --methods times only the named methods (and pin.aba) against N and on the tree, parts 3 and 4
-without the plot, the J-CG exponent and the targets.
+without the plot, the J-CG exponent and the targets. --docs also writes the tables to
+docs/benchmarks/fd_study.md.
 
 1. Table 2: a 5-DOF anthropomorphic arm (shoulder yaw and pitch, elbow, wrist pitch and roll),
    a planar maneuver (the three pitch joints move) and a 3-D one (all five), PD-tracked for
@@ -35,7 +36,10 @@ import numpy as np
 import pinocchio as pin
 
 from common import (
+    REPO_ROOT,
+    Report,
     RobotSpec,
+    add_docs_option,
     format_us,
     interleaved_us,
     mark,
@@ -62,7 +66,7 @@ MANEUVER_S = 2.0
 SWEEP_STEPS = 10  # RK4 steps of the maneuver per N in part 2
 STARTS = {"cold": 0, "previous step": 1, "cubic": 4}  # past steps the warm start extrapolates
 PIN = "pin.aba"
-DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "fd_study.png"
+DEFAULT_PLOT = REPO_ROOT / "build" / "fd_study.png"
 
 # The arm: (joint axis, link length along x, link mass); shoulder and wrist bodies are short.
 ARM = (
@@ -166,7 +170,7 @@ def table2() -> str:
             rows.append(cells)
     header = ["maneuver", "method"]
     for start in STARTS:
-        header += [f"iterations {start}", f"max |q - q_aba| {start}"]
+        header += [f"iterations {start}", f"‖q - q_aba‖∞ {start}"]  # no | in a Markdown cell
     return markdown_table(header, rows, left=2)
 
 
@@ -263,7 +267,7 @@ def plot(sizes, times, iterations, path: Path) -> None:
     fig.savefig(path, dpi=120, bbox_inches="tight")
 
 
-def time_only(sizes: tuple[int, ...], methods: tuple[str, ...], repeat: int,
+def time_only(report: Report, sizes: tuple[int, ...], methods: tuple[str, ...], repeat: int,
               budget_s: float) -> None:
     """Parts 3 and 4 for `methods` alone: µs per call against N, each method's ratio to our
     ABA when "aba" is among them, and on the tree."""
@@ -272,10 +276,10 @@ def time_only(sizes: tuple[int, ...], methods: tuple[str, ...], repeat: int,
     ratios = [m for m in named if m != "aba"] if "aba" in named else []
     rows = [[str(n), *(format_us(times[n][m]) for m in (*named, PIN)),
              *(f"{times[n][m] / times[n]['aba']:.2f}" for m in ratios)] for n in sizes]
-    print("## µs per call against N\n")
-    print(markdown_table(["N", *named, PIN, *(f"{m}/aba" for m in ratios)], rows), "\n")
-    print(f"## µs per call on a tree ({TREE})\n")
-    print(time_on_a_tree(repeat, budget_s, methods))
+    report.print("## µs per call against N\n")
+    report.print(markdown_table(["N", *named, PIN, *(f"{m}/aba" for m in ratios)], rows) + "\n")
+    report.print(f"## µs per call on a tree ({TREE})\n")
+    report.print(time_on_a_tree(repeat, budget_s, methods))
 
 
 def main() -> None:
@@ -285,37 +289,41 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.02, help="s per timed loop")
     parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT)
     parser.add_argument("--methods", help="comma-separated methods to time (parts 3 and 4 only)")
+    add_docs_option(parser)
     args = parser.parse_args()
+    report = Report.start(__file__, "Forward dynamics from the papers", args)
     sizes = tuple(int(n) for n in args.sizes.split(","))
     if args.methods:
-        time_only(sizes, tuple(args.methods.split(",")), args.repeat, args.budget)
+        time_only(report, sizes, tuple(args.methods.split(",")), args.repeat, args.budget)
+        report.finish()
         return
 
-    print("## Table 2: the 5-DOF arm, TOL = 1e-6, ε = 1e-7\n")
-    print(table2(), "\n", flush=True)
-    print("## Iterations against N (random chains, mean per call)\n")
+    report.print("## Table 2: the 5-DOF arm, TOL = 1e-6, ε = 1e-7\n")
+    report.print(table2() + "\n")
+    report.print("## Iterations against N (random chains, mean per call)\n")
     table, warm_means = iterations_against_n(sizes)
-    print(table, "\n", flush=True)
+    report.print(table + "\n")
     times = time_against_n(sizes, args.repeat, args.budget)
     methods = (*DIRECT, *ITERATIVE)
     rows = [[str(n), *(format_us(times[n][m]) for m in (*methods, PIN)),
              f"{times[n]['aba'] / times[n][PIN]:.2f}"] for n in sizes]
-    print("## µs per call against N\n")
-    print(markdown_table(["N", *methods, PIN, "aba/pin"], rows), "\n")
+    report.print("## µs per call against N\n")
+    report.print(markdown_table(["N", *methods, PIN, "aba/pin"], rows) + "\n")
     exponent = growth_exponent(sizes, [times[n]["jacobi_cg"] for n in sizes])
-    print(f"J-CG time grows as N^{exponent:.2f} (Sharf & D'Eleuterio: N^1.12)")
+    report.print(f"J-CG time grows as N^{exponent:.2f} (Sharf & D'Eleuterio: N^1.12)")
     largest = sizes[-1]
     constraint = (*CONSTRAINT_DIRECT, "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg")
     best = min(constraint, key=lambda m: times[largest][m])
     ratio = times[largest][best] / times[largest]["aba"]
-    print(f"{mark(ratio <= 2.0)} N = {largest}: fastest Schur/constraint-force method {best} at "
-          f"{ratio:.2f}x our ABA (target ≤ 2x)")
+    report.print(f"{mark(ratio <= 2.0)} N = {largest}: fastest Schur/constraint-force method "
+                 f"{best} at {ratio:.2f}x our ABA (target ≤ 2x)")
     worst = max(times[n]["aba"] / times[n][PIN] for n in sizes)
-    print(f"{mark(worst <= 1.0)} our ABA ≤ 1.0x pin.aba at every N: worst {worst:.2f}x")
+    report.print(f"{mark(worst <= 1.0)} our ABA ≤ 1.0x pin.aba at every N: worst {worst:.2f}x")
     plot(sizes, times, warm_means, args.plot)
     print(f"plot: {args.plot}\n")
-    print(f"## µs per call on a tree ({TREE})\n")
-    print(time_on_a_tree(args.repeat, args.budget))
+    report.print(f"## µs per call on a tree ({TREE})\n")
+    report.print(time_on_a_tree(args.repeat, args.budget))
+    report.finish()
 
 
 if __name__ == "__main__":
