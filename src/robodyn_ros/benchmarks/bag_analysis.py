@@ -1,6 +1,7 @@
 """Rosbag analysis throughput: a 7-DOF bag of 1,000,000 joint states through the dynamics.
 
     .venv/bin/python src/robodyn_ros/benchmarks/bag_analysis.py [--samples 1000000] [--repeat 2]
+        [--backends serial,threads] [--docs]
 
 The bundled Panda on a 1 kHz sine trajectory with efforts, written once per storage (sqlite3,
 mcap) under build/bag_benchmark/. Reading (rosbags: deserialising every JointState, picking
@@ -10,7 +11,8 @@ dynamics. M + inverse dynamics (the target: ≥ 200,000 samples/s on 2 cores) an
 backend's workers (`pool.batch`, the matrices sent back); the whole analysis (`analyze`: τ,
 cond(M), energies, eigenvalues of Λ, manipulability) gives each worker whole time chunks and
 gets back the per-sample numbers only. Samples per second, best of `--repeat` runs after a
-warm-up; serial, threads, processes and Dask with 2 workers.
+warm-up; serial, threads, processes and Dask with 2 workers. --docs also writes the tables to
+docs/benchmarks/bag_analysis.md.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import BUNDLED_PANDA, mark, markdown_table
+from common import BUNDLED_PANDA, REPO_ROOT, Report, add_docs_option, mark, markdown_table
 from robodyn_ros import Robot
 from robodyn_ros.bag import analyze, read_joint_states, write_joint_states
 from robodyn_ros.bag.analysis import CHUNK
@@ -32,7 +34,7 @@ from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.testing.trajectories import sine_trajectory
 
 FRAME = "panda_hand_tcp"
-BUILD = Path(__file__).resolve().parents[3] / "build" / "bag_benchmark"
+BUILD = REPO_ROOT / "build" / "bag_benchmark"
 BACKENDS = ("serial", "threads", "processes", "dask")
 STORAGES = ("sqlite3", "mcap")
 TARGET = 200_000  # samples/s, M + inverse dynamics on 2 cores
@@ -105,7 +107,10 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--backends", default=",".join(BACKENDS))
+    add_docs_option(parser)
     args = parser.parse_args()
+    report = Report.start(__file__, "Rosbag analysis throughput", args,
+                          libraries=(("rosbags", "rosbags"), ("Dask", "dask")))
     robot = Robot.from_urdf(BUNDLED_PANDA)
     reading_rows, runs = [], {}
     for storage in STORAGES:
@@ -122,23 +127,24 @@ def main() -> None:
     started = time.perf_counter()
     qd, qdd = velocities_and_accelerations(run, WINDOW)
     derivative = time.perf_counter() - started
-    print(f"bundled Panda (7 joints), {args.samples:,} samples, chunks of {CHUNK:,}, "
-          f"2 workers; Savitzky-Golay q̈ ({WINDOW} samples): {args.samples / derivative:,.0f} "
-          "samples/s\n")
-    print(markdown_table(
+    report.print(f"Bundled Panda (7 joints), {args.samples:,} samples, chunks of {CHUNK:,}, "
+                 f"2 workers; Savitzky-Golay q̈ ({WINDOW} samples): "
+                 f"{args.samples / derivative:,.0f} samples/s\n")
+    report.print(markdown_table(
         ["storage", "MB", "read samples/s", "read s", "write samples/s"], reading_rows))
     rows = []
     for name in args.backends.split(","):
         rates = backend_rates(robot, run, qd, qdd, name, args.repeat)
         rows.append([name, f"{rates[0]:,.0f} {mark(rates[0] >= TARGET)}",
                      *(f"{rate:,.0f}" for rate in rates[1:])])
-    print()
-    print(markdown_table(
+    report.print()
+    report.print(markdown_table(
         ["backend", "M + ID samples/s", "M + ID + Λ(tcp) samples/s", "whole analysis samples/s"],
         rows,
     ))
-    print(f"\ntarget: M + inverse dynamics ≥ {TARGET:,} samples/s on 2 cores (✓/✗), reading "
-          "excluded")
+    report.print(f"\ntarget: M + inverse dynamics ≥ {TARGET:,} samples/s on 2 cores (✓/✗), "
+                 "reading excluded")
+    report.finish()
 
 
 if __name__ == "__main__":

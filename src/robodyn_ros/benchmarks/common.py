@@ -1,18 +1,23 @@
-"""Shared by the benchmark scripts: the robots, random states, timing and Markdown tables.
+"""Shared by the benchmark scripts: the robots, random states, timing, Markdown tables and the
+generated pages under docs/benchmarks/.
 
 Only the standard library is imported at module level (numpy and robodyn_ros inside the
-functions that need them), so that ``startup.py`` can import this module in a fresh process and
-still time ``import robodyn_ros`` with everything it pulls in.
+functions that need them, and the modules only the generated pages need there too), so that
+``startup.py`` can import this module in a fresh process and still time ``import robodyn_ros``
+with everything it pulls in.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +27,11 @@ if TYPE_CHECKING:
     from robodyn_ros import Robot
 
 BUNDLED_PANDA = Path(__file__).resolve().parent.parent / "urdf" / "panda.urdf"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+BENCHMARK_DOCS = REPO_ROOT / "docs" / "benchmarks"  # the generated pages, one per published run
+PYTHON = ".venv/bin/python"  # the interpreter as the documented commands name it
+# (label, distribution) of the libraries whose versions head every run; others by request
+LIBRARIES = (("numpy", "numpy"), ("numba", "numba"), ("Pinocchio", "pin"), ("MuJoCo", "mujoco"))
 CHAIN_SIZES = (7, 16, 32, 64, 128, 256)
 CHAIN_SEED = 0
 STATE_SEED = 1
@@ -204,7 +214,8 @@ def pivot(
 def size_study_arguments(
     argv: Sequence[str] | None, description: str, sizes: Sequence[int], plot: Path
 ) -> argparse.Namespace:
-    """--sizes (comma-separated chain joint counts), --repeat and --plot of a size study."""
+    """--sizes (comma-separated chain joint counts), --repeat, --plot and --docs of a size
+    study."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
         "--sizes",
@@ -214,6 +225,7 @@ def size_study_arguments(
     )
     parser.add_argument("--repeat", type=int, default=5, help="timed loops per call (default 5)")
     parser.add_argument("--plot", type=Path, default=plot, help="PNG to write")
+    add_docs_option(parser)
     return parser.parse_args(argv)
 
 
@@ -239,3 +251,166 @@ def loglog_plot(series: Mapping[str, Sequence[tuple[int, float]]], title: str, p
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120, bbox_inches="tight")
     return f"plot: {path}"
+
+
+# -- generated pages --------------------------------------------------------------------------
+
+
+def add_docs_option(parser: argparse.ArgumentParser) -> None:
+    """--docs: also write what the run prints to its page under docs/benchmarks/."""
+    parser.add_argument(
+        "--docs",
+        action="store_true",
+        help="also write the tables to this run's page under docs/benchmarks/ (replacing it), "
+        "headed by the command, its options and the environment",
+    )
+
+
+def environment(libraries: Sequence[tuple[str, str]] = ()) -> str:
+    """Python and the versions of LIBRARIES and `libraries` (label, distribution) installed,
+    the CPUs and the load average now: one line."""
+    import importlib.metadata
+    import platform
+
+    versions = [f"Python {platform.python_version()}"]
+    for label, distribution in (*LIBRARIES, *libraries):
+        try:
+            versions.append(f"{label} {importlib.metadata.version(distribution)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{', '.join(versions)}; {os.cpu_count()} CPUs ({platform.machine()}), "
+        f"load average {load} at the start"
+    )
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """How a benchmark ran: what heads its generated page."""
+
+    command: str  # as run from the repository root
+    options: str  # every option's value, defaults included
+    environment: str
+    date: str  # ISO date, UTC
+
+
+def run_record(
+    script: str,
+    argv: Sequence[str],
+    args: argparse.Namespace,
+    internal: Sequence[str] = (),
+    libraries: Sequence[tuple[str, str]] = (),
+) -> RunRecord:
+    """The record of a run of `script` (its __file__) with `argv`, parsed into `args`; the
+    options named in `internal` (and --docs) are not shown."""
+    import datetime
+    import shlex
+
+    path = Path(script).resolve().relative_to(REPO_ROOT)
+    options = {
+        name: value for name, value in vars(args).items() if name not in ("docs", *internal)
+    }
+    return RunRecord(
+        command=shlex.join([PYTHON, str(path), *argv]),
+        options="; ".join(f"{name}={_option_text(value)}" for name, value in options.items()),
+        environment=environment(libraries),
+        date=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+    )
+
+
+def _option_text(value: object) -> str:
+    if isinstance(value, Path):
+        return str(value.relative_to(REPO_ROOT)) if value.is_relative_to(REPO_ROOT) else str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def section_anchor(title: str) -> str:
+    """The anchor Markdown renderers (GitHub's) give a heading: lower case, punctuation
+    dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def write_benchmark_doc(path: Path, title: str, run: RunRecord, body: str) -> Path:
+    """Write the generated page of a benchmark run: the generated-by line with the command,
+    the title, the options, the environment and the date, a link to the explanation in
+    docs/benchmarks.md (the section named `title`), then `body`, the run's tables.
+
+    Returns:
+        `path`.
+    """
+    header = [
+        f"Generated by `{run.command}`, do not edit: run the command again to regenerate it.",
+        "",
+        f"# {title}",
+        "",
+        f"- options: {run.options or '—'}",
+        f"- environment: {run.environment}",
+        f"- date: {run.date}",
+        f"- what it measures and how to read it: "
+        f"[benchmarks.md](../benchmarks.md#{section_anchor(title)})",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(header) + "\n\n" + body.strip("\n") + "\n", encoding="utf-8")
+    return path
+
+
+@dataclass
+class Report:
+    """What a benchmark prints as its result; with --docs, also its generated page.
+
+    The page is `docs/benchmarks/<page>.md`; `page` is the script's name unless the script
+    publishes more than one run (the dynamics node: a page per rate).
+    """
+
+    title: str  # the section of docs/benchmarks.md that explains the run
+    run: RunRecord
+    page: str
+    publish: bool  # --docs
+    blocks: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(
+        cls,
+        script: str,
+        title: str,
+        args: argparse.Namespace,
+        argv: Sequence[str] | None = None,
+        *,
+        internal: Sequence[str] = (),
+        libraries: Sequence[tuple[str, str]] = (),
+        page: str = "",
+    ) -> Report:
+        """The report of a run of `script` (its __file__), its environment printed first.
+
+        Args:
+            script: the script's __file__.
+            title: the section of docs/benchmarks.md that explains the run.
+            args: the parsed options, --docs among them.
+            argv: the arguments parsed (default: the command line's).
+            internal: options not shown (a child process's flag).
+            libraries: (label, distribution) of further libraries whose versions matter.
+            page: the page's name, without .md (default: the script's name).
+        """
+        argv = sys.argv[1:] if argv is None else list(argv)
+        run = run_record(script, argv, args, internal, libraries)
+        print(run.environment + "\n", flush=True)
+        return cls(title, run, page or Path(script).stem, bool(args.docs))
+
+    def print(self, text: str = "") -> None:
+        """Print a result (a table, a line) and keep it for the page."""
+        print(text, flush=True)
+        if text.strip():
+            self.blocks.append(text.strip("\n"))
+
+    def finish(self, directory: Path = BENCHMARK_DOCS) -> Path | None:
+        """With --docs, write the page into `directory`; the page's path, or None."""
+        if not self.publish:
+            return None
+        path = write_benchmark_doc(
+            directory / f"{self.page}.md", self.title, self.run, "\n\n".join(self.blocks)
+        )
+        print(f"\nwrote {path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path}")
+        return path

@@ -1,31 +1,33 @@
 """Each Robot function against its Pinocchio counterpart, timed side by side in one process.
 
-    .venv/bin/python benchmarks/dynamics.py [--robots panda,chain64] [--repeat 9] [--quick]
+    .venv/bin/python src/robodyn_ros/benchmarks/dynamics.py [--robots panda,chain64]
+        [--repeat 9] [--quick] [--docs]
 
 Both sides get the same random state (Pinocchio's converted once, outside the loop) and are
 called from Python the same way. After a warm-up (our first call compiles or loads the kernels)
 each call runs in timed loops of about `budget` seconds; our loops and Pinocchio's take turns
 `--repeat` times, and the median loop gives µs per call. The error column is
 max |ours − Pinocchio| / max |Pinocchio| of one answer, so a ratio never hides a wrong result.
+--docs also writes the tables to docs/benchmarks/dynamics.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-import numba
 import numpy as np
 import pinocchio as pin
 
 from common import (
+    Report,
     RobotSpec,
     State,
+    add_docs_option,
     format_us,
     interleaved_us,
     mark,
@@ -300,6 +302,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--repeat", type=int, help="timed loops per call (default 9, quick 3)")
     parser.add_argument("--quick", action="store_true", help="short loops, under 30 s")
+    add_docs_option(parser)
     args = parser.parse_args(argv)
     unknown = [name for name in args.robots if name not in known]
     if unknown:
@@ -309,21 +312,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    repeat = args.repeat or (3 if args.quick else 9)
+    args.repeat = args.repeat or (3 if args.quick else 9)
+    report = Report.start(__file__, "Ours against Pinocchio, function by function", args, argv)
     budget_s = 0.003 if args.quick else 0.02
     specs = [robot_specs()[name] for name in args.robots]
-    print(
-        f"Pinocchio {pin.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
-        f"{os.cpu_count()} CPUs; median of {repeat} interleaved loops of ~{budget_s * 1e3:g} ms;"
-        " targets (✓/✗): 7-DOF RNEA/CRBA/ABA ≤ 1.0, chains N ≥ 64 ≤ 0.5\n"
+    report.print(
+        f"Median of {args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; targets (✓/✗): "
+        "7-DOF RNEA/CRBA/ABA ≤ 1.0, chains N ≥ 64 ≤ 0.5\n"
     )
     runs = {}
     for spec in specs:
-        runs[spec.name] = bench_robot(spec, repeat, budget_s)
-        print(robot_table(spec, *runs[spec.name]) + "\n", flush=True)
+        runs[spec.name] = bench_robot(spec, args.repeat, budget_s)
+        report.print(robot_table(spec, *runs[spec.name]) + "\n")
         gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
-    print("### Summary: ours / Pinocchio, µs per Python call\n")
-    print(summary_table(specs, runs))
+    report.print("### Summary: ours / Pinocchio, µs per Python call\n")
+    report.print(summary_table(specs, runs))
+    report.finish()
 
 
 if __name__ == "__main__":

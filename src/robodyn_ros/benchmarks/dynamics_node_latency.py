@@ -11,8 +11,11 @@ time, and reports:
 - end-to-end latency, joint_states publish → JointSpaceDynamics receipt here (p50/p99),
 - dynamics received here against joint states sent, and the node's CPU use.
 
-    .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py [--seconds 30]
+    .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py [--seconds 30] [--docs]
     .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py --rate 10000 --seconds 10
+
+--docs also writes the report to a page of its rate, docs/benchmarks/dynamics_node_latency_1khz.md
+at 1 kHz.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-BUNDLED_PANDA = Path(__file__).resolve().parent.parent / "urdf" / "panda.urdf"
+from common import BUNDLED_PANDA, Report, add_docs_option
+
 FRAME = "panda_hand_tcp"
 
 
@@ -60,7 +64,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states per second")
+    add_docs_option(parser)
     args = parser.parse_args()
+    report = Report.start(__file__, "The dynamics node at 1 kHz and under a 10 kHz flood", args,
+                          libraries=(("rclpy", "ros-rclpy"),),
+                          page=f"dynamics_node_latency_{args.rate / 1000:g}khz")
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
     import rclpy
@@ -136,38 +144,44 @@ def main() -> None:
     in_node = [d for d in diagnostics if d.get("latency p99 (ms)")]
     last = diagnostics[-1]
     handled, superseded = int(last["joint_states handled"]), int(last["joint_states superseded"])
-    print(f"dynamics_node, bundled Panda, M + b + g + Λ of {FRAME} per cycle, "
-          f"{args.rate:.0f} Hz joint_states for {args.seconds:.0f} s "
-          f"(sent at {count / send_wall:.0f} Hz)")
-    print(f"sent {count}; the node counted {last['joint_states sent']} sent, handled {handled}, "
-          f"superseded {superseded} (of which the middleware dropped "
-          f"{last['joint_states dropped by the middleware']}); superseded == sent - handled: "
-          f"{superseded == count - handled}")
+    report.print(f"dynamics_node, bundled Panda, M + b + g + Λ of {FRAME} per cycle, "
+                 f"{args.rate:.0f} Hz joint_states for {args.seconds:.0f} s "
+                 f"(sent at {count / send_wall:.0f} Hz):\n")
+    lines = [
+        f"sent {count}; the node counted {last['joint_states sent']} sent, handled {handled}, "
+        f"superseded {superseded} (of which the middleware dropped "
+        f"{last['joint_states dropped by the middleware']}); superseded == sent - handled: "
+        f"{superseded == count - handled}"
+    ]
     gaps = np.diff(sorted(sent.values()))
     bursts = int(np.count_nonzero(gaps < 0.25 / args.rate))
-    print(f"sent within a quarter period of the one before (this process's pacing hiccups, "
-          f"each a state that may supersede its predecessor): {bursts}")
-    print(f"dynamics received here {len(latencies)} (sent - received {count - len(latencies)})")
+    lines.append(f"sent within a quarter period of the one before (this process's pacing "
+                 f"hiccups, each a state that may supersede its predecessor): {bursts}")
+    lines.append(f"dynamics received here {len(latencies)} "
+                 f"(sent - received {count - len(latencies)})")
     ages = [d for d in in_node if d.get("joint_states age p99 (ms)")]
     if ages:
         p50 = np.median([float(d["joint_states age p50 (ms)"]) for d in ages])
         p99 = max(float(d["joint_states age p99 (ms)"]) for d in ages)
-        print(f"age in the node (arrival in the middleware → dynamics published): median "
-              f"per-second p50 {p50:.3f} ms, worst per-second p99 {p99:.3f} ms")
+        lines.append(f"age in the node (arrival in the middleware → dynamics published): "
+                     f"median per-second p50 {p50:.3f} ms, worst per-second p99 {p99:.3f} ms")
     warned = sum(d["warn"] for d in in_node)
-    print(f"diagnostics at WARN (skipping) in {warned} of {len(in_node)} reports")
-    print(f"end-to-end latency (publish → receipt, two processes): p50 {np.percentile(ms, 50):.3f} "
-          f"ms, p99 {np.percentile(ms, 99):.3f} ms, max {ms.max():.3f} ms")
+    lines.append(f"diagnostics at WARN (skipping) in {warned} of {len(in_node)} reports")
+    lines.append(f"end-to-end latency (publish → receipt, two processes): p50 "
+                 f"{np.percentile(ms, 50):.3f} ms, p99 {np.percentile(ms, 99):.3f} ms, "
+                 f"max {ms.max():.3f} ms")
     compute_ms = np.array(computation) * 1e3
-    print(f"computation in the node (dynamics and messages, before publishing): "
-          f"p50 {np.percentile(compute_ms, 50):.3f} ms, p99 {np.percentile(compute_ms, 99):.3f} ms")
+    lines.append(f"computation in the node (dynamics and messages, before publishing): p50 "
+                 f"{np.percentile(compute_ms, 50):.3f} ms, p99 "
+                 f"{np.percentile(compute_ms, 99):.3f} ms")
     if in_node:
         p50 = np.median([float(d["latency p50 (ms)"]) for d in in_node])
         p99 = max(float(d["latency p99 (ms)"]) for d in in_node)
-        print(f"in the node (take → publish): p50 {p50:.3f} ms, worst per-second p99 "
-              f"{p99:.3f} ms")
-    print(f"node CPU: {100 * cpu / wall:.0f} % of one core")
-
+        lines.append(f"in the node (take → publish): p50 {p50:.3f} ms, worst per-second p99 "
+                     f"{p99:.3f} ms")
+    lines.append(f"node CPU: {100 * cpu / wall:.0f} % of one core")
+    report.print("\n".join(f"- {line}" for line in lines))
+    report.finish()
 
 if __name__ == "__main__":
     main()

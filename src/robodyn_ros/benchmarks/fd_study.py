@@ -2,10 +2,11 @@
 Robot.forward_dynamics method, against Sharf & D'Eleuterio's Table 2 and Fig. 2 and pin.aba.
 
     .venv/bin/python src/robodyn_ros/benchmarks/fd_study.py [--sizes 5,16,64] [--plot out.png]
-        [--methods aba,schur]
+        [--methods aba,schur] [--docs]
 
 --methods times only the named methods (and pin.aba) against N and on the tree, parts 3 and 4
-without the plot, the J-CG exponent and the targets.
+without the plot, the J-CG exponent and the targets. --docs also writes the tables to
+docs/benchmarks/fd_study.md.
 
 1. Table 2: a 5-DOF anthropomorphic arm (shoulder yaw and pitch, elbow, wrist pitch and roll),
    a planar maneuver (the three pitch joints move) and a 3-D one (all five), PD-tracked for
@@ -15,7 +16,8 @@ without the plot, the J-CG exponent and the targets.
    mean iterations per call, and the largest |q − q_aba| at the end.
 2. Fig. 2b: mean iterations against N on random chains (random_chain_urdf(N, seed=0)) over a
    short maneuver of the same kind, cold and cubic-warm, capped at CAP iterations ("cap" when a
-   call hit it).
+   call hit it; "diverged" when the capped answers, extrapolated, drove the state to one with
+   no finite answer and the maneuver stopped there).
 3. Fig. 2a: µs per call against N for every method (iterative: ε = 1e-7, warm start from the
    exact q̈ of a nearby state, as in a simulation) and pin.aba; the fitted growth exponent of
    J-CG; the targets (a Schur / constraint-force method within 2x our ABA at N = 256, our ABA
@@ -27,13 +29,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from common import (
+    REPO_ROOT,
+    Report,
     RobotSpec,
+    add_docs_option,
     format_us,
     interleaved_us,
     mark,
@@ -42,6 +48,8 @@ from common import (
     robot_specs,
 )
 from robodyn_ros import Robot
+from robodyn_ros.errors import NO_ANSWER_ERRORS
+from robodyn_ros.iteration import IterationInfo
 from robodyn_ros.sim import WarmStartedForwardDynamics
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
@@ -58,7 +66,7 @@ MANEUVER_S = 2.0
 SWEEP_STEPS = 10  # RK4 steps of the maneuver per N in part 2
 STARTS = {"cold": 0, "previous step": 1, "cubic": 4}  # past steps the warm start extrapolates
 PIN = "pin.aba"
-DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "fd_study.png"
+DEFAULT_PLOT = REPO_ROOT / "build" / "fd_study.png"
 
 # The arm: (joint axis, link length along x, link mass); shoulder and wrist bodies are short.
 ARM = (
@@ -93,13 +101,23 @@ def arm_urdf() -> str:
     return f'<robot name="arm5">{"".join(links + joints)}</robot>'
 
 
+@dataclass(frozen=True)
+class ManeuverRun:
+    """The end of a maneuver and the IterationInfo of every call (none for a direct method)."""
+
+    q: np.ndarray
+    infos: list[IterationInfo]
+    diverged: bool = False  # the state ran off to one with no finite answer; the run stopped
+
+
 def maneuver(robot: Robot, moving: np.ndarray, steps: int, method: str = "aba",
-             history: int = 0) -> tuple[np.ndarray, list]:
-    """RK4 of a PD-tracked maneuver q_ref(t) = 0.8 sin(t) on the moving joints; returns the
-    final q and the IterationInfo of every call (empty for a direct method). An iterative
-    method runs at ε = EPSILON, warm-started from the extrapolation of `history` past steps."""
+             history: int = 0) -> ManeuverRun:
+    """RK4 of a PD-tracked maneuver q_ref(t) = 0.8 sin(t) on the moving joints. An iterative
+    method runs at ε = EPSILON, warm-started from the extrapolation of `history` past steps;
+    answers capped at CAP iterations are kept, so a method that does not converge can drive
+    the state off (a diverged run)."""
     q, qd = np.zeros(robot.nv), np.zeros(robot.nv)
-    infos: list = []
+    infos: list[IterationInfo] = []
     solver = None
     if method in robot.ITERATIVE_FORWARD_DYNAMICS_METHODS:
         solver = WarmStartedForwardDynamics(robot, method, history=history, tol=EPSILON,
@@ -115,20 +133,25 @@ def maneuver(robot: Robot, moving: np.ndarray, steps: int, method: str = "aba",
 
     for k in range(steps):
         t = k * DT
-        k1 = (qd, acceleration(t, q, qd, 0))
-        k2 = (qd + 0.5 * DT * k1[1],
-              acceleration(t + 0.5 * DT, q + 0.5 * DT * k1[0], qd + 0.5 * DT * k1[1], 1))
-        k3 = (qd + 0.5 * DT * k2[1],
-              acceleration(t + 0.5 * DT, q + 0.5 * DT * k2[0], qd + 0.5 * DT * k2[1], 2))
-        k4 = (qd + DT * k3[1], acceleration(t + DT, q + DT * k3[0], qd + DT * k3[1], 3))
+        try:
+            k1 = (qd, acceleration(t, q, qd, 0))
+            k2 = (qd + 0.5 * DT * k1[1],
+                  acceleration(t + 0.5 * DT, q + 0.5 * DT * k1[0], qd + 0.5 * DT * k1[1], 1))
+            k3 = (qd + 0.5 * DT * k2[1],
+                  acceleration(t + 0.5 * DT, q + 0.5 * DT * k2[0], qd + 0.5 * DT * k2[1], 2))
+            k4 = (qd + DT * k3[1], acceleration(t + DT, q + DT * k3[0], qd + DT * k3[1], 3))
+        except NO_ANSWER_ERRORS:
+            return ManeuverRun(q, infos, diverged=True)
         q = q + DT / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0])
         qd = qd + DT / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1])
-    return q, infos
+    return ManeuverRun(q, infos)
 
 
-def mean_iterations(infos: list) -> str:
-    iterations = [info.iterations for info in infos]
-    capped = not all(info.converged for info in infos)
+def mean_iterations(run: ManeuverRun) -> str:
+    if run.diverged:
+        return "diverged"
+    iterations = [info.iterations for info in run.infos]
+    capped = not all(info.converged for info in run.infos)
     return f"{np.mean(iterations):.1f}" + (" cap" if capped else "")
 
 
@@ -137,16 +160,17 @@ def table2() -> str:
     steps = round(MANEUVER_S / DT)
     rows = []
     for name, moving in (("I (planar)", PLANAR), ("II (3-D)", np.ones(robot.nv))):
-        reference, _ = maneuver(robot, moving, steps)
+        reference = maneuver(robot, moving, steps).q
         for method in ITERATIVE:
             cells = [name, method]
             for history in STARTS.values():
-                q, infos = maneuver(robot, moving, steps, method, history)
-                cells += [mean_iterations(infos), f"{np.max(np.abs(q - reference)):.1e}"]
+                run = maneuver(robot, moving, steps, method, history)
+                drift = "—" if run.diverged else f"{np.max(np.abs(run.q - reference)):.1e}"
+                cells += [mean_iterations(run), drift]
             rows.append(cells)
     header = ["maneuver", "method"]
     for start in STARTS:
-        header += [f"iterations {start}", f"max |q - q_aba| {start}"]
+        header += [f"iterations {start}", f"‖q - q_aba‖∞ {start}"]  # no | in a Markdown cell
     return markdown_table(header, rows, left=2)
 
 
@@ -158,10 +182,11 @@ def iterations_against_n(sizes: tuple[int, ...]) -> tuple[str, dict[str, list[fl
         cells = [str(n)]
         for method in ITERATIVE:
             for history in (STARTS["cold"], STARTS["cubic"]):
-                _, infos = maneuver(robot, moving, SWEEP_STEPS, method, history)
-                cells.append(mean_iterations(infos))
-                if history:
-                    warm_means[method].append(float(np.mean([i.iterations for i in infos])))
+                run = maneuver(robot, moving, SWEEP_STEPS, method, history)
+                cells.append(mean_iterations(run))
+                if history:  # a diverged run is a gap in the plot
+                    mean = np.nan if run.diverged else np.mean([i.iterations for i in run.infos])
+                    warm_means[method].append(float(mean))
         rows.append(cells)
         print(f"  iterations, N = {n} done", flush=True)
     header = ["N", *(f"{m} {w}" for m in ITERATIVE for w in ("cold", "cubic"))]
@@ -242,7 +267,7 @@ def plot(sizes, times, iterations, path: Path) -> None:
     fig.savefig(path, dpi=120, bbox_inches="tight")
 
 
-def time_only(sizes: tuple[int, ...], methods: tuple[str, ...], repeat: int,
+def time_only(report: Report, sizes: tuple[int, ...], methods: tuple[str, ...], repeat: int,
               budget_s: float) -> None:
     """Parts 3 and 4 for `methods` alone: µs per call against N, each method's ratio to our
     ABA when "aba" is among them, and on the tree."""
@@ -251,10 +276,10 @@ def time_only(sizes: tuple[int, ...], methods: tuple[str, ...], repeat: int,
     ratios = [m for m in named if m != "aba"] if "aba" in named else []
     rows = [[str(n), *(format_us(times[n][m]) for m in (*named, PIN)),
              *(f"{times[n][m] / times[n]['aba']:.2f}" for m in ratios)] for n in sizes]
-    print("## µs per call against N\n")
-    print(markdown_table(["N", *named, PIN, *(f"{m}/aba" for m in ratios)], rows), "\n")
-    print(f"## µs per call on a tree ({TREE})\n")
-    print(time_on_a_tree(repeat, budget_s, methods))
+    report.print("## µs per call against N\n")
+    report.print(markdown_table(["N", *named, PIN, *(f"{m}/aba" for m in ratios)], rows) + "\n")
+    report.print(f"## µs per call on a tree ({TREE})\n")
+    report.print(time_on_a_tree(repeat, budget_s, methods))
 
 
 def main() -> None:
@@ -264,37 +289,41 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.02, help="s per timed loop")
     parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT)
     parser.add_argument("--methods", help="comma-separated methods to time (parts 3 and 4 only)")
+    add_docs_option(parser)
     args = parser.parse_args()
+    report = Report.start(__file__, "Forward dynamics from the papers", args)
     sizes = tuple(int(n) for n in args.sizes.split(","))
     if args.methods:
-        time_only(sizes, tuple(args.methods.split(",")), args.repeat, args.budget)
+        time_only(report, sizes, tuple(args.methods.split(",")), args.repeat, args.budget)
+        report.finish()
         return
 
-    print("## Table 2: the 5-DOF arm, TOL = 1e-6, ε = 1e-7\n")
-    print(table2(), "\n", flush=True)
-    print("## Iterations against N (random chains, mean per call)\n")
+    report.print("## Table 2: the 5-DOF arm, TOL = 1e-6, ε = 1e-7\n")
+    report.print(table2() + "\n")
+    report.print("## Iterations against N (random chains, mean per call)\n")
     table, warm_means = iterations_against_n(sizes)
-    print(table, "\n", flush=True)
+    report.print(table + "\n")
     times = time_against_n(sizes, args.repeat, args.budget)
     methods = (*DIRECT, *ITERATIVE)
     rows = [[str(n), *(format_us(times[n][m]) for m in (*methods, PIN)),
              f"{times[n]['aba'] / times[n][PIN]:.2f}"] for n in sizes]
-    print("## µs per call against N\n")
-    print(markdown_table(["N", *methods, PIN, "aba/pin"], rows), "\n")
+    report.print("## µs per call against N\n")
+    report.print(markdown_table(["N", *methods, PIN, "aba/pin"], rows) + "\n")
     exponent = growth_exponent(sizes, [times[n]["jacobi_cg"] for n in sizes])
-    print(f"J-CG time grows as N^{exponent:.2f} (Sharf & D'Eleuterio: N^1.12)")
+    report.print(f"J-CG time grows as N^{exponent:.2f} (Sharf & D'Eleuterio: N^1.12)")
     largest = sizes[-1]
     constraint = (*CONSTRAINT_DIRECT, "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg")
     best = min(constraint, key=lambda m: times[largest][m])
     ratio = times[largest][best] / times[largest]["aba"]
-    print(f"{mark(ratio <= 2.0)} N = {largest}: fastest Schur/constraint-force method {best} at "
-          f"{ratio:.2f}x our ABA (target ≤ 2x)")
+    report.print(f"{mark(ratio <= 2.0)} N = {largest}: fastest Schur/constraint-force method "
+                 f"{best} at {ratio:.2f}x our ABA (target ≤ 2x)")
     worst = max(times[n]["aba"] / times[n][PIN] for n in sizes)
-    print(f"{mark(worst <= 1.0)} our ABA ≤ 1.0x pin.aba at every N: worst {worst:.2f}x")
+    report.print(f"{mark(worst <= 1.0)} our ABA ≤ 1.0x pin.aba at every N: worst {worst:.2f}x")
     plot(sizes, times, warm_means, args.plot)
     print(f"plot: {args.plot}\n")
-    print(f"## µs per call on a tree ({TREE})\n")
-    print(time_on_a_tree(args.repeat, args.budget))
+    report.print(f"## µs per call on a tree ({TREE})\n")
+    report.print(time_on_a_tree(args.repeat, args.budget))
+    report.finish()
 
 
 if __name__ == "__main__":

@@ -2,27 +2,28 @@
 random chains of N = 3 … 1024 joints, timed side by side in one process.
 
     .venv/bin/python src/robodyn_ros/benchmarks/jsim_study.py [--sizes 3,7,64] [--plot out.png]
+        [--docs]
 
 For each N: µs per Python call of crba, gdahj, recursive_doubling (with its ⌈log₂N⌉ levels),
 rnea_columns, mass_matrix_diagonal and pin.crba (median of `--repeat` interleaved loops), the
 ratios to pin.crba, and the error of each method against our CRBA by Safeea's eq. 32. Pinocchio
 is timed up to N = 256 only: its Data grows as N³ (1.1 GB at 256, ~9 GB at 512). Prints a
 Markdown table, the N from which GDAHJ beats our CRBA, and writes a log-log plot of time
-against N (needs matplotlib: pip install -e 'src/robodyn_ros[bench]').
+against N (needs matplotlib: pip install -e 'src/robodyn_ros[bench]'). --docs also writes the
+table to docs/benchmarks/jsim_study.md.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numba
-import numpy as np
 import pinocchio as pin
 
 from common import (
+    REPO_ROOT,
+    Report,
     RobotSpec,
     format_us,
     interleaved_us,
@@ -40,7 +41,7 @@ METHODS = ("crba", "gdahj", "recursive_doubling", "rnea_columns")
 PIN = "pin.crba"
 DIAGONAL = "diagonal"
 PIN_MAX_N = 256
-DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "jsim_study.png"
+DEFAULT_PLOT = REPO_ROOT / "build" / "jsim_study.png"
 
 
 def bench_chain(n: int, repeat: int, budget_s: float) -> tuple[dict[str, float], float]:
@@ -105,24 +106,25 @@ def plot(sizes: Sequence[int], runs: dict[int, dict[str, float]], path: Path) ->
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = size_study_arguments(argv, __doc__.splitlines()[0], SIZES, DEFAULT_PLOT)
+    report = Report.start(__file__, "Joint-space inertia, method by method", args, argv)
     budget_s = 0.01
-    print(
-        f"Pinocchio {pin.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
-        f"{os.cpu_count()} CPUs; random chains (seed 0); median of {args.repeat} interleaved "
-        f"loops of ~{budget_s * 1e3:g} ms; eq. 32 = the largest error of our methods vs our CRBA\n"
+    report.print(
+        f"Random chains (seed 0); median of {args.repeat} interleaved loops of "
+        f"~{budget_s * 1e3:g} ms; eq. 32 = the largest error of our methods vs our CRBA\n"
     )
     runs, errors = {}, {}
     for n in args.sizes:
         runs[n], errors[n] = bench_chain(n, args.repeat, budget_s)
         gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
-    print(study_table(args.sizes, runs, errors) + "\n")
+    report.print(study_table(args.sizes, runs, errors) + "\n")
     n_cross = crossover(args.sizes, runs)
-    print(
+    report.print(
         "GDAHJ is faster than our CRBA from N = "
         + (f"{n_cross} on (measured sizes)" if n_cross else "— (never at every larger N)")
         + "; the paper: from 13 DOF on, best CRBA/GDAHJ 2.2"
     )
     print(plot(args.sizes, runs, args.plot))
+    report.finish()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 pay on this machine? Measured bound, not an implementation:
 
     .venv/bin/python src/robodyn_ros/benchmarks/level_parallel.py [--sizes 16,64,256,1024]
+        [--repeat 3] [--docs]
 
 Recursive doubling (JSIM: ⌈log₂N⌉ levels, each a stage A and a stage B over independent
 items), block cyclic reduction (forward dynamics "schur_bcr": ⌈log₂N⌉ levels, each the
@@ -15,7 +16,8 @@ updates, the convergence norm), 3 per J-CG iteration. With T the serial time of 
 the cost of one fork-join of 2 threads inside a kernel (numba's prange) and k the barriers of
 the call, no 2-thread version can take less than T/2 + k·c: its speed-up is at most
 T / (T/2 + k·c). The script measures T (random chains, one state, µs per Python call), k
-(levels, or iterations at tol 1e-7 from `info`) and c, and prints that bound.
+(levels, or iterations at tol 1e-7 from `info`) and c, and prints that bound. --docs also
+writes the table to docs/benchmarks/level_parallel.md.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from common import format_us, interleaved_us, markdown_table
+from common import Report, add_docs_option, format_us, interleaved_us, markdown_table
 from robodyn_ros import Robot
 from robodyn_ros.dynamics.recursive_doubling import level_count
 from robodyn_ros.model.generate import random_chain_urdf
@@ -95,21 +97,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="16,64,256,1024")
     parser.add_argument("--repeat", type=int, default=3)
+    add_docs_option(parser)
     args = parser.parse_args()
+    report = Report.start(__file__, "Level-parallel algorithms on 2 cores", args)
 
     fork_join = fork_join_us(THREADS)
-    print(f"one fork-join of {THREADS} threads inside a kernel (numba prange, "
-          f"{numba.threading_layer()} layer): c = {fork_join:.2f} µs\n")
+    report.print(f"One fork-join of {THREADS} threads inside a kernel (numba prange, "
+                 f"{numba.threading_layer()} layer): c = {fork_join:.2f} µs\n")
     rows = [
         bound_row(int(n), method, fork_join, args.repeat)
         for n in args.sizes.split(",")
         for method in BARRIERS
     ]
-    print(markdown_table(
+    report.print(markdown_table(
         ["N", "method", "serial T µs", "levels / iterations", "barriers k",
          "T/2 + k·c µs", "best 2-thread speed-up"],
         rows, left=2,
     ))
+    report.finish()
 
 
 if __name__ == "__main__":

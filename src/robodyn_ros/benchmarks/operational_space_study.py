@@ -2,7 +2,7 @@
 Pinocchio's fastest Λ route, on the bundled 7-DOF Panda and random chains of N = 7 … 1024.
 
     .venv/bin/python src/robodyn_ros/benchmarks/operational_space_study.py [--sizes 7,64]
-        [--repeat 5] [--plot out.png]
+        [--repeat 5] [--plot out.png] [--docs]
 
 For each robot: µs per Python call of `robot.operational_space_inertia(q, tip, method)` for
 dense, recursive and schur, and of Pinocchio's two Λ routes in the same process (median of
@@ -13,21 +13,22 @@ is ours / the faster of the two; the error is each method's largest difference f
 contact-Cholesky Λ relative to its largest entry. Pinocchio is timed up to N = 256 only: its
 Data grows as N³. Prints a Markdown table (targets: the 7-DOF arm and N = 256 ≤ 0.5) and writes
 a log-log plot of time against N (needs matplotlib: pip install -e 'src/robodyn_ros[bench]').
+--docs also writes the table to docs/benchmarks/operational_space_study.md.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numba
 import numpy as np
 import pinocchio as pin
 
 from common import (
     BUNDLED_PANDA,
+    REPO_ROOT,
+    Report,
     RobotSpec,
     format_us,
     interleaved_us,
@@ -45,7 +46,7 @@ METHODS = Robot.OPERATIONAL_SPACE_METHODS
 CHOLESKY, DELASSUS = "pin contact-Cholesky", "pin Delassus+inv"
 PIN_MAX_N = 256
 TARGET = 0.5
-DEFAULT_PLOT = Path(__file__).resolve().parents[3] / "build" / "operational_space_study.png"
+DEFAULT_PLOT = REPO_ROOT / "build" / "operational_space_study.png"
 
 
 def specs(sizes: Sequence[int]) -> list[RobotSpec]:
@@ -150,20 +151,21 @@ def plot(runs: dict[str, tuple[int, dict, dict]], path: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = size_study_arguments(argv, __doc__.splitlines()[0], SIZES, DEFAULT_PLOT)
+    report = Report.start(__file__, "Operational-space inertia of the tip", args, argv)
     budget_s = 0.01
-    print(
-        f"Pinocchio {pin.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
-        f"{os.cpu_count()} CPUs; Λ (6 x 6) of the tip, one random state; median of "
-        f"{args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; ours/pin against the "
-        f"faster Pinocchio route; targets (✓/✗, our fastest): 7-DOF arm and N = {PIN_MAX_N} "
-        f"≤ {TARGET}; error: vs the contact-Cholesky Λ\n"
+    report.print(
+        f"Λ (6 x 6) of the tip, one random state; median of {args.repeat} interleaved loops of "
+        f"~{budget_s * 1e3:g} ms; ours/pin against the faster Pinocchio route; targets (✓/✗, "
+        f"our fastest): 7-DOF arm and N = {PIN_MAX_N} ≤ {TARGET}; error: vs the "
+        "contact-Cholesky Λ\n"
     )
     runs = {}
     for spec in specs(args.sizes):
         runs[spec.name] = bench(spec, args.repeat, budget_s)
         gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
-    print(table(runs) + "\n")
+    report.print(table(runs) + "\n")
     print(plot(runs, args.plot))
+    report.finish()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Batches of states on the parallel backends, against Pinocchio, in one process.
 
     .venv/bin/python src/robodyn_ros/benchmarks/parallel.py [--batch 10000] [--dask-batch 100000]
+        [--repeat 100] [--docs]
 
 The bundled Panda, B random states: M (mass_matrix), q̈ (forward_dynamics, ABA) and Λ of the
 tcp (operational_space_inertia), ours on the threads backend with 1 and 2 threads (the
@@ -8,13 +9,13 @@ kernels' GIL-free builds, a chunk of the batch per thread), against a Python loo
 Pinocchio's call and, for ABA, `pin.abaInParallel` with 1 and 2 threads. Then the Dask backend
 (a LocalCluster of 2 worker processes) on a larger batch of ABA, against the threads backend:
 its overhead. Each figure is the best of `--repeat` runs, ms per batch. The machine's load
-average is printed first: other processes on the cores show up as a smaller speed-up.
+average is printed first: other processes on the cores show up as a smaller speed-up. --docs
+also writes the tables to docs/benchmarks/parallel.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from collections.abc import Callable
 
@@ -22,7 +23,7 @@ import numba
 import numpy as np
 import pinocchio as pin
 
-from common import BUNDLED_PANDA, format_ms, mark, markdown_table
+from common import BUNDLED_PANDA, Report, add_docs_option, format_ms, mark, markdown_table
 from robodyn_ros import Robot
 from robodyn_ros.dynamics.forward_dynamics import forward_dynamics
 from robodyn_ros.dynamics.tree import pack_tree
@@ -112,7 +113,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--dask-batch", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=100)
+    add_docs_option(parser)
     args = parser.parse_args()
+    report = Report.start(__file__, "Batches in parallel", args, libraries=(("Dask", "dask"),))
 
     robot = Robot.from_urdf(BUNDLED_PANDA)
     model = pin.buildModelFromUrdf(str(BUNDLED_PANDA))
@@ -126,7 +129,6 @@ def main() -> None:
         "operational_space_inertia": (Q,),
     }
 
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     rows, ratios = [], {}
     with backend("threads", workers=1) as one, backend("threads", workers=2) as two:
         for name, states in arguments.items():
@@ -142,31 +144,32 @@ def main() -> None:
                          f"{ours_one / ours_two:.2f}", format_ms(loop), f"{ours_two / loop:.3f}",
                          *parallel])
 
-    print(f"Bundled Panda (7 joints), B = {args.batch} states, ms per batch (best of "
-          f"{args.repeat}); {os.cpu_count()} cores, load average {load} before the run\n")
-    print(markdown_table(
+    report.print(f"Bundled Panda (7 joints), B = {args.batch} states, ms per batch (best of "
+                 f"{args.repeat})\n")
+    report.print(markdown_table(
         ["function", "threads 1", "threads 2", "1→2 speed-up", "pin loop", "threads 2/loop",
          "pin.abaInParallel 1", "pin.abaInParallel 2", "threads 2/pin 2"],
         rows,
     ))
-    print(f"\nABA, 2 threads: {ratios['vs pin']:.2f} x pin.abaInParallel (2 threads) "
-          f"{mark(ratios['vs pin'] <= TARGET_VS_PINOCCHIO)} target ≤ {TARGET_VS_PINOCCHIO}; "
-          f"1 → 2 threads: {ratios['speed-up']:.2f} x "
-          f"{mark(ratios['speed-up'] >= TARGET_SPEED_UP)} target ≥ {TARGET_SPEED_UP}")
+    report.print(f"\nABA, 2 threads: {ratios['vs pin']:.2f} x pin.abaInParallel (2 threads) "
+                 f"{mark(ratios['vs pin'] <= TARGET_VS_PINOCCHIO)} target ≤ "
+                 f"{TARGET_VS_PINOCCHIO}; 1 → 2 threads: {ratios['speed-up']:.2f} x "
+                 f"{mark(ratios['speed-up'] >= TARGET_SPEED_UP)} target ≥ {TARGET_SPEED_UP}")
 
     sizes = [chunks_against_prange(robot, size, 10 * args.repeat)
              for size in (64, 256, 1024, args.batch)]
-    print(f"\nABA by batch size, 2 threads ({numba.threading_layer()} layer for prange; best of "
-          f"{10 * args.repeat}):\n")
-    print(markdown_table(["B", "serial µs", "threads 2 µs", "numba prange 2 µs"], sizes))
+    report.print(f"\nABA by batch size, 2 threads ({numba.threading_layer()} layer for prange; "
+                 f"best of {10 * args.repeat}):\n")
+    report.print(markdown_table(["B", "serial µs", "threads 2 µs", "numba prange 2 µs"], sizes))
 
     Q, QD, TAU = (rng.uniform(-1.0, 1.0, (args.dask_batch, robot.nv)) for _ in range(3))
     with backend("threads", workers=2) as threads, backend("dask", workers=2) as dask:
         t_threads = best_ms(lambda: threads.batch(robot, "forward_dynamics", Q, QD, TAU), 3)
         t_dask = best_ms(lambda: dask.batch(robot, "forward_dynamics", Q, QD, TAU), 3)
-    print(f"\nDask (LocalCluster, 2 worker processes), ABA over B = {args.dask_batch}: "
-          f"{format_ms(t_dask)} ms against {format_ms(t_threads)} ms on 2 threads "
-          f"(overhead {t_dask - t_threads:.0f} ms: shipping the states and answers)")
+    report.print(f"\nDask (LocalCluster, 2 worker processes), ABA over B = {args.dask_batch}: "
+                 f"{format_ms(t_dask)} ms against {format_ms(t_threads)} ms on 2 threads "
+                 f"(overhead {t_dask - t_threads:.0f} ms: shipping the states and answers)")
+    report.finish()
 
 
 if __name__ == "__main__":

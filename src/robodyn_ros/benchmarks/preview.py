@@ -1,6 +1,7 @@
 """Real-time factors of the preview, against MuJoCo stepping the same URDF, in one process.
 
     .venv/bin/python src/robodyn_ros/benchmarks/preview.py [--horizon 10] [--scenarios 64]
+        [--repeat 5] [--docs]
 
 The bundled Panda, dt = 1 ms, RK4, from Franka's ready posture:
 
@@ -13,7 +14,8 @@ The bundled Panda, dt = 1 ms, RK4, from Franka's ready posture:
   limits; no actuators, so no controller), RK4 at the same dt, by `mujoco.rollout` (no
   Python per step), with its contacts as loaded and with contacts disabled.
 
-RTF = simulated time / wall time, best of `--repeat`.
+RTF = simulated time / wall time, best of `--repeat`. --docs also writes the table to
+docs/benchmarks/preview.md.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import mujoco
 import numpy as np
 from mujoco import rollout as mujoco_rollout
 
-from common import BUNDLED_PANDA, mark, markdown_table
+from common import BUNDLED_PANDA, Report, add_docs_option, mark, markdown_table
 from robodyn_ros import Robot
 from robodyn_ros.parallel import backend
 from robodyn_ros.sim.preview import PreviewSettings, compiled_rollout, preview, warm_up
@@ -88,7 +90,9 @@ def main() -> None:
     parser.add_argument("--horizon", type=float, default=10.0, help="s")
     parser.add_argument("--scenarios", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=5)
+    add_docs_option(parser)
     args = parser.parse_args()
+    report = Report.start(__file__, "The preview, against MuJoCo", args)
     robot = Robot.from_urdf(BUNDLED_PANDA)
     settings = PreviewSettings(horizon=args.horizon, dt=1e-3, integrator="rk4")
     warm_up(robot, settings)
@@ -126,9 +130,10 @@ def main() -> None:
         ["MuJoCo, contacts disabled, rollout", f"{no_contacts:.0f}",
          f"ours (OSC) / MuJoCo {single / no_contacts:.2f}"],
     ]
-    print(f"bundled Panda, dt {settings.dt * 1e3:g} ms, RK4, horizon {args.horizon:g} s, "
-          f"best of {args.repeat}; MuJoCo {mujoco.__version__}\n")
-    print(markdown_table(["run", "real-time factor", "against"], rows))
+    report.print(f"Bundled Panda, dt {settings.dt * 1e3:g} ms, RK4, horizon {args.horizon:g} s, "
+                 f"best of {args.repeat}\n")
+    report.print(markdown_table(["run", "real-time factor", "against"], rows))
+    report.finish()
 
 
 if __name__ == "__main__":

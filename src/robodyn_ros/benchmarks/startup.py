@@ -1,6 +1,6 @@
 """Start-up cost, each figure from a fresh interpreter: import, URDF load and first calls.
 
-    .venv/bin/python benchmarks/startup.py [--repeat 3] [--cold 1]
+    .venv/bin/python src/robodyn_ros/benchmarks/startup.py [--repeat 3] [--cold 1] [--docs]
 
 A child process (this script with --child) times `import robodyn_ros`, `Robot.from_urdf` of the
 bundled panda, the first call of every Robot function on one state, and a new Robot of another
@@ -8,7 +8,8 @@ gravity, armature and payload (with_gravity, with_armature, with_payload: no com
 its first M, and prints them as JSON.
 Warm: a first child fills numba's kernel cache, then `--repeat` new children are measured
 (median). Cold: each of `--cold` children gets NUMBA_CACHE_DIR pointing at a fresh temporary
-folder, so every kernel compiles. Target: warm from_urdf + first calls ≤ 1 s.
+folder, so every kernel compiles. Target: warm from_urdf + first calls ≤ 1 s. --docs also
+writes the table to docs/benchmarks/startup.md.
 """
 
 from __future__ import annotations
@@ -25,7 +26,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from common import BUNDLED_PANDA, format_ms, mark, markdown_table, random_state, robot_calls
+from common import (
+    BUNDLED_PANDA,
+    Report,
+    add_docs_option,
+    format_ms,
+    mark,
+    markdown_table,
+    random_state,
+    robot_calls,
+)
 
 FRAME = "panda_hand_tcp"
 IMPORT, LOAD, PROCESS = "import robodyn_ros", "Robot.from_urdf (bundled panda)", "whole process"
@@ -103,7 +113,7 @@ def with_totals(figures: Figures) -> Figures:
     return {key: v for key, v in figures.items() if key != PROCESS} | totals | process
 
 
-def report(columns: Mapping[str, Figures]) -> str:
+def startup_table(columns: Mapping[str, Figures]) -> str:
     tables = {name: with_totals(figures) for name, figures in columns.items()}
     keys = next(iter(tables.values()))
     rows = [[key, *(format_ms(table[key] * 1e3) for table in tables.values())] for key in keys]
@@ -118,16 +128,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="warm processes to measure")
     parser.add_argument("--cold", type=int, default=1, help="cold-cache processes (0: skip)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    add_docs_option(parser)
     args = parser.parse_args(argv)
     if args.child:
         child()
         return
+    report = Report.start(__file__, "Start-up", args, argv, internal=("child",))
     columns = {"warm": warm(args.repeat)}
     cold_figures = cold(args.cold)
     if cold_figures is not None:
         columns["cold"] = cold_figures
-    print(f"Python {sys.version.split()[0]}, one state, bundled panda (frame {FRAME})\n")
-    print(report(columns))
+    report.print(f"One state, bundled panda (frame {FRAME})\n")
+    report.print(startup_table(columns))
+    report.finish()
 
 
 if __name__ == "__main__":
