@@ -82,7 +82,7 @@ def _naming_the_state(
     except TypeError:  # an error type that does not take a message alone
         named = error
         named.add_note(where)
-    named.state = where
+    named.state = where  # type: ignore[attr-defined]  # an attribute of our own: Robot reads it
     return named
 
 

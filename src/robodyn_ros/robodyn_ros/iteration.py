@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class IterativeMethod:
     parameters: tuple[str, ...] = ()
     tunable: tuple[str, ...] = ()
 
-    def check(self, options: Mapping[str, object]) -> None:
+    def check(self, options: Mapping[str, Any]) -> None:
         """Raise ValueError for an option this method does not take."""
         allowed = (*COMMON_OPTIONS, *self.tunable)
         for key in options:
@@ -74,7 +75,10 @@ class IterativeMethod:
                     f"options are {', '.join(allowed)}"
                 )
 
-    def solve(self, run, constants, q, qd, tau, f_ext, options: Mapping[str, object]):
+    def solve(
+        self, run: Callable[..., None], constants: tuple, q: np.ndarray, qd: np.ndarray,
+        tau: np.ndarray, f_ext: np.ndarray | None, options: Mapping[str, Any],
+    ) -> np.ndarray | tuple[np.ndarray, IterationInfo]:
         """q̈, or (q̈, IterationInfo) when options['info']; q, qd, tau checked arrays. `run`
         calls the kernel as ``run(kernel, constants, *per_state)``, the states of every
         per-state array along its leading axis, and `constants` are (tree, gravity)."""
@@ -105,7 +109,9 @@ class IterativeMethod:
         return finish(self.name, qdd.reshape(q.shape), stats, tol, bool(options.get("info", False)))
 
 
-def finish(name: str, qdd: np.ndarray, stats: np.ndarray, tol: float, info: bool):
+def finish(
+    name: str, qdd: np.ndarray, stats: np.ndarray, tol: float, info: bool
+) -> np.ndarray | tuple[np.ndarray, IterationInfo]:
     """qdd, or (qdd, IterationInfo) when `info`; raises ConvergenceError if a state did not
     converge and `info` is False. stats (B, 2): iterations and residual of each state."""
     iterations, residual = stats[:, 0].astype(np.int64), stats[:, 1]
