@@ -572,7 +572,7 @@ def operational_space_dynamics(
     OUT_MU, OUT_P, OUT_JDQD = mu.reshape((B, m)), p.reshape((B, m)), Jdot_qd.reshape((B, m))
     OUT_INFO = info.reshape((B, 2))
     workspace = minv_workspace(tree, n)
-    _, X_world, S_world, _, _, _, _, _ = workspace
+    X_world, S_world = workspace.X_world, workspace.S_world
     Minv, J_full = np.empty((n, n)), np.empty((F6, n))
     Jdot_full, zero = np.empty(F6), np.zeros(n)
     X, v, a, f = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
