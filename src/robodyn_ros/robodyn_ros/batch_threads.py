@@ -36,10 +36,14 @@ def run_batch(
 ) -> None:
     """kernel(*constants, *per_state) over a batch: each array of `per_state` has the batch
     as its leading axis (inputs and outputs alike); anything else in it (None, numbers, flags)
-    goes to every chunk as it is; the first is q, (B, n)."""
+    goes to every chunk as it is; the first is q, (B, n). A batch that makes one chunk runs
+    on the arguments as they are."""
     size, joints = per_state[0].shape
     most = threads * CHUNKS_PER_THREAD if threads > 1 else 1
     count = max(1, min(most, size * joints // MIN_CHUNK))
+    if count == 1:  # the batch is one chunk, run here: nothing to cut or hand out
+        _work(kernel, constants, iter([(0, per_state)]))
+        return
     bounds = np.linspace(0, size, count + 1).astype(int)
     chunks = [(lo, _chunk(per_state, lo, hi)) for lo, hi in itertools.pairwise(bounds)]
     untaken = iter(chunks)  # next() on a list iterator is atomic under the GIL
