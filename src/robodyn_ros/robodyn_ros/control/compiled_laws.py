@@ -202,9 +202,7 @@ def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, 
 def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw):
     """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g, into tau: the compiled mirror of
     control.joint_impedance.JointImpedance with feedforward."""
-    rnea_ws = cw.rnea
-    X, vr, ar, fr = rnea_ws.Xup, rnea_ws.v, rnea_ws.a, rnea_ws.f
-    rnea(tree, gravity, q, qd, reference[2], None, tau, X, vr, ar, fr)
+    rnea(tree, gravity, q, qd, reference[2], None, tau, cw.rnea)
     for i in range(q.shape[0]):
         tau[i] += (joint_gains[STIFFNESS, i] * (reference[0, i] - q[i])
                    - joint_gains[JOINT_DAMPING, i] * (qd[i] - reference[1, i]))

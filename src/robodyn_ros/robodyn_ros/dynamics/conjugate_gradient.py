@@ -20,6 +20,7 @@ from robodyn_ros.dynamics.fixed_frame import (
     ZERO6,
     gravity_acceleration,
     newton_euler,
+    newton_euler_workspace,
     velocity_terms,
     world_inertias,
 )
@@ -34,8 +35,7 @@ CGWorkspace = namedtuple("CGWorkspace", (
     "v",         # (n, 6) each body's velocity
     "c",         # (n, 6) c_i = v_i × S_i q̇_i
     "bias",      # (n, 6) β_i = v_i ×* I_i v_i − f_ext,i
-    "a",         # (n, 6) the accelerations of a Newton–Euler pass
-    "f",         # (n, 6) the forces of a Newton–Euler pass
+    "passes",    # the NewtonEulerWorkspace of the Newton–Euler passes
     "rhs",       # (n,) τ − b(q, q̇)
     "diag",      # (n,) the preconditioner's diagonal
     "r",         # (n,) the residual
@@ -50,15 +50,15 @@ def cg_workspace(n):
     """A CGWorkspace of n links."""
     return CGWorkspace(
         diagonal_workspace(n), np.empty((n, 10)), np.empty((n, 6)), np.empty((n, 6)),
-        np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty(n), np.empty(n),
-        np.empty(n), np.empty(n), np.empty(n), np.empty(n),
+        np.empty((n, 6)), newton_euler_workspace(n), np.empty(n), np.empty(n), np.empty(n),
+        np.empty(n), np.empty(n), np.empty(n),
     )
 
 
 @kernel_helper
-def residual(tree, S_world, inertia, rhs, x, r, a, f):
-    """r = rhs − M x; returns ‖r‖."""
-    newton_euler(tree, S_world, inertia, x, ZERO6, None, None, r, a, f)
+def residual(tree, S_world, inertia, rhs, x, r, passes):
+    """r = rhs − M x; returns ‖r‖. passes: a NewtonEulerWorkspace."""
+    newton_euler(tree, S_world, inertia, x, ZERO6, None, None, r, passes)
     for i in range(r.shape[0]):
         r[i] = rhs[i] - r[i]
     return np.sqrt(np.dot(r, r))
@@ -68,17 +68,17 @@ def residual(tree, S_world, inertia, rhs, x, r, a, f):
 def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, tol, max_iterations, ws):
     """Solve M x = rhs by PCG with the preconditioner diag(diag) (all ones: CCG), x holding the
     initial guess; returns (iterations, relative residual)."""
-    a, f, r, z, p, Mp = ws.a, ws.f, ws.r, ws.z, ws.p, ws.Mp
+    passes, r, z, p, Mp = ws.passes, ws.r, ws.z, ws.p, ws.Mp
     scale = np.sqrt(np.dot(rhs, rhs))
     scale = scale if scale > 0.0 else 1.0
     iterations = 0
-    relative = residual(tree, S_world, inertia, rhs, x, r, a, f) / scale
+    relative = residual(tree, S_world, inertia, rhs, x, r, passes) / scale
     while relative > tol and iterations < max_iterations:
         z[:] = r / diag  # eq. 10
         p[:] = z
         rz = np.dot(r, z)
         while iterations < max_iterations:
-            newton_euler(tree, S_world, inertia, p, ZERO6, None, None, Mp, a, f)
+            newton_euler(tree, S_world, inertia, p, ZERO6, None, None, Mp, passes)
             alpha = rz / np.dot(p, Mp)  # eqs. 7, 13
             x += alpha * p  # eqs. 8, 14
             r -= alpha * Mp  # eqs. 9, 15
@@ -90,7 +90,7 @@ def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, tol, max_iterations
             p *= rz_next / rz  # eqs. 5, 11: β
             p += z  # eqs. 6, 12
             rz = rz_next
-        relative = residual(tree, S_world, inertia, rhs, x, r, a, f) / scale
+        relative = residual(tree, S_world, inertia, rhs, x, r, passes) / scale
     return iterations, relative
 
 
@@ -101,8 +101,7 @@ def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, t
     Compiled on its own and called once a state: inlined, numba copied its whole body (four
     Newton–Euler passes and the diagonal of M) into the kernel, a third of its compile."""
     X_world, S_world = ws.diagonal.X_world, ws.diagonal.S_world
-    inertia, v, c, bias, a, f, rhs, diag = ws.inertia, ws.v, ws.c, ws.bias, ws.a, ws.f, ws.rhs, \
-        ws.diag
+    inertia, v, c, bias, rhs, diag = ws.inertia, ws.v, ws.c, ws.bias, ws.rhs, ws.diag
     if preconditioned:
         inertia_diagonal(tree, q, diag, ws.diagonal)  # also the projections X_world, S_world
     else:
@@ -112,7 +111,7 @@ def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, t
     velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias)
     # r0 = τ − b, b = g1(q, q̇, 0, f_ext) (Fijany & Scheid eq. 47)
     newton_euler(tree, S_world, inertia, np.zeros(q.shape[0]), gravity_acceleration(gravity),
-                 c, bias, rhs, a, f)
+                 c, bias, rhs, ws.passes)
     for i in range(q.shape[0]):
         rhs[i] = tau[i] - rhs[i]
     return conjugate_gradient(tree, S_world, inertia, rhs, qdd, diag, tol, max_iterations, ws)

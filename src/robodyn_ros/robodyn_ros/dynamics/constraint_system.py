@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import (
+    NewtonEulerWorkspace,
     gravity_acceleration,
     newton_euler,
     velocity_terms,
@@ -359,11 +360,11 @@ def assemble(tree, gravity, q, qd, tau, f_ext, ws):
 def constraint_forces_of(tree, qdd, a_root, ws):
     """λ_i = W_iᵀ f_i (into ws's λ), f_i the force joint i transmits when the robot moves with
     q̈: one Newton–Euler pass in the fixed frame (the warm start from a q̈)."""
-    f = np.empty((qdd.shape[0], 6))
+    passes = NewtonEulerWorkspace(ws.a, np.empty((qdd.shape[0], 6)))
     newton_euler(tree, ws.S_world, ws.inertia, qdd, a_root, ws.c, ws.bias,
-                 np.empty(qdd.shape[0]), ws.a, f)
+                 np.empty(qdd.shape[0]), passes)
     for i in range(qdd.shape[0]):
-        store(ws.lam, i, project(ws.house, ws.pivot, i, vector6(f, i)))
+        store(ws.lam, i, project(ws.house, ws.pivot, i, vector6(passes.f, i)))
 
 
 @kernel_helper

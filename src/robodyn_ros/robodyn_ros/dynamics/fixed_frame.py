@@ -6,6 +6,10 @@ Scheid, "Efficient conjugate gradient algorithms for computation of the manipula
 dynamics", §III.3, with the world frame in place of their end-effector frame).
 """
 
+from collections import namedtuple
+
+import numpy as np
+
 from robodyn_ros.dynamics.jit import kernel_helper
 from robodyn_ros.dynamics.spatial import (
     add6,
@@ -24,6 +28,19 @@ from robodyn_ros.dynamics.spatial import (
 from robodyn_ros.dynamics.tree import armature, body_inertia, parent_of
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+# Fijany & Scheid eqs. 38–46, world frame: each body's acceleration a_i and net force f_i, then
+# the force f_i joint i transmits to its subtree.
+NewtonEulerWorkspace = namedtuple("NewtonEulerWorkspace", (
+    "a",  # (n, 6) each body's acceleration
+    "f",  # (n, 6) each body's net force, then the force its joint transmits
+))
+
+
+@kernel_helper
+def newton_euler_workspace(n):
+    """A NewtonEulerWorkspace of n bodies."""
+    return NewtonEulerWorkspace(np.empty((n, 6)), np.empty((n, 6)))
 
 
 @kernel_helper
@@ -57,25 +74,26 @@ def velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias):
 
 
 @kernel_helper
-def newton_euler(tree, S_world, inertia, qdd, a_root, c, bias, tau, a, f):
+def newton_euler(tree, S_world, inertia, qdd, a_root, c, bias, tau, workspace):
     """τ = M q̈ + b in the fixed frame, written into tau (Fijany & Scheid eqs. 38–46, their g1);
     with c and bias None and a_root zero it is τ = M q̈ (eqs. 28–32, their g3), the product of
-    the conjugate-gradient iterations. M includes the armature: τ_i += a_i q̈_i. Afterwards f[i]
-    is the spatial force joint i transmits to its subtree; a and f (n x 6) are workspaces."""
+    the conjugate-gradient iterations. M includes the armature: τ_i += a_i q̈_i. workspace: a
+    NewtonEulerWorkspace, its arrays read where they are used (inverse_dynamics.rnea says
+    why); afterwards its f[i] is the spatial force joint i transmits to its subtree."""
     n = qdd.shape[0]
     # forward pass: accelerations and each body's net force
     for i in range(n):
         parent = parent_of(tree, i)
-        a_parent = vector6(a, parent) if parent >= 0 else a_root
+        a_parent = vector6(workspace.a, parent) if parent >= 0 else a_root
         a_i = add6(a_parent, scale6(qdd[i], vector6(S_world, i)))
         if c is not None:
             a_i = add6(a_i, vector6(c, i))
         f_i = inertia_times(inertia_at(inertia, i), a_i)
         if bias is not None:
             f_i = add6(f_i, vector6(bias, i))
-        store(a, i, a_i)
-        store(f, i, f_i)
-    joint_forces(tree, S_world, f, tau)
+        store(workspace.a, i, a_i)
+        store(workspace.f, i, f_i)
+    joint_forces(tree, S_world, workspace.f, tau)
     for i in range(n):
         tau[i] += armature(tree, i) * qdd[i]
 

@@ -37,13 +37,14 @@ def rnea_workspace(n):
 
 
 @kernel_helper
-def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
+def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i for one state, written into tau; M
     includes the armature (tree.armature).
 
     Each body's quantities are in its own frame (RBDA Table 5.1). f_ext is None or (n, 6): a
-    wrench on each body in the body frame about its origin. X (n x 12: pose of each body in its
-    parent), v, a, f (n x 6) are workspaces (rnea_workspace).
+    wrench on each body in the body frame about its origin. workspace: an RneaWorkspace
+    (rnea_workspace), its arrays read where they are used: bound to names across the passes,
+    they would be reference-counted at every call of this inlined helper.
     """
     # the base accelerates upwards at g: every body feels gravity
     a_root = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
@@ -53,8 +54,8 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
     for i in range(q.shape[0]):
         S, body, parent = subspace(tree, i), body_inertia(tree, i), parent_of(tree, i)
         X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, q[i])
-        v_parent = vector6(v, parent) if parent >= 0 else v_root
-        a_parent = vector6(a, parent) if parent >= 0 else a_root
+        v_parent = vector6(workspace.v, parent) if parent >= 0 else v_root
+        a_parent = vector6(workspace.a, parent) if parent >= 0 else a_root
         vJ = scale6(qd[i], S)
         v_i = add6(motion_to_child(X_i, v_parent), vJ)
         a_i = add6(motion_to_child(X_i, a_parent), scale6(qdd[i], S))
@@ -63,19 +64,21 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, X, v, a, f):
         f_i = add6(body_inertia_times(body, a_i), motion_cross_force(v_i, h_i))
         if f_ext is not None:
             f_i = add6(f_i, scale6(-1.0, vector6(f_ext, i)))
-        store(X, i, X_i)
-        store(v, i, v_i)
-        store(a, i, a_i)
-        store(f, i, f_i)
+        store(workspace.Xup, i, X_i)
+        store(workspace.v, i, v_i)
+        store(workspace.a, i, a_i)
+        store(workspace.f, i, f_i)
 
     # backward pass: joint torques, the rotor's a_i q̈_i added; each body's force is carried
     # by its parent
     for i in range(q.shape[0] - 1, -1, -1):
-        f_i = vector6(f, i)
+        f_i = vector6(workspace.f, i)
         tau[i] = dot6(subspace(tree, i), f_i) + armature(tree, i) * qdd[i]
         parent = parent_of(tree, i)
         if parent >= 0:
-            store(f, parent, add6(vector6(f, parent), force_to_parent(pose_at(X, i, 0), f_i)))
+            f_parent = add6(vector6(workspace.f, parent),
+                            force_to_parent(pose_at(workspace.Xup, i, 0), f_i))
+            store(workspace.f, parent, f_parent)
 
 
 @kernel
@@ -85,14 +88,13 @@ def inverse_dynamics(tree, gravity, q, qd, qdd, f_ext, tau):
     B, n = Q.shape
     TAU = tau.reshape((B, n))
     workspace = rnea_workspace(n)
-    X, v, a, f = workspace.Xup, workspace.v, workspace.a, workspace.f
     if f_ext is None:
         for b in range(B):
-            rnea(tree, gravity, Q[b], QD[b], QDD[b], None, TAU[b], X, v, a, f)
+            rnea(tree, gravity, Q[b], QD[b], QDD[b], None, TAU[b], workspace)
     else:
         F = f_ext.reshape((B, n, 6))
         for b in range(B):
-            rnea(tree, gravity, Q[b], QD[b], QDD[b], F[b], TAU[b], X, v, a, f)
+            rnea(tree, gravity, Q[b], QD[b], QDD[b], F[b], TAU[b], workspace)
 
 
 @kernel

@@ -6,9 +6,8 @@ RNEA's large constant; M is symmetric, so column j is stored as row j.
 
 import numpy as np
 
-from robodyn_ros.dynamics.inverse_dynamics import rnea
+from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel
-from robodyn_ros.dynamics.tree import POSE
 
 
 @kernel
@@ -17,10 +16,10 @@ def mass_matrix(tree, q, M):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     MM = M.reshape((B, n, n))
-    X, v, a, f = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    workspace = rnea_workspace(n)
     no_gravity, zero, unit = np.zeros(3), np.zeros(n), np.zeros(n)
     for b in range(B):
         for j in range(n):
             unit[j] = 1.0
-            rnea(tree, no_gravity, Q[b], zero, unit, None, MM[b, j], X, v, a, f)
+            rnea(tree, no_gravity, Q[b], zero, unit, None, MM[b, j], workspace)
             unit[j] = 0.0

@@ -50,27 +50,21 @@ def as_tree(tree, n):
 
 @entry
 def inverse_dynamics_entry(tree, gravity, n, q, qd, qdd, tau):
-    ws = rnea_workspace(n)
-    X, v, a, f = ws.Xup, ws.v, ws.a, ws.f
     rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), carray(qdd, n), None,
-         carray(tau, n), X, v, a, f)
+         carray(tau, n), rnea_workspace(n))
 
 
 @entry
 def bias_forces_entry(tree, gravity, n, q, qd, _x1, tau):
-    ws = rnea_workspace(n)
-    X, v, a, f = ws.Xup, ws.v, ws.a, ws.f
     rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), np.zeros(n), None,
-         carray(tau, n), X, v, a, f)
+         carray(tau, n), rnea_workspace(n))
 
 
 @entry
 def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
-    ws = rnea_workspace(n)
-    X, v, a, f = ws.Xup, ws.v, ws.a, ws.f
     zero = np.zeros(n)
     rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), zero, zero, None, carray(tau, n),
-         X, v, a, f)
+         rnea_workspace(n))
 
 
 @entry

@@ -37,7 +37,7 @@ from robodyn_ros.dynamics.constraint_system import (
 from robodyn_ros.dynamics.cyclic_reduction import cyclic_reduction_workspace
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
-from robodyn_ros.dynamics.inverse_dynamics import rnea
+from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import (
     forward_kinematics,
@@ -575,7 +575,8 @@ def operational_space_dynamics(
     X_world, S_world = workspace.X_world, workspace.S_world
     Minv, J_full = np.empty((n, n)), np.empty((F6, n))
     Jdot_full, zero = np.empty(F6), np.zeros(n)
-    X, v, a, f = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    rnea_ws = rnea_workspace(n)
+    v, a = rnea_ws.v, rnea_ws.a  # the frames' world-frame pass in RNEA's arrays, before rnea
     bias, g = np.empty(n), np.empty(n)
     for b in range(B):
         minv_aba(tree, Q[b], Minv, workspace)
@@ -588,8 +589,8 @@ def operational_space_dynamics(
         for r in range(m):
             OUT_J[b, r] = J_full[rows[r]]
             OUT_JDQD[b, r] = Jdot_full[rows[r]]
-        rnea(tree, gravity, Q[b], QD[b], zero, None, bias, X, v, a, f)
-        rnea(tree, gravity, Q[b], zero, zero, None, g, X, v, a, f)
+        rnea(tree, gravity, Q[b], QD[b], zero, None, bias, rnea_ws)
+        rnea(tree, gravity, Q[b], zero, zero, None, g, rnea_ws)
         MinvJT = Minv @ OUT_J[b].T
         if not given:
             OUT_LI[b] = OUT_J[b] @ MinvJT
