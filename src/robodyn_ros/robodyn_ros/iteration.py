@@ -51,16 +51,18 @@ class ConvergenceError(ValueError):
 class IterativeMethod:
     """An iterative forward-dynamics kernel and the options it takes.
 
-    The kernel is called as ``kernel(tree, gravity, q, qd, tau, f_ext, guess, warm, variant,
-    tol, max_iterations, *parameters, qdd, stats)`` with arrays only (one state as a batch of
-    one, zero wrenches for no f_ext, `warm` False for no guess), so that each of these large
-    kernels compiles for one signature. `variant` picks the scheme within the kernel,
-    `parameters` are the values of the options named in `parameters` (NaN when not given: the
-    kernel chooses), of which the user may set those in `tunable`.
+    The kernel is called as ``kernel(tree, gravity, settings, q, qd, tau, f_ext, qdd, stats)``
+    with arrays only (one state as a batch of one, zero wrenches for no f_ext), qdd holding
+    the initial guess when there is one, so that each of these large kernels compiles for one
+    signature. `settings` is the kernel's settings record, a namedtuple of its module whose
+    fields are, in order, the scheme within the kernel (`variant`), warm (whether qdd holds
+    a guess), tol, max_iterations and the options named in `parameters` (NaN when not given:
+    the kernel chooses), of which the user may set those in `tunable`.
     """
 
     name: str
     kernel: Callable[..., None]
+    settings: Callable[..., tuple]
     variant: int | bool
     parameters: tuple[str, ...] = ()
     tunable: tuple[str, ...] = ()
@@ -81,7 +83,8 @@ class IterativeMethod:
     ) -> np.ndarray | tuple[np.ndarray, IterationInfo]:
         """q̈, or (q̈, IterationInfo) when options['info']; q, qd, tau checked arrays. `run`
         calls the kernel as ``run(kernel, constants, *per_state)``, the states of every
-        per-state array along its leading axis, and `constants` are (tree, gravity)."""
+        per-state array along its leading axis, and `constants` are (tree, gravity), to which
+        the settings are added."""
         self.check(options)
         tol = float(options.get("tol", DEFAULT_TOL))
         max_iterations = int(options.get("max_iterations", DEFAULT_MAX_ITERATIONS))
@@ -92,20 +95,20 @@ class IterativeMethod:
             )
         guess = options.get("initial_guess")
         if guess is not None:
-            guess = np.ascontiguousarray(guess, dtype=float)
+            guess = np.array(guess, dtype=float)  # a copy: the kernel writes q̈ over it
             if guess.shape != q.shape:
                 raise ValueError(
                     f"forward_dynamics: initial_guess must have the shape of q, {q.shape}; "
                     f"got {guess.shape}"
                 )
         parameters = [float(options.get(name, math.nan)) for name in self.parameters]
+        settings = self.settings(self.variant, guess is not None, tol, max_iterations, *parameters)
         batch = q.reshape(-1, q.shape[-1]).shape
         wrenches = np.zeros((*batch, 6)) if f_ext is None else f_ext.reshape((*batch, 6))
-        start = np.zeros(batch) if guess is None else guess.reshape(batch)
-        qdd, stats = np.empty(batch), np.empty((batch[0], 2))
-        run(self.kernel, constants, q.reshape(batch), qd.reshape(batch), tau.reshape(batch),
-            wrenches, start, guess is not None, self.variant, tol, max_iterations, *parameters,
-            qdd, stats)
+        qdd = np.empty(batch) if guess is None else guess.reshape(batch)
+        stats = np.empty((batch[0], 2))
+        run(self.kernel, (*constants, settings), q.reshape(batch), qd.reshape(batch),
+            tau.reshape(batch), wrenches, qdd, stats)
         return finish(self.name, qdd.reshape(q.shape), stats, tol, bool(options.get("info", False)))
 
 

@@ -80,12 +80,15 @@ _ARMATURE_METHODS = {
 _ITERATIVE_FORWARD_DYNAMICS = {
     method.name: method
     for method in (
-        IterativeMethod("cg", conjugate_gradient.forward_dynamics_cg, False),
-        IterativeMethod("pcg", conjugate_gradient.forward_dynamics_cg, True),
+        IterativeMethod("cg", conjugate_gradient.forward_dynamics_cg,
+                        conjugate_gradient.CGSettings, False),
+        IterativeMethod("pcg", conjugate_gradient.forward_dynamics_cg,
+                        conjugate_gradient.CGSettings, True),
         *(
             IterativeMethod(
                 name,
                 constraint_iterations.forward_dynamics_constraint_forces,
+                constraint_iterations.IterationSettings,
                 scheme,
                 _CONSTRAINT_PARAMETERS,
                 tunable,

@@ -28,6 +28,14 @@ from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_di
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 
+# What the caller sets of CCG and PCG-DS (Fijany & Scheid).
+CGSettings = namedtuple("CGSettings", (
+    "preconditioned",  # PCG-DS, preconditioned by diag M; else CCG
+    "warm",            # whether q̈ holds a guess to start from, else q̈ = 0
+    "tol",             # stop when ‖τ − b − M q̈‖ / ‖τ − b‖ ≤ tol
+    "max_iterations",  # or after this many iterations
+))
+
 # The arrays of CCG and PCG-DS (Fijany & Scheid).
 CGWorkspace = namedtuple("CGWorkspace", (
     "diagonal",  # the DiagonalWorkspace of diag M, whose X_world and S_world the passes use
@@ -65,10 +73,12 @@ def residual(tree, S_world, inertia, rhs, x, r, passes):
 
 
 @kernel_helper
-def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, tol, max_iterations, ws):
+def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, settings, ws):
     """Solve M x = rhs by PCG with the preconditioner diag(diag) (all ones: CCG), x holding the
-    initial guess; returns (iterations, relative residual)."""
+    initial guess, to settings.tol within settings.max_iterations; returns (iterations,
+    relative residual)."""
     passes, r, z, p, Mp = ws.passes, ws.r, ws.z, ws.p, ws.Mp
+    tol, max_iterations = settings.tol, settings.max_iterations
     scale = np.sqrt(np.dot(rhs, rhs))
     scale = scale if scale > 0.0 else 1.0
     iterations = 0
@@ -95,14 +105,14 @@ def conjugate_gradient(tree, S_world, inertia, rhs, x, diag, tol, max_iterations
 
 
 @routine
-def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, tol,
-                        max_iterations, ws):
-    """q̈ for one state into qdd (holding the initial guess); returns (iterations, residual).
-    Compiled on its own and called once a state: inlined, numba copied its whole body (four
-    Newton–Euler passes and the diagonal of M) into the kernel, a third of its compile."""
+def cg_forward_dynamics(tree, gravity, settings, q, qd, tau, f_ext, qdd, ws):
+    """q̈ for one state into qdd (holding the initial guess) by CCG or PCG-DS as `settings`
+    (CGSettings) say; returns (iterations, residual). Compiled on its own and called once a
+    state: inlined, numba copied its whole body (four Newton–Euler passes and the diagonal of
+    M) into the kernel, a third of its compile."""
     X_world, S_world = ws.diagonal.X_world, ws.diagonal.S_world
     inertia, v, c, bias, rhs, diag = ws.inertia, ws.v, ws.c, ws.bias, ws.rhs, ws.diag
-    if preconditioned:
+    if settings.preconditioned:
         inertia_diagonal(tree, q, diag, ws.diagonal)  # also the projections X_world, S_world
     else:
         forward_kinematics(tree, q, X_world, S_world)
@@ -114,23 +124,20 @@ def cg_forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd, preconditioned, t
                  c, bias, rhs, ws.passes)
     for i in range(q.shape[0]):
         rhs[i] = tau[i] - rhs[i]
-    return conjugate_gradient(tree, S_world, inertia, rhs, qdd, diag, tol, max_iterations, ws)
+    return conjugate_gradient(tree, S_world, inertia, rhs, qdd, diag, settings, ws)
 
 
 @kernel
-def forward_dynamics_cg(tree, gravity, q, qd, tau, f_ext, guess, warm, preconditioned, tol,
-                        max_iterations, qdd, stats):
-    """CCG or PCG-DS for a batch q, qd, tau (B, n), f_ext (B, n, 6), into qdd (B, n); from
-    guess (B, n) when warm, else from q̈ = 0. stats (B, 2) gets the iterations and the relative
-    residual. One signature for every use, so the kernel compiles once."""
+def forward_dynamics_cg(tree, gravity, settings, q, qd, tau, f_ext, qdd, stats):
+    """CCG or PCG-DS as `settings` (CGSettings) say for a batch q, qd, tau (B, n), f_ext
+    (B, n, 6), into qdd (B, n): from the q̈ it holds when settings.warm, else from q̈ = 0.
+    stats (B, 2) gets the iterations and the relative residual. One signature for every use,
+    so the kernel compiles once."""
     B, n = q.shape
-    if warm:
-        qdd[:, :] = guess
-    else:
+    if not settings.warm:
         qdd[:, :] = 0.0
     ws = cg_workspace(n)
     for b in range(B):
         stats[b, 0], stats[b, 1] = cg_forward_dynamics(
-            tree, gravity, q[b], qd[b], tau[b], f_ext[b], qdd[b], preconditioned, tol,
-            max_iterations, ws,
+            tree, gravity, settings, q[b], qd[b], tau[b], f_ext[b], qdd[b], ws,
         )

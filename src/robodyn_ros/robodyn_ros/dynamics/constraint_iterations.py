@@ -29,6 +29,25 @@ from robodyn_ros.dynamics.spatial import add6, matrix_times, scale6, store, vect
 JACOBI, GAUSS_SEIDEL, SOR, JACOBI_SI, JACOBI_CG = 0, 1, 2, 3, 4
 POWER_STEPS = 50  # power iterations of the estimate of ρ(B)
 
+# What the caller sets of an iterative solve of 𝒜 λ = b (Sharf & D'Eleuterio §5, Table 1).
+IterationSettings = namedtuple("IterationSettings", (
+    "scheme",           # JACOBI (eq. 15), GAUSS_SEIDEL (16), SOR (17), JACOBI_SI or JACOBI_CG
+    "warm",             # whether q̈ holds a guess to start from (its constraint forces), else λ = 0
+    "tol",              # stop when ‖f⁽ⁱ⁾ − f⁽ⁱ⁻¹⁾‖ / ‖f⁽ⁱ⁾‖ ≤ tol (§5)
+    "max_iterations",   # or after this many sweeps
+    "omega",            # SOR's ω; NaN: Young's optimum (solve_iteratively)
+    "spectral_radius",  # μ̄, the spectral radius of the Jacobi iteration; NaN: estimated
+))
+
+# The parameters of a stationary iteration in use, the settings' NaNs resolved
+# (solve_iteratively): SOR's ω, the extrapolation γ of the Jacobi step (Hageman & Young) and
+# the spectral radius μ̄ of the Chebyshev semi-iteration J-SI (Table 1).
+Relaxation = namedtuple("Relaxation", ("omega", "gamma", "mu"))
+
+# One sweep's update (sweep): out_i = ω J_i + (1 − ω) previous_i, the block-Jacobi step J_i
+# extrapolated by γ, in place (Gauss–Seidel, SOR) or into another array (Jacobi, J-SI).
+Step = namedtuple("Step", ("omega", "gamma", "in_place"))
+
 
 @routine
 def family_sums(ws, x, psi, sigma):
@@ -70,18 +89,19 @@ def add_lifted(sigma, p, house, pivot, i, x, sign):
 def block_product(ws, x, out, iw):
     """out = 𝒜 x: sweep's pass over the rows with 𝒜's diagonal blocks; iw from
     iteration_workspace."""
-    sweep(ws, ws.Ad, x, x, x, 1.0, 1.0, out, False, iw, True)
+    sweep(ws, ws.Ad, x, x, x, Step(1.0, 1.0, False), out, iw, True)
 
 
 @kernel_helper
-def sweep(ws, D, b, source, previous, omega, gamma, out, in_place, iw, product):
+def sweep(ws, D, b, source, previous, step, out, iw, product):
     """out_i = ω J_i + (1 − ω) previous_i, J_i = γ 𝒜_ii⁻¹ (b_i − Σ_{j ≠ i} 𝒜_ij s_j)
-    + (1 − γ) s_i, s = source, D[i] = 𝒜_ii⁻¹, in index order (parents before children);
-    returns (‖out − source‖², ‖out‖²). Jacobi (eq. 15): ω = 1, out apart from source;
-    Gauss–Seidel (16) and SOR (17): γ = 1, `in_place`, source, previous and out the same array,
-    so a parent's and the earlier siblings' s_j are already the new iterate (the children's
-    come later: their products are taken before the sweep); J-SI (Table 1):
-    previous = f⁽ⁱ⁻¹⁾ and ω = ρ̄. γ ≠ 1 extrapolates the Jacobi step (jacobi_extrapolation).
+    + (1 − γ) s_i, s = source, D[i] = 𝒜_ii⁻¹, ω, γ and whether in place from `step` (a Step),
+    in index order (parents before children); returns (‖out − source‖², ‖out‖²). Jacobi
+    (eq. 15): ω = 1, out apart from source; Gauss–Seidel (16) and SOR (17): γ = 1, in place,
+    source, previous and out the same array, so a parent's and the earlier siblings' s_j are
+    already the new iterate (the children's come later: their products are taken before the
+    sweep); J-SI (Table 1): previous = f⁽ⁱ⁻¹⁾ and ω = ρ̄. γ ≠ 1 extrapolates the Jacobi step
+    (jacobi_extrapolation).
     When `product` (block_product), out_i = D_i s_i + Σ_{j ≠ i} 𝒜_ij s_j instead, D = 𝒜's
     diagonal blocks. The row sums: the first child's 𝒜_{i,i+1} s_{i+1}, the other children's
     psi_i, the parent's 𝒜_{i,p} s_p = 𝒜_{p,i}ᵀ s_p and the siblings' (siblings_times), are
@@ -90,6 +110,7 @@ def sweep(ws, D, b, source, previous, omega, gamma, out, in_place, iw, product):
     reference-counted at every row). iw from iteration_workspace."""
     house, pivot, Ao, parent, branching = ws.house, ws.pivot, ws.Ao, ws.parent, ws.branching
     t, psi, sigma = iw.t, iw.psi, iw.sigma
+    omega, gamma, in_place = step.omega, step.gamma, step.in_place
     n = source.shape[0]
     if ws.any_branching[0]:
         family_sums(ws, source, psi, sigma)
@@ -115,8 +136,8 @@ def sweep(ws, D, b, source, previous, omega, gamma, out, in_place, iw, product):
         if shared:  # σ_p follows the new iterate of i
             add_lifted(sigma, p, house, pivot, i, source, -1.0)
         for r in range(LAMBDA_SIZE):
-            step = gamma * jacobi[r] + (1.0 - gamma) * source[i, r]
-            new = omega * step + (1.0 - omega) * previous[i, r]
+            extrapolated = gamma * jacobi[r] + (1.0 - gamma) * source[i, r]
+            new = omega * extrapolated + (1.0 - omega) * previous[i, r]
             change += (new - source[i, r]) ** 2
             norm += new * new
             out[i, r] = new
@@ -198,35 +219,39 @@ def iteration_workspace(n):
 
 
 @kernel_helper
-def stationary(ws, Dinv, b, x, scheme, omega, gamma, mu, tol, max_iterations, iw):
-    """Jacobi, Gauss–Seidel, SOR or J-SI from x, the Jacobi steps extrapolated by γ; returns
-    (iterations, relative change, x)."""
+def stationary(ws, Dinv, b, x, settings, relaxation, iw):
+    """Jacobi, Gauss–Seidel, SOR or J-SI (settings.scheme) from x with the ω, γ and μ̄ of
+    `relaxation` (the Jacobi steps extrapolated by γ), to settings.tol within
+    settings.max_iterations; returns (iterations, relative change, x)."""
+    scheme, mu, gamma = settings.scheme, relaxation.mu, relaxation.gamma
     previous = iw.previous
     previous[:, :] = x
     rho = 1.0
     change = np.inf
     iterations = 0
-    while change > tol and iterations < max_iterations:
+    while change > settings.tol and iterations < settings.max_iterations:
         iterations += 1
         if scheme == JACOBI:
-            step = sweep(ws, Dinv, b, x, x, 1.0, gamma, previous, False, iw, False)
+            squares = sweep(ws, Dinv, b, x, x, Step(1.0, gamma, False), previous, iw, False)
             x, previous = previous, x
         elif scheme == JACOBI_SI:  # Table 1: ρ̄_1 = 1, ρ̄_2 = (1 − μ̄²/2)⁻¹, ρ̄ = (1 − μ̄²ρ̄/4)⁻¹
             rho = 1.0 if iterations == 1 else 1.0 / (
                 1.0 - (0.5 if iterations == 2 else 0.25 * rho) * mu * mu)
-            step = sweep(ws, Dinv, b, x, previous, rho, gamma, previous, False, iw, False)
+            squares = sweep(ws, Dinv, b, x, previous, Step(rho, gamma, False), previous, iw,
+                            False)
             x, previous = previous, x
         else:  # Gauss–Seidel (ω = 1) and SOR
-            step = sweep(ws, Dinv, b, x, x, omega, 1.0, x, True, iw, False)
-        change = relative(step[0], step[1])
+            squares = sweep(ws, Dinv, b, x, x, Step(relaxation.omega, 1.0, True), x, iw, False)
+        change = relative(squares[0], squares[1])
     return iterations, change, x
 
 
 @kernel_helper
-def jacobi_cg(ws, Dinv, b, x, tol, max_iterations, iw):
+def jacobi_cg(ws, Dinv, b, x, settings, iw):
     """J-CG in Table 1's three-term form: z = D⁻¹(b − 𝒜 f), γ = (z, Dz)/(z, 𝒜z),
     ρ_{i+1} = (1 − (γ_{i+1}/γ_i) ((z⁽ⁱ⁾, Dz⁽ⁱ⁾)/(z⁽ⁱ⁻¹⁾, Dz⁽ⁱ⁻¹⁾)) / ρ_i)⁻¹,
-    f⁽ⁱ⁺¹⁾ = ρ (f⁽ⁱ⁾ + γ z) + (1 − ρ) f⁽ⁱ⁻¹⁾; returns (iterations, relative change, x)."""
+    f⁽ⁱ⁺¹⁾ = ρ (f⁽ⁱ⁾ + γ z) + (1 − ρ) f⁽ⁱ⁻¹⁾, to settings.tol within settings.max_iterations;
+    returns (iterations, relative change, x)."""
     previous, r, r_previous, z, Az = iw.previous, iw.r, iw.r_previous, iw.z, iw.Az
     block_product(ws, x, Az, iw)
     r[:, :] = b - Az
@@ -235,7 +260,7 @@ def jacobi_cg(ws, Dinv, b, x, tol, max_iterations, iw):
     rho = gamma = zDz = 1.0
     change = np.inf
     iterations = 0
-    while change > tol and iterations < max_iterations:
+    while change > settings.tol and iterations < settings.max_iterations:
         for i in range(x.shape[0]):
             store(z, i, block_times(Dinv, i, r, i))
         block_product(ws, z, Az, iw)
@@ -259,18 +284,19 @@ def jacobi_cg(ws, Dinv, b, x, tol, max_iterations, iw):
 
 
 @kernel_helper
-def solve_iteratively(scheme, omega, mu, tol, max_iterations, ws, iw):
-    """λ (in ws, holding the initial guess) by one of the iterative schemes; returns
-    (iterations, relative change). ω NaN: Young's optimum 2 / (1 + √(1 − μ̄²)) (exact for a
-    consistently ordered 𝒜, a chain; on a tree from the μ̄ of the extrapolated Jacobi method);
-    μ̄ NaN: its estimate (jacobi_extrapolation), which Jacobi needs only on a tree with
-    branches."""
+def solve_iteratively(settings, ws, iw):
+    """λ (in ws, holding the initial guess) by the scheme of `settings` (IterationSettings);
+    returns (iterations, relative change). ω NaN: Young's optimum 2 / (1 + √(1 − μ̄²)) (exact
+    for a consistently ordered 𝒜, a chain; on a tree from the μ̄ of the extrapolated Jacobi
+    method); μ̄ NaN: its estimate (jacobi_extrapolation), which Jacobi needs only on a tree
+    with branches."""
     Ad, b, lam = ws.Ad, ws.b, ws.lam
     Dinv = iw.Dinv
+    scheme, omega, mu = settings.scheme, settings.omega, settings.spectral_radius
     for i in range(b.shape[0]):
         invert_spd(Ad[i], Dinv[i], iw.t)
     if scheme == JACOBI_CG:
-        iterations, change, x = jacobi_cg(ws, Dinv, b, lam, tol, max_iterations, iw)
+        iterations, change, x = jacobi_cg(ws, Dinv, b, lam, settings, iw)
     else:
         gamma = 1.0
         needs_mu = ((scheme == SOR and np.isnan(omega)) or scheme == JACOBI_SI
@@ -281,28 +307,26 @@ def solve_iteratively(scheme, omega, mu, tol, max_iterations, ws, iw):
             omega = 2.0 / (1.0 + np.sqrt(1.0 - mu * mu))
         if scheme != SOR:
             omega = 1.0
-        iterations, change, x = stationary(ws, Dinv, b, lam, scheme, omega, gamma, mu, tol,
-                                           max_iterations, iw)
+        iterations, change, x = stationary(ws, Dinv, b, lam, settings,
+                                           Relaxation(omega, gamma, mu), iw)
     lam[:, :] = x
     return iterations, change
 
 
 @kernel
-def forward_dynamics_constraint_forces(tree, gravity, q, qd, tau, f_ext, guess, warm, scheme,
-                                       tol, max_iterations, omega, spectral_radius, qdd, stats):
-    """q̈ (B, n) by an iterative solve of the constraint forces for a batch q, qd, tau (B, n),
-    f_ext (B, n, 6); from the constraint forces of the q̈ in guess (B, n) when warm, else from
-    λ = 0. stats (B, 2): iterations, relative change. One signature for every use, so the
-    kernel compiles once."""
+def forward_dynamics_constraint_forces(tree, gravity, settings, q, qd, tau, f_ext, qdd, stats):
+    """q̈ (B, n) into qdd by an iterative solve of the constraint forces for a batch q, qd, tau
+    (B, n), f_ext (B, n, 6), as `settings` (IterationSettings) say: from the constraint forces
+    of the q̈ that qdd holds when settings.warm, else from λ = 0. stats (B, 2): iterations,
+    relative change. One signature for every use, so the kernel compiles once."""
     check_masses(tree)
     B, n = q.shape
     ws, iw = system_workspace(n), iteration_workspace(n)
     for b in range(B):
         a_root = assemble(tree, gravity, q[b], qd[b], tau[b], f_ext[b], ws)
-        if warm:
-            constraint_forces_of(tree, guess[b], a_root, ws)
+        if settings.warm:
+            constraint_forces_of(tree, qdd[b], a_root, ws)
         else:
             ws.lam[:, :] = 0.0
-        stats[b, 0], stats[b, 1] = solve_iteratively(scheme, omega, spectral_radius, tol,
-                                                     max_iterations, ws, iw)
+        stats[b, 0], stats[b, 1] = solve_iteratively(settings, ws, iw)
         joint_accelerations(ws.lam, ws.c, a_root, ws, qdd[b])
