@@ -32,6 +32,10 @@ LANES = 8
 independent, so the CPU overlaps one state's dependency chains with another's: on the bundled
 Panda, 8 lanes take two thirds of the time per state of one state at a time."""
 
+# The states of a batch that one call of aba runs side by side, one per lane of its workspace:
+# first .. first + count − 1.
+Lanes = namedtuple("Lanes", ("first", "count"))
+
 # RBDA Table 7.1, world axes: U_i = I^A_i S_i, D_i = S_iᵀ U_i + armature, u_i = τ_i − S_iᵀ p^A_i
 AbaWorkspace = namedtuple("AbaWorkspace", "X_world S_world v c pA U D u IA")
 AbaWorkspace.__doc__ = """The ABA's arrays, a leading index per lane: world poses X_world, motion
@@ -39,19 +43,19 @@ subspaces S_world, v, c (then the accelerations a), pA, U, D, u and articulated 
 
 
 @kernel_helper
-def aba_workspace(n, lanes):
-    """An AbaWorkspace for `lanes` states at once."""
+def aba_workspace(n, count):
+    """An AbaWorkspace of `count` lanes, for as many states at once."""
     return AbaWorkspace(
-        X_world=np.empty((lanes, n, POSE)), S_world=np.empty((lanes, n, 6)),
-        v=np.empty((lanes, n, 6)), c=np.empty((lanes, n, 6)), pA=np.empty((lanes, n, 6)),
-        U=np.empty((lanes, n, 6)), D=np.empty((lanes, n)), u=np.empty((lanes, n)),
-        IA=np.empty((lanes, n, 6, 6)))
+        X_world=np.empty((count, n, POSE)), S_world=np.empty((count, n, 6)),
+        v=np.empty((count, n, 6)), c=np.empty((count, n, 6)), pA=np.empty((count, n, 6)),
+        U=np.empty((count, n, 6)), D=np.empty((count, n)), u=np.empty((count, n)),
+        IA=np.empty((count, n, 6, 6)))
 
 
 @kernel_helper
-def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
-    """q̈ of the states first .. first + lanes − 1 of a batch, written into QDD; Q, QD, TAU and
-    QDD are (B, n), F None or (B, n, 6) body-frame wrenches.
+def aba(tree, gravity, Q, QD, TAU, F, QDD, lanes, workspace):
+    """q̈ of the states `lanes` (Lanes) of a batch, written into QDD; Q, QD, TAU and QDD are
+    (B, n), F None or (B, n, 6) body-frame wrenches.
 
     Every quantity is in world axes about the world origin, so articulated inertias pass to
     the parent without a transform. Each state has its lane of the workspace (aba_workspace):
@@ -63,12 +67,13 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
     """
     X_world, S_world, v, c = workspace.X_world, workspace.S_world, workspace.v, workspace.c
     pA, U, D, u, IA = workspace.pA, workspace.U, workspace.D, workspace.u, workspace.IA
+    first, count = lanes.first, lanes.count
     n = Q.shape[1]
 
     # forward pass: poses, velocities, velocity-product accelerations c, rigid-body bias forces
     for i in range(n):
         parent = parent_of(tree, i)
-        for lane in range(lanes):
+        for lane in range(count):
             b = first + lane
             X, S = body_kinematics(tree, i, Q[b, i], X_world[lane], S_world[lane])
             vJ = scale6(QD[b, i], S)
@@ -86,7 +91,7 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
     # Ia = IA − U Uᵀ/D, pa = pA + Ia c + U u/D = pA + IA c + U (u − Uᵀc)/D, D = Sᵀ U + armature
     for i in range(n - 1, -1, -1):
         parent = parent_of(tree, i)
-        for lane in range(lanes):
+        for lane in range(count):
             S, pA_i = vector6(S_world[lane], i), vector6(pA[lane], i)
             U_i = symmetric_times(IA[lane], i, S)
             D_i, u_i = dot6(S, U_i) + armature(tree, i), TAU[first + lane, i] - dot6(S, pA_i)
@@ -106,7 +111,7 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, first, lanes, workspace):
     a_root = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)
     for i in range(n):
         parent = parent_of(tree, i)
-        for lane in range(lanes):
+        for lane in range(count):
             a_i = add6(vector6(a[lane], parent) if parent >= 0 else a_root, vector6(a[lane], i))
             qdd_i = (u[lane, i] - dot6(vector6(U[lane], i), a_i)) / D[lane, i]
             QDD[first + lane, i] = qdd_i
@@ -119,13 +124,13 @@ def aba_lanes(tree, gravity, Q, QD, TAU, F, QDD, first, workspace):
     are compiled once for every kernel that calls them (the batch kernels, and the rollout's
     integrator stages, where the call made a step faster than the inlined aba_state: an
     inlined ABA counts a reference to each array it takes, at every call)."""
-    aba(tree, gravity, Q, QD, TAU, F, QDD, first, LANES, workspace)
+    aba(tree, gravity, Q, QD, TAU, F, QDD, Lanes(first, LANES), workspace)
 
 
 @routine
 def aba_one(tree, gravity, Q, QD, TAU, F, QDD, b, workspace):
     """aba for state b alone, with a one-lane workspace."""
-    aba(tree, gravity, Q, QD, TAU, F, QDD, b, 1, workspace)
+    aba(tree, gravity, Q, QD, TAU, F, QDD, Lanes(b, 1), workspace)
 
 
 @routine
@@ -134,7 +139,7 @@ def aba_state(tree, gravity, q, qd, tau, f_ext, qdd, workspace):
     The states become batches of one by np.newaxis, a view made inline: reshape calls into
     numba's runtime each time, a cost the rollout pays at every ABA."""
     aba(tree, gravity, q[np.newaxis], qd[np.newaxis], tau[np.newaxis], f_ext, qdd[np.newaxis],
-        0, 1, workspace)
+        Lanes(0, 1), workspace)
 
 
 @kernel_helper

@@ -65,6 +65,10 @@ SPAN = 55  # writes them
 ROW = PSI + SPAN  # row k of X_T (6): q̈ = a[k] − X_T[k] · a_p
 LINK_WIDTH = ROW + 6
 
+# A joint's motion transform X_Z: a turn about z by the angle of cosine α and sine β (γ = 0) or
+# a slide by γ along z (α = 1, β = 0); on the span of W the 5 x 5 matrix J (joint_motion5).
+JointMotion = namedtuple("JointMotion", ("alpha", "beta", "gamma"))
+
 
 @kernel_helper
 def unit(k):
@@ -92,9 +96,21 @@ def lift_link_frame(y, revolute):
 
 
 @kernel_helper
-def joint_motion5(alpha, beta, gamma, x):
-    """Wᵀ X_Z W x: the joint's motion transform on the span of W, a turn by the angle of cosine
-    α and sine β (γ = 0) or a slide by γ (α = 1, β = 0) along z."""
+def inverse_motion(J):
+    """J⁻¹ (a JointMotion): the turn back, or the slide back."""
+    return JointMotion(J.alpha, -J.beta, -J.gamma)
+
+
+@kernel_helper
+def joint_motion_at(joint, j):
+    """The JointMotion of joint j from the (α, β, γ) in row j of `joint`."""
+    return JointMotion(joint[j, 0], joint[j, 1], joint[j, 2])
+
+
+@kernel_helper
+def joint_motion5(J, x):
+    """J x = Wᵀ X_Z W x: the joint's motion transform J (a JointMotion) on the span of W."""
+    alpha, beta, gamma = J.alpha, J.beta, J.gamma
     return (
         alpha * x[0] + beta * x[1] + gamma * x[4], alpha * x[1] - beta * x[0] - gamma * x[3],
         x[2], alpha * x[3] + beta * x[4], alpha * x[4] - beta * x[3],
@@ -102,9 +118,10 @@ def joint_motion5(alpha, beta, gamma, x):
 
 
 @kernel_helper
-def link_joint_pose(T, alpha, beta, gamma):
-    """T · Z: the pose T of the link frame at q = 0 followed by the joint's turn about z by
-    the angle of cosine α and sine β, or slide γ along z."""
+def link_joint_pose(T, J):
+    """T · Z: the pose T of the link frame at q = 0 followed by the joint's turn about z or
+    slide along z, J (a JointMotion)."""
+    alpha, beta, gamma = J.alpha, J.beta, J.gamma
     return (
         alpha * T[0] + beta * T[1], alpha * T[1] - beta * T[0], T[2],
         alpha * T[3] + beta * T[4], alpha * T[4] - beta * T[3], T[5],
@@ -114,8 +131,9 @@ def link_joint_pose(T, alpha, beta, gamma):
 
 
 @kernel_helper
-def joint_force5(alpha, beta, gamma, x):
-    """Jᵀ x, J = joint_motion5(α, β, γ)."""
+def joint_force5(J, x):
+    """Jᵀ x, J a JointMotion (joint_motion5)."""
+    alpha, beta, gamma = J.alpha, J.beta, J.gamma
     return (
         alpha * x[0] - beta * x[1], beta * x[0] + alpha * x[1], x[2],
         alpha * x[3] - beta * x[4] - gamma * x[1], alpha * x[4] + beta * x[3] + gamma * x[0],
@@ -239,7 +257,7 @@ def link_frames(tree):
 # The arrays of the three passes (module docstring), link frames.
 LinkWorkspace = namedtuple("LinkWorkspace", (
     "X",        # (n, 12) each joint's pose X_j, parent link frame ← link frame
-    "joint",    # (n, 3) (α, β, γ) of each joint's X_Z
+    "joint",    # (n, 3) (α, β, γ) of each joint's X_Z, a JointMotion (joint_motion_at)
     "v",        # (n, 6) each body's velocity; its acceleration a in the last pass
     "c",        # (n, 6) c_j = v_j × S q̇_j; the force h_j of the joints solved in the last pass
     "f",        # (n, 6) each body's known force
@@ -272,8 +290,8 @@ def kinematics_pass(links, q, qd, tau, f_ext, ws):
         p = int(links[j, LINK_PARENT])
         revolute = links[j, REVOLUTE] != 0.0
         angle = q[j] if revolute else 0.0
-        alpha, beta, gamma = np.cos(angle), np.sin(angle), 0.0 if revolute else q[j]
-        X_j = link_joint_pose(pose_at(links, j, TRANSFORM), alpha, beta, gamma)
+        J = JointMotion(np.cos(angle), np.sin(angle), 0.0 if revolute else q[j])
+        X_j = link_joint_pose(pose_at(links, j, TRANSFORM), J)
         S = unit(axis_index(revolute))
         vJ = scale6(qd[j], S)
         v_j = add6(motion_to_child(X_j, vector6(v, p)), vJ) if p >= 0 else vJ
@@ -285,7 +303,7 @@ def kinematics_pass(links, q, qd, tau, f_ext, ws):
             F = vector6(f_ext, j)
             f_j = add6(f_j, (*rotate_back(A, F[0:3]), *rotate_back(A, F[3:6])))
         store(X, j, X_j)
-        joint[j, 0], joint[j, 1], joint[j, 2] = alpha, beta, gamma
+        joint[j, 0], joint[j, 1], joint[j, 2] = J.alpha, J.beta, J.gamma
         store(v, j, v_j)
         store(c, j, motion_cross_motion(v_j, vJ))
         store(f, j, f_j)
@@ -294,19 +312,19 @@ def kinematics_pass(links, q, qd, tau, f_ext, ws):
 
 
 @kernel_helper
-def congruence(M, alpha, beta, gamma):
+def congruence(M, J):
     """The lower triangle, row by row (15), of J M Jᵀ for a symmetric 5 x 5 M (its rows),
-    J = joint_motion5(α, β, γ)."""
-    y0 = joint_motion5(alpha, beta, gamma, M[0])  # the columns of J M
-    y1 = joint_motion5(alpha, beta, gamma, M[1])
-    y2 = joint_motion5(alpha, beta, gamma, M[2])
-    y3 = joint_motion5(alpha, beta, gamma, M[3])
-    y4 = joint_motion5(alpha, beta, gamma, M[4])
-    t0 = joint_motion5(alpha, beta, gamma, (y0[0], y1[0], y2[0], y3[0], y4[0]))
-    t1 = joint_motion5(alpha, beta, gamma, (y0[1], y1[1], y2[1], y3[1], y4[1]))
-    t2 = joint_motion5(alpha, beta, gamma, (y0[2], y1[2], y2[2], y3[2], y4[2]))
-    t3 = joint_motion5(alpha, beta, gamma, (y0[3], y1[3], y2[3], y3[3], y4[3]))
-    t4 = joint_motion5(alpha, beta, gamma, (y0[4], y1[4], y2[4], y3[4], y4[4]))
+    J a JointMotion (joint_motion5)."""
+    y0 = joint_motion5(J, M[0])  # the columns of J M
+    y1 = joint_motion5(J, M[1])
+    y2 = joint_motion5(J, M[2])
+    y3 = joint_motion5(J, M[3])
+    y4 = joint_motion5(J, M[4])
+    t0 = joint_motion5(J, (y0[0], y1[0], y2[0], y3[0], y4[0]))
+    t1 = joint_motion5(J, (y0[1], y1[1], y2[1], y3[1], y4[1]))
+    t2 = joint_motion5(J, (y0[2], y1[2], y2[2], y3[2], y4[2]))
+    t3 = joint_motion5(J, (y0[3], y1[3], y2[3], y3[3], y4[3]))
+    t4 = joint_motion5(J, (y0[4], y1[4], y2[4], y3[4], y4[4]))
     return (t0[0], t0[1], t1[1], t0[2], t1[2], t2[2], t0[3], t1[3], t2[3], t3[3], t0[4],
             t1[4], t2[4], t3[4], t4[4])
 
@@ -326,11 +344,11 @@ def projected(phi, i, o, revolute):
 
 
 @kernel_helper
-def pivot(phi, i, o, revolute, psi, k, start, alpha, beta, gamma):
+def pivot(phi, i, o, revolute, psi, k, start, J):
     """The lower triangle, row by row (15), of the pivot in the frame before the joint,
-    Z' = J⁻¹ Wᵀ Φ̃ W J⁻ᵀ + Ψ̂, J = joint_motion5(α, β, γ), Φ̃ the 6 x 6 at columns o .. of row
-    i of phi, Ψ̂ (5 x 5) at columns start .. of row k of psi."""
-    z = congruence(projected(phi, i, o, revolute), alpha, -beta, -gamma)
+    Z' = J⁻¹ Wᵀ Φ̃ W J⁻ᵀ + Ψ̂, J a JointMotion (joint_motion5), Φ̃ the 6 x 6 at columns o .. of
+    row i of phi, Ψ̂ (5 x 5) at columns start .. of row k of psi."""
+    z = congruence(projected(phi, i, o, revolute), inverse_motion(J))
     return (
         z[0] + psi[k, start],
         z[1] + psi[k, start + 5], z[2] + psi[k, start + 6],
@@ -387,7 +405,7 @@ def elimination_pass(links, a_root, ws):
     for j in range(c.shape[0] - 1, -1, -1):
         p = int(links[j, LINK_PARENT])
         revolute = links[j, REVOLUTE] != 0.0
-        alpha, beta, gamma = joint[j, 0], joint[j, 1], joint[j, 2]
+        J = joint_motion_at(joint, j)
         own = links[j, HAS_CHILD] != 0.0  # Φ̃_j, ã_j already downdated by its children
         fresh = p < 0 or links[j, LAST_CHILD] != 0.0  # Φ̃_p still Φ_p (or the base's 0)
         phi, phi_row, phi_start = (Phi_eff, j, 0) if own else (links, j, PHI)
@@ -398,8 +416,7 @@ def elimination_pass(links, a_root, ws):
         else:
             through_joint(pose_at(links, j, TRANSFORM), Phi_eff, p, 0, revolute, span, 0, 0)
             psi, psi_row, psi_start = span, 0, 0
-        low, d = ldlt5(pivot(phi, phi_row, phi_start, revolute, psi, psi_row, psi_start, alpha,
-                            beta, gamma))
+        low, d = ldlt5(pivot(phi, phi_row, phi_start, revolute, psi, psi_row, psi_start, J))
         store(L, j, low)
         e = coupling_rows(psi, psi_row, psi_start, low)
         ehat = (times5(e[0], d), times5(e[1], d), times5(e[2], d), times5(e[3], d),
@@ -414,7 +431,7 @@ def elimination_pass(links, a_root, ws):
             a_p = vector6(a_eff, p)
         y = project_link_frame(add6(vector6(c, j), add6(scale6(-1.0, a_j),
                                              motion_to_child(pose_at(X, j, 0), a_p))), revolute)
-        g_j = times5(d, lower_solve5(low, joint_motion5(alpha, -beta, -gamma, y)))
+        g_j = times5(d, lower_solve5(low, joint_motion5(inverse_motion(J), y)))
         store(g, j, g_j)
         if p >= 0:
             store(a_eff, p, add6(a_p, (-dot5(e[0], g_j), -dot5(e[1], g_j), -dot5(e[2], g_j),
@@ -456,7 +473,7 @@ def acceleration_pass(links, a_root, ws, qdd):
         t = transposed_times(Ehat, j, vector6(h, p) if p >= 0 else ZERO6)
         lam = upper_solve5(vector10(L, j), (g[j, 0] + t[0], g[j, 1] + t[1], g[j, 2] + t[2],
                                             g[j, 3] + t[3], g[j, 4] + t[4]))
-        lam_frame = joint_force5(joint[j, 0], -joint[j, 1], -joint[j, 2], lam)
+        lam_frame = joint_force5(inverse_motion(joint_motion_at(joint, j)), lam)
         W_lam = lift_link_frame(lam_frame, revolute)
         own = links[j, HAS_CHILD] != 0.0
         phi, phi_row, phi_start = (Phi_eff, j, 0) if own else (links, j, PHI)
