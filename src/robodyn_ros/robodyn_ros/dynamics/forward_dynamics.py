@@ -29,8 +29,8 @@ from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of
 
 LANES = 8
 """States a batch's ABA runs side by side, one per lane of the workspace. Their passes are
-independent, so the CPU overlaps one state's dependency chains with another's: on the bundled
-Panda, 8 lanes take two thirds of the time per state of one state at a time."""
+independent, so the CPU overlaps one state's dependency chains with another's (measured in
+docs/benchmarks.md, "Batches in parallel")."""
 
 # The states of a batch that one call of aba runs side by side, one per lane of its workspace:
 # first .. first + count − 1.
