@@ -36,8 +36,8 @@ def run_batch(
 ) -> None:
     """kernel(*constants, *per_state) over a batch: each array of `per_state` has the batch
     as its leading axis (inputs and outputs alike); anything else in it (None, numbers, flags)
-    goes to every chunk as it is; the first is q, (B, n). A batch that makes one chunk runs
-    on the arguments as they are."""
+    goes to every chunk as it is, and a tuple in it (a record) is cut as per_state is; the first
+    is q, (B, n). A batch that makes one chunk runs on the arguments as they are."""
     size, joints = per_state[0].shape
     most = threads * CHUNKS_PER_THREAD if threads > 1 else 1
     count = max(1, min(most, size * joints // MIN_CHUNK))
@@ -45,7 +45,10 @@ def run_batch(
         _work(kernel, constants, iter([(0, per_state)]))
         return
     bounds = np.linspace(0, size, count + 1).astype(int)
-    chunks = [(lo, _chunk(per_state, lo, hi)) for lo, hi in itertools.pairwise(bounds)]
+    chunks = [
+        (lo, per_state_part(per_state, slice(lo, hi)))
+        for lo, hi in itertools.pairwise(bounds)
+    ]
     untaken = iter(chunks)  # next() on a list iterator is atomic under the GIL
     helper_count = min(threads, count) - 1
     helpers = [
@@ -75,7 +78,7 @@ def _naming_the_state(
     raises the same error."""
     for k in range(chunk[0].shape[0]):
         try:
-            kernel(*constants, *_chunk(chunk, k, k + 1))
+            kernel(*constants, *per_state_part(chunk, slice(k, k + 1)))
         except type(error):
             where = f"state {first + k} of the batch"
             break
@@ -90,8 +93,22 @@ def _naming_the_state(
     return named
 
 
-def _chunk(per_state: Sequence, lo: int, hi: int) -> tuple:
-    return tuple(x[lo:hi] if isinstance(x, np.ndarray) else x for x in per_state)
+def per_state_part(per_state: Sequence, index: slice | None) -> list:
+    """per_state with each array indexed by `index` on its leading axis, the batch's (a slice
+    for a chunk, None, numpy.newaxis, to make one state a batch of one), and so each array of
+    a tuple in it (a record's fields); anything else as it is."""
+    return [
+        x[index] if isinstance(x, np.ndarray)
+        else _record_part(x, index) if isinstance(x, tuple)
+        else x
+        for x in per_state
+    ]
+
+
+def _record_part(record: tuple, index: slice | None) -> tuple:
+    """The record, of its own type (a plain tuple or a namedtuple), with its arrays indexed."""
+    fields = [x[index] if isinstance(x, np.ndarray) else x for x in record]
+    return tuple(fields) if type(record) is tuple else type(record)(*fields)
 
 
 def _pool(helpers: int) -> ThreadPoolExecutor:

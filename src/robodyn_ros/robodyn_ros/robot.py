@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 
 from robodyn_ros._state_call import StateCall
 from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_no_mass
-from robodyn_ros.batch_threads import run_batch
+from robodyn_ros.batch_threads import per_state_part, run_batch
 from robodyn_ros.dynamics import (
     conjugate_gradient,
     constraint_iterations,
@@ -978,11 +978,12 @@ class Robot:
         given = method != "dense"
         if given:
             self._run(route, (self._tree, task.rows, task.selection), (q, True, Lambda_inv))
+        settings = (singular_threshold, singular_damping, given)  # a TaskSettings
+        quantities = (J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info)  # a TaskQuantities
         self._run(
             task_space.operational_space_dynamics,
-            (self._tree, self._gravity, task.rows, task.selection),
-            (q, qd, singular_threshold, singular_damping, given, J, Lambda_inv, Lambda, Jbar, mu,
-             p, Jdot_qd, info),
+            (self._tree, self._gravity, task.rows, task.selection, settings),
+            (q, qd, quantities),
         )
         self._check(
             "operational_space", True,
@@ -1073,8 +1074,7 @@ class Robot:
         one state as a batch of one in the calling thread (the kernel's one build takes
         batches, dynamics.jit)."""
         if per_state[0].ndim == 1:
-            kernel(*constants, *[x[np.newaxis] if isinstance(x, np.ndarray) else x
-                                 for x in per_state])
+            kernel(*constants, *per_state_part(per_state, np.newaxis))
         else:
             run_batch(kernel, constants, per_state, self._threads)
 

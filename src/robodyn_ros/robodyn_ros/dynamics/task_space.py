@@ -554,23 +554,36 @@ def damped_task_inertia(Lambda_inv, threshold, damping, Lambda, info):
     info[1] = s_max / s_min if s_min > 0.0 else np.inf
 
 
+TaskSettings = namedtuple("TaskSettings", (
+    "singular_threshold",  # damped_task_inertia's threshold, in (0, 1)
+    "singular_damping",    # damped_task_inertia's damping, > 0
+    "given_inverse",       # whether Λ⁻¹ arrives filled in by another route (not "dense")
+))
+
+TaskQuantities = namedtuple("TaskQuantities", (
+    "J",           # (B, m, n) the task Jacobian
+    "Lambda_inv",  # (B, m, m) Λ⁻¹ = J M⁻¹ Jᵀ
+    "Lambda",      # (B, m, m) Λ, damped near singularities (damped_task_inertia)
+    "Jbar",        # (B, n, m) J̄ = M⁻¹ Jᵀ Λ, the dynamically consistent inverse
+    "mu",          # (B, m) μ = J̄ᵀ C q̇ − Λ J̇ q̇
+    "p",           # (B, m) p = J̄ᵀ g
+    "Jdot_qd",     # (B, m) J̇ q̇
+    "info",        # (B, 2) damped_task_inertia's info: rank, condition number of Λ⁻¹
+))
+
+
 @kernel
-def operational_space_dynamics(
-    tree, gravity, frames, rows, q, qd, threshold, damping, given,
-    J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, info,
-):
-    """The operational-space dynamics of the task rows `rows` (m indices into the 6F rows of the
-    F frames' [linear; angular], F x 13 frame rows), world-aligned axes at each frame origin,
-    for a state (n,) or a batch (B, n): J (m x n), Λ⁻¹ = J M⁻¹ Jᵀ (or, when `given`, Λ⁻¹
-    as the caller filled it in by another route), Λ (damped_task_inertia), J̄ = M⁻¹ Jᵀ Λ
-    (n x m), μ = J̄ᵀ C q̇ − Λ J̇ q̇, p = J̄ᵀ g and J̇ q̇ (m,) (Khatib 1987), info (2,)."""
-    Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
-    B, n = Q.shape
+def operational_space_dynamics(tree, gravity, frames, rows, settings, q, qd, quantities):
+    """The operational-space dynamics (Khatib 1987) of the task rows `rows` (m indices into
+    the 6F rows of the F frames' [linear; angular], F x 13 frame rows), world-aligned axes at
+    each frame origin, for a batch q, qd (B, n): the TaskQuantities, as `settings`
+    (TaskSettings) say. Both records arrive as plain tuples in their fields' order and are
+    named here: numba types a plain tuple from Python as cheaply as its items, a namedtuple
+    only by reading its class (docs/development.md)."""
+    setting = TaskSettings(*settings)
+    out = TaskQuantities(*quantities)
+    B, n = q.shape
     m, F6 = rows.shape[0], 6 * frames.shape[0]
-    OUT_J, OUT_JBAR = J.reshape((B, m, n)), Jbar.reshape((B, n, m))
-    OUT_LI, OUT_L = Lambda_inv.reshape((B, m, m)), Lambda.reshape((B, m, m))
-    OUT_MU, OUT_P, OUT_JDQD = mu.reshape((B, m)), p.reshape((B, m)), Jdot_qd.reshape((B, m))
-    OUT_INFO = info.reshape((B, 2))
     workspace = minv_workspace(tree, n)
     X_world, S_world = workspace.X_world, workspace.S_world
     Minv, J_full = np.empty((n, n)), np.empty((F6, n))
@@ -579,22 +592,26 @@ def operational_space_dynamics(
     v, a = rnea_ws.v, rnea_ws.a  # the frames' world-frame pass in RNEA's arrays, before rnea
     bias, g = np.empty(n), np.empty(n)
     for b in range(B):
-        minv_aba(tree, Q[b], Minv, workspace)
-        velocity_product_accelerations(tree, S_world, QD[b], v, a)
+        minv_aba(tree, q[b], Minv, workspace)
+        velocity_product_accelerations(tree, S_world, qd[b], v, a)
         for k in range(frames.shape[0]):
             body = int(frames[k, FRAME_BODY])
             origin = frame_origin(X_world, frames[k])
             frame_jacobian_into(tree, S_world, body, origin, J_full[6 * k : 6 * k + 6])
             classical_acceleration_into(v, a, body, origin, Jdot_full[6 * k : 6 * k + 6])
+        J, Jdot_qd = out.J[b], out.Jdot_qd[b]
         for r in range(m):
-            OUT_J[b, r] = J_full[rows[r]]
-            OUT_JDQD[b, r] = Jdot_full[rows[r]]
-        rnea(tree, gravity, Q[b], QD[b], zero, None, bias, rnea_ws)
-        rnea(tree, gravity, Q[b], zero, zero, None, g, rnea_ws)
-        MinvJT = Minv @ OUT_J[b].T
-        if not given:
-            OUT_LI[b] = OUT_J[b] @ MinvJT
-        damped_task_inertia(OUT_LI[b], threshold, damping, OUT_L[b], OUT_INFO[b])
-        OUT_JBAR[b] = MinvJT @ OUT_L[b]
-        OUT_P[b] = OUT_JBAR[b].T @ g
-        OUT_MU[b] = OUT_JBAR[b].T @ (bias - g) - OUT_L[b] @ OUT_JDQD[b]
+            J[r] = J_full[rows[r]]
+            Jdot_qd[r] = Jdot_full[rows[r]]
+        rnea(tree, gravity, q[b], qd[b], zero, None, bias, rnea_ws)
+        rnea(tree, gravity, q[b], zero, zero, None, g, rnea_ws)
+        MinvJT = Minv @ J.T
+        if not setting.given_inverse:
+            out.Lambda_inv[b] = J @ MinvJT
+        Lambda = out.Lambda[b]
+        damped_task_inertia(out.Lambda_inv[b], setting.singular_threshold,
+                            setting.singular_damping, Lambda, out.info[b])
+        Jbar = out.Jbar[b]
+        Jbar[:, :] = MinvJT @ Lambda
+        out.p[b] = Jbar.T @ g
+        out.mu[b] = Jbar.T @ (bias - g) - Lambda @ Jdot_qd

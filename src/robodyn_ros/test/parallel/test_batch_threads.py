@@ -1,6 +1,7 @@
 """batch_threads runs a kernel over a batch in chunks on threads, or in one piece when the
 batch makes one chunk: every state's output is written either way, settings that are not
-per-state reach every chunk as they are, and an error names the state that raised it."""
+per-state reach every chunk as they are, a record of per-state arrays is cut with the batch, and
+an error names the state that raised it."""
 
 from __future__ import annotations
 
@@ -40,6 +41,23 @@ def test_every_state_is_written(states: int) -> None:
         assert chunk_size.max() < states, "the batch ran in one piece: nothing was cut"
     else:
         assert np.all(chunk_size == states)
+
+
+def sums_and_counts(q: np.ndarray, outputs: tuple) -> None:
+    """A kernel whose outputs travel as one record (a plain tuple): total, chunk_size."""
+    total, chunk_size = outputs
+    total[:] = q.sum(axis=1)
+    chunk_size[:] = q.shape[0]
+
+
+@BATCHES
+def test_a_record_of_outputs_is_cut_with_the_batch(states: int) -> None:
+    q = np.random.default_rng(7).uniform(0.0, 1.0, (states, JOINTS))
+    total, chunk_size = np.full(states, np.nan), np.full(states, np.nan)
+    run_batch(sums_and_counts, (), (q, (total, chunk_size)), threads=2)
+    np.testing.assert_array_equal(total, q.sum(axis=1))
+    if states == STATES:
+        assert chunk_size.max() < states, "the batch ran in one piece: nothing was cut"
 
 
 @BATCHES
