@@ -23,6 +23,7 @@ from robodyn_ros.answers import PIVOT_RTOL, sample_states
 from robodyn_ros.dynamics.task_space import damped_task_inertia
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import Model, URDFWarning
+from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics, task_axes
 from robodyn_ros.robot import FloatArray, Robot, Task, TaskAxes
 
@@ -140,6 +141,16 @@ class MimicRobot(Robot):
         c = self.coupling
         return c.forces(self._tree_robot.inverse_dynamics(
             c.positions(q), c.rates(qd), c.rates(qdd), f_ext))
+
+    def inverse_dynamics_regressor(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
+        friction_velocity: float = FRICTION_VELOCITY,
+    ) -> FloatArray:
+        """Gᵀ Y_all: π holds every body and joint of the tree, the mimic joints' included."""
+        q, qd, qdd = self._inputs(("q", "qd", "qdd"), q, qd, qdd)
+        c = self.coupling
+        return c.G.T @ self._tree_robot.inverse_dynamics_regressor(
+            c.positions(q), c.rates(qd), c.rates(qdd), friction_velocity=friction_velocity)
 
     def bias_forces(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
         q, qd = self._inputs(("q", "qd"), q, qd)

@@ -34,16 +34,23 @@ from robodyn_ros.dynamics import (
     inverse_dynamics,
     kinematics,
     methods,
+    regressor,
     schur_link_frames,
     state_entries,
     task_space,
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.inertial_parameters import (
+    model_with_parameters,
+    parameter_count_of,
+    parameter_names,
+    parameters_of,
+)
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
-from robodyn_ros.model.model import checked_gravity
+from robodyn_ros.model.model import FRICTION_VELOCITY, checked_gravity
 from robodyn_ros.model.payload import checked_payload, with_payload
 from robodyn_ros.operational_space import (
     SCHUR_METHODS,
@@ -132,6 +139,7 @@ class _OneState:
     else, which the Robot's general path then converts, checks or batches."""
 
     inverse_dynamics: StateCall
+    inverse_dynamics_regressor: StateCall  # at the default friction velocity
     bias_forces: StateCall
     gravity_torques: StateCall
     coriolis_matrix: StateCall
@@ -149,8 +157,12 @@ class _OneState:
         def call(function: str, inputs: int, *out_shape: int) -> StateCall:
             return _state_call(function, tree, gravity, inputs, out_shape)
 
+        regressor_constants = np.append(gravity, FRICTION_VELOCITY)
         return cls(
             inverse_dynamics=call("inverse_dynamics", 3, n),
+            inverse_dynamics_regressor=_state_call(
+                "inverse_dynamics_regressor", tree, regressor_constants, 3,
+                (n, parameter_count_of(n))),
             bias_forces=call("bias_forces", 2, n),
             gravity_torques=call("gravity_torques", 1, n),
             coriolis_matrix=call("coriolis_matrix", 2, n, n),
@@ -572,6 +584,78 @@ class Robot:
             return C
         return self._compute("coriolis_matrix", "C", coriolis.coriolis_matrix, (self._tree,),
                              ("q", "qd"), (q, qd), (self.nv, self.nv))
+
+    # -- dynamic parameters -----------------------------------------------------------------
+
+    def inverse_dynamics_regressor(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
+        friction_velocity: float = FRICTION_VELOCITY,
+    ) -> FloatArray:
+        """Y(q, q̇, q̈) with τ = Y π, π the robot's dynamic parameters (inertial_parameters):
+        ten per body, four per joint (robodyn_ros.inertial_parameters).
+
+        Y π is inverse_dynamics' τ plus each joint's friction d q̇ + f tanh(q̇/ε) and offset,
+        which inverse_dynamics leaves out.
+
+        Args:
+            q, qd, qdd: joint positions, velocities and accelerations.
+            friction_velocity: ε of the smoothed Coulomb friction, > 0 (the simulation's by
+                default, model.FRICTION_VELOCITY).
+
+        Returns:
+            Y, shape (..., n, len(parameter_names)).
+
+        Raises:
+            ValueError: friction_velocity not a positive number.
+        """
+        if friction_velocity == FRICTION_VELOCITY:
+            Y = self._one_state.inverse_dynamics_regressor(q, qd, qdd)
+            if Y is not None:
+                return Y
+        elif not (np.isfinite(friction_velocity) and friction_velocity > 0.0):
+            raise ValueError("inverse_dynamics_regressor: friction_velocity must be a positive "
+                             f"speed; got {friction_velocity!r}")
+        return self._compute(
+            "inverse_dynamics_regressor", "Y", regressor.inverse_dynamics_regressor,
+            (*self._tree_under_gravity, float(friction_velocity)), ("q", "qd", "qdd"),
+            (q, qd, qdd), (self.nv, parameter_count_of(self.nv)),
+        )
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """The name of each entry of π: "<link>.m", "<link>.mcx", … for each body (named by
+        its joint's child link), then "<joint>.armature", "<joint>.viscous", … for each joint
+        of the tree (robodyn_ros.inertial_parameters)."""
+        return parameter_names(self.model)
+
+    def inertial_parameters(self) -> FloatArray:
+        """π, the robot's dynamic parameters as inverse_dynamics_regressor multiplies them:
+        each body's mass, first moment and rotational inertia about its origin in its frame,
+        then each joint's armature, viscous and Coulomb friction (the URDF's damping and
+        friction) and offset (zero).
+
+        Returns:
+            π, shape (len(parameter_names),).
+        """
+        return parameters_of(self.model)
+
+    def with_inertial_parameters(self, parameters: ArrayLike) -> Robot:
+        """This robot with the dynamic parameters π: its bodies' inertias, armature, damping
+        and friction replaced. The offsets are not the robot's (a torque sensor's bias) and
+        are left out; payloads it carried are part of π's bodies, so the new robot lists none.
+
+        Args:
+            parameters: π in the layout of parameter_names.
+
+        Returns:
+            A new Robot on the same kinematics; the compiled kernels are shared.
+
+        Raises:
+            ModelError: not one finite number per name; a body no rigid body can be (a
+                negative mass, an impossible inertia) or a negative armature or friction, the
+                message naming the link or joint.
+        """
+        return type(self)(model_with_parameters(self.model, parameters), threads=self.threads)
 
     # -- joint-space inertia ----------------------------------------------------------------
 

@@ -37,6 +37,20 @@ def rnea_workspace(n):
 
 
 @kernel_helper
+def body_motion(tree, i, q, qd, qdd, v_parent, a_parent):
+    """Body i's pose in its parent X_i, and its velocity and acceleration in its own frame from
+    its parent's: v_i = X_i v_λ + S_i q̇_i, a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i (RBDA
+    Table 5.1)."""
+    S = subspace(tree, i)
+    X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, q[i])
+    vJ = scale6(qd[i], S)
+    v_i = add6(motion_to_child(X_i, v_parent), vJ)
+    a_i = add6(motion_to_child(X_i, a_parent), scale6(qdd[i], S))
+    a_i = add6(a_i, motion_cross_motion(v_i, vJ))
+    return X_i, v_i, a_i
+
+
+@kernel_helper
 def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i for one state, written into tau; M
     includes the armature (tree.armature).
@@ -52,14 +66,10 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
 
     # forward pass: velocities, accelerations and the net force on each body
     for i in range(q.shape[0]):
-        S, body, parent = subspace(tree, i), body_inertia(tree, i), parent_of(tree, i)
-        X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, q[i])
+        body, parent = body_inertia(tree, i), parent_of(tree, i)
         v_parent = vector6(workspace.v, parent) if parent >= 0 else v_root
         a_parent = vector6(workspace.a, parent) if parent >= 0 else a_root
-        vJ = scale6(qd[i], S)
-        v_i = add6(motion_to_child(X_i, v_parent), vJ)
-        a_i = add6(motion_to_child(X_i, a_parent), scale6(qdd[i], S))
-        a_i = add6(a_i, motion_cross_motion(v_i, vJ))
+        X_i, v_i, a_i = body_motion(tree, i, q, qd, qdd, v_parent, a_parent)
         h_i = body_inertia_times(body, v_i)
         f_i = add6(body_inertia_times(body, a_i), motion_cross_force(v_i, h_i))
         if f_ext is not None:

@@ -36,6 +36,7 @@ KERNEL_SOURCES = (
     "dynamics/moments.py",
     "dynamics/kinematics.py",
     "dynamics/inverse_dynamics.py",
+    "dynamics/regressor.py",
     "dynamics/inertia_matrix.py",
     "dynamics/coriolis.py",
     "dynamics/gdahj.py",

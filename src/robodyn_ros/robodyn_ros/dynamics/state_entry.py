@@ -7,8 +7,9 @@ with one C signature,
     void entry(const double *tree, const double *constants, int64 n,
                const double *x0, const double *x1, const double *x2, double *out)
 
-that views the pointers as arrays (tree (n, WIDTH); constants: gravity (3,), or for the frame
-entries the frame's row (FRAME_WIDTH,); the state vectors (n,); out shaped as the result) and
+that views the pointers as arrays (tree (n, WIDTH); constants: gravity (3,), for the regressor
+gravity and the friction velocity (REGRESSOR_CONSTANTS,), for the frame entries the frame's row
+(FRAME_WIDTH,); the state vectors (n,); out shaped as the result) and
 runs the one-state algorithm the batch kernels loop over, with its own workspace. Unused
 inputs are NULL and never read. An entry cannot raise: where an answer does not exist its
 output holds NaN or inf, which StateCall turns into its "take the general path" answer.
@@ -29,6 +30,12 @@ from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import ERROR_MODEL, FASTMATH, cached, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
+from robodyn_ros.dynamics.regressor import (
+    PARAMETERS_PER_BODY,
+    PARAMETERS_PER_JOINT,
+    regressor,
+    regressor_workspace,
+)
 from robodyn_ros.dynamics.task_space import (
     articulated_task_inverse,
     articulated_workspace,
@@ -40,6 +47,9 @@ _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)
 
 entry = cached(cfunc(SIGNATURE, cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
+
+REGRESSOR_CONSTANTS = 4  # gravity (3), the friction velocity ε
+REGRESSOR_COLUMNS_PER_JOINT = PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT
 
 
 @kernel_helper
@@ -71,6 +81,15 @@ def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
 def coriolis_matrix_entry(tree, gravity, n, q, qd, _x1, C):
     packed = as_tree(tree, n)
     coriolis(packed, carray(q, n), carray(qd, n), carray(C, (n, n)), coriolis_workspace(packed, n))
+
+
+@entry
+def inverse_dynamics_regressor_entry(tree, constants, n, q, qd, qdd, Y):
+    """constants: gravity (3) then the friction velocity ε (REGRESSOR_CONSTANTS)."""
+    values = carray(constants, REGRESSOR_CONSTANTS)
+    regressor(as_tree(tree, n), values[:3], values[3], carray(q, n), carray(qd, n),
+              carray(qdd, n), carray(Y, (n, REGRESSOR_COLUMNS_PER_JOINT * n)),
+              regressor_workspace(n))
 
 
 @entry
@@ -141,6 +160,7 @@ def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
 # The Robot function each entry answers → the entry (robot.py binds them by these names).
 ENTRIES = {
     "inverse_dynamics": inverse_dynamics_entry,
+    "inverse_dynamics_regressor": inverse_dynamics_regressor_entry,
     "bias_forces": bias_forces_entry,
     "gravity_torques": gravity_torques_entry,
     "coriolis_matrix": coriolis_matrix_entry,

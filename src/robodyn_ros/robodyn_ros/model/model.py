@@ -13,6 +13,11 @@ if TYPE_CHECKING:
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic")
 
+FRICTION_VELOCITY = 0.05
+"""ε (rad/s, or m/s for a prismatic joint) of a joint's smoothed Coulomb friction f·tanh(q̇/ε),
+f its URDF ``<dynamics friction>``: the speed under which friction acts as a viscous damper of
+f/ε. The simulation and the regressor share it."""
+
 
 class ModelError(ValueError):
     """A robot description that cannot become a Model; the message names the file, link or joint."""
@@ -30,6 +35,8 @@ class Model:
         name: robot name from the URDF.
         root_link: the URDF root link (the fixed base, world for the dynamics).
         joint_names, joint_kinds: per joint; kinds are ``JOINT_KINDS``.
+        body_links: per joint, its URDF child link, which names body i (the links fixed to
+            it are frames of the body).
         parent: (n,) int64, parent joint of each joint, -1 for the root body.
         joint_placement: (n, 4, 4) pose of joint i's frame in its parent body's frame at q = 0
             (the URDF joint origin; the joint frame is the child link frame).
@@ -58,6 +65,7 @@ class Model:
     root_link: str
     joint_names: tuple[str, ...]
     joint_kinds: tuple[str, ...]
+    body_links: tuple[str, ...]
     parent: np.ndarray
     joint_placement: np.ndarray
     motion_subspace: np.ndarray

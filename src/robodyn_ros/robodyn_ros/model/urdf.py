@@ -492,6 +492,7 @@ def _check_locked_joints(robot: URDF, locked: Mapping[str, float], source: str) 
 class _MovingJoint:
     name: str
     kind: str
+    child: str
     parent: int
     placement: np.ndarray
     motion_subspace: np.ndarray
@@ -547,6 +548,7 @@ def _build_model(
         root_link=tree.root,
         joint_names=tuple(j.name for j in joints),
         joint_kinds=tuple(j.kind for j in joints),
+        body_links=tuple(j.child for j in joints),
         parent=np.array([j.parent for j in joints], dtype=np.int64),
         joint_placement=np.array([j.placement for j in joints]),
         motion_subspace=np.array([j.motion_subspace for j in joints]),
@@ -608,6 +610,7 @@ def _moving_joint(joint: Joint, parent: int, placement: np.ndarray, source: str)
     return _MovingJoint(
         name=joint.name,
         kind=joint.type,
+        child=joint.child,
         parent=parent,
         placement=placement,
         motion_subspace=subspace,

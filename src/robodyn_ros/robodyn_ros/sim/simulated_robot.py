@@ -38,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros.iteration import ConvergenceError
+from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.integrators import (
     ADAPTIVE_INTEGRATORS,
@@ -47,7 +48,6 @@ from robodyn_ros.sim.integrators import (
 )
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
 
-FRICTION_VELOCITY = 0.05  # rad/s (m/s): ε of the smoothed Coulomb friction −f·tanh(q̇/ε)
 TOLERANCE = 1e-8  # of the adaptive integrators, relative and absolute
 
 

@@ -11,6 +11,7 @@ independent oracle; it needs Pinocchio (``pip install pin``), a test/benchmark d
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping, Sequence
 
@@ -204,6 +205,33 @@ class PinocchioOracle:
         return forces
 
     # -- frames --------------------------------------------------------------------------------
+
+    def joint_torque_regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """Pinocchio's computeJointTorqueRegressor, (nv, 10 nv): τ = Y π, π the ten dynamic
+        parameters of each joint's body (body_parameters), rows and column blocks in robodyn's
+        joint order. Pinocchio's regressor has no armature term."""
+        Y = pin.computeJointTorqueRegressor(self.model, self.data, self.q(q), self.v(qd),
+                                            self.v(qdd))
+        columns = (10 * (np.array(self._joint_ids)[:, None] - 1) + np.arange(10)).ravel()
+        return np.asarray(Y)[np.ix_(self._idx_v, columns)]
+
+    def body_parameters(self) -> np.ndarray:
+        """(nv, 10) each joint's body's dynamic parameters (Inertia.toDynamicParameters: m,
+        m c, then I about the joint frame origin as xx, xy, yy, xz, yz, zz), robodyn's order."""
+        return np.array([self.model.inertias[j].toDynamicParameters() for j in self._joint_ids])
+
+    def with_parameters(self, body_parameters: np.ndarray, armature: np.ndarray) -> PinocchioOracle:
+        """A copy whose bodies have these dynamic parameters, (nv, 10) as body_parameters
+        gives them (Inertia.FromDynamicParameters), and whose joints have this armature (nv,),
+        robodyn's order."""
+        changed = copy.copy(self)
+        changed.model = pin.Model(self.model)
+        for k, joint_id in enumerate(self._joint_ids):
+            changed.model.inertias[joint_id] = pin.Inertia.FromDynamicParameters(
+                np.asarray(body_parameters[k], dtype=float))
+            changed.model.armature[self._idx_v[k]] = armature[k]
+        changed.data = changed.model.createData()
+        return changed
 
     def frame_pose(self, q: np.ndarray, link_name: str) -> np.ndarray:
         """4x4 pose of a URDF link in the world (the root link frame)."""

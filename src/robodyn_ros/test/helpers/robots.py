@@ -1,6 +1,6 @@
 """Robot descriptions and loads that tests of several folders use: the bundled panda's URDF,
 its joints, a resting state and its tool frame; a small generated chain; the panda with a tip
-that moves no mass; a tool load with a full inertia tensor."""
+that moves no mass; a tool load with a full inertia tensor; a URDF given a mimic joint."""
 
 from __future__ import annotations
 
@@ -29,3 +29,11 @@ def massless_tip(urdf: str) -> str:
 
 
 MASSLESS = massless_tip(PANDA)
+
+
+def with_mimic(urdf: str, joint: str, leader: str, multiplier: float, offset: float) -> str:
+    """The URDF with `joint` mimicking `leader`."""
+    start = urdf.index(f'<joint name="{joint}"')
+    end = urdf.index("</joint>", start)
+    rule = f'<mimic joint="{leader}" multiplier="{multiplier}" offset="{offset}"/>'
+    return urdf[:end] + rule + urdf[end:]

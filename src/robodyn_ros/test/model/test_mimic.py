@@ -22,17 +22,10 @@ from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 from helpers.checks import expect_joint_space
+from helpers.robots import with_mimic
 from helpers.tolerances import close
 
 PANDA = example_robot_urdf("panda").read_text()
-
-
-def with_mimic(urdf: str, joint: str, leader: str, multiplier: float, offset: float) -> str:
-    """The URDF with `joint` mimicking `leader`."""
-    start = urdf.index(f'<joint name="{joint}"')
-    end = urdf.index("</joint>", start)
-    rule = f'<mimic joint="{leader}" multiplier="{multiplier}" offset="{offset}"/>'
-    return urdf[:end] + rule + urdf[end:]
 
 
 CHAIN = with_mimic(random_chain_urdf(6, seed=4), "joint_3", "joint_2", -0.7, 0.1)
