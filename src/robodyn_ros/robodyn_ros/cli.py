@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.identification.estimation import PRIOR_WEIGHT
 from robodyn_ros.model import ModelError, read_robot_description, xacro_argument
 from robodyn_ros.resources import bundled_urdf, share_directory
 from robodyn_ros.robot import Robot
@@ -221,14 +222,82 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     analyze.add_argument("--no-bag", action="store_true", help="skip the output bag")
     analyze.add_argument("--progress", action="store_true", default=None,
                          help="show the progress bar even when stderr is not a terminal")
+    add_identify_command(actions)
     replay = actions.add_parser("replay", help="publish a bag's joint states and /clock (ROS 2)")
     replay.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
     replay.add_argument("--topic", default="/joint_states", help="the topic to publish")
     replay.add_argument("--rate", type=float, default=1.0, help="speed: 2 plays twice as fast")
 
 
+def add_identify_command(actions: argparse._SubParsersAction) -> None:
+    """`robodyn bag identify`."""
+    identify = actions.add_parser(
+        "identify", help="identify the robot's inertial parameters, armature and friction (or "
+        "a held load's) from a recorded run: an identified URDF, parameters.yaml, a report"
+    )
+    identify.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap) with efforts")
+    identify.add_argument("--urdf", required=True,
+                          help=f"URDF or .xacro file of the recorded robot; {XACRO_HELP}")
+    add_gravity_option(identify)
+    identify.add_argument("--validate", metavar="BAG",
+                          help="a second run to check the identified model on")
+    identify.add_argument("--payload-frame", metavar="FRAME",
+                          help="identify only a load held on this frame (payload.yaml)")
+    identify.add_argument("--parameters", metavar="FILE",
+                          help="with --payload-frame: the robot's parameters.yaml from an "
+                          "earlier identification (default: the URDF's values)")
+    identify.add_argument("--prior-weight", type=float, default=PRIOR_WEIGHT,
+                          help="how many samples' worth the URDF's values count as where the "
+                          f"run does not inform them (default {PRIOR_WEIGHT:g})")
+    identify.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
+    identify.add_argument("--window", type=int, default=11,
+                          help="Savitzky-Golay window, samples (odd), for q̈")
+    identify.add_argument("--backend", default="threads",
+                          choices=("serial", "threads", "processes", "dask"))
+    identify.add_argument("--workers", type=int, default=2)
+    identify.add_argument("--output", help="output folder (default: <bag>_identified beside it)")
+    identify.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    identify.add_argument("--progress", action="store_true", default=None,
+                          help="show the progress bar even when stderr is not a terminal")
+
+
+def run_bag_identify(args: argparse.Namespace) -> int:
+    """`robodyn bag identify`: prints the report and the files written."""
+    from robodyn_ros.bag.identification import IdentificationOptions, identify_bag
+    from robodyn_ros.bag.identification_files import read_parameters, write_identification
+    from robodyn_ros.bag.identification_plots import write_identification_plots
+    from robodyn_ros.parallel import backend
+
+    bag = Path(args.bag)
+    folder = Path(args.output) if args.output else bag.parent / f"{bag.name}_identified"
+    if (folder / "report.txt").exists():
+        raise ValueError(f"output folder {folder} already holds an identification; choose "
+                         "another (--output)")
+    if args.parameters and not args.payload_frame:
+        raise ValueError("--parameters gives the robot's own parameters for --payload-frame")
+    urdf = read_robot_description(args.urdf, args.xacro_args)
+    robot = Robot.from_urdf_string(urdf, source=os.fspath(args.urdf), gravity=args.gravity)
+    options = IdentificationOptions(
+        topic=args.topic, window=args.window, prior_weight=args.prior_weight,
+        payload_frame=args.payload_frame,
+        known=read_parameters(args.parameters, robot) if args.parameters else None,
+    )
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    with backend(args.backend, workers=args.workers) as pool:
+        result = identify_bag(bag, robot, options, validate=args.validate, pool=pool,
+                              show_progress=show)
+    files = write_identification(folder, result, urdf)
+    if not args.no_plots:
+        files += write_identification_plots(folder, result)
+    print(files[0].read_text(), end="")
+    print(f"written to {folder}: {', '.join(path.name for path in files)}")
+    return 0
+
+
 def run_bag(args: argparse.Namespace) -> int:
-    """`robodyn bag analyze` (prints the report) or `robodyn bag replay`."""
+    """`robodyn bag analyze` (prints the report), `bag identify` or `bag replay`."""
+    if args.bag_command == "identify":
+        return run_bag_identify(args)
     if args.bag_command == "replay":
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         from robodyn_ros.ros.bag_replay import replay_bag

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from robodyn_ros.bag.analysis import WINDOW, Analysis, analyze, check_frames
 from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.plots import write_plots
-from robodyn_ros.bag.progress import ProgressBar
+from robodyn_ros.bag.progress import progress_bar
 from robodyn_ros.bag.reading import read_joint_states
 from robodyn_ros.bag.report import text_report, write_csv
 from robodyn_ros.bag.writing import write_dynamics
@@ -54,7 +53,7 @@ def analyze_bag(bag: str | Path, robot: Robot, options: AnalysisOptions) -> Anal
     check_frames(robot, options.frames)  # before the bag is read
     run = read_joint_states(bag, options.topic, robot.joint_names)
     show = sys.stderr.isatty() if options.progress is None else options.progress
-    with backend(options.backend, workers=options.workers) as pool, _bar(
+    with backend(options.backend, workers=options.workers) as pool, progress_bar(
         show, len(run), "dynamics"
     ) as progress:
         analysis = analyze(
@@ -70,7 +69,7 @@ def analyze_bag(bag: str | Path, robot: Robot, options: AnalysisOptions) -> Anal
         files += write_plots(folder, analysis)
     if options.dynamics_bag:
         files.append(folder / "dynamics")
-        with _bar(show, len(run), "output bag") as progress:
+        with progress_bar(show, len(run), "output bag") as progress:
             write_dynamics(
                 files[-1], robot, analysis,
                 forward_dynamics_method=options.forward_dynamics_method, progress=progress,
@@ -81,10 +80,3 @@ def analyze_bag(bag: str | Path, robot: Robot, options: AnalysisOptions) -> Anal
 def _check_output(folder: Path) -> None:
     if (folder / "dynamics").exists() or (folder / "samples.csv").exists():
         raise BagError(f"output folder {folder} already holds an analysis; choose another")
-
-
-def _bar(show: bool, total: int, label: str) -> AbstractContextManager[ProgressBar | None]:
-    """A ProgressBar closed on exit, or nothing."""
-    if not show:
-        return nullcontext(None)
-    return ProgressBar(total, label)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import AbstractContextManager, nullcontext
 from typing import TextIO
 
 WIDTH = 30  # characters of the bar
@@ -53,3 +54,10 @@ def _clock(seconds: float) -> str:
     minutes, second = divmod(round(seconds), 60)
     hours, minute = divmod(minutes, 60)
     return f"{hours}:{minute:02d}:{second:02d}"
+
+
+def progress_bar(show: bool, total: int, label: str) -> AbstractContextManager[ProgressBar | None]:
+    """A ProgressBar of `total` items closed on exit, or nothing when not `show`."""
+    if not show:
+        return nullcontext(None)
+    return ProgressBar(total, label)

@@ -1,0 +1,171 @@
+"""The parts of identification, each against an independent reference: base parameters
+(W_b π_b = W π for any π, on real robots and generated chains and trees; the Panda's 43 base
+parameters of its bodies, as Gaz et al. 2019 find), the log-Cholesky map (rigid bodies only,
+round trip), a load's columns (against Robot.with_payload), normal equations (against the
+residual computed sample by sample; chunks and backends add up to the whole), and weighted
+least squares (the true parameters of noisy data within their standard errors, at the
+scatter the covariance predicts)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from robodyn_ros import Robot
+from robodyn_ros.identification.accumulation import accumulate
+from robodyn_ros.identification.base_parameters import base_parameters
+from robodyn_ros.identification.errors import IdentificationError
+from robodyn_ros.identification.estimation import weighted_least_squares
+from robodyn_ros.identification.log_cholesky import (
+    parameters_of_theta,
+    pseudo_inertia,
+    theta_of_parameters,
+)
+from robodyn_ros.identification.normal_equations import NormalEquations
+from robodyn_ros.identification.payload import PayloadEstimate, payload_columns
+from robodyn_ros.inertial_parameters import body_parameters, spatial_inertia_of
+from robodyn_ros.model.inertia import (
+    impossible_inertia,
+    inertia_about_com,
+    principal_moments,
+    rotation_from_rpy,
+    spatial_inertia,
+)
+from robodyn_ros.parallel import backend
+from robodyn_ros.testing.perturbed_robot import perturbed_parameters
+from robodyn_ros.testing.trajectories import sine_trajectory
+
+from helpers.robots import PANDA
+from helpers.tolerances import close
+
+
+def test_base_parameters_explain_every_parameter_vector(case) -> None:
+    """For random π, the base regressor times K π is the whole regressor times π, at states
+    other than those the base parameters were found at."""
+    if case.robot.nv > 64:
+        pytest.skip("the stacked regressor of a 128- or 256-joint chain is large; 64 suffice")
+    base = base_parameters(case.robot)
+    q, qd, qdd, _ = case.states(4, seed=21)
+    Y = case.robot.inverse_dynamics_regressor(q, qd, qdd)
+    for seed in range(3):
+        parameters = np.random.default_rng(seed).normal(size=Y.shape[-1])
+        close(base.regressor(Y) @ base.of(parameters), Y @ parameters)
+    assert np.abs(Y[..., base.unidentifiable]).max(initial=0.0) <= 1e-12 * np.abs(Y).max()
+    np.testing.assert_array_equal(base.combination[:, base.independent], np.eye(len(base)))
+
+
+def test_the_panda_has_43_base_parameters_of_its_bodies() -> None:
+    """The rank of the bodies' columns alone: 43 (Gaz, Cognetti, Oliva, Robuffo Giordano & De
+    Luca, RA-L 4(4), 2019); with armature and friction the identification fits 69."""
+    robot = Robot.from_urdf_string(PANDA)
+    rng = np.random.default_rng(0)
+    q = rng.uniform(robot.model.lower, robot.model.upper, (300, robot.nv))
+    Y = robot.inverse_dynamics_regressor(q, *rng.uniform(-2, 2, (2, 300, robot.nv)))
+    bodies = Y[..., : 10 * robot.nv].reshape(-1, 10 * robot.nv)
+    pivots = np.abs(np.diag(scipy.linalg.qr(bodies, mode="r", pivoting=True)[0]))
+    assert np.sum(pivots > 1e-9 * pivots[0]) == 43
+    assert len(base_parameters(robot)) == 69
+    names = base_parameters(robot).names
+    assert "panda_link4.mcx - 0.0825·panda_link5.m - 0.0825·panda_link6.m" \
+        " - 0.0825·panda_link7.m" in names
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_log_cholesky_gives_rigid_bodies_only_and_round_trips(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, 1.5, (5, 10))
+    bodies = parameters_of_theta(theta)
+    for body in bodies:
+        moments = principal_moments(inertia_about_com(spatial_inertia_of(body)))
+        assert body[0] > 0.0 and not impossible_inertia(moments)
+    np.testing.assert_allclose(theta_of_parameters(bodies), theta, rtol=1e-7, atol=1e-7)
+    assert np.all(np.linalg.eigvalsh(pseudo_inertia(bodies)) > 0.0)
+
+
+def test_log_cholesky_refuses_an_impossible_body() -> None:
+    flat = body_parameters(spatial_inertia(1.0, np.zeros(3), np.diag([0.1, 0.1, 0.5])))
+    with pytest.raises(np.linalg.LinAlgError):
+        theta_of_parameters(flat)
+
+
+@pytest.mark.parametrize("frame", ["panda_hand_tcp", "panda_link8", "panda_hand", "panda_link3"])
+def test_a_loads_columns_are_those_with_payload_adds(frame: str) -> None:
+    robot = Robot.from_urdf_string(PANDA)
+    inertia = (rotation_from_rpy((0.3, -0.2, 0.7)) @ np.diag([0.004, 0.006, 0.009])
+               @ rotation_from_rpy((0.3, -0.2, 0.7)).T)
+    com = np.array([0.02, -0.01, 0.08])
+    held = robot.with_payload(frame, 1.3, com, inertia)
+    load = body_parameters(spatial_inertia(1.3, com, inertia))
+    close(held.inertial_parameters() - robot.inertial_parameters(),
+          payload_columns(robot.model, frame) @ load)
+    estimate = PayloadEstimate.of(frame, load)
+    close(estimate.com, com)
+    close(estimate.inertia, inertia)
+    with pytest.raises(IdentificationError, match="fixed base"):
+        payload_columns(robot.model, "panda_link0")
+
+
+def test_normal_equations_give_the_residual_of_any_parameters() -> None:
+    robot = Robot.from_urdf_string(PANDA)
+    trajectory = sine_trajectory(robot, 300, 100.0, seed=2)
+    Y = robot.inverse_dynamics_regressor(trajectory.q, trajectory.qd, trajectory.qdd)
+    tau = np.random.default_rng(3).normal(size=trajectory.q.shape)
+    tau[[5, 9], 2] = np.nan  # two samples without an effort on joint 2
+    equations = NormalEquations.of(Y, tau)
+    parameters = perturbed_parameters(robot, seed=4)
+    residual = tau - Y @ parameters
+    np.testing.assert_allclose(equations.squared_residuals(parameters),
+                               np.nansum(residual**2, axis=0), rtol=1e-9)
+    assert equations.counts.tolist() == [300, 300, 298, 300, 300, 300, 300]
+    halves = NormalEquations.of(Y[:100], tau[:100]) + NormalEquations.of(Y[100:], tau[100:])
+    np.testing.assert_allclose(halves.products, equations.products, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["threads", "processes"])
+def test_accumulation_on_a_backend_is_the_serial_one(name: str) -> None:
+    robot = Robot.from_urdf_string(PANDA)
+    trajectory = sine_trajectory(robot, 2500, 100.0, seed=5)
+    tau = np.random.default_rng(6).normal(size=trajectory.q.shape)
+    state = (trajectory.q, trajectory.qd, trajectory.qdd, tau)
+    serial = accumulate(robot, *state, chunk=700)
+    with backend(name, workers=2) as pool:
+        parallel = accumulate(robot, *state, chunk=700, pool=pool)
+    np.testing.assert_allclose(parallel.products, serial.products, rtol=1e-12)
+    np.testing.assert_allclose(parallel.moments, serial.moments, rtol=1e-12)
+    assert parallel.counts.tolist() == serial.counts.tolist()
+
+
+def test_weighted_least_squares_scatters_as_its_covariance_says() -> None:
+    """Ten noisy runs of one trajectory (σ different per joint): the estimates' z-scores
+    against the true base parameters have unit variance (χ² within its 99.9 % range) and
+    the estimated σ per joint is the noise's."""
+    robot = Robot.from_urdf_string(PANDA)
+    true = perturbed_parameters(robot, seed=8)
+    base = base_parameters(robot)
+    trajectory = sine_trajectory(robot, 4000, 200.0, seed=9)
+    Y = robot.inverse_dynamics_regressor(trajectory.q, trajectory.qd, trajectory.qdd)
+    sigma = np.linspace(0.2, 0.8, robot.nv)
+    z = []
+    for seed in range(10):
+        tau = Y @ true + np.random.default_rng(seed).normal(0.0, sigma, trajectory.q.shape)
+        estimate = weighted_least_squares(NormalEquations.of(Y, tau), base)
+        z.append((estimate.values - base.of(true)) / estimate.standard_errors)
+        np.testing.assert_allclose(estimate.sigma, sigma, rtol=0.05)
+    chi2 = float(np.sum(np.square(z)))
+    degrees = 10 * len(base)
+    assert degrees - 3.3 * np.sqrt(2 * degrees) < chi2 < degrees + 3.3 * np.sqrt(2 * degrees)
+
+
+def test_a_run_that_does_not_move_a_joint_is_refused_naming_what_it_cannot_fit() -> None:
+    robot = Robot.from_urdf_string(PANDA)
+    trajectory = sine_trajectory(robot, 2000, 100.0, seed=10)
+    q, qd, qdd = trajectory.q.copy(), trajectory.qd.copy(), trajectory.qdd.copy()
+    q[:, 6], qd[:, 6], qdd[:, 6] = 0.3, 0.0, 0.0  # the wrist joint 7 held still
+    Y = robot.inverse_dynamics_regressor(q, qd, qdd)
+    tau = Y @ robot.inertial_parameters() + np.random.default_rng(1).normal(0, 0.1, q.shape)
+    with pytest.raises(IdentificationError, match="does not excite every base parameter"):
+        weighted_least_squares(NormalEquations.of(Y, tau), base_parameters(robot))
