@@ -53,9 +53,8 @@ def identified_urdf(
     Everything else is kept: element order, other attributes, comments, and the text before
     and after the ``<robot>`` element (XML declaration, leading comments) verbatim. The rest
     is written as ``xml.etree.ElementTree`` does: attributes in double quotes, ``<a />`` for
-    an empty element, namespace prefixes renamed ``ns0``, ... and unused declarations
-    dropped. New elements are indented like their neighbours. Numbers have the digits to
-    read back exactly.
+    an empty element, namespace declarations only where used (prefixes kept). New elements
+    are indented like their neighbours. Numbers have the digits to read back exactly.
 
     A link behind a locked joint sits in its body where the locked position puts it, and the
     whole body's inertia goes to the body link; the URDF so written describes the robot with
@@ -98,6 +97,7 @@ def identified_urdf(
     if header is not None:
         _insert(root, 0, _comment(header), "\n", step)
     before, after = _text_around_root(urdf)
+    _keep_namespace_prefixes(urdf)
     return before + ET.tostring(root, encoding="unicode") + after
 
 
@@ -168,6 +168,16 @@ def _text_around_root(urdf: str) -> tuple[str, str]:
     data = urdf.encode()
     start_tag, end_tag = offsets
     return data[:start_tag].decode(), data[data.index(b">", end_tag) + 1 :].decode()
+
+
+def _keep_namespace_prefixes(urdf: str) -> None:
+    """Register the document's namespace prefixes (xacro:, gazebo extensions) with
+    ElementTree, so that it writes them by their names instead of ns0, ns1, …"""
+    parser = ET.XMLPullParser(events=("start-ns",))
+    parser.feed(urdf)
+    for _, (prefix, uri) in parser.read_events():
+        if prefix and not re.fullmatch(r"ns\d+", prefix):
+            ET.register_namespace(prefix, uri)
 
 
 def _comment(text: str) -> ET.Element[Any]:
