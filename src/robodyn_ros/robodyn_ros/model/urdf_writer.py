@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 from xml.parsers import expat
 
 import numpy as np
@@ -173,9 +173,10 @@ def _text_around_root(urdf: str) -> tuple[str, str]:
 def _keep_namespace_prefixes(urdf: str) -> None:
     """Register the document's namespace prefixes (xacro:, gazebo extensions) with
     ElementTree, so that it writes them by their names instead of ns0, ns1, …"""
-    parser = ET.XMLPullParser(events=("start-ns",))
+    parser: ET.XMLPullParser = ET.XMLPullParser(events=("start-ns",))
     parser.feed(urdf)
-    for _, (prefix, uri) in parser.read_events():
+    for event in parser.read_events():
+        prefix, uri = cast("tuple[str, tuple[str, str]]", event)[1]  # ("start-ns", (p, uri))
         if prefix and not re.fullmatch(r"ns\d+", prefix):
             ET.register_namespace(prefix, uri)
 
