@@ -47,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_gravity_option(sim)
     add_bag_commands(commands)
     add_preview_command(commands)
+    add_excite_command(commands)
     try:
         options, xacro_args = split_xacro_arguments(sys.argv[1:] if argv is None else argv)
     except ValueError as error:
@@ -61,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_sim(args)
         if args.command == "preview":
             return run_preview(args)
+        if args.command == "excite":
+            return run_excite(args)
         if args.command == "bag":
             return run_bag(args)
         return run_demo(args.urdf, args.frame, args.gravity, args.xacro_args)
@@ -252,7 +255,7 @@ def add_identify_command(actions: argparse._SubParsersAction) -> None:
     identify.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
     identify.add_argument("--window", type=int, default=11,
                           help="Savitzky-Golay window, samples (odd), for q̈")
-    identify.add_argument("--backend", default="threads",
+    identify.add_argument("--backend", default="serial",
                           choices=("serial", "threads", "processes", "dask"))
     identify.add_argument("--workers", type=int, default=2)
     identify.add_argument("--output", help="output folder (default: <bag>_identified beside it)")
@@ -429,6 +432,83 @@ def median_call_time(call: Callable[[], object], calls: int = 2000, repeats: int
             call()
         times.append((time.perf_counter() - start) / calls)
     return float(np.median(times))
+
+
+def add_excite_command(commands: argparse._SubParsersAction) -> None:
+    """`robodyn excite --urdf FILE --duration S`."""
+    from robodyn_ros.identification.excitation import HARMONICS, MARGIN, MAX_ITERATIONS
+    from robodyn_ros.identification.excitation_report import OUTPUT_RATE
+
+    excite = commands.add_parser(
+        "excite", help="an excitation trajectory for identification: a Fourier series of least "
+        "condition number of the base regressor within the joint limits, played in the "
+        "preview; its coefficients, a JointTrajectory message and a preview scenario"
+    )
+    excite.add_argument("--urdf", help=URDF_HELP)
+    excite.add_argument("--duration", type=float, required=True,
+                        help="s: one period; the trajectory starts and ends at rest there")
+    excite.add_argument("--harmonics", type=int, default=HARMONICS,
+                        help=f"harmonics of the Fourier series, ≥ 2 (default {HARMONICS})")
+    waypoints = excite.add_mutually_exclusive_group()
+    waypoints.add_argument("--samples", type=int,
+                           help="waypoints of the written trajectory after its start")
+    waypoints.add_argument("--rate", type=float, default=OUTPUT_RATE,
+                           help=f"waypoints per second of the written trajectory (default "
+                           f"{OUTPUT_RATE:g})")
+    excite.add_argument("--margin", type=float, default=MARGIN,
+                        help="share of each limit to use, in (0, 1]: of the position range about "
+                        f"its middle, of the velocity and effort limits (default {MARGIN:g})")
+    excite.add_argument("--seed", type=int, default=0, help="of the random start")
+    excite.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS,
+                        help=f"of the optimiser (default {MAX_ITERATIONS})")
+    excite.add_argument("--output", default="excitation", help="output folder")
+    add_gravity_option(excite)
+
+
+def run_excite(args: argparse.Namespace) -> int:
+    """`robodyn excite`: optimise, play in the preview, write the files and print a summary;
+    1 when the preview finds the trajectory outside the limits (the JointTrajectory message is
+    then not written)."""
+    from robodyn_ros.identification.excitation import ExcitationSettings, optimise_excitation
+    from robodyn_ros.identification.excitation_report import (
+        SCENARIO_FILE,
+        TRAJECTORY_FILE,
+        excitation_summary,
+        verify_in_preview,
+        write_excitation,
+    )
+
+    settings = ExcitationSettings(args.duration, args.harmonics, args.margin, args.seed,
+                                  max_iterations=args.max_iterations)
+    if args.samples is None and not (np.isfinite(args.rate) and args.rate > 0.0):
+        raise ValueError(f"--rate must be a number of waypoints per second > 0; got {args.rate}")
+    samples = args.samples if args.samples is not None else max(1, round(args.rate
+                                                                         * args.duration))
+    if samples < 1:
+        raise ValueError(f"--samples must be at least 1; got {samples}")
+    path = args.urdf or bundled_urdf("panda")
+    robot = load_robot(path, args.xacro_args, args.gravity)
+    excitation = optimise_excitation(robot, settings)
+    verdict = verify_in_preview(robot, excitation.trajectory, samples)
+    folder = Path(args.output)
+    files = write_excitation(folder, robot, excitation, verdict, samples)
+    print(excitation_summary(robot, excitation, verdict), end="")
+    print(f"written to {folder}: {', '.join(file.name for file in files)}")
+    same_robot = "".join(f" {name}:={value}" for name, value in args.xacro_args.items())
+    if args.gravity is not None:
+        same_robot += " --gravity " + ",".join(f"{value:g}" for value in args.gravity)
+    print(f"preview it: robodyn preview {path} {folder / SCENARIO_FILE}{same_robot}")
+    if not verdict.clean:
+        print(f"robodyn: the preview finds the trajectory outside the limits; {TRAJECTORY_FILE} "
+              "is not written", file=sys.stderr)
+        return 1
+    message = folder / TRAJECTORY_FILE
+    print(f"play it: ros2 topic pub --once TOPIC trajectory_msgs/msg/JointTrajectory "
+          f"\"$(cat {message})\"")
+    if message.stat().st_size > 128 * 1024:  # the longest single argument Linux passes on
+        print(f"  ({message.name} is longer than the 128 KiB a shell passes as one argument: "
+              "take fewer --samples or a lower --rate)")
+    return 0
 
 
 if __name__ == "__main__":
