@@ -9,10 +9,19 @@ change is refused with the reason when the plugin refuses it.
 
 Subscribes ``joint_states`` (merged by joint name across publishers, ros.joint_states),
 ``target_pose`` (geometry_msgs/PoseStamped, for the operational-space controller) and
-``target_joints`` (sensor_msgs/JointState positions, for joint impedance); all best effort,
+``target_joints`` (sensor_msgs/JointState positions, for joint impedance) and
+``joint_trajectory`` (trajectory_msgs/JointTrajectory, for joint impedance); all best effort,
 with QoS overrides. Publishes ``effort_commands`` (std_msgs/Float64MultiArray: the efforts of
 the ``joints`` parameter's joints in its order, ros2_control's forward_command_controller
 convention, see ros.commands) and ``/diagnostics``.
+
+A joint trajectory is played as ros2_control's joint_trajectory_controller plays one
+(control.trajectory): its time 0 is its header stamp, or when zero the next joint state's;
+when its first point comes later, it starts from the trajectory being played, or else from
+the newest position at rest. Each cycle sets the
+controller's target to q*, q̇*, q̈* at the state's stamp (joint impedance with
+``feedforward`` tracks them); after the last point it holds that point. A target pose or
+posture, or a new trajectory, ends it.
 
 A target pose is taken in its header.frame_id: the robot's root frame (or an empty frame_id),
 any frame of the robot (with or without frame_prefix), placed through the robot's own
@@ -33,6 +42,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,11 +50,18 @@ from geometry_msgs.msg import PoseStamped
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
 
 from robodyn_ros.control import ControllerState, load_controller
+from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
-from robodyn_ros.ros.conversions import JointStateMap, finite, operational_space_dynamics
+from robodyn_ros.ros.conversions import (
+    JointStateMap,
+    finite,
+    operational_space_dynamics,
+    trajectory_reference,
+)
 from robodyn_ros.ros.frames import Tf2Frames, in_root_frame, pose_transform
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, NewestFirst
@@ -87,8 +104,10 @@ class ControllerNode(RobotNode):
         self._q: np.ndarray | None = None  # the newest joint state's positions
         self._pending: Future | None = None  # the service call in flight, in "service" mode
         self._cycles = 0
+        self._trajectory: _Playback | None = None  # the joint trajectory being played
         self._inputs = {
-            topic: NewestFirst(topic) for topic in ("joint_states", "target_pose", "target_joints")
+            topic: NewestFirst(topic) for topic in ("joint_states", "target_pose", "target_joints",
+                                                    "joint_trajectory")
         }
         super().__init__("controller_node", **kwargs)
 
@@ -97,6 +116,7 @@ class ControllerNode(RobotNode):
             ("joint_states", JointState, self._on_joint_state),
             ("target_pose", PoseStamped, self._on_target_pose),
             ("target_joints", JointState, self._on_target_joints),
+            ("joint_trajectory", JointTrajectory, self._on_joint_trajectory),
         ):
             self._inputs[topic].subscription = self.create_subscription(
                 kind, topic, self.guard.callback(topic, callback), **input_qos(QUEUE_DEPTH)
@@ -121,12 +141,13 @@ class ControllerNode(RobotNode):
         q = np.clip(np.zeros(robot.nv), robot.per_coordinate(robot.model.lower),
                     robot.per_coordinate(robot.model.upper))
         self._configured(robot).update(ControllerState(t=0.0, q=q, qd=np.zeros(robot.nv)))
-        self.controller, self._command_order, self._q = controller, order, None
+        self.controller, self._command_order = controller, order
+        self._q = self._trajectory = None
         self._joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
                                              self.value("joint_states_max_age"))
 
     def release(self) -> None:
-        self.controller = self._joint_states = self._q = None
+        self.controller = self._joint_states = self._q = self._trajectory = None
 
     def apply(self, changes: dict[str, Any]) -> None:
         """A new controller for a change of the controller, its parameters or the joints.
@@ -172,6 +193,7 @@ class ControllerNode(RobotNode):
             root = self.frame_id(robot.model.root_link)
             target = self._tf2.to_root(frame_id, root, "target_pose") @ transform
         self._set_target(target[:3, 3], target[:3, :3])
+        self._trajectory = None
 
     def _on_target_joints(self, message: JointState, info: MessageInfo) -> None:
         newest = self._newest("target_joints", message, info).message
@@ -179,8 +201,25 @@ class ControllerNode(RobotNode):
             raise RefusedError("target_joints received before the controller is configured")
         q, _, _ = self._joint_states.joint_map.state(newest, "target_joints")
         self._set_target(q)
+        self._trajectory = None
 
-    def _newest(self, topic: str, message: PoseStamped | JointState, info: MessageInfo) -> Arrival:
+    def _on_joint_trajectory(self, message: JointTrajectory, info: MessageInfo) -> None:
+        """Play the newest trajectory from the next joint state on (module docstring).
+
+        Raises:
+            RefusedError: no controller yet, or a trajectory that cannot be played (named).
+        """
+        newest = self._newest("joint_trajectory", message, info).message
+        if self._joint_states is None or self.controller is None:
+            raise RefusedError("joint_trajectory received before the controller is configured")
+        reference = trajectory_reference(newest, self._joint_states.joint_map,
+                                         *self._trajectory_start())
+        self._set_target(*reference.at(0.0))  # a controller that takes no trajectory refuses
+        stamp = newest.header.stamp.sec + 1e-9 * newest.header.stamp.nanosec
+        self._trajectory = _Playback(reference, stamp if stamp > 0.0 else None)
+
+    def _newest(self, topic: str, message: PoseStamped | JointState | JointTrajectory,
+                info: MessageInfo) -> Arrival:
         """The newest message of an input, counted as handled."""
         arrival = self._inputs[topic].take(message, info)
         self._inputs[topic].mark_handled()
@@ -217,10 +256,40 @@ class ControllerNode(RobotNode):
         q, qd, _ = joint_states.update(newest, arrival.received_ns, time.time_ns())
         self._q = q
         t = newest.header.stamp.sec + 1e-9 * newest.header.stamp.nanosec
+        if self._trajectory is not None:
+            self._follow_trajectory(t)
         if service:
             self._request_dynamics(arrival, t, q, qd)
         else:
             self._command(ControllerState(t=t, q=q, qd=qd), arrival)
+
+    def _trajectory_start(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where a new trajectory starts (q, q̇) when its first point comes later than 0: the
+        reference of the one being played, or the newest joint state's position at rest (a
+        measured velocity would bring its noise into the reference's acceleration)."""
+        playback = self._trajectory
+        if playback is not None:
+            q, qd, _ = playback.reference.at(playback.elapsed)
+            return q, qd
+        assert self._joint_states is not None
+        n = len(self._joint_states.joint_map.joint_names)
+        return (self._q if self._q is not None else np.zeros(n)), np.zeros(n)
+
+    def _follow_trajectory(self, t: float) -> None:
+        """Set the target of the trajectory being played at stamp t (its time 0 the first
+        state's stamp, or its header's); once past its end, hold its last point."""
+        playback = self._trajectory
+        assert playback is not None
+        if playback.start is None:
+            playback.start = t
+        elapsed = t - playback.start
+        playback.elapsed = elapsed
+        if elapsed < playback.reference.duration:
+            self._set_target(*playback.reference.at(elapsed))
+            return
+        end = playback.reference.positions[-1]
+        self._set_target(end, np.zeros_like(end), np.zeros_like(end))  # held, at rest
+        self._trajectory = None
 
     def _request_dynamics(self, arrival: Arrival, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         """Ask the dynamics node; the efforts go out when the answer arrives."""
@@ -271,8 +340,11 @@ class ControllerNode(RobotNode):
     # -- reporting --------------------------------------------------------------------------
 
     def report(self) -> tuple[int, str, dict[str, str]]:
+        playback = self._trajectory
         values = {"controller": self.value("controller"),
-                  "cycles since the last report": str(self._cycles)}
+                  "cycles since the last report": str(self._cycles),
+                  "joint trajectory": "none" if playback is None else
+                  f"{playback.elapsed:.2f} of {playback.reference.duration:.2f} s"}
         self._cycles = 0
         skipping = []
         for topic, intake in self._inputs.items():
@@ -287,6 +359,16 @@ class ControllerNode(RobotNode):
         else:
             level, message = OK, "controlling"
         return level, message, values
+
+
+@dataclass
+class _Playback:
+    """A joint trajectory being played: its reference, the stamp of its time 0 (None until the
+    first joint state sets it) and how far it has got, s."""
+
+    reference: JointTrajectoryReference
+    start: float | None
+    elapsed: float = 0.0
 
 
 def main(args: list[str] | None = None) -> None:

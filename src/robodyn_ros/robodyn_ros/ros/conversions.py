@@ -11,8 +11,10 @@ import numpy as np
 from geometry_msgs.msg import Pose, Vector3
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
 
 from robodyn_ros import operational_space
+from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.mimic_robot import Coupling
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
@@ -114,6 +116,52 @@ class JointStateMap:
                 off.append(f"{name} at {message.position[k]:.6g}, its rule gives "
                            f"{expected[i]:.6g}")
         return "; ".join(off)
+
+
+def trajectory_reference(
+    message: JointTrajectory, joint_map: JointStateMap, start: np.ndarray, start_rate: np.ndarray,
+    topic: str = "joint_trajectory",
+) -> JointTrajectoryReference:
+    """The reference of a trajectory_msgs/JointTrajectory in the robot's joint order, its
+    times from time_from_start. When the first point comes later than 0 the reference starts
+    from `start` (q) and `start_rate` (q̇) at 0, as ros2_control's trajectory controller
+    starts from the state it is in.
+
+    Raises:
+        JointStateError: joint_names lacking a robot joint; no points; a point whose positions,
+            velocities or accelerations do not have one entry per name (velocities and
+            accelerations are given at every point or at none); times that do not increase;
+            a value that is not finite (the message names the field).
+    """
+    index = joint_map.index(message.joint_names, f"{topic}.joint_names")
+    points = message.points
+    if not points:
+        raise JointStateError(f"{topic}: points is empty")
+    count = len(message.joint_names)
+    fields: dict[str, np.ndarray | None] = {}
+    for field in ("positions", "velocities", "accelerations"):
+        lengths = {len(getattr(point, field)) for point in points}
+        if lengths == {0} and field != "positions":
+            fields[field] = None
+            continue
+        if lengths != {count}:
+            raise JointStateError(f"{topic}: every point's {field} must have {count} entries, "
+                                  "one per joint name" + ("" if field == "positions" else
+                                                          ", or be empty at every point"))
+        fields[field] = np.array([getattr(point, field) for point in points])[:, index]
+    times = np.array([point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
+                      for point in points])
+    q = fields["positions"]
+    assert q is not None
+    qd, qdd = fields["velocities"], fields["accelerations"]
+    if times[0] > 0.0:  # from where the robot is
+        times, q = np.concatenate([[0.0], times]), np.vstack([start, q])
+        qd = None if qd is None else np.vstack([start_rate, qd])
+        qdd = None if qdd is None else np.vstack([np.zeros_like(start), qdd])
+    try:
+        return JointTrajectoryReference.of(times, q, qd, qdd)
+    except ValueError as error:
+        raise JointStateError(f"{topic}: {error}") from None
 
 
 def finite(quantity: str, values: np.ndarray) -> np.ndarray:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.interpolate import CubicSpline
 
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
+from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.robot import Robot
 
 
@@ -62,9 +62,7 @@ class JointTrajectory:
         """(len(t), 3, n): q*, q̇*, q̈* at times t, starting from q0 at t = 0."""
         times = np.concatenate([[0.0], self.times])
         positions = np.concatenate([q0[None], self.positions])
-        spline = CubicSpline(times, positions, bc_type="clamped")
-        t = np.minimum(t, self.times[-1])
-        return np.stack([spline(t), spline(t, 1), spline(t, 2)], axis=1)
+        return JointTrajectoryReference(times, positions).at(t)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,178 @@
+"""controller_node plays a trajectory_msgs/JointTrajectory through joint impedance: sim_node and
+controller_node over real DDS follow a trajectory with velocities and accelerations (a move
+from where the arm is, since its first point comes later than 0) to within a few milliradians
+and hold its last point; a trajectory that cannot be played is refused with the reason and the
+node keeps serving. The reference itself (control.trajectory) against SciPy's splines and the
+knots it must pass through; the message's checks name the field."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Duration, Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from scipy.interpolate import CubicSpline
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robodyn_ros import Robot
+from robodyn_ros.control.trajectory import JointTrajectoryReference
+from robodyn_ros.ros.controller_node import ControllerNode
+from robodyn_ros.ros.conversions import JointStateError, JointStateMap, trajectory_reference
+from robodyn_ros.ros.sim_node import SimNode
+
+from helpers.nodes import wait_for
+from helpers.robots import PANDA, PANDA_JOINTS, Q0
+
+pytestmark = pytest.mark.ros
+
+TRACKING = 5e-3  # rad: the largest tracking error over the trajectory, measured 8e-4
+OMEGA = 10.0  # rad/s, the joint impedance's natural frequency
+# The panda without its joints' friction: joint impedance compensates none, and at a stiffness
+# its light wrist takes at 100 Hz, Coulomb friction would hold it a tenth of a radian off
+FRICTIONLESS = re.sub(r"<dynamics[^>]*/>", "", PANDA)
+SWING = np.array([0.4, -0.3, 0.3, 0.4, -0.4, 0.3, 0.5])  # rad, the move from Q0
+
+
+def swing(times: np.ndarray) -> np.ndarray:
+    """(T, 3, 7): a smooth move Q0 → Q0 + SWING and back, at rest at t = 1 and t = 5 s."""
+    s = np.clip((times - 1.0) / 4.0, 0.0, 1.0)[:, None]
+    shape = np.sin(np.pi * s) ** 2
+    rate = np.pi * np.sin(2 * np.pi * s) / 4.0
+    curvature = 2 * np.pi**2 * np.cos(2 * np.pi * s) / 16.0
+    inside = ((times >= 1.0) & (times <= 5.0))[:, None]
+    return np.stack([np.array(Q0) + SWING * shape, SWING * rate * inside,
+                     SWING * curvature * inside], axis=1)
+
+
+def message(times: np.ndarray, states: np.ndarray, names=PANDA_JOINTS) -> JointTrajectory:
+    points = []
+    for t, (q, qd, qdd) in zip(times, states, strict=True):
+        nanoseconds = round(float(t) * 1e9)
+        points.append(JointTrajectoryPoint(
+            positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
+            time_from_start=Duration(sec=nanoseconds // 10**9, nanosec=nanoseconds % 10**9)))
+    return JointTrajectory(joint_names=list(names), points=points)
+
+
+def test_the_reference_passes_its_knots_and_is_scipys_spline() -> None:
+    times = np.array([0.0, 0.5, 1.5, 2.0])
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.normal(size=(3, 4, 2))
+    positions_only = JointTrajectoryReference.of(times, q)
+    t = np.linspace(0.0, 2.0, 41)
+    spline = CubicSpline(times, q, bc_type="clamped")
+    np.testing.assert_allclose(positions_only.at(t)[:, 0], spline(t), atol=1e-12)
+    np.testing.assert_allclose(positions_only.at(t)[:, 2], spline(t, 2), atol=1e-10)
+    for reference in (JointTrajectoryReference.of(times, q, qd),
+                      JointTrajectoryReference.of(times, q, qd, qdd)):
+        at_knots = reference.at(times)
+        np.testing.assert_allclose(at_knots[:, 0], q, atol=1e-12)
+        np.testing.assert_allclose(at_knots[:, 1], qd, atol=1e-12)
+    np.testing.assert_allclose(JointTrajectoryReference.of(times, q, qd, qdd).at(times)[:, 2],
+                               qdd, atol=1e-9)
+    after = positions_only.at(np.array([3.0]))[0]
+    np.testing.assert_allclose(after, [q[-1], [0.0, 0.0], [0.0, 0.0]], atol=1e-12)
+
+
+def test_a_late_first_point_starts_from_the_robots_state() -> None:
+    joint_map = JointStateMap(PANDA_JOINTS)
+    times = np.array([2.0, 3.0])
+    states = swing(np.array([1.0, 3.0]))
+    start, rate = np.zeros(7), np.full(7, 0.1)
+    reference = trajectory_reference(message(times, states), joint_map, start, rate)
+    np.testing.assert_allclose(reference.at(0.0), [start, rate, np.zeros(7)], atol=1e-12)
+    np.testing.assert_allclose(reference.at(3.0), states[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("change, error", [
+    (lambda m: setattr(m, "joint_names", PANDA_JOINTS[:-1]), "no entry for joint(s) panda_joint7"),
+    (lambda m: setattr(m, "points", []), "points is empty"),
+    (lambda m: m.points[1].positions.pop(), "every point's positions must have 7 entries"),
+    (lambda m: setattr(m.points[1], "velocities", []), "velocities must have 7 entries"),
+    (lambda m: setattr(m.points[2], "time_from_start", Duration(sec=0)),
+     "times must increase strictly"),
+    (lambda m: m.points[1].positions.__setitem__(3, float("nan")),
+     "positions must be finite numbers"),
+])
+def test_a_trajectory_that_cannot_be_played_is_refused_naming_the_field(change, error) -> None:
+    bad = message(np.array([1.0, 2.0, 3.0]), swing(np.array([1.0, 2.0, 3.0])))
+    change(bad)
+    with pytest.raises(JointStateError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        trajectory_reference(bad, JointStateMap(PANDA_JOINTS), np.zeros(7), np.zeros(7))
+
+
+def test_the_simulated_arm_plays_a_trajectory_and_holds_its_end(ros) -> None:
+    """Lockstep simulation at 100 Hz of the frictionless panda under joint impedance with
+    inverse-dynamics feed-forward, the nodes and the test's on one executor as `robodyn sim`
+    runs them; the trajectory stamped 2 s of sim time ahead, its first point 1 s after that,
+    so the arm starts from where it rests (Q0); joint_states over the trajectory's points
+    compared with it at their stamps. Then a bad trajectory is refused and the arm goes on
+    being held."""
+    sim = SimNode(parameter_overrides=[
+        Parameter("robot_description", value=FRICTIONLESS), Parameter("lockstep", value=True),
+        Parameter("publish_period", value=0.01), Parameter("real_time_factor", value=0.0),
+        Parameter("initial_positions", value=list(Q0)),
+    ])
+    # critically damped at OMEGA on each joint's inertia: a loop at 100 Hz holds it stable
+    inertia = Robot.from_urdf_string(FRICTIONLESS).mass_matrix_diagonal(np.array(Q0))
+    controller = ControllerNode(parameter_overrides=[
+        Parameter("robot_description", value=FRICTIONLESS),
+        Parameter("controller", value="joint_impedance"),
+        Parameter("controller_parameters.stiffness", value=(inertia * OMEGA**2).tolist()),
+        Parameter("controller_parameters.damping", value=(2.0 * inertia * OMEGA).tolist()),
+        Parameter("controller_parameters.feedforward", value=True),
+        Parameter("diagnostic_period", value=0.2),
+    ])
+    listener = ros.create_node("joint_trajectory_test")
+    heard: list[tuple[float, np.ndarray]] = []
+    reports: list[DiagnosticStatus] = []
+
+    def on_state(state: JointState) -> None:
+        heard.append((state.header.stamp.sec + 1e-9 * state.header.stamp.nanosec,
+                      np.array(state.position)))
+
+    def on_diagnostics(message: DiagnosticArray) -> None:
+        reports.extend(s for s in message.status if s.name.startswith("controller_node"))
+
+    listener.create_subscription(JointState, "joint_states", on_state, 1000)
+    listener.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 100)
+    trajectories = listener.create_publisher(JointTrajectory, "joint_trajectory", 10)
+    executor = SingleThreadedExecutor()
+    for node in (sim, controller, listener):
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        assert wait_for(lambda: len(heard) > 5 and trajectories.get_subscription_count() > 0)
+        times = np.linspace(1.0, 5.0, 41)
+        trajectory = message(times, swing(times))
+        start = heard[-1][0] + 2.0
+        trajectory.header.stamp = Time(sec=int(start), nanosec=round((start % 1.0) * 1e9))
+        trajectories.publish(trajectory)
+        assert wait_for(lambda: heard[-1][0] > start + 7.0), f"sim time {heard[-1][0] - start}"
+        stamps = np.array([t for t, _ in heard if start + 1.0 <= t <= start + 5.0])
+        q = np.array([q for t, q in heard if start + 1.0 <= t <= start + 5.0])
+        error = np.abs(q - swing(stamps - start)[:, 0]).max()
+        print(f"joint trajectory: largest tracking error {error:.2e} rad")
+        assert error < TRACKING, error
+        np.testing.assert_allclose(heard[-1][1], Q0, atol=TRACKING)  # back, and held
+        bad = message(times, swing(times))
+        bad.points[2].time_from_start = Duration(sec=0)
+        trajectories.publish(bad)
+        assert wait_for(lambda: any("times must increase strictly" in kv.value
+                                    for s in reports for kv in s.values)), "not refused"
+        refused = heard[-1][0]
+        assert wait_for(lambda: heard[-1][0] > refused + 0.5), "the sim stopped"
+        np.testing.assert_allclose(heard[-1][1], Q0, atol=TRACKING)
+    finally:
+        executor.shutdown(timeout_sec=5.0)
+        thread.join(timeout=5.0)
+        sim.stop()
+        for node in (sim, controller, listener):
+            node.destroy_node()
