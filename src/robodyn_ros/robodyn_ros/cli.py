@@ -503,8 +503,8 @@ def run_excite(args: argparse.Namespace) -> int:
               "is not written", file=sys.stderr)
         return 1
     message = folder / TRAJECTORY_FILE
-    print(f"play it: ros2 topic pub --once TOPIC trajectory_msgs/msg/JointTrajectory "
-          f"\"$(cat {message})\"")
+    print(f"play it (controller_node with joint_impedance, or a trajectory controller): ros2 topic "
+          f"pub --once joint_trajectory trajectory_msgs/msg/JointTrajectory \"$(cat {message})\"")
     if message.stat().st_size > 128 * 1024:  # the longest single argument Linux passes on
         print(f"  ({message.name} is longer than the 128 KiB a shell passes as one argument: "
               "take fewer --samples or a lower --rate)")

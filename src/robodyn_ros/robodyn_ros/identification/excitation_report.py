@@ -29,6 +29,8 @@ OUTPUT_RATE = 20.0
 """Hz: default waypoints per second of the written trajectory."""
 DIGITS = 6
 """Decimals of the written waypoints."""
+LEAD_IN = 5.0
+"""s: the JointTrajectory's time to reach the excitation's start from wherever the arm is."""
 EXCITATION_FILE = "excitation.yaml"
 TRAJECTORY_FILE = "joint_trajectory.yaml"
 SCENARIO_FILE = "preview_scenario.yaml"
@@ -126,8 +128,10 @@ def verify_in_preview(robot: Robot, trajectory: FourierTrajectory,
 def joint_trajectory_message(robot: Robot, trajectory: FourierTrajectory,
                              samples: int) -> dict[str, Any]:
     """The trajectory as a trajectory_msgs/msg/JointTrajectory in the YAML form `ros2 topic
-    pub` takes: the start at time 0, then the waypoints at waypoint_times, each with positions,
-    velocities and accelerations (no efforts).
+    pub` takes: its start LEAD_IN after the message's time 0, so that a trajectory controller
+    (controller_node, ros2_control's) first takes the arm there from where it is, then the
+    waypoints at waypoint_times after that, each with positions, velocities and accelerations
+    (no efforts).
 
     Args:
         robot: the robot (its joint names).
@@ -142,7 +146,7 @@ def joint_trajectory_message(robot: Robot, trajectory: FourierTrajectory,
     states = trajectory.states(times)
     points = []
     for k, t in enumerate(times):
-        nanoseconds = round(float(t) * 1e9)
+        nanoseconds = round((LEAD_IN + float(t)) * 1e9)
         points.append({
             "positions": _rounded(states[0][k]), "velocities": _rounded(states[1][k]),
             "accelerations": _rounded(states[2][k]),
@@ -234,8 +238,8 @@ def write_excitation(folder: Path, robot: Robot, excitation: Excitation,
     if verdict.clean:
         documents.append((TRAJECTORY_FILE, joint_trajectory_message(
             robot, excitation.trajectory, samples),
-            "# ros2 topic pub --once TOPIC trajectory_msgs/msg/JointTrajectory \"$(cat <this "
-            "file>)\"\n"))
+            "# ros2 topic pub --once joint_trajectory trajectory_msgs/msg/JointTrajectory "
+            "\"$(cat <this file>)\"\n"))
     written = []
     for name, document, comment in documents:
         path = folder / name

@@ -1,8 +1,9 @@
 """`robodyn bag identify` on bags written at test time: a hidden "true" robot (the bundled
 Panda with masses ×0.8–1.25, centres of mass moved up to 2 cm, inertias rescaled, armature,
-viscous and Coulomb friction and torque offsets; testing.perturbed_robot) runs excitation
-trajectories, and its efforts come from Pinocchio given the true bodies and armature, plus the
-friction and offsets, plus Gaussian noise of σ. The identification must find it again from the
+viscous and Coulomb friction and torque offsets; testing.perturbed_robot) runs an excitation
+trajectory (robodyn excite's) to fit and another motion to check, and its efforts come from
+Pinocchio given the true bodies and armature, plus the friction and offsets, plus Gaussian
+noise of σ. The identification must find it again from the
 bag: base parameters within 3 standard errors of the true ones, a held-out run's efforts
 predicted to 1.1 σ RMS per joint (the description is far off on it), every body a rigid body,
 an identified URDF that loads with the strict inertia check; then a load held on the tool
@@ -21,16 +22,18 @@ from robodyn_ros import Robot
 from robodyn_ros.bag import write_joint_states
 from robodyn_ros.cli import main
 from robodyn_ros.identification.base_parameters import base_parameters
+from robodyn_ros.identification.excitation import ExcitationSettings, optimise_excitation
 from robodyn_ros.model.inertia import rotation_from_rpy
 from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.testing.perturbed_robot import perturbed_parameters
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
-from robodyn_ros.testing.trajectories import sine_trajectory
+from robodyn_ros.testing.trajectories import Trajectory, sine_trajectory
 
 from helpers.robots import PANDA
 
 SIGMA = 0.3  # N·m, the effort noise
 RATE, SAMPLES = 250.0, 7500  # 30 s a run
+PERIOD = 10.0  # s, of the excitation trajectory
 TOOL = "panda_hand_tcp"
 LOAD = (1.2, np.array([0.01, -0.02, 0.06]),
         rotation_from_rpy((0.3, -0.2, 0.7)) @ np.diag([0.003, 0.005, 0.006])
@@ -39,22 +42,34 @@ LOAD = (1.2, np.array([0.01, -0.02, 0.06]),
 
 @pytest.fixture(scope="module")
 def hidden(tmp_path_factory):
-    """The description, the true π and bags of the true robot: two runs without a load and
-    two holding LOAD on TOOL."""
+    """The description, the true π and bags of the true robot: without a load, a fit run of
+    an excitation trajectory (robodyn excite's, planned on the description) and a validation
+    run of another motion (sums of sines); the same holding LOAD on TOOL."""
     robot = Robot.from_urdf_string(PANDA)
     true = perturbed_parameters(robot, seed=7)
+    excitation = optimise_excitation(robot, ExcitationSettings(PERIOD)).trajectory
     folder = tmp_path_factory.mktemp("identify")
     bags = {}
     for name, seed, load in (("fit", 1, None), ("validation", 2, None),
                              ("load_fit", 3, LOAD), ("load_validation", 4, LOAD)):
-        bags[name] = write_run(folder / name, robot, true, seed, load)
+        motion = excited(excitation) if "fit" in name else sine_trajectory(
+            robot, SAMPLES, RATE, seed=seed)
+        bags[name] = write_run(folder / name, robot, true, motion, seed, load)
     return robot, true, bags
 
 
-def write_run(path, robot: Robot, true: np.ndarray, seed: int, load) -> str:
-    """A bag of the true robot (with `load` on TOOL) following a trajectory of `seed`."""
+def excited(excitation) -> Trajectory:
+    """The excitation trajectory played over and over for SAMPLES samples at RATE."""
+    times = np.arange(SAMPLES) / RATE
+    q, qd, qdd = excitation.states(times % PERIOD)
+    return Trajectory(10**18 + np.round(times * 1e9).astype(np.int64), q, qd, qdd)
+
+
+def write_run(path, robot: Robot, true: np.ndarray, trajectory: Trajectory, seed: int,
+              load) -> str:
+    """A bag of the true robot (with `load` on TOOL) following `trajectory`, the effort
+    noise of `seed`."""
     n = robot.nv
-    trajectory = sine_trajectory(robot, SAMPLES, RATE, seed=seed)
     bodies, joints = true[: 10 * n].reshape(n, 10), true[10 * n :].reshape(n, 4)
     oracle = PinocchioOracle(PANDA, robot.joint_names, is_string=True,
                              payloads=None if load is None else {TOOL: load})

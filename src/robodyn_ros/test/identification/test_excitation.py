@@ -32,6 +32,7 @@ from robodyn_ros.identification.excitation import (
 )
 from robodyn_ros.identification.excitation_report import (
     EXCITATION_FILE,
+    LEAD_IN,
     SCENARIO_FILE,
     TRAJECTORY_FILE,
     verify_in_preview,
@@ -222,7 +223,7 @@ def test_excite_writes_the_files_and_preview_plays_the_scenario(tmp_path, chain,
     message = yaml.safe_load((output / TRAJECTORY_FILE).read_text())
     assert message["joint_names"] == list(chain.joint_names)
     times = np.array([point["time_from_start"]["sec"] + 1e-9 * point["time_from_start"]["nanosec"]
-                      for point in message["points"]])
+                      for point in message["points"]]) - LEAD_IN
     assert times[0] == 0.0 and times[-1] == pytest.approx(1.5) and len(times) == SAMPLES + 1
     assert np.all(np.diff(times) > 0.0)
     for field, states in zip(("positions", "velocities", "accelerations"),
@@ -231,7 +232,7 @@ def test_excite_writes_the_files_and_preview_plays_the_scenario(tmp_path, chain,
                                    atol=1e-6)
     filled = joint_trajectory_of(message)
     assert list(filled.joint_names) == list(chain.joint_names)
-    assert filled.points[-1].time_from_start.sec == 1
+    assert filled.points[-1].time_from_start.sec == 6
     assert filled.points[-1].time_from_start.nanosec == 500_000_000
 
     assert main(["preview", str(urdf), str(output / SCENARIO_FILE), "--no-plots",
