@@ -198,38 +198,50 @@ def run_sim(args: argparse.Namespace) -> int:
 
 
 def add_bag_commands(commands: argparse._SubParsersAction) -> None:
-    """`robodyn bag analyze` and `robodyn bag replay`."""
-    bag = commands.add_parser("bag", help="analyse or replay a rosbag2 of joint states")
+    """`robodyn bag analyze`, `bag identify` and `bag replay`."""
+    bag = commands.add_parser("bag", help="analyse, identify from or replay a rosbag2 of joint "
+                              "states")
     actions = bag.add_subparsers(dest="bag_command", required=True)
     analyze = actions.add_parser(
         "analyze", help="the dynamics of a recorded run: residuals, cond(M), energy, Λ; a CSV, "
         "a report, plots and a bag of robodyn_interfaces messages"
     )
-    analyze.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
-    analyze.add_argument("--urdf", required=True,
-                         help=f"URDF or .xacro file of the recorded robot; {XACRO_HELP}")
-    add_gravity_option(analyze)
+    add_recorded_run_options(analyze, "rosbag2 folder (sqlite3 or mcap)")
     add_payload_option(analyze)
-    analyze.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
     analyze.add_argument("--frames", nargs="*", default=[], help="frames for Λ and manipulability")
-    analyze.add_argument("--window", type=int, default=11,
-                         help="Savitzky-Golay window, samples (odd), for q̇ and q̈")
     analyze.add_argument("--mass-matrix-method", default="crba", choices=Robot.MASS_MATRIX_METHODS)
     analyze.add_argument("--forward-dynamics-method", default="aba",
                          choices=Robot.FORWARD_DYNAMICS_METHODS)
-    analyze.add_argument("--backend", default="serial",
-                         choices=("serial", "threads", "processes", "dask"))
-    analyze.add_argument("--workers", type=int, default=2)
-    analyze.add_argument("--output", help="output folder (default: <bag>_dynamics beside it)")
-    analyze.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    add_bag_output_options(analyze, "<bag>_dynamics")
     analyze.add_argument("--no-bag", action="store_true", help="skip the output bag")
-    analyze.add_argument("--progress", action="store_true", default=None,
-                         help="show the progress bar even when stderr is not a terminal")
     add_identify_command(actions)
     replay = actions.add_parser("replay", help="publish a bag's joint states and /clock (ROS 2)")
     replay.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
     replay.add_argument("--topic", default="/joint_states", help="the topic to publish")
     replay.add_argument("--rate", type=float, default=1.0, help="speed: 2 plays twice as fast")
+
+
+def add_recorded_run_options(parser: argparse.ArgumentParser, bag_help: str) -> None:
+    """The bag, the robot that recorded it, its topic and how its states are differentiated."""
+    parser.add_argument("bag", help=bag_help)
+    parser.add_argument("--urdf", required=True,
+                        help=f"URDF or .xacro file of the recorded robot; {XACRO_HELP}")
+    add_gravity_option(parser)
+    parser.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
+    parser.add_argument("--window", type=int, default=11,
+                        help="Savitzky-Golay window, samples (odd), for q̇ (when not recorded) "
+                        "and q̈")
+
+
+def add_bag_output_options(parser: argparse.ArgumentParser, default_folder: str) -> None:
+    """The backend the work runs on, and where and how its outputs go."""
+    parser.add_argument("--backend", default="serial",
+                        choices=("serial", "threads", "processes", "dask"))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--output", help=f"output folder (default: {default_folder} beside it)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--progress", action="store_true", default=None,
+                        help="show the progress bar even when stderr is not a terminal")
 
 
 def add_identify_command(actions: argparse._SubParsersAction) -> None:
@@ -238,10 +250,7 @@ def add_identify_command(actions: argparse._SubParsersAction) -> None:
         "identify", help="identify the robot's inertial parameters, armature and friction (or "
         "a held load's) from a recorded run: an identified URDF, parameters.yaml, a report"
     )
-    identify.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap) with efforts")
-    identify.add_argument("--urdf", required=True,
-                          help=f"URDF or .xacro file of the recorded robot; {XACRO_HELP}")
-    add_gravity_option(identify)
+    add_recorded_run_options(identify, "rosbag2 folder (sqlite3 or mcap) with efforts")
     identify.add_argument("--validate", metavar="BAG",
                           help="a second run to check the identified model on")
     identify.add_argument("--payload-frame", metavar="FRAME",
@@ -252,16 +261,7 @@ def add_identify_command(actions: argparse._SubParsersAction) -> None:
     identify.add_argument("--prior-weight", type=float, default=PRIOR_WEIGHT,
                           help="how many samples' worth the URDF's values count as where the "
                           f"run does not inform them (default {PRIOR_WEIGHT:g})")
-    identify.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
-    identify.add_argument("--window", type=int, default=11,
-                          help="Savitzky-Golay window, samples (odd), for q̈")
-    identify.add_argument("--backend", default="serial",
-                          choices=("serial", "threads", "processes", "dask"))
-    identify.add_argument("--workers", type=int, default=2)
-    identify.add_argument("--output", help="output folder (default: <bag>_identified beside it)")
-    identify.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    identify.add_argument("--progress", action="store_true", default=None,
-                          help="show the progress bar even when stderr is not a terminal")
+    add_bag_output_options(identify, "<bag>_identified")
 
 
 def run_bag_identify(args: argparse.Namespace) -> int:
