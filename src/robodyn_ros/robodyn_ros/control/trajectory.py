@@ -8,6 +8,7 @@ waypoint the reference is the first, after the last the last, at rest.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -65,13 +66,15 @@ class JointTrajectoryReference:
             held = np.stack([self.positions[0], *np.zeros((2, self.positions.shape[1]))])
             return np.broadcast_to(held, (*times.shape, 3, self.positions.shape[1])).copy()
         inside = np.clip(times, self.times[0], self.times[-1])
-        spline = self._spline()
+        spline = self._spline
         reference = np.stack([spline(inside), spline(inside, 1), spline(inside, 2)], axis=-2)
         outside = (times < self.times[0]) | (times > self.times[-1])
         reference[outside, 1:] = 0.0
         return reference
 
+    @cached_property
     def _spline(self) -> CubicSpline | BPoly:
+        """Built once, on the first call of `at`."""
         if self.velocities is None:
             return CubicSpline(self.times, self.positions, bc_type="clamped")
         known = [self.positions, self.velocities]
