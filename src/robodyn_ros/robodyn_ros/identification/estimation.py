@@ -195,14 +195,14 @@ class _ConsistentFit:
     def __init__(self, equations: NormalEquations, sigma: np.ndarray, prior: np.ndarray,
                  prior_weight: float, bodies: int | None) -> None:
         p = prior.size
-        self.bodies = p // (PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT) if bodies is None \
-            else bodies
-        self.split = PARAMETERS_PER_BODY * self.bodies
-        self.prior, self.scales = prior, _prior_scales(prior, self.bodies)
-        data_factor, self.data_target = _least_squares_form(*equations.weighted(sigma**-2.0))
+        if bodies is None:
+            bodies = p // (PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT)
+        self.split = PARAMETERS_PER_BODY * bodies
+        self.prior, self.scales = prior, _prior_scales(prior, bodies)
+        self.data_factor, self.data_target = _least_squares_form(
+            *equations.weighted(sigma**-2.0))
         self.prior_rows = np.sqrt(prior_weight) / self.scales
-        self.rows = np.vstack([data_factor, np.diag(self.prior_rows)])
-        self.data_factor = data_factor
+        self.rows = np.vstack([self.data_factor, np.diag(self.prior_rows)])
         self.lower = np.full(p, -np.inf)
         joints = self.lower[self.split :].reshape(-1, PARAMETERS_PER_JOINT)
         joints[:, [ARMATURE, VISCOUS, COULOMB]] = 0.0
