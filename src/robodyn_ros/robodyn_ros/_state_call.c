@@ -10,7 +10,8 @@
  *                 const double *x0, const double *x1, const double *x2, double *out)
  *
  * A call with anything but `inputs` C-contiguous, aligned, native float64 vectors of length n
- * returns None and touches nothing, so the caller takes its general path (conversions,
+ * (the first of length n + first_extra: a floating base's configuration has one number more
+ * than its velocity) returns None and touches nothing, so the caller takes its general path (conversions,
  * batches, error messages). So does a call whose answer holds NaN or inf: a kernel cannot
  * raise, and the general path says why (non-finite inputs, a singular mass matrix, an
  * overflow). The kernel runs with the GIL held, as every kernel does.
@@ -37,6 +38,7 @@ typedef struct {
     PyArrayObject *tree;
     PyArrayObject *constants;
     npy_intp n;
+    npy_intp first_length;
     Py_ssize_t inputs;
     int out_ndim;
     npy_intp out_shape[MAX_OUT_NDIM];
@@ -86,7 +88,7 @@ static PyObject *state_call(PyObject *callable, PyObject *const *args, size_t na
     }
     const double *x[MAX_INPUTS] = {NULL, NULL, NULL};
     for (Py_ssize_t k = 0; k < nargs; k++) {
-        if (!is_state(args[k], self->n)) {
+        if (!is_state(args[k], k == 0 ? self->first_length : self->n)) {
             Py_RETURN_NONE;
         }
         x[k] = (const double *)PyArray_DATA((PyArrayObject *)args[k]);
@@ -117,21 +119,23 @@ static int check_packed(PyObject *x, const char *name) {
 }
 
 static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"address", "tree", "constants", "inputs", "out_shape", NULL};
+    static char *keywords[] = {"address", "tree",      "constants",   "inputs",
+                               "out_shape", "first_extra", NULL};
     unsigned long long address;
     PyObject *tree, *constants, *out_shape;
-    Py_ssize_t inputs;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!", keywords, &address, &tree,
-                                     &constants, &inputs, &PyTuple_Type, &out_shape) ||
+    Py_ssize_t inputs, first_extra = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!|n", keywords, &address, &tree,
+                                     &constants, &inputs, &PyTuple_Type, &out_shape,
+                                     &first_extra) ||
         !check_packed(tree, "tree") || !check_packed(constants, "constants")) {
         return NULL;
     }
     Py_ssize_t out_ndim = PyTuple_GET_SIZE(out_shape);
     if (address == 0 || inputs < 1 || inputs > MAX_INPUTS || out_ndim > MAX_OUT_NDIM ||
-        PyArray_NDIM((PyArrayObject *)tree) != 2) {
+        PyArray_NDIM((PyArrayObject *)tree) != 2 || first_extra < 0) {
         PyErr_SetString(PyExc_ValueError,
                         "StateCall: needs a kernel address, 1 to 3 inputs, an output of at most "
-                        "2 dimensions and a 2-D tree");
+                        "2 dimensions, a 2-D tree and first_extra >= 0");
         return NULL;
     }
     npy_intp shape[MAX_OUT_NDIM];
@@ -155,6 +159,7 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
     Py_INCREF(constants);
     self->constants = (PyArrayObject *)constants;
     self->n = PyArray_DIM(self->tree, 0);
+    self->first_length = self->n + first_extra;
     self->inputs = inputs;
     self->out_ndim = (int)out_ndim;
     for (Py_ssize_t k = 0; k < out_ndim; k++) {
@@ -172,8 +177,9 @@ static void state_call_dealloc(StateCall *self) {
 static PyTypeObject StateCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "robodyn_ros._state_call.StateCall",
-    .tp_doc = "StateCall(address, tree, constants, inputs, out_shape): call a compiled "
-              "single-state kernel; None when the arguments are not plain float64 states.",
+    .tp_doc = "StateCall(address, tree, constants, inputs, out_shape, first_extra=0): call a "
+              "compiled single-state kernel; None when the arguments are not plain float64 "
+              "states.",
     .tp_basicsize = sizeof(StateCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(StateCall, vectorcall),

@@ -18,6 +18,7 @@ from robodyn_ros.dynamics.inertia_diagonal import mass_matrix_diagonal
 from robodyn_ros.dynamics.pivots import articulated_pivots
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
 from robodyn_ros.model import Model
+from robodyn_ros.model.model import FREE_FLYER_DOF
 
 PIVOT_RTOL = 1e-12
 """A pivot D_i at or below this times the largest diagonal entry of M counts as zero. A joint
@@ -30,10 +31,13 @@ SAMPLE_STATES = 4
 
 def sample_states(model: Model, count: int = SAMPLE_STATES) -> np.ndarray:
     """(count, n): q = 0, then uniform in each joint's limits (±π where it has none), from a
-    fixed seed so that a load always finds the same."""
+    fixed seed so that a load always finds the same. A floating base's free-flyer joints stay
+    at 0, the only place its kernels put them (dynamics.floating_base)."""
     lower = np.where(np.isfinite(model.lower), model.lower, -np.pi)
     upper = np.where(np.isfinite(model.upper), model.upper, np.pi)
     random = np.random.default_rng(0).uniform(lower, upper, (count - 1, model.nv))
+    if model.floating_base:
+        random[:, :FREE_FLYER_DOF] = 0.0
     return np.ascontiguousarray(np.vstack([np.zeros(model.nv), random]))
 
 

@@ -50,7 +50,7 @@ from robodyn_ros.inertial_parameters import (
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
-from robodyn_ros.model.model import FRICTION_VELOCITY, checked_gravity
+from robodyn_ros.model.model import FREE_FLYER_JOINTS, FRICTION_VELOCITY, checked_gravity
 from robodyn_ros.model.payload import checked_payload, with_payload
 from robodyn_ros.operational_space import (
     SCHUR_METHODS,
@@ -61,6 +61,7 @@ from robodyn_ros.operational_space import (
 )
 
 if TYPE_CHECKING:
+    from robodyn_ros.floating_base_robot import FloatingBaseRobot
     from robodyn_ros.mimic_robot import Coupling
 
 _ARRAY = np.ndarray
@@ -293,12 +294,16 @@ class Robot:
 
     def _warn_massless(self, stacklevel: int) -> None:
         """The URDFWarning naming massless_joints and the remedies."""
+        base = ""
+        if self.model.floating_base and set(self.massless_joints) & set(FREE_FLYER_JOINTS):
+            base = (f" (a floating base whose body, the root link '{self.model.root_link}' "
+                    "with its fixed links, is massless and moves with the joint below it)")
         warnings.warn(
             f"robot '{self.model.name}': joint(s) {', '.join(map(repr, self.massless_joints))} "
-            "move no mass at any configuration, so M(q) is singular and q̈, M⁻¹ and Λ do not "
-            "exist (SingularMassMatrixError); M, τ, g and kinematics are unaffected. Give the "
-            "bodies they move an <inertial>, add rotor inertia (armature=), or lock the joints "
-            "(locked_joints=)",
+            f"move no mass at any configuration{base}, so M(q) is singular and q̈, M⁻¹ and Λ "
+            "do not exist (SingularMassMatrixError); M, τ, g and kinematics are unaffected. "
+            "Give the bodies they move an <inertial>, add rotor inertia (armature=), or lock "
+            "the joints (locked_joints=)",
             URDFWarning,
             stacklevel=stacklevel,
         )
@@ -307,6 +312,36 @@ class Robot:
         """Pickled as its Model (for the process and Dask backends); rebuilt on arrival, with
         one thread: a worker of those backends is one of several already."""
         return (type(self), (self.model,))
+
+    @overload
+    @classmethod
+    def from_urdf(
+        cls,
+        path: str | os.PathLike,
+        *,
+        locked_joints: Mapping[str, float] | None = ...,
+        strict_inertia: bool = ...,
+        armature: Armature | None = ...,
+        gravity: Sequence[float] | np.ndarray | None = ...,
+        mimic: bool = ...,
+        threads: int = ...,
+        floating_base: Literal[False] = ...,
+    ) -> Robot: ...
+
+    @overload
+    @classmethod
+    def from_urdf(
+        cls,
+        path: str | os.PathLike,
+        *,
+        locked_joints: Mapping[str, float] | None = ...,
+        strict_inertia: bool = ...,
+        armature: Armature | None = ...,
+        gravity: Sequence[float] | np.ndarray | None = ...,
+        mimic: bool = ...,
+        threads: int = ...,
+        floating_base: Literal[True],
+    ) -> FloatingBaseRobot: ...
 
     @classmethod
     def from_urdf(
@@ -319,7 +354,8 @@ class Robot:
         gravity: Sequence[float] | np.ndarray | None = None,
         mimic: bool = True,
         threads: int = 1,
-    ) -> Robot:
+        floating_base: bool = False,
+    ) -> Robot | FloatingBaseRobot:
         """Load a URDF file.
 
         Args:
@@ -336,17 +372,52 @@ class Robot:
             mimic: joints with a URDF <mimic> follow their leader and are not coordinates
                 (a MimicRobot, `mimic_joints`); False loads them as independent joints.
             threads: as in `threads`.
+            floating_base: the root link floats (a humanoid, a quadruped, a mobile base): a
+                FloatingBaseRobot (robodyn_ros.floating_base_robot), its configuration
+                [base position, base quaternion (x, y, z, w), joints], gravity in the world.
 
         Returns:
-            The Robot.
+            The Robot, or the FloatingBaseRobot.
 
         Raises:
             ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
             OSError: the URDF or the armature file cannot be read.
         """
         model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
-                          armature=armature, mimic=mimic)
-        return cls(_with_gravity(model, gravity), threads=threads)
+                          armature=armature, mimic=mimic, floating_base=floating_base)
+        return cls._of(_with_gravity(model, gravity), threads)
+
+    @overload
+    @classmethod
+    def from_urdf_string(
+        cls,
+        xml: str | bytes,
+        *,
+        source: str = ...,
+        locked_joints: Mapping[str, float] | None = ...,
+        strict_inertia: bool = ...,
+        armature: Armature | None = ...,
+        gravity: Sequence[float] | np.ndarray | None = ...,
+        mimic: bool = ...,
+        threads: int = ...,
+        floating_base: Literal[False] = ...,
+    ) -> Robot: ...
+
+    @overload
+    @classmethod
+    def from_urdf_string(
+        cls,
+        xml: str | bytes,
+        *,
+        source: str = ...,
+        locked_joints: Mapping[str, float] | None = ...,
+        strict_inertia: bool = ...,
+        armature: Armature | None = ...,
+        gravity: Sequence[float] | np.ndarray | None = ...,
+        mimic: bool = ...,
+        threads: int = ...,
+        floating_base: Literal[True],
+    ) -> FloatingBaseRobot: ...
 
     @classmethod
     def from_urdf_string(
@@ -360,24 +431,59 @@ class Robot:
         gravity: Sequence[float] | np.ndarray | None = None,
         mimic: bool = True,
         threads: int = 1,
-    ) -> Robot:
+        floating_base: bool = False,
+    ) -> Robot | FloatingBaseRobot:
         """Load a URDF from its text.
 
         Args:
             xml: the URDF document.
             source: what error messages call it (a file name, a topic).
-            locked_joints, strict_inertia, armature, gravity, mimic, threads: as in from_urdf.
+            locked_joints, strict_inertia, armature, gravity, mimic, threads, floating_base: as
+                in from_urdf.
 
         Returns:
-            The Robot.
+            The Robot, or the FloatingBaseRobot.
 
         Raises:
             ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
             OSError: the armature file cannot be read.
         """
         model = load_urdf_string(xml, source=source, locked_joints=locked_joints,
-                                 strict_inertia=strict_inertia, armature=armature, mimic=mimic)
-        return cls(_with_gravity(model, gravity), threads=threads)
+                                 strict_inertia=strict_inertia, armature=armature, mimic=mimic,
+                                 floating_base=floating_base)
+        return cls._of(_with_gravity(model, gravity), threads)
+
+    @overload
+    @classmethod
+    def from_xacro(
+        cls,
+        path: str | os.PathLike,
+        mappings: Mapping[str, str] | None = ...,
+        *,
+        locked_joints: Mapping[str, float] | None = ...,
+        strict_inertia: bool = ...,
+        armature: Armature | None = ...,
+        gravity: Sequence[float] | np.ndarray | None = ...,
+        mimic: bool = ...,
+        threads: int = ...,
+        floating_base: Literal[False] = ...,
+    ) -> Robot: ...
+
+    @overload
+    @classmethod
+    def from_xacro(
+        cls,
+        path: str | os.PathLike,
+        mappings: Mapping[str, str] | None = ...,
+        *,
+        locked_joints: Mapping[str, float] | None = ...,
+        strict_inertia: bool = ...,
+        armature: Armature | None = ...,
+        gravity: Sequence[float] | np.ndarray | None = ...,
+        mimic: bool = ...,
+        threads: int = ...,
+        floating_base: Literal[True],
+    ) -> FloatingBaseRobot: ...
 
     @classmethod
     def from_xacro(
@@ -391,17 +497,19 @@ class Robot:
         gravity: Sequence[float] | np.ndarray | None = None,
         mimic: bool = True,
         threads: int = 1,
-    ) -> Robot:
+        floating_base: bool = False,
+    ) -> Robot | FloatingBaseRobot:
         """Load a xacro file, expanded to URDF as ``xacro path name:=value ...`` does.
 
         Args:
             path: the xacro file; it names the source in every error message, also in those
                 about the URDF it expands to.
             mappings: xacro argument name → value (``$(arg name)``, ``<xacro:arg>``).
-            locked_joints, strict_inertia, armature, gravity, mimic, threads: as in from_urdf.
+            locked_joints, strict_inertia, armature, gravity, mimic, threads, floating_base: as
+                in from_urdf.
 
         Returns:
-            The Robot.
+            The Robot, or the FloatingBaseRobot.
 
         Raises:
             ModelError: the file does not expand (a missing argument or include, a bad macro,
@@ -409,11 +517,21 @@ class Robot:
                 expands to an invalid URDF, or an invalid locked joint or armature.
             OSError: the armature file cannot be read.
         """
-        return cls.from_urdf_string(
+        model = load_urdf_string(
             expand_xacro(path, mappings), source=os.fspath(path), locked_joints=locked_joints,
-            strict_inertia=strict_inertia, armature=armature, gravity=gravity, mimic=mimic,
-            threads=threads,
+            strict_inertia=strict_inertia, armature=armature, mimic=mimic,
+            floating_base=floating_base,
         )
+        return cls._of(_with_gravity(model, gravity), threads)
+
+    @classmethod
+    def _of(cls, model: Model, threads: int) -> Robot | FloatingBaseRobot:
+        """The robot of a loaded model: a FloatingBaseRobot for a floating base."""
+        if model.floating_base:
+            from robodyn_ros.floating_base_robot import FloatingBaseRobot  # imports this module
+
+            return FloatingBaseRobot(model, threads=threads)
+        return cls(model, threads=threads)
 
     def with_gravity(self, gravity: Sequence[float] | np.ndarray) -> Robot:
         """This robot under another gravity: the acceleration (m/s²) in the base frame, e.g.

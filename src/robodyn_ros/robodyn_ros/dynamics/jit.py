@@ -57,6 +57,7 @@ KERNEL_SOURCES = (
     "dynamics/schur.py",
     "dynamics/schur_link_frames.py",
     "dynamics/rotation.py",
+    "dynamics/floating_base.py",
     "dynamics/state_entry.py",
     "control/compiled_laws.py",
     "sim/rollout.py",

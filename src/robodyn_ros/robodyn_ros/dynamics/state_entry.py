@@ -23,6 +23,7 @@ from numba import carray, cfunc, types
 
 from robodyn_ros.dynamics.coriolis import coriolis, coriolis_workspace
 from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
+from robodyn_ros.dynamics.floating_base import base_frame_state
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
@@ -157,6 +158,66 @@ def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
         out[0, 0] = np.nan
 
 
+# A floating base (dynamics.floating_base): constants are gravity in the world, q has n + 1
+# numbers; the kernels run on the base-frame state without gravity. A quaternion that is not of
+# unit norm gives NaN, for the general path to say so.
+
+
+@kernel_helper
+def no_gravity():
+    return np.zeros(3)
+
+
+@entry
+def floating_inverse_dynamics_entry(tree, gravity, n, q, v, vdot, tau):
+    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
+    out = carray(tau, n)
+    rnea(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), carray(vdot, n) - shift, None,
+         out, rnea_workspace(n))
+    if not unit:
+        out[0] = np.nan
+
+
+@entry
+def floating_bias_forces_entry(tree, gravity, n, q, v, _x1, tau):
+    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
+    out = carray(tau, n)
+    rnea(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), -shift, None, out,
+         rnea_workspace(n))
+    if not unit:
+        out[0] = np.nan
+
+
+@entry
+def floating_gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
+    rest = np.zeros(n)
+    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), rest)
+    out = carray(tau, n)
+    rnea(as_tree(tree, n), no_gravity(), q_tree, rest, -shift, None, out, rnea_workspace(n))
+    if not unit:
+        out[0] = np.nan
+
+
+@entry
+def floating_mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
+    q_tree, _, _, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), None)
+    packed, out = as_tree(tree, n), carray(M, (n, n))
+    crba(packed, q_tree, out, crba_workspace(packed, n))
+    if not unit:
+        out[0, 0] = np.nan
+
+
+@entry
+def floating_forward_dynamics_entry(tree, gravity, n, q, v, tau, vdot):
+    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
+    out = carray(vdot, n)
+    aba_state(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), carray(tau, n), None, out,
+              aba_workspace(n, 1))
+    out += shift
+    if not unit:
+        out[0] = np.nan
+
+
 # The Robot function each entry answers → the entry (robot.py binds them by these names).
 ENTRIES = {
     "inverse_dynamics": inverse_dynamics_entry,
@@ -174,4 +235,9 @@ ENTRIES = {
     "jacobian": jacobian_entry,
     "operational_space_inertia_inverse": operational_space_inertia_inverse_entry,
     "operational_space_inertia": operational_space_inertia_entry,
+    "floating_inverse_dynamics": floating_inverse_dynamics_entry,
+    "floating_bias_forces": floating_bias_forces_entry,
+    "floating_gravity_torques": floating_gravity_torques_entry,
+    "floating_mass_matrix": floating_mass_matrix_entry,
+    "floating_forward_dynamics": floating_forward_dynamics_entry,
 }

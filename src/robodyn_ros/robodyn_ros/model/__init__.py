@@ -1,10 +1,11 @@
 """URDF (or xacro) → Model: the kinematic tree as flat arrays."""
 
-from robodyn_ros.model.model import JOINT_KINDS, Model, ModelError
+from robodyn_ros.model.model import FREE_FLYER_JOINTS, JOINT_KINDS, Model, ModelError
 from robodyn_ros.model.urdf import GRAVITY, URDFWarning, load_urdf, load_urdf_string
 from robodyn_ros.model.xacro import expand_xacro, read_robot_description, xacro_argument
 
 __all__ = [
+    "FREE_FLYER_JOINTS",
     "GRAVITY",
     "JOINT_KINDS",
     "Model",

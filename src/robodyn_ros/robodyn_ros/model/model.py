@@ -13,6 +13,12 @@ if TYPE_CHECKING:
 
 JOINT_KINDS = ("revolute", "continuous", "prismatic")
 
+FREE_FLYER_JOINTS = ("free_flyer_x", "free_flyer_y", "free_flyer_z",
+                     "free_flyer_rx", "free_flyer_ry", "free_flyer_rz")
+"""The joints a floating base adds before the URDF's: along then about the base frame's x, y,
+z axes, their velocities the base velocity [linear; angular] in the base frame."""
+FREE_FLYER_DOF = len(FREE_FLYER_JOINTS)
+
 FRICTION_VELOCITY = 0.05
 """ε (rad/s, or m/s for a prismatic joint) of a joint's smoothed Coulomb friction f·tanh(q̇/ε),
 f its URDF ``<dynamics friction>``: the speed under which friction acts as a viscous damper of
@@ -25,7 +31,7 @@ class ModelError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """A fixed-base kinematic tree with one degree of freedom per joint.
+    """A kinematic tree with one degree of freedom per joint, fixed to the world or floating.
 
     Joints are numbered so that ``parent[i] < i``; body ``i`` is the child link of joint ``i``
     together with every link attached to it by fixed joints. All 6-D quantities are
@@ -33,7 +39,8 @@ class Model:
 
     Attributes:
         name: robot name from the URDF.
-        root_link: the URDF root link (the fixed base, world for the dynamics).
+        root_link: the URDF root link: the fixed base (world for the dynamics), or with
+            floating_base the body of the last free-flyer joint.
         joint_names, joint_kinds: per joint; kinds are ``JOINT_KINDS``.
         body_links: per joint, its URDF child link, which names body i (the links fixed to
             it are frames of the body).
@@ -59,6 +66,9 @@ class Model:
         mimic: the joints that follow another (``robodyn_ros.model.mimic``): they are joints
             of the tree like any other, and a Robot of this model takes only the independent
             joints as coordinates.
+        floating_base: the first FREE_FLYER_DOF joints are FREE_FLYER_JOINTS, each placed at
+            the identity in the one before; a Robot of this model keeps them at q = 0 and takes
+            the base pose from its configuration (robodyn_ros.floating_base_robot).
     """
 
     name: str
@@ -83,6 +93,7 @@ class Model:
     armature: np.ndarray | None = None
     payloads: tuple[Payload, ...] = ()
     mimic: tuple[Mimic, ...] = ()
+    floating_base: bool = False
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)

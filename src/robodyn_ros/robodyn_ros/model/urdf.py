@@ -34,7 +34,13 @@ from robodyn_ros.model.inertia import (
     principal_moments,
 )
 from robodyn_ros.model.mimic import lock_followers, mimic_rules
-from robodyn_ros.model.model import JOINT_KINDS, Model, ModelError
+from robodyn_ros.model.model import (
+    FREE_FLYER_DOF,
+    FREE_FLYER_JOINTS,
+    JOINT_KINDS,
+    Model,
+    ModelError,
+)
 
 __all__ = ["GRAVITY", "URDFWarning", "load_urdf", "load_urdf_string"]
 
@@ -86,8 +92,9 @@ def load_urdf(
     strict_inertia: bool = False,
     armature: Armature | None = None,
     mimic: bool = True,
+    floating_base: bool = False,
 ) -> Model:
-    """Load a URDF file into a fixed-base ``Model``.
+    """Load a URDF file into a ``Model``, fixed to the world or floating.
 
     Revolute, continuous and prismatic joints become degrees of freedom, numbered depth-first
     from the root link (children in file order, so ``parent[i] < i``); fixed joints merge
@@ -110,18 +117,21 @@ def load_urdf(
             resolved; a follower of a locked leader is locked where its rule puts it); False
             loads them as independent joints, with a warning, as Pinocchio does without
             ``mimic=True``.
+        floating_base: the root link floats: six free-flyer joints (``FREE_FLYER_JOINTS``)
+            come first, and the root link with its fixed links is the body of the last.
 
     Returns:
         The Model.
 
     Raises:
-        ModelError: the file is not a valid fixed-base URDF tree (the message says where); a
+        ModelError: the file is not a valid URDF tree (the message says where); a
             moving body (a link with its fixed links merged in) whose inertia no rigid body
             can have; a magnitude outside any robot (a mass above 1e6 kg or nonzero below
             1e-12 kg, an inertia entry above 1e9 kg·m², an origin coordinate above 1e4 m); an
             armature that names a joint that is not a moving joint or has a value that is not
             a finite number ≥ 0; a mimic of a joint that is not a moving joint, a loop of
-            mimics, or a locked follower of a leader that is not locked.
+            mimics, or a locked follower of a leader that is not locked; a floating base
+            whose URDF has a joint named like a free-flyer joint.
         OSError: the file (or the armature file) cannot be read.
 
     Warns:
@@ -133,7 +143,8 @@ def load_urdf(
     """
     with open(path, "rb") as file:
         xml = file.read()
-    return _load(xml, os.fspath(path), locked_joints, strict_inertia, armature, mimic)
+    return _load(xml, os.fspath(path), locked_joints, strict_inertia, armature, mimic,
+                 floating_base)
 
 
 def load_urdf_string(
@@ -144,12 +155,13 @@ def load_urdf_string(
     strict_inertia: bool = False,
     armature: Armature | None = None,
     mimic: bool = True,
+    floating_base: bool = False,
 ) -> Model:
     """Load a URDF document (e.g. the ``robot_description`` parameter) into a ``Model``.
 
     ``source`` names the document in error messages. Everything else is as ``load_urdf``.
     """
-    return _load(xml, source, locked_joints, strict_inertia, armature, mimic)
+    return _load(xml, source, locked_joints, strict_inertia, armature, mimic, floating_base)
 
 
 def _load(
@@ -159,10 +171,12 @@ def _load(
     strict_inertia: bool,
     armature: Armature | None,
     mimic: bool,
+    floating_base: bool,
 ) -> Model:
     document = _parse_xml(xml, source)
     robot = _parse_robot(document, source)
-    model, notes = _build_model(robot, source, dict(locked_joints or {}), strict_inertia, mimic)
+    model, notes = _build_model(robot, source, dict(locked_joints or {}), strict_inertia, mimic,
+                                floating_base)
     if armature is not None:
         model = replace(model, armature=armature_vector(armature, model.joint_names, source=source))
     for note in notes:
@@ -514,7 +528,12 @@ class _Flattened:
 
 
 def _build_model(
-    robot: URDF, source: str, locked: Mapping[str, float], strict_inertia: bool, mimic: bool
+    robot: URDF,
+    source: str,
+    locked: Mapping[str, float],
+    strict_inertia: bool,
+    mimic: bool,
+    floating_base: bool,
 ) -> tuple[Model, list[str]]:
     """The Model of a parsed URDF, and the warnings it deserves."""
     notes: list[str] = []
@@ -526,7 +545,9 @@ def _build_model(
     rules = mimic_rules(robot, source) if mimic else {}
     locked = lock_followers(rules, locked, source)
     inertials = {link.name: _link_inertial(link, source, notes) for link in robot.links}
-    flat = _flatten(tree, locked, source)
+    if floating_base:
+        _check_floating_base(robot, source)
+    flat = _flatten(tree, locked, source, floating_base)
     if not flat.joints:
         raise ModelError(
             f"{source}: robot '{robot.name}' has no moving (revolute, continuous, prismatic) "
@@ -564,13 +585,50 @@ def _build_model(
         frame_placement=np.array([flat.link_placement[name] for name in frame_names]),
         gravity=np.array(GRAVITY),
         mimic=tuple(rule for name, rule in rules.items() if name not in locked),
+        floating_base=floating_base,
     )
     return model, notes
 
 
-def _flatten(tree: _Tree, locked: Mapping[str, float], source: str) -> _Flattened:
-    """Number the moving joints depth-first and merge fixed (and locked) joints into bodies."""
-    flat = _Flattened([], {tree.root: -1}, {tree.root: np.eye(4)})
+def _check_floating_base(robot: URDF, source: str) -> None:
+    """Refuse a URDF joint named like a free-flyer joint."""
+    taken = [joint.name for joint in robot.joints if joint.name in FREE_FLYER_JOINTS]
+    if taken:
+        raise ModelError(
+            f"{source}: joint(s) {', '.join(map(repr, taken))} are named like the floating "
+            f"base's free-flyer joints ({', '.join(FREE_FLYER_JOINTS)}); rename them"
+        )
+
+
+def _free_flyer_joints(root: str) -> list[_MovingJoint]:
+    """The floating base as six joints along and about the root link's axes, each placed at
+    the identity in the one before: at q = 0 all six frames are the base frame, and their
+    subspaces are the unit vectors of the base velocity [linear; angular]."""
+    joints = []
+    for axis, name in enumerate(FREE_FLYER_JOINTS):
+        subspace = np.zeros(6)
+        subspace[axis] = 1.0
+        joints.append(_MovingJoint(
+            name=name, kind="prismatic" if axis < 3 else "continuous",
+            child=root if axis == FREE_FLYER_DOF - 1 else name, parent=axis - 1,
+            placement=np.eye(4), motion_subspace=subspace, lower=-np.inf, upper=np.inf,
+            velocity_limit=np.inf, effort_limit=np.inf, damping=0.0, friction=0.0,
+        ))
+    return joints
+
+
+def _flatten(
+    tree: _Tree, locked: Mapping[str, float], source: str, floating_base: bool
+) -> _Flattened:
+    """Number the moving joints depth-first and merge fixed (and locked) joints into bodies;
+    with a floating base, the free-flyer joints come first and the root link is the body of
+    the last."""
+    if floating_base:
+        base_body = FREE_FLYER_DOF - 1
+        flat = _Flattened(_free_flyer_joints(tree.root), {tree.root: base_body},
+                          {tree.root: np.eye(4)})
+    else:
+        flat = _Flattened([], {tree.root: -1}, {tree.root: np.eye(4)})
     for link in _depth_first(tree.root, tree.child_joints):
         if link == tree.root:
             continue

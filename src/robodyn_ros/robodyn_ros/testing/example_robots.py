@@ -21,6 +21,11 @@ EXAMPLE_ROBOTS: dict[str, Path] = {
     "talos": Path("talos_data", "robots", "talos_full_v2.urdf"),
     "romeo": Path("romeo_description", "urdf", "romeo.urdf"),
     "tiago": Path("tiago_description", "robots", "tiago.urdf"),
+    # floating-base robots
+    "talos_reduced": Path("talos_data", "robots", "talos_reduced.urdf"),
+    "solo12": Path("solo_description", "robots", "solo12.urdf"),
+    "anymal": Path("anymal_b_simple_description", "robots", "anymal.urdf"),
+    "icub": Path("icub_description", "robots", "icub.urdf"),
 }
 """Short robot name → URDF path relative to the wheel's ``robots`` directory."""
 

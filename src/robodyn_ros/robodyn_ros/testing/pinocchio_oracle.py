@@ -3,10 +3,13 @@
 robodyn orders joints as the caller lists them and gives every joint one coordinate (a continuous
 joint as an angle). Pinocchio orders joints depth-first from the URDF root and stores a
 continuous joint as (cos θ, sin θ). ``PinocchioOracle`` converts between the two so tests and
-benchmarks compare like with like. It takes joint names, not a robodyn Model, so it stays an
-independent oracle; it needs Pinocchio (``pip install pin``), a test/benchmark dependency only.
+benchmarks compare like with like. A root joint (e.g. a free flyer) between the world and the
+root link keeps Pinocchio's own coordinates, which lead q and v on both sides. It takes joint
+names, not a robodyn Model, so it stays an independent oracle; it needs Pinocchio
+(``pip install pin``), a test/benchmark dependency only.
 
-6-D quantities are ``[linear; angular]`` on both sides. Every method takes one state, ``(nv,)``.
+6-D quantities are ``[linear; angular]`` on both sides. Every method takes one state: q is
+``(nq,)``, velocities, accelerations and torques ``(nv,)``.
 """
 
 from __future__ import annotations
@@ -16,17 +19,18 @@ import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pinocchio as pin
+import pinocchio as pin  # type: ignore[import-untyped]
 
 
 class PinocchioOracle:
-    """A fixed-base Pinocchio model of a URDF that speaks in robodyn's joint order.
+    """A Pinocchio model of a URDF that speaks in robodyn's joint order.
 
     Attributes:
         model, data: the Pinocchio model (locked joints removed) and its workspace, for callers
             that want to time Pinocchio itself on ``q(...)``/``v(...)`` converted states.
         joint_names: robodyn's joint order, one coordinate per joint.
-        nv: number of joints.
+        nq: length of q: the root joint's coordinates (none for a fixed base), then one per joint.
+        nv: length of v: the root joint's velocity coordinates, then one per joint.
     """
 
     def __init__(
@@ -40,6 +44,7 @@ class PinocchioOracle:
         payloads: Mapping[str, tuple[float, Sequence[float], np.ndarray]] | None = None,
         mimic: bool = False,
         is_string: bool = False,
+        root_joint: pin.JointModel | None = None,
     ) -> None:
         """Build the model.
 
@@ -50,19 +55,23 @@ class PinocchioOracle:
                 joint's as an angle); the other joints are at neutral while locking.
             armature: joint name → armature (rotor inertia on M's diagonal), set in Pinocchio's
                 ``model.armature``; zero for the joints not named.
-            gravity: the gravitational acceleration in the base frame (m/s²), set in
+            gravity: the gravitational acceleration in the world frame (m/s²), set in
                 Pinocchio's ``model.gravity``; Pinocchio's (0, 0, -9.81) when None.
             mimic: mimic joints follow their leaders (Pinocchio's ``mimic=True``): they are
                 not coordinates, and ``joint_names`` lists the independent joints; q̈ and M⁻¹
                 then come from M and the nonlinear effects (Pinocchio's ABA does not take them).
             is_string: ``urdf`` is URDF text rather than a path.
+            root_joint: a Pinocchio joint from the world to the root link (e.g.
+                ``pin.JointModelFreeFlyer()``), whose coordinates lead q and v as Pinocchio
+                defines them; the root link is the world (a fixed base) when None.
 
         Raises:
             ValueError: a locked joint is unknown, or ``joint_names`` is not exactly the set of
                 moving joints left, or one of them has more than one degree of freedom.
         """
-        full = (pin.buildModelFromXML(urdf, mimic=mimic) if is_string
-                else pin.buildModelFromUrdf(os.fspath(urdf), mimic=mimic))
+        root = () if root_joint is None else (root_joint,)
+        full = (pin.buildModelFromXML(urdf, *root, mimic=mimic) if is_string
+                else pin.buildModelFromUrdf(os.fspath(urdf), *root, mimic=mimic))
         self.mimic = mimic
         self.model = _lock_joints(full, locked_joints or {})
         if gravity is not None:
@@ -73,21 +82,26 @@ class PinocchioOracle:
             self.model.inertias[placed.parentJoint] += placed.placement.act(load)
         self.data = self.model.createData()
         self.joint_names = tuple(joint_names)
-        self.nv = len(self.joint_names)
-        _require_every_joint_once(self.model, self.joint_names)
+        root_ids = [] if root_joint is None else [1]  # the root joint is Pinocchio's joint 1
+        _require_every_joint_once(self.model, self.joint_names, first_id=1 + len(root_ids))
         self._joint_ids = _joint_ids(self.model, self.joint_names)
+        self._body_ids = [*root_ids, *self._joint_ids]
+        root_nq: int = 0 if root_joint is None else root_joint.nq
+        self._root_nv: int = 0 if root_joint is None else root_joint.nv
         joints = [self.model.joints[i] for i in self._joint_ids]
-        self._idx_q = np.array([joint.idx_q for joint in joints], dtype=np.int64)
-        self._idx_v = np.array([joint.idx_v for joint in joints], dtype=np.int64)
-        self._is_angle_pair = np.array([joint.nq == 2 for joint in joints], dtype=bool)
+        self._idx_q = np.array([*range(root_nq), *(joint.idx_q for joint in joints)], np.int64)
+        self._idx_v = np.array([*range(self._root_nv), *(joint.idx_v for joint in joints)],
+                               np.int64)
+        self._is_angle_pair = np.array([False] * root_nq + [joint.nq == 2 for joint in joints])
+        self.nq, self.nv = len(self._idx_q), len(self._idx_v)
         for name, value in (armature or {}).items():
-            self.model.armature[self._idx_v[self.joint_names.index(name)]] = value
+            self.model.armature[self._idx_v[self._root_nv + self.joint_names.index(name)]] = value
 
     # -- conversions --------------------------------------------------------------------------
 
     def q(self, q_ours: np.ndarray) -> np.ndarray:
-        """Pinocchio configuration (nq,) of robodyn joint positions (nv,)."""
-        q_ours = self._state(q_ours, "q")
+        """Pinocchio configuration of robodyn's q (nq,)."""
+        q_ours = self._state(q_ours, "q", self.nq)
         q_pin = np.empty(self.model.nq)
         single = ~self._is_angle_pair
         q_pin[self._idx_q[single]] = q_ours[single]
@@ -98,7 +112,7 @@ class PinocchioOracle:
         return q_pin
 
     def q_to_ours(self, q_pin: np.ndarray) -> np.ndarray:
-        """robodyn joint positions (nv,) of a Pinocchio configuration (nq,); angles in (-π, π]."""
+        """robodyn's q (nq,) of a Pinocchio configuration; continuous angles in (-π, π]."""
         q_pin = np.asarray(q_pin, dtype=float)
         if q_pin.shape != (self.model.nq,):
             raise ValueError(f"q_pin must have shape ({self.model.nq},), got {q_pin.shape}")
@@ -110,7 +124,7 @@ class PinocchioOracle:
     def v(self, v_ours: np.ndarray) -> np.ndarray:
         """Pinocchio order of a velocity, acceleration or torque vector (nv,)."""
         v_pin = np.empty(self.nv)
-        v_pin[self._idx_v] = self._state(v_ours, "v")
+        v_pin[self._idx_v] = self._state(v_ours, "v", self.nv)
         return v_pin
 
     def to_ours(self, x_pin: np.ndarray) -> np.ndarray:
@@ -130,7 +144,7 @@ class PinocchioOracle:
     def rnea(
         self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, f_ext: np.ndarray | None = None
     ) -> np.ndarray:
-        """Inverse dynamics τ (nv,); ``f_ext`` (nv, 6) as in ``forces``."""
+        """Inverse dynamics τ (nv,); ``f_ext`` as in ``forces``."""
         args = (self.model, self.data, self.q(q), self.v(qd), self.v(qdd))
         if f_ext is None:
             return self.to_ours(pin.rnea(*args))
@@ -139,7 +153,7 @@ class PinocchioOracle:
     def aba(
         self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, f_ext: np.ndarray | None = None
     ) -> np.ndarray:
-        """Forward dynamics q̈ (nv,); ``f_ext`` (nv, 6) as in ``forces``."""
+        """Forward dynamics q̈ (nv,); ``f_ext`` as in ``forces``."""
         args = (self.model, self.data, self.q(q), self.v(qd), self.v(tau))
         if self.mimic:
             bias = self.rnea(q, qd, np.zeros(self.nv), f_ext)
@@ -189,15 +203,16 @@ class PinocchioOracle:
         return float(pin.computePotentialEnergy(self.model, self.data, self.q(q)))
 
     def forces(self, f_ext: np.ndarray) -> pin.StdVec_Force:
-        """Pinocchio's per-joint external forces of robodyn's (nv, 6) ``f_ext``.
+        """Pinocchio's per-joint external forces of robodyn's (len(joint_names), 6) ``f_ext``.
 
         Row i is the wrench ``[force; torque]`` on the body moved by ``joint_names[i]``,
         expressed in that body's frame (the joint frame = the URDF child link frame) about its
         origin, which is how Pinocchio takes ``fext``.
         """
         f_ext = np.asarray(f_ext, dtype=float)
-        if f_ext.shape != (self.nv, 6):
-            raise ValueError(f"f_ext must have shape ({self.nv}, 6), got {f_ext.shape}")
+        shape = (len(self.joint_names), 6)
+        if f_ext.shape != shape:
+            raise ValueError(f"f_ext must have shape {shape}, got {f_ext.shape}")
         forces = pin.StdVec_Force()
         forces.extend(pin.Force.Zero() for _ in range(self.model.njoints))
         for wrench, joint_id in zip(f_ext, self._joint_ids, strict=True):
@@ -207,34 +222,35 @@ class PinocchioOracle:
     # -- frames --------------------------------------------------------------------------------
 
     def joint_torque_regressor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
-        """Pinocchio's computeJointTorqueRegressor, (nv, 10 nv): τ = Y π, π the ten dynamic
-        parameters of each joint's body (body_parameters), rows and column blocks in robodyn's
-        joint order. Pinocchio's regressor has no armature term."""
+        """Pinocchio's computeJointTorqueRegressor, (nv, 10 nb): τ = Y π, π the ten dynamic
+        parameters of each body (body_parameters), rows and column blocks in robodyn's order.
+        Pinocchio's regressor has no armature term."""
         Y = pin.computeJointTorqueRegressor(self.model, self.data, self.q(q), self.v(qd),
                                             self.v(qdd))
-        columns = (10 * (np.array(self._joint_ids)[:, None] - 1) + np.arange(10)).ravel()
+        columns = (10 * (np.array(self._body_ids)[:, None] - 1) + np.arange(10)).ravel()
         return np.asarray(Y)[np.ix_(self._idx_v, columns)]
 
     def body_parameters(self) -> np.ndarray:
-        """(nv, 10) each joint's body's dynamic parameters (Inertia.toDynamicParameters: m,
-        m c, then I about the joint frame origin as xx, xy, yy, xz, yz, zz), robodyn's order."""
-        return np.array([self.model.inertias[j].toDynamicParameters() for j in self._joint_ids])
+        """(nb, 10) each body's dynamic parameters (Inertia.toDynamicParameters: m, m c, then
+        I about the joint frame origin as xx, xy, yy, xz, yz, zz): the root link's first when a
+        root joint moves it, then each joint's body in robodyn's order."""
+        return np.array([self.model.inertias[j].toDynamicParameters() for j in self._body_ids])
 
     def with_parameters(self, body_parameters: np.ndarray, armature: np.ndarray) -> PinocchioOracle:
-        """A copy whose bodies have these dynamic parameters, (nv, 10) as body_parameters
-        gives them (Inertia.FromDynamicParameters), and whose joints have this armature (nv,),
-        robodyn's order."""
+        """A copy whose bodies have these dynamic parameters, (nb, 10) as body_parameters
+        gives them (Inertia.FromDynamicParameters), and whose coordinates have this armature
+        (nv,), robodyn's order."""
         changed = copy.copy(self)
         changed.model = pin.Model(self.model)
-        for k, joint_id in enumerate(self._joint_ids):
-            changed.model.inertias[joint_id] = pin.Inertia.FromDynamicParameters(
-                np.asarray(body_parameters[k], dtype=float))
-            changed.model.armature[self._idx_v[k]] = armature[k]
+        for parameters, body_id in zip(body_parameters, self._body_ids, strict=True):
+            changed.model.inertias[body_id] = pin.Inertia.FromDynamicParameters(
+                np.asarray(parameters, dtype=float))
+        changed.model.armature[:] = self.v(armature)
         changed.data = changed.model.createData()
         return changed
 
     def frame_pose(self, q: np.ndarray, link_name: str) -> np.ndarray:
-        """4x4 pose of a URDF link in the world (the root link frame)."""
+        """4x4 pose of a URDF link in the world (the root link frame for a fixed base)."""
         frame_id = self._link_frame(link_name)
         pin.framesForwardKinematics(self.model, self.data, self.q(q))
         return self.data.oMf[frame_id].homogeneous.copy()
@@ -247,8 +263,7 @@ class PinocchioOracle:
         """J̇ q̇ of a link: the classical acceleration [a; α] of its origin at q̈ = 0,
         world-aligned axes."""
         frame_id = self._link_frame(link_name)
-        pin.forwardKinematics(self.model, self.data, self.q(q), self.v(qd), np.zeros(self.model.nv))
-        pin.updateFramePlacements(self.model, self.data)
+        self._move(q, qd)
         return pin.getFrameClassicalAcceleration(
             self.model, self.data, frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
         ).vector.copy()
@@ -263,6 +278,11 @@ class PinocchioOracle:
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _move(self, q: np.ndarray, qd: np.ndarray) -> None:
+        """Pinocchio's kinematics and frame placements at (q, q̇) with q̈ = 0, in ``data``."""
+        pin.forwardKinematics(self.model, self.data, self.q(q), self.v(qd), np.zeros(self.model.nv))
+        pin.updateFramePlacements(self.model, self.data)
+
     def _jacobian_pin(self, q_pin: np.ndarray, link_name: str) -> np.ndarray:
         frame_id = self._link_frame(link_name)
         return pin.computeFrameJacobian(
@@ -275,10 +295,10 @@ class PinocchioOracle:
             raise KeyError(f"no link {link_name!r} in the model; links: {', '.join(links)}")
         return self.model.getFrameId(link_name, pin.FrameType.BODY)
 
-    def _state(self, x: np.ndarray, label: str) -> np.ndarray:
+    def _state(self, x: np.ndarray, label: str, size: int) -> np.ndarray:
         x = np.asarray(x, dtype=float)
-        if x.shape != (self.nv,):
-            raise ValueError(f"{label} must have shape ({self.nv},), got {x.shape}")
+        if x.shape != (size,):
+            raise ValueError(f"{label} must have shape ({size},), got {x.shape}")
         return x
 
 
@@ -297,11 +317,13 @@ def _lock_joints(model: pin.Model, locked: Mapping[str, float]) -> pin.Model:
     return pin.buildReducedModel(model, ids, reference)
 
 
-def _require_every_joint_once(model: pin.Model, names: Sequence[str]) -> None:
-    """Raise unless ``names`` lists each moving joint of the model exactly once."""
+def _require_every_joint_once(model: pin.Model, names: Sequence[str], first_id: int) -> None:
+    """Raise unless ``names`` lists each moving joint of the model from ``first_id`` on (past
+    the root joint) exactly once."""
     repeated = sorted({name for name in names if names.count(name) > 1})
-    coordinates = [name for joint, name in zip(model.joints[1:], list(model.names)[1:],
-                                               strict=True) if joint.nv > 0]
+    coordinates = [name for joint, name in zip(model.joints[first_id:],
+                                               list(model.names)[first_id:], strict=True)
+                   if joint.nv > 0]
     missing = [name for name in coordinates if name not in names]
     if repeated or missing:
         raise ValueError(

@@ -1,0 +1,585 @@
+"""FloatingBaseRobot: the dynamics of a robot whose base floats (humanoids, quadrupeds, mobile
+manipulators, robots in space), in Pinocchio's FreeFlyer convention.
+
+    q = [x y z, qx qy qz qw, joint positions]   (nq = nv + 1): base position in the world,
+        base orientation as a unit quaternion, then the joints in `joint_names` order;
+    v = [base linear; base angular; joint velocities]   (nv): the base's in the base frame.
+
+Every nv-sized vector and matrix (τ, v̇, M, J columns) is in v's order; the first six entries
+of τ are the wrench on the base, [force; torque] in the base frame. Frame poses, Jacobians and
+Λ are in the world, Jacobians and Λ about the frame origin in world-aligned axes.
+
+The kernels compute in the base frame with the six free-flyer joints at q = 0
+(robodyn_ros.dynamics.floating_base): a fixed-base Robot of the same tree (`tree_robot`) answers,
+and this class turns states in and answers out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from robodyn_ros import free_flyer
+from robodyn_ros._state_call import StateCall
+from robodyn_ros.contact_dynamics import (
+    Contact,
+    ContactDynamics,
+    constrained_forward_dynamics,
+    contact_inverse_dynamics,
+)
+from robodyn_ros.dynamics import floating_base, state_entries
+from robodyn_ros.model import Model, expand_xacro, load_urdf, load_urdf_string
+from robodyn_ros.model.armature import Armature
+from robodyn_ros.model.model import FREE_FLYER_DOF, FREE_FLYER_JOINTS, checked_gravity
+from robodyn_ros.model.payload import checked_payload, with_payload
+from robodyn_ros.robot import FloatArray, Robot, Task, TaskAxes, _as_float_array
+
+_LINEAR, _ANGULAR = slice(0, 3), slice(3, 6)
+
+
+class BaseFrameStates(NamedTuple):
+    """Floating-base states as the tree_robot takes them (dynamics.floating_base)."""
+
+    q: FloatArray  # (..., nv): 0 for the free-flyer joints, then the joints
+    rotation: FloatArray  # (..., 3, 3): the base orientation R, world from base
+    shift: FloatArray | None  # (..., nv): v̇ − the free-flyer joints' q̈; None without v
+
+
+@dataclass(frozen=True, slots=True)
+class _OneFloatingState:
+    """The single-state calls that enter the compiled kernels directly (dynamics.state_entry,
+    robot._OneState): each answers one state of C-contiguous float64 vectors, or None for
+    anything else, which the general path then converts, checks or batches."""
+
+    inverse_dynamics: StateCall
+    bias_forces: StateCall
+    gravity_torques: StateCall
+    mass_matrix: StateCall
+    forward_dynamics: StateCall
+
+    @classmethod
+    def bind(cls, tree: np.ndarray, gravity: np.ndarray) -> _OneFloatingState:
+        n = tree.shape[0]
+
+        def call(function: str, inputs: int, *out_shape: int) -> StateCall:
+            address = state_entries().ENTRIES[f"floating_{function}"].address
+            return StateCall(address, tree, gravity, inputs, out_shape, 1)
+
+        return cls(
+            inverse_dynamics=call("inverse_dynamics", 3, n),
+            bias_forces=call("bias_forces", 2, n),
+            gravity_torques=call("gravity_torques", 1, n),
+            mass_matrix=call("mass_matrix", 1, n, n),
+            forward_dynamics=call("forward_dynamics", 3, n),
+        )
+
+
+def _general_path(*_states: object) -> None:
+    """The stand-in for a StateCall that this robot cannot take (see _bind_one_state)."""
+
+
+class FloatingBaseRobot:
+    """Dynamics of a floating-base robot for one state or a batch (a leading B).
+
+    Attributes:
+        model: the Model (floating_base), its gravity in the world.
+        tree_robot: the fixed-base Robot of the same tree without gravity, which computes in
+            the base frame (module doc); its joint_names start with FREE_FLYER_JOINTS.
+        nq, nv: configuration (nv + 1) and velocity sizes.
+        joint_names: the joints after the base, in q[7:] and v[6:] order.
+        velocity_names: FREE_FLYER_JOINTS then joint_names: what each entry of v, τ is.
+        frame_names: every URDF link.
+        mass: the total mass, kg.
+
+    Besides what each function names, each raises ValueError for a state of the wrong shape
+    or a base orientation that is not a unit quaternion, and what the fixed-base Robot raises
+    for the same question (robodyn_ros.robot.Robot).
+    """
+
+    def __init__(self, model: Model, *, threads: int = 1) -> None:
+        """The robot of a floating-base `model`; batches run on `threads` threads."""
+        if not model.floating_base:
+            raise ValueError(f"robot '{model.name}': the model has a fixed base; use Robot")
+        self.model = model
+        self.tree_robot = Robot(dataclasses.replace(model, gravity=np.zeros(3)), threads=threads)
+        self.nv = self.tree_robot.nv
+        self.nq = self.nv + 1
+        self.velocity_names = self.tree_robot.joint_names
+        self.joint_names = self.velocity_names[FREE_FLYER_DOF:]
+        self.frame_names = model.frame_names
+        self.mass = model.total_mass
+        self._gravity = np.array(model.gravity, dtype=float)
+        kinds = self.tree_robot.per_coordinate(np.array(model.joint_kinds))[FREE_FLYER_DOF:]
+        self._continuous = kinds == "continuous"
+        self._one_state = self._bind_one_state()
+
+    def _bind_one_state(self) -> _OneFloatingState:
+        """The compiled single-state calls on the tree_robot's tree; for a robot with mimic
+        joints (whose coordinates are not the tree's joints) or massless joints (where q̈ does
+        not exist), every call takes the general path, which maps or raises."""
+        if self.tree_robot.coupling is not None:
+            return _OneFloatingState(*(_general_path,) * 5)
+        tree, _ = self.tree_robot.kernel_arrays
+        calls = _OneFloatingState.bind(tree, self._gravity)
+        if self.tree_robot.massless_joints:
+            return dataclasses.replace(calls, forward_dynamics=_general_path)
+        return calls
+
+    @classmethod
+    def from_urdf(
+        cls,
+        path: str | os.PathLike,
+        *,
+        locked_joints: Mapping[str, float] | None = None,
+        strict_inertia: bool = False,
+        armature: Armature | None = None,
+        gravity: Sequence[float] | np.ndarray | None = None,
+        mimic: bool = True,
+        threads: int = 1,
+    ) -> FloatingBaseRobot:
+        """Load a URDF file with its root link floating; the arguments are Robot.from_urdf's,
+        gravity in the world.
+
+        Raises:
+            ModelError: as Robot.from_urdf.
+            OSError: the URDF or the armature file cannot be read.
+        """
+        model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
+                          armature=armature, mimic=mimic, floating_base=True)
+        return cls(_with_gravity(model, gravity), threads=threads)
+
+    @classmethod
+    def from_urdf_string(
+        cls,
+        xml: str | bytes,
+        *,
+        source: str = "<string>",
+        locked_joints: Mapping[str, float] | None = None,
+        strict_inertia: bool = False,
+        armature: Armature | None = None,
+        gravity: Sequence[float] | np.ndarray | None = None,
+        mimic: bool = True,
+        threads: int = 1,
+    ) -> FloatingBaseRobot:
+        """Load a URDF from its text, as Robot.from_urdf_string, with its root link floating."""
+        model = load_urdf_string(xml, source=source, locked_joints=locked_joints,
+                                 strict_inertia=strict_inertia, armature=armature, mimic=mimic,
+                                 floating_base=True)
+        return cls(_with_gravity(model, gravity), threads=threads)
+
+    @classmethod
+    def from_xacro(
+        cls,
+        path: str | os.PathLike,
+        mappings: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> FloatingBaseRobot:
+        """Load a xacro file, as Robot.from_xacro, with its root link floating."""
+        return cls.from_urdf_string(expand_xacro(path, mappings), source=os.fspath(path),
+                                    **options)
+
+    def with_gravity(self, gravity: Sequence[float] | np.ndarray) -> FloatingBaseRobot:
+        """This robot under another gravity, in the world (e.g. zeros for a robot in orbit)."""
+        return type(self)(_with_gravity(self.model, gravity), threads=self.tree_robot.threads)
+
+    def with_payload(
+        self,
+        frame: str,
+        mass: float,
+        com: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
+        inertia: Sequence[Sequence[float]] | np.ndarray | None = None,
+    ) -> FloatingBaseRobot:
+        """This robot carrying a rigid load on `frame`, as Robot.with_payload."""
+        payload = checked_payload(self.model, frame, mass, com, inertia)
+        return type(self)(with_payload(self.model, frame, payload),
+                          threads=self.tree_robot.threads)
+
+    def __repr__(self) -> str:
+        return (f"FloatingBaseRobot('{self.model.name}', nq={self.nq}, nv={self.nv}, "
+                f"frames={len(self.frame_names)})")
+
+    # -- configurations ---------------------------------------------------------------------
+
+    def neutral(self) -> FloatArray:
+        """The configuration with the base at the world origin, unrotated, and every joint at 0."""
+        q = np.zeros(self.nq)
+        q[: floating_base.CONFIGURATION] = free_flyer.NEUTRAL
+        return q
+
+    def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> FloatArray:
+        """q ⊕ v dt: where the robot is after moving at the constant velocity v for dt seconds
+        (the base along the screw motion exp(v dt) in its own frame, as Pinocchio's integrate).
+
+        Returns:
+            The configuration, shaped like q.
+        """
+        q, v = self._states(("q", "v"), q, v)
+        out = np.empty_like(q)
+        base = floating_base.CONFIGURATION
+        out[..., :base] = free_flyer.integrate(q[..., :base], v[..., :FREE_FLYER_DOF] * dt)
+        out[..., base:] = q[..., base:] + v[..., FREE_FLYER_DOF:] * dt
+        return out
+
+    def difference(self, q0: ArrayLike, q1: ArrayLike) -> FloatArray:
+        """q1 ⊖ q0: the velocity v with integrate(q0, v) = q1 (Pinocchio's difference); a
+        continuous joint turns the shorter way, by at most π.
+
+        Returns:
+            v, shape (..., nv).
+        """
+        q0, q1 = self._states(("q0", "q1"), q0, q1)
+        base = floating_base.CONFIGURATION
+        out = np.empty((*q0.shape[:-1], self.nv))
+        out[..., :FREE_FLYER_DOF] = free_flyer.difference(q0[..., :base], q1[..., :base])
+        turn = q1[..., base:] - q0[..., base:]
+        # a continuous joint's angles a turn apart are one configuration: the shorter way
+        out[..., FREE_FLYER_DOF:] = np.where(self._continuous, np.remainder(turn + np.pi,
+                                                                           2 * np.pi) - np.pi,
+                                             turn)
+        return out
+
+    def base_frame_states(self, q: ArrayLike, v: ArrayLike | None = None) -> BaseFrameStates:
+        """The states the tree_robot takes for q (and v): see the module doc.
+
+        Raises:
+            ValueError: a state of the wrong shape, or a base quaternion that is not of unit
+                norm (to UNIT_TOLERANCE), naming the state.
+        """
+        if v is None:
+            (q,) = self._states(("q",), q)
+        else:
+            q, v = self._states(("q", "v"), q, v)
+        q_tree = np.empty((*q.shape[:-1], self.nv))
+        rotation = np.empty((*q.shape[:-1], 3, 3))
+        shift = None if v is None else np.empty_like(q_tree)
+        bad = floating_base.base_frame_states(self._gravity, q, v, q_tree, rotation, shift)
+        if bad >= 0:
+            state, which = (q, "") if q.ndim == 1 else (q[bad], f" of state {bad}")
+            raise ValueError(
+                f"q[3:7], the base orientation quaternion (x, y, z, w){which}, "
+                f"must have unit norm (to {floating_base.UNIT_TOLERANCE:g}); got norm "
+                f"{np.linalg.norm(state[3:7]):.9g}"
+            )
+        return BaseFrameStates(q_tree, rotation, shift)
+
+    # -- dynamics -----------------------------------------------------------------------------
+
+    def inverse_dynamics(self, q: ArrayLike, v: ArrayLike, vdot: ArrayLike) -> FloatArray:
+        """τ = M(q) v̇ + C(q, v) v + g(q) by the recursive Newton–Euler algorithm; τ[:6] is the
+        wrench [force; torque] the base needs, in the base frame.
+
+        Returns:
+            τ, shape (..., nv).
+        """
+        tau = self._one_state.inverse_dynamics(q, v, vdot)
+        if tau is not None:
+            return tau
+        states = self.base_frame_states(q, v)
+        (vdot,) = self._velocities(("vdot",), states.q, vdot)
+        assert states.shift is not None
+        return self.tree_robot.inverse_dynamics(states.q, _as_array(v), vdot - states.shift)
+
+    def bias_forces(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
+        """C(q, v) v + g(q): τ at v̇ = 0."""
+        tau = self._one_state.bias_forces(q, v)
+        if tau is not None:
+            return tau
+        states = self.base_frame_states(q, v)
+        assert states.shift is not None
+        return self.tree_robot.inverse_dynamics(states.q, _as_array(v), -states.shift)
+
+    def gravity_torques(self, q: ArrayLike) -> FloatArray:
+        """g(q): τ at v = 0, v̇ = 0; its first six entries hold the robot's weight on the base."""
+        tau = self._one_state.gravity_torques(q)
+        if tau is not None:
+            return tau
+        rest = self._rest(q)
+        states = self.base_frame_states(q, rest)
+        assert states.shift is not None
+        return self.tree_robot.inverse_dynamics(states.q, rest, -states.shift)
+
+    def mass_matrix(self, q: ArrayLike, method: str = "crba") -> FloatArray:
+        """M(q), nv x nv, by one of Robot.MASS_MATRIX_METHODS."""
+        if method == "crba":
+            M = self._one_state.mass_matrix(q)
+            if M is not None:
+                return M
+        return self.tree_robot.mass_matrix(self.base_frame_states(q).q, method)
+
+    def mass_matrix_inverse(self, q: ArrayLike, method: str = "aba") -> FloatArray:
+        """M(q)⁻¹ by one of Robot.MASS_MATRIX_INVERSE_METHODS."""
+        return self.tree_robot.mass_matrix_inverse(self.base_frame_states(q).q, method)
+
+    def forward_dynamics(
+        self, q: ArrayLike, v: ArrayLike, tau: ArrayLike, method: str = "aba", **options: Any
+    ) -> Any:
+        """v̇ = M⁻¹(τ − C v − g), τ[:6] a wrench on the base in the base frame (zero for a robot
+        that floats free).
+
+        Args:
+            q, v, tau: the state and the efforts.
+            method, options: as in Robot.forward_dynamics.
+
+        Returns:
+            v̇, shape (..., nv); ``(v̇, IterationInfo)`` when `info` is set.
+        """
+        if method == "aba" and not options:
+            vdot = self._one_state.forward_dynamics(q, v, tau)
+            if vdot is not None:
+                return vdot
+        states = self.base_frame_states(q, v)
+        (tau,) = self._velocities(("tau",), states.q, tau)
+        assert states.shift is not None
+        answer = self.tree_robot.forward_dynamics(states.q, _as_array(v), tau, method, **options)
+        if isinstance(answer, tuple):
+            return answer[0] + states.shift, answer[1]
+        return answer + states.shift
+
+    # -- energy and momentum ------------------------------------------------------------------
+
+    def kinetic_energy(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
+        """½ vᵀ M(q) v, J."""
+        states = self.base_frame_states(q)
+        (v,) = self._velocities(("v",), states.q, v)
+        return self.tree_robot.kinetic_energy(states.q, v)
+
+    def potential_energy(self, q: ArrayLike) -> FloatArray:
+        """−m gᵀ c: the gravitational potential energy in J, zero with the centre of mass at
+        the height of the world origin."""
+        return -self.mass * (self.centre_of_mass(q) @ self._gravity)
+
+    def centre_of_mass(self, q: ArrayLike) -> FloatArray:
+        """The centre of mass in the world, (..., 3)."""
+        states = self.base_frame_states(q)
+        M = self.tree_robot.mass_matrix(states.q)
+        return _position(q) + _rotate(states.rotation, _com_in_base(M, self.mass))
+
+    def com_jacobian(self, q: ArrayLike) -> FloatArray:
+        """J_c, (..., 3, nv): the velocity of the centre of mass in the world, J_c v."""
+        states = self.base_frame_states(q)
+        M = self.tree_robot.mass_matrix(states.q)
+        return states.rotation @ M[..., _LINEAR, :] / self.mass
+
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> FloatArray:
+        """A_g, (..., 6, nv): the momentum [linear; angular about the centre of mass] in world
+        axes, A_g v (Orin & Goswami; Pinocchio's computeCentroidalMap).
+
+        The base rows of M are the robot's momentum in the base frame about the base origin,
+        M[:6] v; A_g turns them to world axes and moves the angular part to the centre of mass.
+        """
+        states = self.base_frame_states(q)
+        M = self.tree_robot.mass_matrix(states.q)
+        R = states.rotation
+        linear = R @ M[..., _LINEAR, :]
+        angular = R @ M[..., _ANGULAR, :]
+        offset = _rotate(R, _com_in_base(M, self.mass))  # from the base origin to the CoM
+        moment = np.cross(offset[..., None, :], np.swapaxes(linear, -1, -2), axis=-1)
+        return np.concatenate([linear, angular - np.swapaxes(moment, -1, -2)], axis=-2)
+
+    # -- frames -------------------------------------------------------------------------------
+
+    def frame_pose(self, q: ArrayLike, frame: str) -> FloatArray:
+        """The pose of a frame in the world, (..., 4, 4)."""
+        states = self.base_frame_states(q)
+        return _base_pose(q, states.rotation) @ self.tree_robot.frame_pose(states.q, frame)
+
+    def jacobian(self, q: ArrayLike, frame: str) -> FloatArray:
+        """J, (..., 6, nv): the [linear; angular] velocity of the frame origin in world-aligned
+        axes, J v."""
+        states = self.base_frame_states(q)
+        return _rotate_rows(states.rotation, self.tree_robot.jacobian(states.q, frame))
+
+    def classical_acceleration(self, q: ArrayLike, v: ArrayLike, frame: str) -> FloatArray:
+        """J̇ v: the classical acceleration [a; α] of the frame origin at v̇ = 0, world axes."""
+        states = self.base_frame_states(q, v)
+        assert states.shift is not None
+        velocity_product = states.shift.copy()
+        velocity_product[..., :3] -= _rotate_back(states.rotation, self._gravity)
+        # at the kernels' q̈ = 0 the base accelerates at e(v) (module doc of dynamics.floating_base)
+        drift = self.tree_robot.classical_acceleration(states.q, _as_array(v), frame)
+        J = self.tree_robot.jacobian(states.q, frame)
+        return _rotate_vector6(states.rotation, drift - (J @ velocity_product[..., None])[..., 0])
+
+    def operational_space_inertia(
+        self,
+        q: ArrayLike,
+        frame: Task,
+        method: str = "recursive",
+        inverse: bool = False,
+        *,
+        axes: TaskAxes = None,
+    ) -> FloatArray:
+        """Λ of a task, or Λ⁻¹ = J M⁻¹ Jᵀ (the Delassus matrix of contacts on the frames), about
+        each frame origin in world-aligned axes; the arguments are Robot's.
+
+        Returns:
+            Λ or Λ⁻¹, (..., m, m).
+
+        Raises:
+            LinAlgError: Λ does not exist at this state.
+        """
+        states = self.base_frame_states(q)
+        frames = (frame,) if isinstance(frame, str) else tuple(frame)
+        if axes is None:
+            in_base = self.tree_robot.operational_space_inertia(states.q, frames, method, inverse)
+            return _rotate_task(states.rotation, in_base, len(frames))
+        in_base = self.tree_robot.operational_space_inertia(states.q, frames, method, True)
+        rows = self.tree_robot._task(frames, axes).selection
+        Lambda_inv = _rotate_task(states.rotation, in_base, len(frames))[..., rows[:, None], rows]
+        return Lambda_inv if inverse else _inverse_task(Lambda_inv, frames)
+
+    # -- contacts -----------------------------------------------------------------------------
+
+    def constrained_forward_dynamics(
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        tau: ArrayLike,
+        contacts: Sequence[Contact],
+        kp: float = 0.0,
+        kd: float = 0.0,
+        method: str = "recursive",
+    ) -> ContactDynamics:
+        """v̇ and the contact forces with the contact frames held in the world, Baumgarte
+        gains kp, kd; the Delassus matrix by `method` (contact_dynamics, which says more).
+
+        Raises:
+            ValueError: no contact, a gain < 0 or an unknown frame.
+            LinAlgError: the contacts are not independent at this state.
+        """
+        return constrained_forward_dynamics(self, q, v, tau, contacts, kp, kd, method)
+
+    def contact_inverse_dynamics(
+        self, q: ArrayLike, v: ArrayLike, vdot: ArrayLike, contacts: Sequence[Contact]
+    ) -> ContactDynamics:
+        """The joint efforts (τ[:6] = 0) and contact forces that give v̇, where the motion
+        determines the forces (contact_dynamics.contact_inverse_dynamics).
+
+        Raises:
+            ValueError: the forces are not determined, or v̇ is not a motion the contacts allow.
+        """
+        return contact_inverse_dynamics(self, q, v, vdot, contacts)
+
+    # -- argument checks ----------------------------------------------------------------------
+
+    def _states(self, names: tuple[str, ...], *states: ArrayLike) -> tuple[np.ndarray, ...]:
+        """Configurations called `names`, checked: float64 arrays of one shape (nq,)/(B, nq)."""
+        arrays = tuple(_as_float_array(x, name) for name, x in zip(names, states, strict=True))
+        q = arrays[0]
+        if q.ndim not in (1, 2) or q.shape[-1] != self.nq:
+            raise ValueError(
+                f"{names[0]} must have shape ({self.nq},) or (B, {self.nq}): the base position "
+                f"(3), its orientation quaternion (x, y, z, w) and the {len(self.joint_names)} "
+                f"joints; got shape {q.shape}"
+            )
+        for name, x in zip(names[1:], arrays[1:], strict=True):
+            expected = (*q.shape[:-1], self.nv if name != "q1" else self.nq)
+            if x.shape != expected:
+                raise ValueError(
+                    f"{name} must have shape {expected}: "
+                    + ("a configuration like q0" if name == "q1" else
+                       "the base velocity [linear; angular] in the base frame (6) and the "
+                       f"{len(self.joint_names)} joints")
+                    + f"; got {x.shape}"
+                )
+        return arrays
+
+    def _velocities(
+        self, names: tuple[str, ...], q_tree: np.ndarray, *vectors: ArrayLike
+    ) -> tuple[np.ndarray, ...]:
+        """nv-sized vectors called `names`, checked to have the shape of q_tree."""
+        arrays = tuple(_as_float_array(x, name) for name, x in zip(names, vectors, strict=True))
+        for name, x in zip(names, arrays, strict=True):
+            if x.shape != q_tree.shape:
+                raise ValueError(f"{name} must have shape {q_tree.shape}; got {x.shape}")
+        return arrays
+
+    def _rest(self, q: ArrayLike) -> np.ndarray:
+        """v = 0 for the states of q."""
+        shape = np.shape(q)[:-1]
+        return np.zeros((*shape, self.nv))
+
+
+def _with_gravity(model: Model, gravity: Sequence[float] | np.ndarray | None) -> Model:
+    """The model under `gravity` (its own when None)."""
+    if gravity is None:
+        return model
+    return dataclasses.replace(model, gravity=checked_gravity(gravity, f"robot '{model.name}'"))
+
+
+def _as_array(x: ArrayLike) -> np.ndarray:
+    """x as the float64 array the checks above already accepted."""
+    return np.ascontiguousarray(x, dtype=float)
+
+
+def _position(q: ArrayLike) -> np.ndarray:
+    """The base position q[..., :3]."""
+    return np.asarray(q, dtype=float)[..., :3]
+
+
+def _base_pose(q: ArrayLike, rotation: np.ndarray) -> np.ndarray:
+    """The base pose (..., 4, 4) in the world."""
+    pose = np.zeros((*rotation.shape[:-2], 4, 4))
+    pose[..., :3, :3] = rotation
+    pose[..., :3, 3] = _position(q)
+    pose[..., 3, 3] = 1.0
+    return pose
+
+
+def _rotate(rotation: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """R x for 3-vectors x (...)."""
+    return (rotation @ x[..., None])[..., 0]
+
+
+def _rotate_back(rotation: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Rᵀ x: a world vector in the base frame."""
+    return (np.swapaxes(rotation, -1, -2) @ x[..., None])[..., 0]
+
+
+def _rotate_vector6(rotation: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """[R x_linear; R x_angular] for 6-vectors x."""
+    return np.concatenate([_rotate(rotation, x[..., _LINEAR]), _rotate(rotation, x[..., _ANGULAR])],
+                          axis=-1)
+
+
+def _rotate_rows(rotation: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """[R J_linear; R J_angular] for (..., 6, n) J."""
+    return np.concatenate([rotation @ J[..., _LINEAR, :], rotation @ J[..., _ANGULAR, :]], axis=-2)
+
+
+def _rotate_task(rotation: np.ndarray, A: np.ndarray, frames: int) -> np.ndarray:
+    """Rot A Rotᵀ, Rot = diag(R, R, ...) over the 2·frames blocks of a (..., 6F, 6F) task
+    matrix: from base-frame axes to world axes."""
+    blocks = np.zeros((*rotation.shape[:-2], 6 * frames, 6 * frames))
+    for k in range(2 * frames):
+        blocks[..., 3 * k : 3 * k + 3, 3 * k : 3 * k + 3] = rotation
+    return blocks @ A @ np.swapaxes(blocks, -1, -2)
+
+
+def _inverse_task(Lambda_inv: np.ndarray, frames: tuple[str, ...]) -> np.ndarray:
+    """Λ from Λ⁻¹, or the LinAlgError naming the frames where Λ⁻¹ is singular."""
+    try:
+        lower_inverse = np.linalg.inv(np.linalg.cholesky(Lambda_inv))
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            f"operational_space_inertia: Λ of frame(s) {', '.join(map(repr, frames))} does not "
+            "exist at this configuration: J M⁻¹ Jᵀ is singular (the task Jacobian has lost "
+            "rank); Λ⁻¹ (inverse=True) is defined everywhere"
+        ) from None
+    return np.swapaxes(lower_inverse, -1, -2) @ lower_inverse
+
+
+def _com_in_base(M: np.ndarray, mass: float) -> np.ndarray:
+    """The centre of mass in the base frame from M's base block, whose top right is −m [c]×
+    (the whole robot's spatial inertia about the base origin, [linear; angular])."""
+    block = M[..., _LINEAR, _ANGULAR]
+    return np.stack([block[..., 1, 2], block[..., 2, 0], block[..., 0, 1]], axis=-1) / mass
+
+
+__all__ = ["FREE_FLYER_JOINTS", "BaseFrameStates", "FloatingBaseRobot"]

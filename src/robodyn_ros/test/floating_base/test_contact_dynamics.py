@@ -1,0 +1,111 @@
+"""Contact-constrained dynamics against Pinocchio's constraintDynamics (FloatingPinocchioOracle),
+and the contact inverse dynamics against the forward problem it inverts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robodyn_ros.contact_dynamics import Contact
+
+from helpers.floating import random_states, robot_and_oracle
+from helpers.tolerances import assert_close
+
+FEET = {
+    "talos_reduced": (("left_sole_link", "6d"), ("right_sole_link", "6d")),
+    "icub": (("l_sole", "6d"), ("r_sole", "6d")),
+    "solo12": tuple((foot, "3d") for foot in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")),
+    "anymal": tuple((foot, "3d") for foot in ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT")),
+}
+# a target placement off the frame's: 2 cm along each axis, turned by small roll, pitch, yaw
+OFFSET = pin.SE3(pin.rpy.rpyToMatrix(0.05, -0.03, 0.02), np.array([0.02, -0.02, 0.02])).homogeneous
+
+
+@pytest.mark.parametrize("name", list(FEET))
+@pytest.mark.parametrize(("kp", "kd", "moved"), [(0.0, 0.0, False), (40.0, 9.0, True)],
+                         ids=["held", "baumgarte"])
+@pytest.mark.parametrize("method", ["recursive", "dense"])
+def test_matches_pinocchio(name: str, kp: float, kd: float, moved: bool, method: str) -> None:
+    robot, oracle = robot_and_oracle(name)
+    for q, v, _, tau in zip(*random_states(robot, 2, seed=2), strict=True):
+        targets = [robot.frame_pose(q, frame) @ OFFSET if moved else None
+                   for frame, _ in FEET[name]]
+        contacts = [Contact(frame, kind, target)
+                    for (frame, kind), target in zip(FEET[name], targets, strict=True)]
+        ours = robot.constrained_forward_dynamics(q, v, tau, contacts, kp, kd, method)
+        vdot, forces = oracle.constrained_forward_dynamics(
+            q, v, tau, FEET[name], kp, kd, targets if moved else None)
+        assert_close(ours.vdot, vdot, "v̇")
+        for (frame, _), force, expected in zip(FEET[name], ours.forces, forces, strict=True):
+            assert_close(force, expected, f"force on {frame}")
+
+
+def test_batch_is_its_states() -> None:
+    robot, _ = robot_and_oracle("solo12")
+    q, v, _, tau = random_states(robot, 3, seed=3)
+    contacts = [Contact(frame, kind) for frame, kind in FEET["solo12"]]
+    batch = robot.constrained_forward_dynamics(q, v, tau, contacts, 10.0, 2.0)
+    for k in range(3):
+        single = robot.constrained_forward_dynamics(q[k], v[k], tau[k], contacts, 10.0, 2.0)
+        assert_close(batch.vdot[k], single.vdot, f"v̇ of state {k}", rtol=1e-12)
+        for force, alone in zip(batch.forces, single.forces, strict=True):
+            assert_close(force[k], alone, f"force of state {k}", rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["talos_reduced", "icub"])
+def test_contact_inverse_dynamics_inverts_the_forward_problem(name: str) -> None:
+    """One sole flat on the ground: six contact rows, so the motion determines the force."""
+    robot, _ = robot_and_oracle(name)
+    contact = [Contact(FEET[name][0][0], "6d")]
+    for q, v, _, tau in zip(*random_states(robot, 2, seed=4), strict=True):
+        tau[:6] = 0.0
+        forward = robot.constrained_forward_dynamics(q, v, tau, contact)
+        inverse = robot.contact_inverse_dynamics(q, v, forward.vdot, contact)
+        assert_close(inverse.tau, tau, "τ")
+        assert_close(inverse.forces[0], forward.forces[0], "contact force")
+
+
+def test_undetermined_forces_are_refused() -> None:
+    robot, _ = robot_and_oracle("solo12")
+    q, v, vdot, _ = (x[0] for x in random_states(robot, 1))
+    with pytest.raises(ValueError, match="not determined by the motion"):
+        robot.contact_inverse_dynamics(q, v, vdot, [Contact(f, k) for f, k in FEET["solo12"]])
+
+
+def test_a_motion_the_contact_does_not_allow_is_refused() -> None:
+    robot, _ = robot_and_oracle("talos_reduced")
+    q, v, vdot, _ = (x[0] for x in random_states(robot, 1))
+    with pytest.raises(ValueError, match="not a motion these contacts allow"):
+        robot.contact_inverse_dynamics(q, v, vdot, [Contact("left_sole_link", "3d")])
+
+
+def test_dependent_contacts_are_refused() -> None:
+    robot, _ = robot_and_oracle("talos_reduced")
+    q, v, _, tau = (x[0] for x in random_states(robot, 1))
+    twice = [Contact("left_sole_link", "6d"), Contact("left_sole_link", "3d")]
+    with pytest.raises(np.linalg.LinAlgError, match=r"'left_sole_link'.*not independent"):
+        robot.constrained_forward_dynamics(q, v, tau, twice)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"frame": "left_sole_link", "kind": "2d"}, "kind must be '3d'"),
+        ({"frame": "left_sole_link", "placement": np.eye(3)}, "placement must be a finite 4x4"),
+    ],
+)
+def test_bad_contacts_are_named(arguments: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Contact(**arguments)
+
+
+def test_unknown_frames_and_gains_are_named() -> None:
+    robot, _ = robot_and_oracle("talos_reduced")
+    q, v, _, tau = (x[0] for x in random_states(robot, 1))
+    with pytest.raises(ValueError, match="unknown frame 'left_foot'"):
+        robot.constrained_forward_dynamics(q, v, tau, [Contact("left_foot")])
+    with pytest.raises(ValueError, match="kp and kd must be ≥ 0"):
+        robot.constrained_forward_dynamics(q, v, tau, [Contact("left_sole_link")], kd=-1.0)
+    with pytest.raises(ValueError, match="at least one Contact"):
+        robot.constrained_forward_dynamics(q, v, tau, [])
