@@ -12,10 +12,9 @@ them (Baumgarte stabilisation, LOCAL_WORLD_ALIGNED): for "3d" γ is the classica
 of the origin at v̇ = 0 and e = p − p_ref; for "6d" γ is the spatial one ([a − ω × ṗ; α]) and
 e = [R ν; R φ], (ν, φ) = log6(X_ref⁻¹ X).
 
-The Schur complement of that KKT system is the Delassus matrix J_c M⁻¹ J_cᵀ = Λ⁻¹ of the contact
-frames, which the operational-space routes give in O(n) ("recursive"); then
-λ = Λ (−kd J_c v − kp e − J_c v̇_free − γ) and v̇ = v̇_free + M⁻¹ J_cᵀ λ, M⁻¹ J_cᵀ λ by one
-articulated-body pass.
+FloatingBaseRobot.constrained_forward_dynamics solves it by its Schur complement, the Delassus
+matrix J_c M⁻¹ J_cᵀ = Λ⁻¹ of the contact frames (dynamics.constrained_dynamics); here are the
+contacts, the answer's record, what the kernel is given, and the inverse problem.
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 
 ContactKind = Literal["3d", "6d"]
 CONTACT_ROWS = {"3d": 3, "6d": 6}
-DEPENDENT_CONTACTS = 1e-12  # a Delassus pivot this small, relative to the largest: dependent
 
 
 @dataclass(frozen=True)
@@ -84,53 +82,6 @@ class ContactDynamics:
     forces: tuple[np.ndarray, ...]
 
 
-def constrained_forward_dynamics(
-    robot: FloatingBaseRobot,
-    q: ArrayLike,
-    v: ArrayLike,
-    tau: ArrayLike,
-    contacts: Sequence[Contact],
-    kp: float = 0.0,
-    kd: float = 0.0,
-    method: str = "recursive",
-) -> ContactDynamics:
-    """v̇ and the contact forces of a robot whose contact frames are held (module doc).
-
-    Args:
-        robot: the robot.
-        q, v, tau: the state and the generalised forces (τ[:6] zero for a robot no one
-            pushes on the base).
-        contacts: the contacts, independent (J_c of full row rank).
-        kp, kd: Baumgarte gains, 1/s² and 1/s, ≥ 0.
-        method: the route to the Delassus matrix, one of Robot.OPERATIONAL_SPACE_METHODS.
-
-    Returns:
-        The ContactDynamics, tau as given.
-
-    Raises:
-        ValueError: no contact, a gain < 0, or an unknown frame.
-        LinAlgError: the contacts are not independent at this state (the Delassus matrix is
-            singular): their forces are not determined.
-    """
-    frames, rows = _task(contacts)
-    if not (kp >= 0.0 and kd >= 0.0):
-        raise ValueError(f"constrained_forward_dynamics: kp and kd must be ≥ 0; got {kp}, {kd}")
-    vdot_free = robot.forward_dynamics(q, v, tau)
-    J = _contact_jacobian(robot, q, frames, rows)
-    velocity = (J @ np.asarray(v, dtype=float)[..., None])[..., 0]
-    drift = _contact_drift(robot, q, v, contacts, frames, rows)
-    target = -kd * velocity - kp * _placement_error(robot, q, contacts)
-    free = (J @ vdot_free[..., None])[..., 0] + drift
-    delassus = robot.operational_space_inertia(q, frames, method, inverse=True)[
-        ..., rows[:, None], rows]
-    forces = _solve(delassus, target - free, contacts)
-    states = robot.base_frame_states(q)
-    generalised = (np.swapaxes(J, -1, -2) @ forces[..., None])[..., 0]
-    response = robot.tree_robot.forward_dynamics(states.q, np.zeros_like(states.q), generalised)
-    return ContactDynamics(vdot_free + response, np.asarray(tau, dtype=float),
-                           _split(forces, contacts))
-
-
 def contact_inverse_dynamics(
     robot: FloatingBaseRobot,
     q: ArrayLike,
@@ -162,7 +113,7 @@ def contact_inverse_dynamics(
             rows the base cannot tell apart), or no contact forces give the base the wrench v̇
             needs (v̇ is not a motion these contacts allow).
     """
-    frames, rows = _task(contacts)
+    frames, rows = contact_task(contacts)
     tau_id = robot.inverse_dynamics(q, v, vdot)
     J = _contact_jacobian(robot, q, frames, rows)
     base_map = np.swapaxes(J[..., :6], -1, -2)  # J_c[:, :6]ᵀ, (..., 6, m)
@@ -184,10 +135,10 @@ def contact_inverse_dynamics(
         )
     tau = tau_id - (np.swapaxes(J, -1, -2) @ forces[..., None])[..., 0]
     tau[..., :6] = 0.0
-    return ContactDynamics(np.asarray(vdot, dtype=float), tau, _split(forces, contacts))
+    return ContactDynamics(np.asarray(vdot, dtype=float), tau, split_forces(forces, contacts))
 
 
-def _task(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], np.ndarray]:
+def contact_task(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], np.ndarray]:
     """The contact frames, and the rows of their 6-per-frame task that the contacts hold."""
     if not contacts:
         raise ValueError("contacts: give at least one Contact")
@@ -204,38 +155,18 @@ def _contact_jacobian(
     return np.concatenate([robot.jacobian(q, frame) for frame in frames], axis=-2)[..., rows, :]
 
 
-def _contact_drift(
-    robot: FloatingBaseRobot,
-    q: ArrayLike,
-    v: ArrayLike,
-    contacts: Sequence[Contact],
-    frames: tuple[str, ...],
-    rows: np.ndarray,
-) -> np.ndarray:
-    """γ, (..., m): the classical acceleration at v̇ = 0 of a "3d" contact's origin, the
-    spatial one ([a − ω × ṗ; α], world axes) of a "6d" contact's frame."""
-    v = np.asarray(v, dtype=float)
-    drifts = []
-    for contact, frame in zip(contacts, frames, strict=True):
-        classical = robot.classical_acceleration(q, v, frame)
-        if contact.kind == "6d":
-            twist = (robot.jacobian(q, frame) @ v[..., None])[..., 0]
-            classical[..., :3] -= np.cross(twist[..., 3:], twist[..., :3])
-        drifts.append(classical)
-    return np.concatenate(drifts, axis=-1)[..., rows]
-
-
-def _placement_error(
-    robot: FloatingBaseRobot, q: ArrayLike, contacts: Sequence[Contact]
+def placement_error(
+    robot: FloatingBaseRobot, q: np.ndarray, contacts: Sequence[Contact]
 ) -> np.ndarray:
     """e, (..., m): p − p_ref for a "3d" contact, [R ν; R φ] with (ν, φ) = log6(X_ref⁻¹ X) for
     a "6d" one; zero for a contact held where it is."""
     errors = []
     for contact in contacts:
-        pose = robot.frame_pose(q, contact.frame)
         if contact.placement is None:
-            errors.append(np.zeros((*pose.shape[:-2], CONTACT_ROWS[contact.kind])))
-        elif contact.kind == "3d":
+            errors.append(np.zeros((*q.shape[:-1], CONTACT_ROWS[contact.kind])))
+            continue
+        pose = robot.frame_pose(q, contact.frame)
+        if contact.kind == "3d":
             errors.append(pose[..., :3, 3] - contact.placement[:3, 3])
         else:
             local = free_flyer.difference(_pose7(contact.placement), _pose7(pose))
@@ -244,35 +175,16 @@ def _placement_error(
                                           (R @ local[..., 3:, None])[..., 0]], axis=-1))
     return np.concatenate(errors, axis=-1)
 
-
 def _pose7(pose: np.ndarray) -> np.ndarray:
     """[position, quaternion (x, y, z, w)] of 4x4 poses."""
     return np.concatenate([pose[..., :3, 3], free_flyer.quaternion_of(pose[..., :3, :3])], axis=-1)
 
 
-def _solve(delassus: np.ndarray, rhs: np.ndarray, contacts: Sequence[Contact]) -> np.ndarray:
-    """λ = D⁻¹ rhs by Cholesky, or the LinAlgError naming the contacts where D is singular
-    (a pivot below DEPENDENT_CONTACTS times D's largest diagonal entry)."""
-    try:
-        lower = np.linalg.cholesky(delassus)
-        pivots = np.diagonal(lower, axis1=-2, axis2=-1) ** 2
-        if np.any(pivots.min(axis=-1) <= DEPENDENT_CONTACTS * pivots.max(axis=-1)):
-            raise np.linalg.LinAlgError
-    except np.linalg.LinAlgError:
-        raise np.linalg.LinAlgError(
-            "constrained_forward_dynamics: contacts "
-            f"{', '.join(repr(c.frame) for c in contacts)} are not independent at this state "
-            "(their Delassus matrix J_c M⁻¹ J_cᵀ is singular), so their forces are not "
-            "determined; hold fewer rows (a '3d' contact instead of a '6d' one)"
-        ) from None
-    half = np.linalg.solve(lower, rhs[..., None])
-    return np.linalg.solve(np.swapaxes(lower, -1, -2), half)[..., 0]
-
-
-def _split(forces: np.ndarray, contacts: Sequence[Contact]) -> tuple[np.ndarray, ...]:
+def split_forces(forces: np.ndarray, contacts: Sequence[Contact]) -> tuple[np.ndarray, ...]:
     """The stacked forces (..., m) cut per contact."""
     ends = np.cumsum([CONTACT_ROWS[contact.kind] for contact in contacts])[:-1]
     return tuple(np.split(forces, ends, axis=-1))
 
 
-__all__ = ["Contact", "ContactDynamics", "constrained_forward_dynamics", "contact_inverse_dynamics"]
+__all__ = ["Contact", "ContactDynamics", "contact_inverse_dynamics", "contact_task",
+           "placement_error"]

@@ -27,17 +27,22 @@ from numpy.typing import ArrayLike
 
 from robodyn_ros import free_flyer
 from robodyn_ros._state_call import StateCall
+from robodyn_ros.answers import check_mass_matrix
 from robodyn_ros.contact_dynamics import (
     Contact,
     ContactDynamics,
-    constrained_forward_dynamics,
     contact_inverse_dynamics,
+    contact_task,
+    placement_error,
+    split_forces,
 )
-from robodyn_ros.dynamics import floating_base, state_entries
+from robodyn_ros.dynamics import constrained_dynamics, floating_base, state_entries
+from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import Model, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature
 from robodyn_ros.model.model import FREE_FLYER_DOF, FREE_FLYER_JOINTS, checked_gravity
 from robodyn_ros.model.payload import checked_payload, with_payload
+from robodyn_ros.operational_space import task_axes
 from robodyn_ros.robot import FloatArray, Robot, Task, TaskAxes, _as_float_array
 
 _LINEAR, _ANGULAR = slice(0, 3), slice(3, 6)
@@ -49,6 +54,15 @@ class BaseFrameStates(NamedTuple):
     q: FloatArray  # (..., nv): 0 for the free-flyer joints, then the joints
     rotation: FloatArray  # (..., 3, 3): the base orientation R, world from base
     shift: FloatArray | None  # (..., nv): v̇ − the free-flyer joints' q̈; None without v
+
+
+class _ContactTask(NamedTuple):
+    """Contacts as dynamics.constrained_dynamics takes them."""
+
+    frames: tuple[str, ...]
+    frame_rows: np.ndarray  # (F, FRAME_WIDTH) the frames' packed rows
+    rows: np.ndarray  # (m,) the held rows 6 k + axis
+    spatial: np.ndarray  # (F,) bool: held whole ("6d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +132,7 @@ class FloatingBaseRobot:
         kinds = self.tree_robot.per_coordinate(np.array(model.joint_kinds))[FREE_FLYER_DOF:]
         self._continuous = kinds == "continuous"
         self._one_state = self._bind_one_state()
+        self._contact_tasks: dict[tuple, _ContactTask] = {}
 
     def _bind_one_state(self) -> _OneFloatingState:
         """The compiled single-state calls on the tree_robot's tree; for a robot with mimic
@@ -430,7 +445,7 @@ class FloatingBaseRobot:
             in_base = self.tree_robot.operational_space_inertia(states.q, frames, method, inverse)
             return _rotate_task(states.rotation, in_base, len(frames))
         in_base = self.tree_robot.operational_space_inertia(states.q, frames, method, True)
-        rows = self.tree_robot._task(frames, axes).selection
+        rows = np.array([6 * k + axis for k in range(len(frames)) for axis in task_axes(axes)])
         Lambda_inv = _rotate_task(states.rotation, in_base, len(frames))[..., rows[:, None], rows]
         return Lambda_inv if inverse else _inverse_task(Lambda_inv, frames)
 
@@ -446,14 +461,76 @@ class FloatingBaseRobot:
         kd: float = 0.0,
         method: str = "recursive",
     ) -> ContactDynamics:
-        """v̇ and the contact forces with the contact frames held in the world, Baumgarte
-        gains kp, kd; the Delassus matrix by `method` (contact_dynamics, which says more).
+        """v̇ and the contact forces with the contact frames held in the world
+        (robodyn_ros.contact_dynamics; dynamics.constrained_dynamics solves it).
+
+        Args:
+            q, v, tau: the state and the generalised forces (τ[:6] zero unless something
+                pushes on the base).
+            contacts: the contacts, independent (J_c of full row rank).
+            kp, kd: Baumgarte gains, 1/s² and 1/s, ≥ 0.
+            method: the route to the Delassus matrix J_c M⁻¹ J_cᵀ, one of
+                Robot.OPERATIONAL_SPACE_METHODS: "recursive" (O(n), the default) is computed
+                with the rest in one compiled pass, the others beside it.
+
+        Returns:
+            The ContactDynamics, tau as given.
 
         Raises:
             ValueError: no contact, a gain < 0 or an unknown frame.
-            LinAlgError: the contacts are not independent at this state.
+            LinAlgError: the contacts are not independent at this state, so their forces are
+                not determined; SingularMassMatrixError where M is singular.
         """
-        return constrained_forward_dynamics(self, q, v, tau, contacts, kp, kd, method)
+        task = self._contact_task(contacts)
+        if not (kp >= 0.0 and kd >= 0.0):
+            raise ValueError(f"constrained_forward_dynamics: kp and kd must be ≥ 0; got {kp}, "
+                             f"{kd}")
+        q, v = self._states(("q", "v"), q, v)
+        (tau,) = self._velocities(("tau",), v, tau)
+        frames = task.frames
+        error = placement_error(self, q, contacts)
+        given = None
+        if method != "recursive":
+            given = self.tree_robot.operational_space_inertia(
+                self.base_frame_states(q).q, frames, method, inverse=True)
+        if self.tree_robot.coupling is not None:
+            raise ValueError("constrained_forward_dynamics does not take mimic joints yet: "
+                             "load the robot with mimic=False or lock them (locked_joints=)")
+        if self.tree_robot.massless_joints:
+            raise SingularMassMatrixError("constrained_forward_dynamics",
+                                          self.tree_robot.massless_joints,
+                                          "at every configuration")
+        vdot, forces = np.empty_like(v), np.empty_like(error)
+        constrained_dynamics.constrained_forward_dynamics(
+            self.tree_robot.kernel_arrays[0], self._gravity, task.frame_rows, task.rows,
+            task.spatial, np.array([kp, kd], dtype=float), q, v, tau, error, given, vdot, forces)
+        if not np.isfinite(vdot).all() and np.isfinite(q).all() and np.isfinite(v).all():
+            self._explain_no_answer(q, frames)
+        return ContactDynamics(vdot, tau, split_forces(forces, contacts))
+
+    def _contact_task(self, contacts: Sequence[Contact]) -> _ContactTask:
+        """The contacts as the kernel takes them, remembered by their frames and kinds."""
+        key = tuple((contact.frame, contact.kind) for contact in contacts)
+        task = self._contact_tasks.get(key)
+        if task is None:
+            frames, rows = contact_task(contacts)
+            task = self._contact_tasks[key] = _ContactTask(
+                frames, np.stack([self.tree_robot.frame_row(frame) for frame in frames]), rows,
+                np.array([kind == "6d" for _, kind in key]))
+        return task
+
+    def _explain_no_answer(self, q: np.ndarray, frames: tuple[str, ...]) -> None:
+        """Raise why constrained dynamics answered NaN for finite states: a base quaternion of
+        other norm, a singular M, or contacts that are not independent."""
+        states = self.base_frame_states(q)  # raises for the quaternion
+        check_mass_matrix("constrained_forward_dynamics", self.tree_robot.kernel_arrays[0],
+                          self.velocity_names, states.q)
+        raise np.linalg.LinAlgError(
+            f"constrained_forward_dynamics: contacts {', '.join(map(repr, frames))} are not "
+            "independent at this state (their Delassus matrix J_c M⁻¹ J_cᵀ is singular), so "
+            "their forces are not determined; hold fewer rows (a '3d' contact instead of a "
+            "'6d' one)"
+        )
 
     def contact_inverse_dynamics(
         self, q: ArrayLike, v: ArrayLike, vdot: ArrayLike, contacts: Sequence[Contact]

@@ -58,6 +58,7 @@ KERNEL_SOURCES = (
     "dynamics/schur_link_frames.py",
     "dynamics/rotation.py",
     "dynamics/floating_base.py",
+    "dynamics/constrained_dynamics.py",
     "dynamics/state_entry.py",
     "control/compiled_laws.py",
     "sim/rollout.py",
