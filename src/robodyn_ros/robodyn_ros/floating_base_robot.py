@@ -20,7 +20,7 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -38,12 +38,15 @@ from robodyn_ros.contact_dynamics import (
 )
 from robodyn_ros.dynamics import constrained_dynamics, floating_base, state_entries
 from robodyn_ros.errors import SingularMassMatrixError
-from robodyn_ros.model import Model, expand_xacro, load_urdf, load_urdf_string
-from robodyn_ros.model.armature import Armature
+from robodyn_ros.model import Model
 from robodyn_ros.model.model import FREE_FLYER_DOF, FREE_FLYER_JOINTS, checked_gravity
 from robodyn_ros.model.payload import checked_payload, with_payload
-from robodyn_ros.operational_space import task_axes
-from robodyn_ros.robot import FloatArray, Robot, Task, TaskAxes, _as_float_array
+from robodyn_ros.operational_space import (
+    SINGULAR_THRESHOLD,
+    OperationalSpaceDynamics,
+    task_axes,
+)
+from robodyn_ros.robot import FloatArray, LoadOptions, Robot, Task, TaskAxes, _as_float_array
 
 _LINEAR, _ANGULAR = slice(0, 3), slice(3, 6)
 
@@ -94,6 +97,24 @@ class _OneFloatingState:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _OneFloatingFrame:
+    """A frame's single-state calls, as _OneFloatingState's: its pose and its Jacobian."""
+
+    pose: StateCall
+    jacobian: StateCall
+
+    @classmethod
+    def bind(cls, tree: np.ndarray, row: np.ndarray) -> _OneFloatingFrame:
+        n = tree.shape[0]
+
+        def call(function: str, *out_shape: int) -> StateCall:
+            address = state_entries().ENTRIES[f"floating_{function}"].address
+            return StateCall(address, tree, row, 1, out_shape, 1)
+
+        return cls(pose=call("frame_pose", 4, 4), jacobian=call("jacobian", 6, n))
+
+
 def _general_path(*_states: object) -> None:
     """The stand-in for a StateCall that this robot cannot take (see _bind_one_state)."""
 
@@ -132,6 +153,11 @@ class FloatingBaseRobot:
         kinds = self.tree_robot.per_coordinate(np.array(model.joint_kinds))[FREE_FLYER_DOF:]
         self._continuous = kinds == "continuous"
         self._one_state = self._bind_one_state()
+        self._one_frame: dict[str, _OneFloatingFrame] = {}
+        if self.tree_robot.coupling is None:
+            tree, _ = self.tree_robot.kernel_arrays
+            self._one_frame = {name: _OneFloatingFrame.bind(tree, self.tree_robot.frame_row(name))
+                               for name in self.frame_names}
         self._contact_tasks: dict[tuple, _ContactTask] = {}
 
     def _bind_one_state(self) -> _OneFloatingState:
@@ -147,57 +173,22 @@ class FloatingBaseRobot:
         return calls
 
     @classmethod
-    def from_urdf(
-        cls,
-        path: str | os.PathLike,
-        *,
-        locked_joints: Mapping[str, float] | None = None,
-        strict_inertia: bool = False,
-        armature: Armature | None = None,
-        gravity: Sequence[float] | np.ndarray | None = None,
-        mimic: bool = True,
-        threads: int = 1,
-    ) -> FloatingBaseRobot:
-        """Load a URDF file with its root link floating; the arguments are Robot.from_urdf's,
-        gravity in the world.
-
-        Raises:
-            ModelError: as Robot.from_urdf.
-            OSError: the URDF or the armature file cannot be read.
-        """
-        model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
-                          armature=armature, mimic=mimic, floating_base=True)
-        return cls(_with_gravity(model, gravity), threads=threads)
+    def from_urdf(cls, path: str | os.PathLike, **options: Unpack[LoadOptions]
+                  ) -> FloatingBaseRobot:
+        """Robot.from_urdf(path, floating_base=True, **options): gravity in the world."""
+        return Robot.from_urdf(path, floating_base=True, **options)
 
     @classmethod
-    def from_urdf_string(
-        cls,
-        xml: str | bytes,
-        *,
-        source: str = "<string>",
-        locked_joints: Mapping[str, float] | None = None,
-        strict_inertia: bool = False,
-        armature: Armature | None = None,
-        gravity: Sequence[float] | np.ndarray | None = None,
-        mimic: bool = True,
-        threads: int = 1,
-    ) -> FloatingBaseRobot:
-        """Load a URDF from its text, as Robot.from_urdf_string, with its root link floating."""
-        model = load_urdf_string(xml, source=source, locked_joints=locked_joints,
-                                 strict_inertia=strict_inertia, armature=armature, mimic=mimic,
-                                 floating_base=True)
-        return cls(_with_gravity(model, gravity), threads=threads)
+    def from_urdf_string(cls, xml: str | bytes, *, source: str = "<string>",
+                         **options: Unpack[LoadOptions]) -> FloatingBaseRobot:
+        """Robot.from_urdf_string(xml, source=source, floating_base=True, **options)."""
+        return Robot.from_urdf_string(xml, source=source, floating_base=True, **options)
 
     @classmethod
-    def from_xacro(
-        cls,
-        path: str | os.PathLike,
-        mappings: Mapping[str, str] | None = None,
-        **options: Any,
-    ) -> FloatingBaseRobot:
-        """Load a xacro file, as Robot.from_xacro, with its root link floating."""
-        return cls.from_urdf_string(expand_xacro(path, mappings), source=os.fspath(path),
-                                    **options)
+    def from_xacro(cls, path: str | os.PathLike, mappings: Mapping[str, str] | None = None,
+                   **options: Unpack[LoadOptions]) -> FloatingBaseRobot:
+        """Robot.from_xacro(path, mappings, floating_base=True, **options)."""
+        return Robot.from_xacro(path, mappings, floating_base=True, **options)
 
     def with_gravity(self, gravity: Sequence[float] | np.ndarray) -> FloatingBaseRobot:
         """This robot under another gravity, in the world (e.g. zeros for a robot in orbit)."""
@@ -401,12 +392,22 @@ class FloatingBaseRobot:
 
     def frame_pose(self, q: ArrayLike, frame: str) -> FloatArray:
         """The pose of a frame in the world, (..., 4, 4)."""
+        calls = self._one_frame.get(frame)
+        if calls is not None:
+            pose = calls.pose(q)
+            if pose is not None:
+                return pose
         states = self.base_frame_states(q)
         return _base_pose(q, states.rotation) @ self.tree_robot.frame_pose(states.q, frame)
 
     def jacobian(self, q: ArrayLike, frame: str) -> FloatArray:
         """J, (..., 6, nv): the [linear; angular] velocity of the frame origin in world-aligned
         axes, J v."""
+        calls = self._one_frame.get(frame)
+        if calls is not None:
+            J = calls.jacobian(q)
+            if J is not None:
+                return J
         states = self.base_frame_states(q)
         return _rotate_rows(states.rotation, self.tree_robot.jacobian(states.q, frame))
 
@@ -448,6 +449,45 @@ class FloatingBaseRobot:
         rows = np.array([6 * k + axis for k in range(len(frames)) for axis in task_axes(axes)])
         Lambda_inv = _rotate_task(states.rotation, in_base, len(frames))[..., rows[:, None], rows]
         return Lambda_inv if inverse else _inverse_task(Lambda_inv, frames)
+
+    def operational_space(
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        frames: Task,
+        method: str = "dense",
+        *,
+        singular_threshold: float = SINGULAR_THRESHOLD,
+        singular_damping: float | None = None,
+    ) -> OperationalSpaceDynamics:
+        """J, Λ⁻¹, Λ, J̄, μ, p and J̇ v of a task of whole frames (all six axes), world axes,
+        as Robot.operational_space (whose arguments these are) gives them for a fixed base.
+
+        The tree_robot answers in the base frame: rotations turn J, Λ, J̄, μ and J̇ v (the
+        damping of Λ, its rank and condition do not change); μ is the same whichever frame
+        of the base's velocity products the kernels see, J̇ v loses theirs (J e(v)), and p =
+        J̄ᵀ g(q) comes from this robot's gravity, which the tree_robot has not.
+        """
+        states = self.base_frame_states(q, v)
+        assert states.shift is not None
+        v = _as_array(v)
+        names = (frames,) if isinstance(frames, str) else tuple(frames)
+        in_base = self.tree_robot.operational_space(
+            states.q, v, names, method, singular_threshold=singular_threshold,
+            singular_damping=singular_damping)
+        blocks = _task_rotation(states.rotation, len(names))
+        blocks_t = np.swapaxes(blocks, -1, -2)
+        velocity_product = states.shift.copy()
+        velocity_product[..., :3] -= _rotate_back(states.rotation, self._gravity)
+        Jdot_v = in_base.Jdot_qd - (in_base.J @ velocity_product[..., None])[..., 0]
+        gravity = self.gravity_torques(q)
+        return OperationalSpaceDynamics(
+            in_base.frames, blocks @ in_base.J, blocks @ in_base.Lambda_inv @ blocks_t,
+            blocks @ in_base.Lambda @ blocks_t, in_base.Jbar @ blocks_t,
+            (blocks @ in_base.mu[..., None])[..., 0],
+            (blocks @ (np.swapaxes(in_base.Jbar, -1, -2) @ gravity[..., None]))[..., 0],
+            (blocks @ Jdot_v[..., None])[..., 0], in_base.rank, in_base.condition,
+        )
 
     # -- contacts -----------------------------------------------------------------------------
 
@@ -630,12 +670,17 @@ def _rotate_rows(rotation: np.ndarray, J: np.ndarray) -> np.ndarray:
     return np.concatenate([rotation @ J[..., _LINEAR, :], rotation @ J[..., _ANGULAR, :]], axis=-2)
 
 
-def _rotate_task(rotation: np.ndarray, A: np.ndarray, frames: int) -> np.ndarray:
-    """Rot A Rotᵀ, Rot = diag(R, R, ...) over the 2·frames blocks of a (..., 6F, 6F) task
-    matrix: from base-frame axes to world axes."""
+def _task_rotation(rotation: np.ndarray, frames: int) -> np.ndarray:
+    """diag(R, R, ...) over the 2·frames 3-row blocks of a task: base axes to world axes."""
     blocks = np.zeros((*rotation.shape[:-2], 6 * frames, 6 * frames))
     for k in range(2 * frames):
         blocks[..., 3 * k : 3 * k + 3, 3 * k : 3 * k + 3] = rotation
+    return blocks
+
+
+def _rotate_task(rotation: np.ndarray, A: np.ndarray, frames: int) -> np.ndarray:
+    """Rot A Rotᵀ of a (..., 6F, 6F) task matrix, Rot = _task_rotation."""
+    blocks = _task_rotation(rotation, frames)
     return blocks @ A @ np.swapaxes(blocks, -1, -2)
 
 

@@ -16,7 +16,7 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypedDict, Unpack, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,17 @@ Task: TypeAlias = str | Sequence[str]
 TaskAxes: TypeAlias = str | Sequence[int | str] | None
 """Task axes of every frame of a task (robodyn_ros.operational_space.task_axes): None for all
 six ([linear; angular]), indices 0 to 5, or the names "x", "y", "z", "rx", "ry", "rz"."""
+
+class LoadOptions(TypedDict, total=False):
+    """The options every Robot.from_* takes, as Robot.from_urdf describes them."""
+
+    locked_joints: Mapping[str, float] | None
+    strict_inertia: bool
+    armature: Armature | None
+    gravity: Sequence[float] | np.ndarray | None
+    mimic: bool
+    threads: int
+
 
 _CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
 # What a robot with armature can use instead of a constraint-force method.
@@ -319,13 +330,8 @@ class Robot:
         cls,
         path: str | os.PathLike,
         *,
-        locked_joints: Mapping[str, float] | None = ...,
-        strict_inertia: bool = ...,
-        armature: Armature | None = ...,
-        gravity: Sequence[float] | np.ndarray | None = ...,
-        mimic: bool = ...,
-        threads: int = ...,
         floating_base: Literal[False] = ...,
+        **options: Unpack[LoadOptions],
     ) -> Robot: ...
 
     @overload
@@ -334,13 +340,8 @@ class Robot:
         cls,
         path: str | os.PathLike,
         *,
-        locked_joints: Mapping[str, float] | None = ...,
-        strict_inertia: bool = ...,
-        armature: Armature | None = ...,
-        gravity: Sequence[float] | np.ndarray | None = ...,
-        mimic: bool = ...,
-        threads: int = ...,
         floating_base: Literal[True],
+        **options: Unpack[LoadOptions],
     ) -> FloatingBaseRobot: ...
 
     @classmethod
@@ -394,13 +395,8 @@ class Robot:
         xml: str | bytes,
         *,
         source: str = ...,
-        locked_joints: Mapping[str, float] | None = ...,
-        strict_inertia: bool = ...,
-        armature: Armature | None = ...,
-        gravity: Sequence[float] | np.ndarray | None = ...,
-        mimic: bool = ...,
-        threads: int = ...,
         floating_base: Literal[False] = ...,
+        **options: Unpack[LoadOptions],
     ) -> Robot: ...
 
     @overload
@@ -410,13 +406,8 @@ class Robot:
         xml: str | bytes,
         *,
         source: str = ...,
-        locked_joints: Mapping[str, float] | None = ...,
-        strict_inertia: bool = ...,
-        armature: Armature | None = ...,
-        gravity: Sequence[float] | np.ndarray | None = ...,
-        mimic: bool = ...,
-        threads: int = ...,
         floating_base: Literal[True],
+        **options: Unpack[LoadOptions],
     ) -> FloatingBaseRobot: ...
 
     @classmethod
@@ -460,13 +451,8 @@ class Robot:
         path: str | os.PathLike,
         mappings: Mapping[str, str] | None = ...,
         *,
-        locked_joints: Mapping[str, float] | None = ...,
-        strict_inertia: bool = ...,
-        armature: Armature | None = ...,
-        gravity: Sequence[float] | np.ndarray | None = ...,
-        mimic: bool = ...,
-        threads: int = ...,
         floating_base: Literal[False] = ...,
+        **options: Unpack[LoadOptions],
     ) -> Robot: ...
 
     @overload
@@ -476,13 +462,8 @@ class Robot:
         path: str | os.PathLike,
         mappings: Mapping[str, str] | None = ...,
         *,
-        locked_joints: Mapping[str, float] | None = ...,
-        strict_inertia: bool = ...,
-        armature: Armature | None = ...,
-        gravity: Sequence[float] | np.ndarray | None = ...,
-        mimic: bool = ...,
-        threads: int = ...,
         floating_base: Literal[True],
+        **options: Unpack[LoadOptions],
     ) -> FloatingBaseRobot: ...
 
     @classmethod

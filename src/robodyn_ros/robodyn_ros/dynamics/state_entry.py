@@ -218,6 +218,43 @@ def floating_forward_dynamics_entry(tree, gravity, n, q, v, tau, vdot):
         out[0] = np.nan
 
 
+@kernel_helper
+def rotate_rows(R, A, start):
+    """A[start : start + 3] ← R A[start : start + 3], column by column."""
+    for c in range(A.shape[1]):
+        a, b, d = A[start, c], A[start + 1, c], A[start + 2, c]
+        for r in range(3):
+            A[start + r, c] = R[r, 0] * a + R[r, 1] * b + R[r, 2] * d
+
+
+@entry
+def floating_frame_pose_entry(tree, frame, n, q, _x1, _x2, pose):
+    q_tree, R, _, unit = base_frame_state(no_gravity(), carray(q, n + 1), None)
+    X_world, S_world, local = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
+    forward_kinematics(as_tree(tree, n), q_tree, X_world, S_world)
+    frame_pose_into(X_world, carray(frame, FRAME_WIDTH), local)
+    out, position = carray(pose, (4, 4)), carray(q, 3)
+    out[:, :] = local
+    rotate_rows(R, out, 0)
+    for r in range(3):
+        out[r, 3] += position[r]
+    if not unit:
+        out[0, 0] = np.nan
+
+
+@entry
+def floating_jacobian_entry(tree, frame, n, q, _x1, _x2, J):
+    q_tree, R, _, unit = base_frame_state(no_gravity(), carray(q, n + 1), None)
+    X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
+    out = carray(J, (6, n))
+    frame_jacobian_of(as_tree(tree, n), carray(frame, FRAME_WIDTH), q_tree, X_world, S_world,
+                      pose, out)
+    rotate_rows(R, out, 0)
+    rotate_rows(R, out, 3)
+    if not unit:
+        out[0, 0] = np.nan
+
+
 # The Robot function each entry answers → the entry (robot.py binds them by these names).
 ENTRIES = {
     "inverse_dynamics": inverse_dynamics_entry,
@@ -240,4 +277,6 @@ ENTRIES = {
     "floating_gravity_torques": floating_gravity_torques_entry,
     "floating_mass_matrix": floating_mass_matrix_entry,
     "floating_forward_dynamics": floating_forward_dynamics_entry,
+    "floating_frame_pose": floating_frame_pose_entry,
+    "floating_jacobian": floating_jacobian_entry,
 }

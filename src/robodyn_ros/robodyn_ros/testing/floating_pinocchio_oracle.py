@@ -203,7 +203,7 @@ class FloatingPinocchioOracle(PinocchioOracle):
                 contact; the contacts are dependent (Pinocchio's solve answers NaN).
         """
         q_pin = self.q(q)
-        constraints = self._constraints(q_pin, contacts, kp, kd, placements)
+        constraints = self.constraint_models(q_pin, contacts, kp, kd, placements)
         datas = pin.StdVec_RigidConstraintData()
         datas.extend(constraint.createData() for constraint in constraints)
         pin.initConstraintDynamics(self.model, self.data, constraints, datas)
@@ -228,7 +228,7 @@ class FloatingPinocchioOracle(PinocchioOracle):
         return np.array(pin.getFrameAcceleration(
             self.model, self.data, frame_id, _WORLD_ALIGNED).vector)
 
-    def _constraints(
+    def constraint_models(
         self,
         q_pin: np.ndarray,
         contacts: Sequence[Contact],
@@ -236,7 +236,8 @@ class FloatingPinocchioOracle(PinocchioOracle):
         kd: float,
         placements: Sequence[np.ndarray] | None,
     ) -> pin.StdVec_RigidConstraintModel:
-        """Pinocchio's constraint models of ``constrained_forward_dynamics``' contacts."""
+        """Pinocchio's constraint models of ``constrained_forward_dynamics``' contacts at the
+        Pinocchio configuration q_pin, for a caller that times constraintDynamics itself."""
         frame_ids = [self._link_frame(link) for link, _ in contacts]
         pin.framesForwardKinematics(self.model, self.data, q_pin)
         targets = ([self.data.oMf[frame_id].copy() for frame_id in frame_ids] if placements is None

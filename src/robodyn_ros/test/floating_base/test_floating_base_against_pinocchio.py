@@ -125,3 +125,25 @@ def test_batches_are_their_states(name: str) -> None:
     for what, (batch, single) in batches.items():
         for k in range(len(q)):
             assert_close(batch[k], single(k), f"{what} of state {k}", rtol=BATCH_RTOL)
+
+
+def test_operational_space_matches_pinocchio(name: str) -> None:
+    """Λ, μ, p and J̇ v of a whole frame from Pinocchio's M, nonlinear effects, gravity, J
+    and classical acceleration: Λ ẍ + μ + p = F for τ = Jᵀ F."""
+    robot, oracle = robot_and_oracle(name)
+    _, tip = ROBOTS[name]
+    if tip is None:
+        pytest.skip("no frame with six joints above it")
+    for q, v, _, _ in zip(*random_states(robot, 2, seed=5), strict=True):
+        task = robot.operational_space(q, v, tip)
+        J, Minv = oracle.jacobian(q, tip), oracle.mass_matrix_inverse(q)
+        Lambda = oracle.operational_space_inertia(q, tip)
+        Jbar = Minv @ J.T @ Lambda
+        gravity = oracle.gravity_torques(q)
+        Jdot_v = oracle.classical_acceleration(q, v, tip)
+        assert_close(task.J, J, "J")
+        assert_close(task.Lambda, Lambda, "Λ", scale=1e2)
+        assert_close(task.Jdot_qd, Jdot_v, "J̇ v")
+        assert_close(task.p, Jbar.T @ gravity, "p", scale=1e2)
+        assert_close(task.mu, Jbar.T @ (oracle.bias_forces(q, v) - gravity) - Lambda @ Jdot_v,
+                     "μ", scale=1e2)

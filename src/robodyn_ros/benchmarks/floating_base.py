@@ -1,0 +1,217 @@
+"""Floating-base robots, each FloatingBaseRobot function against Pinocchio's free flyer, timed
+side by side in one process.
+
+    .venv/bin/python src/robodyn_ros/benchmarks/floating_base.py [--robots talos_reduced,solo12]
+        [--repeat 9] [--quick] [--docs]
+
+The humanoids and quadrupeds of example-robot-data get one random state (the base turned and
+moving, the joints inside their limits); Pinocchio's is converted once, outside the loops.
+Each call runs in timed loops of about `budget` seconds, ours and Pinocchio's taking turns
+`--repeat` times; the median gives µs per Python call, and the error column is
+max |ours − Pinocchio| / max |Pinocchio| of one answer. Contacts: the humanoids stand on both
+soles ("6d"), the quadrupeds on four feet ("3d"), against Pinocchio's constraintDynamics.
+--docs also writes the tables to docs/benchmarks/floating_base.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pinocchio as pin
+
+from common import Report, add_docs_option, format_us, interleaved_us, mark, markdown_table, pivot
+from robodyn_ros import Robot
+from robodyn_ros.contact_dynamics import Contact
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.testing import example_robot_urdf
+from robodyn_ros.testing.floating_pinocchio_oracle import FloatingPinocchioOracle
+
+# robot → (a hand or foot for J and Λ, the contacts it stands on)
+ROBOTS = {
+    "talos_reduced": ("arm_left_7_link", (("left_sole_link", "6d"), ("right_sole_link", "6d"))),
+    "icub": ("l_hand", (("l_sole", "6d"), ("r_sole", "6d"))),
+    "solo12": ("FL_FOOT", tuple((f, "3d") for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"))),
+    "anymal": ("LF_FOOT", tuple((f, "3d") for f in ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"))),
+}
+# the issue's targets, on TALOS: ours / Pinocchio at most
+TARGETS = {
+    "talos_reduced": {"inverse_dynamics": 0.6, "mass_matrix": 0.6, "forward_dynamics": 0.6,
+                      "constrained_forward_dynamics": 0.8},
+}
+SEED = 1
+
+
+@dataclass(frozen=True)
+class Row:
+    """A function timed against its Pinocchio peer."""
+
+    function: str
+    peer: str
+    ours: Callable[[], object]
+    theirs: Callable[[], object]
+    ours_answer: Callable[[], np.ndarray]  # ours, comparable with expected
+    expected: Callable[[], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Result:
+    function: str
+    peer: str
+    ours_us: float
+    pin_us: float
+    error: float
+
+    @property
+    def ratio(self) -> float:
+        return self.ours_us / self.pin_us
+
+
+def random_state(robot: FloatingBaseRobot) -> tuple[np.ndarray, ...]:
+    """q, v, vdot, tau: the base turned and moving, the joints inside their limits."""
+    rng = np.random.default_rng(SEED)
+    q = robot.neutral()
+    q[:3] = rng.uniform(-1.0, 1.0, 3)
+    quaternion = rng.normal(size=4)
+    q[3:7] = quaternion / np.linalg.norm(quaternion)
+    lower, upper = (robot.tree_robot.per_coordinate(limit)[6:]
+                    for limit in (robot.model.lower, robot.model.upper))
+    q[7:] = rng.uniform(np.maximum(lower, -np.pi), np.minimum(upper, np.pi))
+    v, vdot, tau = rng.uniform(-1.0, 1.0, (3, robot.nv))
+    return q, v, vdot, tau
+
+
+def rows(name: str, robot: FloatingBaseRobot, oracle: FloatingPinocchioOracle) -> list[Row]:
+    """Every timed function of one robot, ours and Pinocchio's on one state."""
+    frame, feet = ROBOTS[name]
+    q, v, vdot, tau = random_state(robot)
+    model, data = oracle.model, oracle.data
+    q_pin, v_pin, a_pin, tau_pin = oracle.q(q), oracle.v(v), oracle.v(vdot), oracle.v(tau)
+    frame_id = model.getFrameId(frame, pin.FrameType.BODY)
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    contacts = [Contact(link, kind) for link, kind in feet]
+    constraints = oracle.constraint_models(q_pin, feet, 0.0, 0.0, None)
+    constraint_data = pin.StdVec_RigidConstraintData()
+    constraint_data.extend(constraint.createData() for constraint in constraints)
+    pin.initConstraintDynamics(model, data, constraints, constraint_data)
+
+    def lambda_dense() -> np.ndarray:
+        J = pin.computeFrameJacobian(model, data, q_pin, frame_id, lwa)
+        Minv = pin.computeMinverse(model, data, q_pin)
+        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        return np.linalg.inv(J @ Minv @ J.T)
+
+    def constrained() -> np.ndarray:
+        return pin.constraintDynamics(model, data, q_pin, v_pin, tau_pin, constraints,
+                                      constraint_data)
+
+    def ours_constrained() -> np.ndarray:
+        return robot.constrained_forward_dynamics(q, v, tau, contacts).vdot
+
+    return [
+        Row("inverse_dynamics", "rnea", partial(robot.inverse_dynamics, q, v, vdot),
+            partial(pin.rnea, model, data, q_pin, v_pin, a_pin),
+            partial(robot.inverse_dynamics, q, v, vdot), partial(oracle.rnea, q, v, vdot)),
+        Row("bias_forces", "nonLinearEffects", partial(robot.bias_forces, q, v),
+            partial(pin.nonLinearEffects, model, data, q_pin, v_pin),
+            partial(robot.bias_forces, q, v), partial(oracle.bias_forces, q, v)),
+        Row("gravity_torques", "computeGeneralizedGravity", partial(robot.gravity_torques, q),
+            partial(pin.computeGeneralizedGravity, model, data, q_pin),
+            partial(robot.gravity_torques, q), partial(oracle.gravity_torques, q)),
+        Row("mass_matrix", "crba", partial(robot.mass_matrix, q),
+            partial(pin.crba, model, data, q_pin),
+            partial(robot.mass_matrix, q), partial(oracle.mass_matrix, q)),
+        Row("mass_matrix_inverse", "computeMinverse", partial(robot.mass_matrix_inverse, q),
+            partial(pin.computeMinverse, model, data, q_pin),
+            partial(robot.mass_matrix_inverse, q), partial(oracle.mass_matrix_inverse, q)),
+        Row("forward_dynamics", "aba", partial(robot.forward_dynamics, q, v, tau),
+            partial(pin.aba, model, data, q_pin, v_pin, tau_pin),
+            partial(robot.forward_dynamics, q, v, tau), partial(oracle.aba, q, v, tau)),
+        Row("jacobian", "computeFrameJacobian(LWA)", partial(robot.jacobian, q, frame),
+            partial(pin.computeFrameJacobian, model, data, q_pin, frame_id, lwa),
+            partial(robot.jacobian, q, frame), partial(oracle.jacobian, q, frame)),
+        Row("centroidal_momentum_matrix", "computeCentroidalMap",
+            partial(robot.centroidal_momentum_matrix, q),
+            partial(pin.computeCentroidalMap, model, data, q_pin),
+            partial(robot.centroidal_momentum_matrix, q), partial(oracle.centroidal_map, q)),
+        Row("operational_space_inertia", "Jacobian+Minverse, inv(J Minv Jᵀ)",
+            partial(robot.operational_space_inertia, q, frame), lambda_dense,
+            partial(robot.operational_space_inertia, q, frame),
+            partial(oracle.operational_space_inertia, q, frame)),
+        Row("constrained_forward_dynamics", "constraintDynamics", ours_constrained, constrained,
+            ours_constrained,
+            lambda: oracle.constrained_forward_dynamics(q, v, tau, feet)[0]),
+    ]
+
+
+def bench_robot(name: str, repeat: int, budget_s: float) -> tuple[int, list[Result]]:
+    """The robot's nv and a Result per row."""
+    path = example_robot_urdf(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the sensor links' singular inertias
+        robot = Robot.from_urdf(path, floating_base=True)
+    oracle = FloatingPinocchioOracle(path, robot.joint_names)
+    results = []
+    for row in rows(name, robot, oracle):
+        ours_us, pin_us = interleaved_us([row.ours, row.theirs], repeat, budget_s)
+        expected = np.asarray(row.expected())
+        error = float(np.abs(row.ours_answer() - expected).max() / np.abs(expected).max())
+        results.append(Result(row.function, row.peer, ours_us, pin_us, error))
+    return robot.nv, results
+
+
+def ratio_cell(name: str, result: Result) -> str:
+    goal = TARGETS.get(name, {}).get(result.function)
+    cell = f"{result.ratio:.2f}"
+    return cell if goal is None else f"{cell} {mark(result.ratio <= goal)}"
+
+
+def robot_table(name: str, nv: int, results: Sequence[Result]) -> str:
+    frame, feet = ROBOTS[name]
+    header = ["function", "Pinocchio", "ours µs", "pin µs", "ours/pin", "rel. error"]
+    body = [[r.function, r.peer, format_us(r.ours_us), format_us(r.pin_us), ratio_cell(name, r),
+             f"{r.error:.0e}"] for r in results]
+    contacts = ", ".join(f"{link} ({kind})" for link, kind in feet)
+    return (f"### {name} (nv = {nv}; frame {frame}; contacts {contacts})\n\n"
+            + markdown_table(header, body, 2))
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robots", type=lambda text: text.split(","), default=list(ROBOTS),
+                        help=f"comma-separated, from {','.join(ROBOTS)} (default: all)")
+    parser.add_argument("--repeat", type=int, help="timed loops per call (default 9, quick 3)")
+    parser.add_argument("--quick", action="store_true", help="short loops")
+    add_docs_option(parser)
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.robots if name not in ROBOTS]
+    if unknown:
+        parser.error(f"unknown robots {unknown}; choose from {', '.join(ROBOTS)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    args.repeat = args.repeat or (3 if args.quick else 9)
+    report = Report.start(__file__, "Floating-base robots against Pinocchio", args, argv)
+    budget_s = 0.003 if args.quick else 0.02
+    report.print(f"Median of {args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; targets "
+                 "(✓/✗) on TALOS: RNEA, CRBA and ABA ≤ 0.6, constrained dynamics ≤ 0.8\n")
+    runs = {}
+    for name in args.robots:
+        runs[name] = bench_robot(name, args.repeat, budget_s)
+        report.print(robot_table(name, *runs[name]) + "\n")
+    cells = {(r.function, name): ratio_cell(name, r) for name, (_, results) in runs.items()
+             for r in results}
+    functions = list(dict.fromkeys(r.function for _, results in runs.values() for r in results))
+    report.print("### Summary: ours / Pinocchio, µs per Python call\n")
+    report.print(markdown_table(["ours/pin", *runs], pivot(cells, functions, list(runs))))
+    report.finish()
+
+
+if __name__ == "__main__":
+    main()
