@@ -113,9 +113,9 @@ def contact_inverse_dynamics(
             rows the base cannot tell apart), or no contact forces give the base the wrench v̇
             needs (v̇ is not a motion these contacts allow).
     """
-    frames, rows = contact_task(contacts)
+    frames, _ = contact_task(contacts)
     tau_id = robot.inverse_dynamics(q, v, vdot)
-    J = _contact_jacobian(robot, q, frames, rows)
+    J = contact_jacobian(robot, q, contacts)
     base_map = np.swapaxes(J[..., :6], -1, -2)  # J_c[:, :6]ᵀ, (..., 6, m)
     m = base_map.shape[-1]
     if m > 6 or np.any(np.linalg.matrix_rank(base_map) < m):
@@ -148,11 +148,28 @@ def contact_task(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], np.ndarr
     return frames, rows
 
 
-def _contact_jacobian(
-    robot: FloatingBaseRobot, q: ArrayLike, frames: tuple[str, ...], rows: np.ndarray
+def contact_jacobian(
+    robot: FloatingBaseRobot, q: ArrayLike, contacts: Sequence[Contact]
 ) -> np.ndarray:
-    """J_c, (..., m, nv): the held rows of each frame's Jacobian."""
+    """J_c, (..., m, nv): the rows each contact holds of its frame's Jacobian, world axes."""
+    frames, rows = contact_task(contacts)
     return np.concatenate([robot.jacobian(q, frame) for frame in frames], axis=-2)[..., rows, :]
+
+
+def contact_drift(
+    robot: FloatingBaseRobot, q: ArrayLike, v: ArrayLike, contacts: Sequence[Contact]
+) -> np.ndarray:
+    """γ, (..., m): J_c v̇ + γ is the contacts' acceleration, the classical one of a "3d"
+    contact's origin and the spatial one ([a − ω × ṗ; α]) of a "6d" contact's frame."""
+    v = np.asarray(v, dtype=float)
+    drifts = []
+    for contact in contacts:
+        drift = robot.classical_acceleration(q, v, contact.frame)
+        if contact.kind == "6d":
+            twist = (robot.jacobian(q, contact.frame) @ v[..., None])[..., 0]
+            drift[..., :3] -= np.cross(twist[..., 3:], twist[..., :3])
+        drifts.append(drift[..., : CONTACT_ROWS[contact.kind]])
+    return np.concatenate(drifts, axis=-1)
 
 
 def placement_error(
@@ -175,6 +192,7 @@ def placement_error(
                                           (R @ local[..., 3:, None])[..., 0]], axis=-1))
     return np.concatenate(errors, axis=-1)
 
+
 def _pose7(pose: np.ndarray) -> np.ndarray:
     """[position, quaternion (x, y, z, w)] of 4x4 poses."""
     return np.concatenate([pose[..., :3, 3], free_flyer.quaternion_of(pose[..., :3, :3])], axis=-1)
@@ -186,5 +204,5 @@ def split_forces(forces: np.ndarray, contacts: Sequence[Contact]) -> tuple[np.nd
     return tuple(np.split(forces, ends, axis=-1))
 
 
-__all__ = ["Contact", "ContactDynamics", "contact_inverse_dynamics", "contact_task",
-           "placement_error"]
+__all__ = ["Contact", "ContactDynamics", "contact_drift", "contact_inverse_dynamics",
+           "contact_jacobian", "contact_task", "placement_error"]

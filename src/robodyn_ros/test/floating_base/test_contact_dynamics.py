@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robodyn_ros.contact_dynamics import Contact
+from robodyn_ros.contact_dynamics import Contact, contact_drift, contact_jacobian
 
 from helpers.floating import random_states, robot_and_oracle
 from helpers.tolerances import assert_close
@@ -109,3 +109,14 @@ def test_unknown_frames_and_gains_are_named() -> None:
         robot.constrained_forward_dynamics(q, v, tau, [Contact("left_sole_link")], kd=-1.0)
     with pytest.raises(ValueError, match="at least one Contact"):
         robot.constrained_forward_dynamics(q, v, tau, [])
+
+
+@pytest.mark.parametrize("name", ["talos_reduced", "solo12"])
+def test_contact_jacobian_and_drift_match_pinocchio(name: str) -> None:
+    robot, oracle = robot_and_oracle(name)
+    contacts = [Contact(frame, kind) for frame, kind in FEET[name]]
+    q, v, _, _ = (x[0] for x in random_states(robot, 1, seed=6))
+    assert_close(contact_jacobian(robot, q, contacts), oracle.contact_jacobian(q, FEET[name]),
+                 "J_c")
+    assert_close(contact_drift(robot, q, v, contacts), oracle.contact_drift(q, v, FEET[name]),
+                 "the drift")

@@ -1,0 +1,80 @@
+"""The whole-body controller on a standing humanoid, simulated on its rigid contacts."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from robodyn_ros import Robot
+from robodyn_ros.contact_dynamics import Contact
+from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
+from robodyn_ros.model import URDFWarning
+from robodyn_ros.sim.floating_base_simulation import FloatingBaseSimulation
+from robodyn_ros.testing import example_robot_urdf
+
+from helpers.tolerances import assert_close
+
+SOLES = (Contact("left_sole_link", "6d"), Contact("right_sole_link", "6d"))
+# TALOS with bent knees (hips, knees and ankles of both legs), arms a little out
+LEG = (0.0, 0.0, -0.4, 0.8, -0.4, 0.0)
+
+
+@pytest.fixture(scope="module")
+def talos():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        robot = Robot.from_urdf(example_robot_urdf("talos_reduced"), floating_base=True)
+    q = robot.neutral()
+    joints = dict(zip(robot.joint_names, range(7, robot.nq), strict=True))
+    for side in ("left", "right"):
+        for k, angle in enumerate(LEG, start=1):
+            q[joints[f"leg_{side}_{k}_joint"]] = angle
+    # the base at the height where the soles touch z = 0
+    q[2] -= robot.frame_pose(q, "left_sole_link")[2, 3]
+    return robot, q
+
+
+def targets(robot, q, com_shift, hand_shift) -> WholeBodyTargets:
+    hand = robot.frame_pose(q, "arm_left_7_link")
+    return WholeBodyTargets(com=robot.centre_of_mass(q) + com_shift, frame="arm_left_7_link",
+                            position=hand[:3, 3] + hand_shift, orientation=hand[:3, :3],
+                            posture=q[7:].copy())
+
+
+def test_the_commanded_acceleration_is_what_the_contacts_give(talos) -> None:
+    """The rigid-contact dynamics under the controller's τ has the controller's v̇: one KKT
+    solution (with the controller's damping of the contacts' velocity as Baumgarte's kd)."""
+    robot, q = talos
+    v = np.random.default_rng(0).uniform(-0.2, 0.2, robot.nv)
+    controller = WholeBodyController(robot, SOLES,
+                                     targets(robot, q, np.array([0.0, 0.03, -0.02]),
+                                             np.array([0.1, 0.0, 0.05])))
+    vdot = controller.acceleration(q, v)
+    tau = controller.efforts(q, v, vdot)
+    assert np.all(tau[:6] == 0.0)
+    held = robot.constrained_forward_dynamics(q, v, tau, SOLES,
+                                              kd=controller.targets.contact_damping)
+    assert_close(held.vdot, vdot, "v̇ under the controller's τ", rtol=1e-7)
+
+
+def test_a_standing_humanoid_moves_its_centre_of_mass_and_hand(talos) -> None:
+    """1.5 s: the CoM 3 cm sideways and 2 cm down, the left hand 10 cm forward and 5 cm up,
+    both soles held; the errors settle, the soles stay put, the forces carry the weight."""
+    robot, q = talos
+    com_shift, hand_shift = np.array([0.0, 0.03, -0.02]), np.array([0.1, 0.0, 0.05])
+    goal = targets(robot, q, com_shift, hand_shift)
+    controller = WholeBodyController(robot, SOLES, goal)
+    simulation = FloatingBaseSimulation(robot, "rk4", 2e-3, SOLES, kp=100.0, kd=20.0, q=q)
+    soles = [robot.frame_pose(q, contact.frame) for contact in SOLES]
+    run = simulation.run(750, lambda s: controller.torque(s.q, s.v))
+    end = run.q[-1]
+    assert np.linalg.norm(robot.centre_of_mass(end) - goal.com) < 2e-3
+    assert np.linalg.norm(robot.frame_pose(end, goal.frame)[:3, 3] - goal.position) < 5e-3
+    for contact, start in zip(SOLES, soles, strict=True):
+        assert np.abs(robot.frame_pose(end, contact.frame) - start).max() < 1e-6
+    weight = robot.mass * 9.81
+    assert simulation.last is not None
+    vertical = sum(force[2] for force in simulation.last.forces)
+    assert vertical == pytest.approx(weight, rel=0.05)
