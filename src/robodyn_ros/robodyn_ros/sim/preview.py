@@ -28,16 +28,19 @@ from robodyn_ros.control.compiled_laws import (
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.errors import NonFiniteResultError
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim import rollout
 from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS
 from robodyn_ros.sim.scenarios import (
+    FixedScenario,
     JointTrajectory,
     PoseTarget,
     Scenario,
     ScenarioError,
     TorqueProfile,
+    WholeBodyPose,
 )
 from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, TOLERANCE, SimulatedRobot
 
@@ -147,7 +150,7 @@ class PreviewResult:
 
 
 def preview(
-    robot: Robot,
+    robot: Robot | FloatingBaseRobot,
     scenarios: Sequence[Scenario],
     settings: PreviewSettings,
     q: np.ndarray | None = None,
@@ -160,7 +163,12 @@ def preview(
     """Every scenario simulated from (q, q̇) (default: SimulatedRobot's default state) over
     settings.horizon, fanned out over `pool` (a parallel backend; default serial). on_done
     is called with each result where it was computed (an in-process backend); a set `cancel`
-    event stops what has not started (parallel.CancelledError)."""
+    event stops what has not started (parallel.CancelledError). A FloatingBaseRobot's preview
+    is sim.floating_preview's (q of nq, qd its velocity v of nv)."""
+    if isinstance(robot, FloatingBaseRobot):
+        from robodyn_ros.sim.floating_preview import floating_preview  # it imports this module
+
+        return floating_preview(robot, scenarios, settings, q, qd, pool=pool, on_done=on_done)
     start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
     warm_up(robot, settings)
     task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done)
@@ -182,7 +190,14 @@ def warm_up(robot: Robot, settings: PreviewSettings) -> None:
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
                 scenario: Scenario,
                 on_done: Callable[[PreviewResult], None] | None = None) -> PreviewResult:
-    """One scenario from (q, q̇): simulated, measured and timed."""
+    """One scenario from (q, q̇): simulated, measured and timed.
+
+    Raises:
+        ScenarioError: a whole-body pose, which needs a floating base.
+    """
+    if isinstance(scenario, WholeBodyPose):
+        raise ScenarioError(f"scenario '{scenario.name}': whole_body_pose needs a "
+                            "floating-base robot (Robot.from_urdf(..., floating_base=True))")
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
     rollout_of = compiled_rollout if settings.compiled else _stepped_rollout
@@ -213,7 +228,8 @@ def _sample_stride(settings: PreviewSettings) -> int:
 
 
 def compiled_rollout(
-    robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray, scenario: Scenario,
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+    scenario: FixedScenario,
     times: np.ndarray,
 ) -> tuple[rollout.Trajectory, float]:
     """One scenario by the rollout kernel: its trajectory (q, q̇ (K + 1, n), commanded efforts
@@ -255,7 +271,7 @@ def _rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
     return NonFiniteResultError("preview", "the state", f"at step {step} of the rollout")
 
 
-def _control_law(robot: Robot, settings: PreviewSettings, scenario: Scenario, q: np.ndarray,
+def _control_law(robot: Robot, settings: PreviewSettings, scenario: FixedScenario, q: np.ndarray,
                  times: np.ndarray) -> ControlLaw:
     """The scenario's controller as the rollout kernel runs it, from the start posture q."""
     law = partial(ControlLaw, control_every=settings.control_every,
@@ -309,7 +325,7 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times):
     samples = sample_steps(settings)
     Q_sampled = np.ascontiguousarray(Q[samples])
     energy = robot.kinetic_energy(Q_sampled, QD[samples]) + robot.potential_energy(Q_sampled)
-    smallest = _smallest_singular_values(robot.jacobian(Q_sampled, scenario.frame)).min()
+    smallest = smallest_singular_values(robot.jacobian(Q_sampled, scenario.frame)).min()
     trajectory = rollout.Trajectory(q=Q, qd=QD, tau=effort, clamped=clamped,
                                     path=robot.frame_pose(Q, scenario.frame), energy=energy)
     return trajectory, float(smallest)
@@ -319,7 +335,8 @@ Command = Callable[[int, ControllerState], np.ndarray]
 
 
 def _controller(
-    robot: Robot, settings: PreviewSettings, scenario: Scenario, q: np.ndarray, times: np.ndarray
+    robot: Robot, settings: PreviewSettings, scenario: FixedScenario, q: np.ndarray,
+    times: np.ndarray,
 ) -> Command:
     """command(k, state) → τ of the scenario's controller plugin at step k."""
     if isinstance(scenario, TorqueProfile):
@@ -350,7 +367,7 @@ def _controller(
 
 
 def _metrics(
-    robot: Robot, scenario: Scenario, q0: np.ndarray, trajectory: rollout.Trajectory,
+    robot: Robot, scenario: FixedScenario, q0: np.ndarray, trajectory: rollout.Trajectory,
     smallest: float,
 ) -> PreviewMetrics:
     peak = np.abs(trajectory.tau).max(axis=0)
@@ -364,7 +381,7 @@ def _metrics(
     )
 
 
-def _smallest_singular_values(J: np.ndarray) -> np.ndarray:
+def smallest_singular_values(J: np.ndarray) -> np.ndarray:
     """The smallest singular value of each J (S, 6, n), as the square root of the smallest
     eigenvalue of the smaller of J Jᵀ and Jᵀ J: half the time of a batched SVD."""
     Jt = J.transpose(0, 2, 1)
@@ -373,7 +390,7 @@ def _smallest_singular_values(J: np.ndarray) -> np.ndarray:
 
 
 def _final_pose_error(
-    robot: Robot, scenario: Scenario, q0: np.ndarray, final_pose: np.ndarray
+    robot: Robot, scenario: FixedScenario, q0: np.ndarray, final_pose: np.ndarray
 ) -> tuple[float, float]:
     """|p* − p| and |log(R* Rᵀ)| at the end; the target of a joint trajectory is the pose of
     its last waypoint, a torque profile has none (NaN)."""
@@ -396,5 +413,6 @@ __all__ = [
     "preview",
     "preview_one",
     "sample_steps",
+    "smallest_singular_values",
     "warm_up",
 ]

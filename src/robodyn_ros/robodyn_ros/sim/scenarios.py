@@ -5,7 +5,10 @@
 - `JointTrajectory`: a joint-impedance tracker (control.joint_impedance, with inverse-dynamics
   feed-forward) follows waypoints from the start posture at t = 0, interpolated by a clamped
   cubic spline (zero velocity at both ends) and held after the last one.
-- `TorqueProfile`: open-loop joint efforts, linear between waypoints, held after the last one.
+- `TorqueProfile`: open-loop joint efforts, linear between waypoints, held after the last one
+  (on a floating base: the base wrench first, then the joints; zero floats it free).
+- `WholeBodyPose`: a floating-base robot held on contacts drives its centre of mass and a
+  frame to targets by whole-body control (control.whole_body).
 
 `scenario_from_mapping` reads one from a YAML/ROS-style mapping; every check raises
 ScenarioError naming the scenario and the field.
@@ -19,8 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from robodyn_ros.contact_dynamics import Contact
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.trajectory import JointTrajectoryReference
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.robot import Robot
 
 
@@ -82,13 +87,36 @@ class TorqueProfile:
         return out
 
 
-Scenario = PoseTarget | JointTrajectory | TorqueProfile
-KINDS = ("pose_target", "joint_trajectory", "torque_profile")
+@dataclass(frozen=True, eq=False)
+class WholeBodyPose:
+    """Hold a floating-base robot on `contacts` (where they are at the start) and drive its
+    centre of mass to `com` (m, world; None: where it starts) and `frame` to `position` (m,
+    world) and `orientation` (3x3; None: as at the start) by whole-body control
+    (control.whole_body), the start posture beneath: kp (1/s²) and kd (1/s) of the centre of
+    mass, the frame and the posture."""
+
+    name: str
+    frame: str
+    position: np.ndarray
+    orientation: np.ndarray | None
+    com: np.ndarray | None
+    contacts: tuple[Contact, ...]
+    kp: np.ndarray
+    kd: np.ndarray
 
 
-def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenario:
+FixedScenario = PoseTarget | JointTrajectory | TorqueProfile  # what a fixed base takes
+Scenario = FixedScenario | WholeBodyPose
+KINDS = ("pose_target", "joint_trajectory", "torque_profile", "whole_body_pose")
+FLOATING_KINDS = ("torque_profile", "whole_body_pose")  # what a floating-base robot takes
+
+
+def scenario_from_mapping(
+    robot: Robot | FloatingBaseRobot, spec: Mapping, index: int = 0
+) -> Scenario:
     """A scenario from {name, <kind>: {...}} with exactly one kind of KINDS (see the classes
-    for the fields; `frame` defaults to the robot's last frame)."""
+    for the fields; `frame` defaults to the robot's last frame); a floating-base robot takes
+    the FLOATING_KINDS, a fixed one the others."""
     if not isinstance(spec, Mapping):
         raise ScenarioError(f"scenario {index}: must be a mapping; got {spec!r}")
     name = str(spec.get("name", f"scenario{index}"))
@@ -99,6 +127,12 @@ def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenar
             f"scenario '{name}': needs exactly one of {', '.join(KINDS)}"
             + (f"; unknown fields: {', '.join(unknown)}" if unknown else "")
         )
+    floating = isinstance(robot, FloatingBaseRobot)
+    if floating != (kinds[0] == "whole_body_pose") and kinds[0] != "torque_profile":
+        which = ", ".join(FLOATING_KINDS) if floating else "the others"
+        raise ScenarioError(
+            f"scenario '{name}': {kinds[0]} is not for a {'floating' if floating else 'fixed'}"
+            f"-base robot; it takes {which}")
     fields = _Fields(robot, name, kinds[0], spec[kinds[0]])
     return _READERS[kinds[0]](fields)
 
@@ -106,7 +140,9 @@ def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenar
 class _Fields:
     """The fields of one scenario, each read and checked with its name in the error."""
 
-    def __init__(self, robot: Robot, name: str, kind: str, values: object) -> None:
+    def __init__(
+        self, robot: Robot | FloatingBaseRobot, name: str, kind: str, values: object
+    ) -> None:
         if not isinstance(values, Mapping):
             raise ScenarioError(f"scenario '{name}': {kind} must be a mapping; got {values!r}")
         self.robot, self.name, self.kind, self.values = robot, name, kind, values
@@ -157,6 +193,22 @@ class _Fields:
             raise self.error(field, f"must be ≥ 0; got {gains.tolist()}")
         return gains
 
+    def contacts(self) -> tuple[Contact, ...]:
+        """contacts: a list of {frame, kind ("3d" or "6d", default "6d")}."""
+        values = self.values.get("contacts")
+        if not isinstance(values, list) or not values:
+            raise self.error("contacts", f"must be a list of {{frame, kind}}; got {values!r}")
+        contacts = []
+        for k, value in enumerate(values):
+            if not isinstance(value, Mapping) or value.get("frame") not in self.robot.frame_names:
+                raise self.error(f"contacts[{k}]", f"must be {{frame: <a frame of the robot>, "
+                                 f"kind: 3d | 6d}}; got {value!r}")
+            try:
+                contacts.append(Contact(value["frame"], value.get("kind", "6d")))
+            except ValueError as error:
+                raise self.error(f"contacts[{k}]", str(error)) from None
+        return tuple(contacts)
+
     def waypoints(self, field: str) -> tuple[np.ndarray, np.ndarray]:
         """times (W,) strictly increasing and values (W, n)."""
         times = self.array("times", (-1,))
@@ -189,18 +241,31 @@ def _torque_profile(fields: _Fields) -> TorqueProfile:
     return TorqueProfile(fields.name, fields.frame(), times, efforts)
 
 
+def _whole_body_pose(fields: _Fields) -> WholeBodyPose:
+    com = fields.array("com", (3,)) if "com" in fields.values else None
+    return WholeBodyPose(
+        fields.name, fields.frame(), fields.array("position", (3,)), fields.orientation(), com,
+        fields.contacts(), fields.gains("kp", 3, (100.0, 100.0, 25.0)),
+        fields.gains("kd", 3, (20.0, 20.0, 10.0)),
+    )
+
+
 _READERS: dict[str, Callable[[_Fields], Scenario]] = {
     "pose_target": _pose_target,
     "joint_trajectory": _joint_trajectory,
     "torque_profile": _torque_profile,
+    "whole_body_pose": _whole_body_pose,
 }
 
 __all__ = [
+    "FLOATING_KINDS",
     "KINDS",
+    "FixedScenario",
     "JointTrajectory",
     "PoseTarget",
     "Scenario",
     "ScenarioError",
     "TorqueProfile",
+    "WholeBodyPose",
     "scenario_from_mapping",
 ]

@@ -1,0 +1,153 @@
+"""The preview of a floating-base robot: its scenarios simulated over the horizon by
+FloatingBaseSimulation, free (a torque profile) or held on contacts (a whole-body pose), and
+measured as sim.preview measures a fixed-base robot's.
+
+The contacts of a whole-body pose are held where they are at the start, Baumgarte-stabilised
+with CONTACT_GAINS; the joints are not stopped at their limits (a floating robot's simulation
+has none), so limit_violations counts the steps each joint ends beyond one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import numpy as np
+
+from robodyn_ros.control.operational_space_controller import rotation_error
+from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.parallel import Backend, backend
+from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS, FloatingBaseSimulation
+from robodyn_ros.sim.preview import (
+    PreviewMetrics,
+    PreviewResult,
+    PreviewSettings,
+    sample_steps,
+    smallest_singular_values,
+)
+from robodyn_ros.sim.scenarios import Scenario, ScenarioError, TorqueProfile, WholeBodyPose
+
+CONTACT_GAINS = (100.0, 20.0)  # Baumgarte kp (1/s²) and kd (1/s) of the held contacts
+
+Command = Callable[[int, FloatingBaseSimulation], np.ndarray]
+
+
+def floating_preview(
+    robot: FloatingBaseRobot,
+    scenarios: Sequence[Scenario],
+    settings: PreviewSettings,
+    q: np.ndarray | None = None,
+    v: np.ndarray | None = None,
+    *,
+    pool: Backend | None = None,
+    on_done: Callable[[PreviewResult], None] | None = None,
+) -> list[PreviewResult]:
+    """Every scenario simulated from (q, v) (default: neutral, at rest) over settings.horizon,
+    fanned out over `pool` (default serial); as sim.preview.preview.
+
+    Raises:
+        ScenarioError: an integrator the floating simulation has not (LIE_INTEGRATORS), a
+            forward-dynamics method other than "aba", or a scenario a floating robot does not
+            take (sim.scenarios.FLOATING_KINDS).
+    """
+    if settings.integrator not in LIE_INTEGRATORS or settings.forward_dynamics_method != "aba":
+        raise ScenarioError(
+            f"a floating-base robot's preview integrates with {', '.join(LIE_INTEGRATORS)} and "
+            f"the articulated-body algorithm; got {settings.integrator!r} and "
+            f"{settings.forward_dynamics_method!r}")
+    start_q = robot.neutral() if q is None else np.asarray(q, dtype=float)
+    start_v = np.zeros(robot.nv) if v is None else np.asarray(v, dtype=float)
+    task = partial(floating_preview_one, robot, settings, start_q, start_v, on_done=on_done)
+    if pool is None:
+        with backend("serial") as serial:
+            return serial.map(task, list(scenarios))
+    return pool.map(task, list(scenarios))
+
+
+def floating_preview_one(
+    robot: FloatingBaseRobot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
+    scenario: Scenario, on_done: Callable[[PreviewResult], None] | None = None,
+) -> PreviewResult:
+    """One scenario from (q, v): simulated, measured and timed."""
+    started = time.perf_counter()
+    times = settings.dt * np.arange(settings.steps + 1)
+    contacts = scenario.contacts if isinstance(scenario, WholeBodyPose) else ()
+    simulation = FloatingBaseSimulation(robot, settings.integrator, settings.dt, contacts,
+                                        *CONTACT_GAINS, q=q, v=v)
+    command = _command(robot, scenario, simulation, times)
+    Q, V = np.empty((settings.steps + 1, robot.nq)), np.empty((settings.steps + 1, robot.nv))
+    effort = np.empty((settings.steps, robot.nv))
+    Q[0], V[0] = simulation.q, simulation.v
+    for k in range(settings.steps):
+        effort[k] = command(k, simulation) if k % settings.control_every == 0 else effort[k - 1]
+        simulation.step(effort[k])
+        Q[k + 1], V[k + 1] = simulation.q, simulation.v
+    samples = sample_steps(settings)
+    energy = robot.kinetic_energy(Q[samples], V[samples]) + robot.potential_energy(Q[samples])
+    path = robot.frame_pose(Q, scenario.frame)
+    metrics = _metrics(robot, scenario, q, Q, effort, path, energy,
+                       robot.jacobian(Q[samples], scenario.frame))
+    wall_time = time.perf_counter() - started
+    result = PreviewResult(scenario.name, times, Q, V, effort, scenario.frame, path, samples,
+                           energy, metrics, wall_time, settings.horizon / wall_time)
+    if on_done is not None:
+        on_done(result)
+    return result
+
+
+def _command(
+    robot: FloatingBaseRobot, scenario: Scenario, simulation: FloatingBaseSimulation,
+    times: np.ndarray,
+) -> Command:
+    """command(k, simulation) → τ (nv) of the scenario at step k."""
+    if isinstance(scenario, TorqueProfile):
+        reference = scenario.reference(times[:-1], simulation.q)
+        return lambda k, _: reference[k, 0]
+    if not isinstance(scenario, WholeBodyPose):
+        raise ScenarioError(
+            f"scenario '{scenario.name}': a floating-base robot takes torque_profile and "
+            "whole_body_pose scenarios")
+    controller = WholeBodyController(robot, scenario.contacts,
+                                     _targets(robot, scenario, simulation.q))
+    return lambda _, state: controller.torque(state.q, state.v)
+
+
+def _targets(robot: FloatingBaseRobot, scenario: WholeBodyPose, q: np.ndarray) -> WholeBodyTargets:
+    """The scenario's targets, what it leaves out taken from the start q."""
+    start = robot.frame_pose(q, scenario.frame)
+    kp, kd = scenario.kp, scenario.kd
+    return WholeBodyTargets(
+        com=robot.centre_of_mass(q) if scenario.com is None else scenario.com,
+        frame=scenario.frame, position=scenario.position,
+        orientation=start[:3, :3] if scenario.orientation is None else scenario.orientation,
+        posture=q[FREE_FLYER_DOF + 1:].copy(), kp=(kp[0], kp[1], kp[2]), kd=(kd[0], kd[1], kd[2]))
+
+
+def _metrics(
+    robot: FloatingBaseRobot, scenario: Scenario, q0: np.ndarray, Q: np.ndarray,
+    effort: np.ndarray, path: np.ndarray, energy: np.ndarray, jacobians: np.ndarray,
+) -> PreviewMetrics:
+    """PreviewMetrics of a floating run: efforts and limits of the joints (the base has none)."""
+    per_joint = robot.tree_robot.per_coordinate
+    lower, upper, limit = (per_joint(values)[FREE_FLYER_DOF:] for values in
+                           (robot.model.lower, robot.model.upper, robot.model.effort_limit))
+    joints = Q[1:, FREE_FLYER_DOF + 1:]
+    peak = np.abs(effort).max(axis=0)
+    position_error = orientation_error = float("nan")
+    if isinstance(scenario, WholeBodyPose):
+        target = _targets(robot, scenario, q0)
+        position_error = float(np.linalg.norm(target.position - path[-1, :3, 3]))
+        orientation_error = float(np.linalg.norm(rotation_error(target.orientation,
+                                                                path[-1, :3, :3])))
+    return PreviewMetrics(
+        peak, float(np.max(peak[FREE_FLYER_DOF:] / limit, initial=0.0)),
+        ((joints < lower) | (joints > upper)).sum(axis=0),
+        float(smallest_singular_values(jacobians).min()), position_error, orientation_error,
+        float(energy[0]), float(energy[-1]), float(energy.max()),
+    )
+
+
+__all__ = ["CONTACT_GAINS", "floating_preview", "floating_preview_one"]

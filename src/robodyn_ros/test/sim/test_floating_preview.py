@@ -1,0 +1,81 @@
+"""The preview of floating-base robots: free in zero gravity (momentum and energy kept to the
+integrator's error over 10 s at 1 ms with RK4) and a humanoid's whole-body pose on its soles."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from robodyn_ros import Robot
+from robodyn_ros.model import URDFWarning
+from robodyn_ros.sim.preview import PreviewSettings, preview
+from robodyn_ros.sim.scenarios import ScenarioError, TorqueProfile, scenario_from_mapping
+from robodyn_ros.testing import example_robot_urdf
+
+
+def _floating(name: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        return Robot.from_urdf(example_robot_urdf(name), floating_base=True)
+
+
+def test_a_free_robot_keeps_its_momentum_and_energy() -> None:
+    """Solo12 in zero gravity, no effort, turning and flailing: over 10 s at 1 ms (RK4) the
+    centroidal momentum and the energy drift by the integrator's error only."""
+    robot = _floating("solo12").with_gravity((0.0, 0.0, 0.0))
+    q = robot.neutral()
+    q[7:] = np.tile([0.0, 0.8, -1.6], 4)  # bent knees
+    v = np.zeros(robot.nv)
+    v[:6] = [0.3, -0.2, 0.1, 0.6, -0.5, 0.62]
+    v[6:] = np.linspace(-1.0, 1.0, robot.nv - 6)
+    idle = TorqueProfile("float", "base_link", np.array([0.0]), np.zeros((1, robot.nv)))
+    result = preview(robot, [idle], PreviewSettings(horizon=10.0, dt=1e-3), q, v)[0]
+    momentum = robot.centroidal_momentum_matrix(result.q) @ result.qd[..., None]
+    drift = np.abs(momentum[..., 0] - momentum[0, :, 0]).max()
+    energy_drift = np.abs(result.energy - result.energy[0]).max() / result.energy[0]
+    assert drift < 1e-10 * np.abs(momentum[0]).max()
+    assert energy_drift < 2e-10
+    assert result.metrics.energy_start == pytest.approx(result.energy[0])
+
+
+def test_a_humanoid_moves_its_centre_of_mass_and_hand_on_its_soles() -> None:
+    """TALOS, knees bent, both soles held: the CoM 3 cm sideways, the left hand 10 cm forward
+    and 5 cm up, in 1.5 s at 2 ms; the soles stay where they were."""
+    robot = _floating("talos_reduced")
+    q = robot.neutral()
+    joints = dict(zip(robot.joint_names, range(7, robot.nq), strict=True))
+    for side in ("left", "right"):
+        for k, angle in enumerate((0.0, 0.0, -0.4, 0.8, -0.4, 0.0), start=1):
+            q[joints[f"leg_{side}_{k}_joint"]] = angle
+    q[2] -= robot.frame_pose(q, "left_sole_link")[2, 3]
+    hand = robot.frame_pose(q, "arm_left_7_link")[:3, 3]
+    com = robot.centre_of_mass(q) + [0.0, 0.03, 0.0]
+    scenario = scenario_from_mapping(robot, {"name": "reach", "whole_body_pose": {
+        "frame": "arm_left_7_link", "position": (hand + [0.1, 0.0, 0.05]).tolist(),
+        "com": com.tolist(),
+        "contacts": [{"frame": "left_sole_link"}, {"frame": "right_sole_link", "kind": "6d"}],
+    }})
+    result = preview(robot, [scenario], PreviewSettings(horizon=1.5, dt=2e-3), q)[0]
+    assert result.metrics.final_position_error < 5e-3
+    assert result.metrics.final_orientation_error < 1e-2
+    assert np.linalg.norm(robot.centre_of_mass(result.q[-1]) - com) < 3e-3
+    for sole in ("left_sole_link", "right_sole_link"):
+        drift = robot.frame_pose(result.q, sole) - robot.frame_pose(q, sole)
+        assert np.abs(drift).max() < 1e-6
+    assert np.all(result.effort[:, :6] == 0.0)
+
+
+def test_scenarios_are_for_the_robot_they_fit() -> None:
+    floating = _floating("solo12")
+    with pytest.raises(ScenarioError, match="pose_target is not for a floating-base robot"):
+        scenario_from_mapping(floating, {"pose_target": {"position": [0, 0, 0]}})
+    with pytest.raises(ScenarioError, match=r"contacts\[0\]"):
+        scenario_from_mapping(floating, {"whole_body_pose": {
+            "position": [0, 0, 0], "contacts": [{"frame": "nose"}]}})
+    fixed = Robot.from_urdf(example_robot_urdf("solo12"))
+    with pytest.raises(ScenarioError, match="whole_body_pose is not for a fixed-base robot"):
+        scenario_from_mapping(fixed, {"whole_body_pose": {"position": [0, 0, 0]}})
+    with pytest.raises(ScenarioError, match="integrates with semi_implicit_euler, rk4"):
+        preview(floating, [], PreviewSettings(integrator="rk45"))
