@@ -177,6 +177,8 @@ def placement_error(
 ) -> np.ndarray:
     """e, (..., m): p − p_ref for a "3d" contact, [R ν; R φ] with (ν, φ) = log6(X_ref⁻¹ X) for
     a "6d" one; zero for a contact held where it is."""
+    if all(contact.placement is None for contact in contacts):
+        return np.zeros((*q.shape[:-1], sum(CONTACT_ROWS[c.kind] for c in contacts)))
     errors = []
     for contact in contacts:
         if contact.placement is None:
@@ -200,8 +202,12 @@ def _pose7(pose: np.ndarray) -> np.ndarray:
 
 def split_forces(forces: np.ndarray, contacts: Sequence[Contact]) -> tuple[np.ndarray, ...]:
     """The stacked forces (..., m) cut per contact."""
-    ends = np.cumsum([CONTACT_ROWS[contact.kind] for contact in contacts])[:-1]
-    return tuple(np.split(forces, ends, axis=-1))
+    pieces, start = [], 0
+    for contact in contacts:
+        end = start + CONTACT_ROWS[contact.kind]
+        pieces.append(forces[..., start:end])
+        start = end
+    return tuple(pieces)
 
 
 __all__ = ["Contact", "ContactDynamics", "contact_drift", "contact_inverse_dynamics",

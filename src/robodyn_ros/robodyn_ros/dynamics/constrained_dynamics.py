@@ -8,7 +8,9 @@ J_c v̇ + γ = −kd J_c v − kp e is solved by its Schur complement:
 
     v̇_free = ABA(τ),   λ = D⁻¹ (−kd J_c v − kp e − J_c v̇_free − γ),   v̇ = v̇_free + ABA₀(J_cᵀ λ)
 
-(ABA₀: at rest, without gravity, i.e. M⁻¹). γ is the classical acceleration at v̇ = 0 of a "3d"
+(ABA₀: at rest, without gravity, i.e. M⁻¹). One forward kinematics and one pass of articulated
+inertias serve all three: the Λ⁻¹ recursion and both articulated-body solves, which run in
+world coordinates (articulated_solve). γ is the classical acceleration at v̇ = 0 of a "3d"
 contact's origin and the spatial one of a "6d" contact's frame, as Pinocchio's constraint
 dynamics takes them; e the placement error, given.
 """
@@ -17,22 +19,30 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.fixed_frame import ZERO6, velocity_terms, world_inertias
 from robodyn_ros.dynamics.floating_base import base_frame_state
-from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
-from robodyn_ros.dynamics.kinematics import (
-    forward_kinematics,
-    frame_jacobian_into,
-    frame_origin,
-)
+from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_origin
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
+from robodyn_ros.dynamics.spatial import (
+    add3,
+    add6,
+    cross,
+    dot6,
+    matrix_times,
+    scale6,
+    store,
+    vector6,
+)
 from robodyn_ros.dynamics.task_space import (
+    articulated_inertias,
     articulated_task_inverse,
     articulated_workspace,
     classical_acceleration_into,
-    velocity_product_accelerations,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY
+from robodyn_ros.dynamics.tree import FRAME_BODY, parent_of
+
+ZERO3 = (0.0, 0.0, 0.0)
 
 DEPENDENT_CONTACTS = 1e-12
 """A Delassus pivot at or below this times its largest diagonal entry: the contacts are not
@@ -43,15 +53,19 @@ ConstraintWorkspace = namedtuple("ConstraintWorkspace", (
     "full",         # (6F, 6F) Λ⁻¹ of the contact frames, base axes
     "J",            # (6F, n) their Jacobians, base axes
     "drift",        # (6F,) γ of each frame, base axes
-    "v_body",       # (n, 6) each body's velocity, for γ
+    "inertia",      # (n, 10) each body's inertia, world coordinates
+    "v_body",       # (n, 6) each body's velocity
+    "c",            # (n, 6) each joint's velocity product v_i × S_i q̇_i
+    "bias",         # (n, 6) each body's v_i ×* I_i v_i
     "a_body",       # (n, 6) each body's acceleration at the kernels' q̈ = 0
+    "pA",           # (n, 6) the articulated bias forces of a solve
+    "a",            # (n, 6) the accelerations of a solve
     "delassus",     # (m, m) D, the held rows of full
     "factor",       # (m, m) its Cholesky factor
     "rhs",          # (m,) the right-hand side, then λ in base axes
     "generalised",  # (n,) J_cᵀ λ
     "response",     # (n,) M⁻¹ J_cᵀ λ
-    "articulated",  # an ArticulatedWorkspace (task_space)
-    "aba",          # an ABA workspace of one lane
+    "articulated",  # an ArticulatedWorkspace (task_space): kinematics, IA, U, D, Ω
 ))
 
 
@@ -60,29 +74,82 @@ def constraint_workspace(n, frames, m):
     """A ConstraintWorkspace of n joints, `frames` contact frames and m held rows."""
     return ConstraintWorkspace(
         np.empty(n), np.empty((6 * frames, 6 * frames)), np.empty((6 * frames, n)),
-        np.empty(6 * frames), np.empty((n, 6)), np.empty((n, 6)), np.empty((m, m)),
-        np.empty((m, m)), np.empty(m), np.empty(n), np.empty(n), articulated_workspace(n),
-        aba_workspace(n, 1),
+        np.empty(6 * frames), np.empty((n, 10)), np.empty((n, 6)), np.empty((n, 6)),
+        np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)),
+        np.empty((m, m)), np.empty((m, m)), np.empty(m), np.empty(n), np.empty(n),
+        articulated_workspace(n),
     )
 
 
 @kernel_helper
-def contact_kinematics(tree, frames, spatial, v, ws):
-    """ws.J and ws.drift of every contact frame, after articulated_task_inverse's forward
-    kinematics: γ is the classical acceleration [a_p; α] at the kernels' q̈ = 0, less ω × ṗ on
-    the linear rows of a frame held whole (`spatial`)."""
+def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, qdd, pA, a):
+    """q̈ of the articulated-body algorithm in world coordinates (RBDA Table 7.1, every
+    quantity about the world origin, so nothing is transformed), its articulated inertias IA,
+    U = IA S and D = Sᵀ U (armature included) already made (task_space.articulated_inertias):
+    the bias pass p_λ += p_i + I^a_i c_i + U_i u_i / D_i with u_i = τ_i − S_iᵀ p_i and
+    I^a_i = IA_i − U_i U_iᵀ / D_i, then
+    q̈_i = (u_i − U_iᵀ a'_i) / D_i with a'_i = a_λ + c_i, a_i = a'_i + S_i q̈_i. c and bias
+    (n x 6: velocity products v_i × S_i q̇_i and forces v_i ×* I_i v_i) None: zero, a solve of
+    M q̈ = τ. The root does not accelerate (gravity is in the base shift); pA, a: workspaces."""
+    n = tau.shape[0]
+    for i in range(n):
+        if bias is None:
+            store(pA, i, ZERO6)
+        else:
+            store(pA, i, vector6(bias, i))
+    for i in range(n - 1, -1, -1):
+        S, U_i, p_i = vector6(S_world, i), vector6(U, i), vector6(pA, i)
+        u = tau[i] - dot6(S, p_i)
+        qdd[i] = u
+        parent = parent_of(tree, i)
+        if parent >= 0:
+            if c is None:
+                passed = add6(p_i, scale6(u / D[i], U_i))
+            else:  # I^a c = IA c − U Uᵀ c / D
+                c_i = vector6(c, i)
+                passed = add6(add6(p_i, matrix_times(IA, i, c_i)),
+                              scale6((u - dot6(U_i, c_i)) / D[i], U_i))
+            store(pA, parent, add6(vector6(pA, parent), passed))
+    for i in range(n):
+        parent = parent_of(tree, i)
+        a_i = vector6(a, parent) if parent >= 0 else ZERO6
+        if c is not None:
+            a_i = add6(a_i, vector6(c, i))
+        qdd[i] = (qdd[i] - dot6(vector6(U, i), a_i)) / D[i]
+        store(a, i, add6(a_i, scale6(qdd[i], vector6(S_world, i))))
+
+
+@kernel_helper
+def contact_kinematics(tree, frames, spatial, ws):
+    """ws.J and ws.drift of every contact frame, after the kinematics and velocity terms: γ is
+    the classical acceleration [a_p; α] at the kernels' q̈ = 0 (each body accelerating at the
+    sum of the velocity products above it), less ω × ṗ on the linear rows of a frame held
+    whole (`spatial`)."""
     X_world, S_world = ws.articulated.X_world, ws.articulated.S_world
-    velocity_product_accelerations(tree, S_world, v, ws.v_body, ws.a_body)
+    for i in range(ws.c.shape[0]):
+        parent = parent_of(tree, i)
+        a_parent = vector6(ws.a_body, parent) if parent >= 0 else ZERO6
+        store(ws.a_body, i, add6(a_parent, vector6(ws.c, i)))
     for k in range(frames.shape[0]):
         body, origin = int(frames[k, FRAME_BODY]), frame_origin(X_world, frames[k])
         block = slice(6 * k, 6 * k + 6)
         frame_jacobian_into(tree, S_world, body, origin, ws.J[block])
         classical_acceleration_into(ws.v_body, ws.a_body, body, origin, ws.drift[block])
         if spatial[k]:
-            twist = ws.J[block] @ v
-            ws.drift[6 * k] -= twist[4] * twist[2] - twist[5] * twist[1]
-            ws.drift[6 * k + 1] -= twist[5] * twist[0] - twist[3] * twist[2]
-            ws.drift[6 * k + 2] -= twist[3] * twist[1] - twist[4] * twist[0]
+            linear, angular = frame_twist(ws.v_body, body, origin)
+            ws.drift[6 * k] -= angular[1] * linear[2] - angular[2] * linear[1]
+            ws.drift[6 * k + 1] -= angular[2] * linear[0] - angular[0] * linear[2]
+            ws.drift[6 * k + 2] -= angular[0] * linear[1] - angular[1] * linear[0]
+
+
+@kernel_helper
+def frame_twist(v, body, origin):
+    """The velocity (ṗ, ω) of the point `origin` fixed to `body`, from its spatial velocity
+    [v_O; ω] about the world origin: ṗ = v_O + ω × p (zero on the root)."""
+    if body < 0:
+        return ZERO3, ZERO3
+    w = (v[body, 3], v[body, 4], v[body, 5])
+    return add3((v[body, 0], v[body, 1], v[body, 2]), cross(w, origin)), w
 
 
 @kernel_helper
@@ -103,15 +170,20 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
     base quaternion is not of unit norm or the contacts are not independent. error (m,) is
     the placement error in world axes, rotated here to the base frame."""
     kp, kd = gains[0], gains[1]
-    no_gravity = np.zeros(3)
     q_tree, R, shift, unit = base_frame_state(gravity, q, v)
-    aba_state(tree, no_gravity, q_tree, v, tau, None, ws.free, ws.aba)
+    art = ws.articulated
     if given is None:
-        articulated_task_inverse(tree, frames, q_tree, ws.full, ws.articulated)
+        articulated_task_inverse(tree, frames, q_tree, ws.full, art)
     else:
-        forward_kinematics(tree, q_tree, ws.articulated.X_world, ws.articulated.S_world)
+        art.on_path[:] = False
+        articulated_inertias(tree, q_tree, art, art.on_path)
         ws.full[:, :] = given
-    contact_kinematics(tree, frames, spatial, v, ws)
+    X_world, S_world = art.X_world, art.S_world
+    world_inertias(tree, X_world, ws.inertia)
+    velocity_terms(tree, v, None, X_world, S_world, ws.inertia, ws.v_body, ws.c, ws.bias)
+    articulated_solve(tree, S_world, art.IA, art.U, art.D, tau, ws.c, ws.bias, ws.free, ws.pA,
+                      ws.a)
+    contact_kinematics(tree, frames, spatial, ws)
     # the kinematic q̈ of v̇_free = free + shift is free + [Rᵀ g; 0]: shift less e(v)
     gravity_base = R.T @ gravity
     base_error = error.copy()
@@ -144,7 +216,8 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
         for r in range(m):
             total += ws.J[rows[r], j] * ws.rhs[r]
         ws.generalised[j] = total
-    aba_state(tree, no_gravity, q_tree, np.zeros(n), ws.generalised, None, ws.response, ws.aba)
+    articulated_solve(tree, S_world, art.IA, art.U, art.D, ws.generalised, None, None,
+                      ws.response, ws.pA, ws.a)
     for j in range(n):
         vdot[j] = ws.free[j] + shift[j] + ws.response[j]
     forces[:] = ws.rhs

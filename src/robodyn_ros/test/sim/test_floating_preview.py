@@ -51,9 +51,9 @@ def test_a_humanoid_moves_its_centre_of_mass_and_hand_on_its_soles() -> None:
             q[joints[f"leg_{side}_{k}_joint"]] = angle
     q[2] -= robot.frame_pose(q, "left_sole_link")[2, 3]
     hand = robot.frame_pose(q, "arm_left_7_link")[:3, 3]
-    com = robot.centre_of_mass(q) + [0.0, 0.03, 0.0]
+    com = robot.centre_of_mass(q) + np.array([0.0, 0.03, 0.0])
     scenario = scenario_from_mapping(robot, {"name": "reach", "whole_body_pose": {
-        "frame": "arm_left_7_link", "position": (hand + [0.1, 0.0, 0.05]).tolist(),
+        "frame": "arm_left_7_link", "position": (hand + np.array([0.1, 0.0, 0.05])).tolist(),
         "com": com.tolist(),
         "contacts": [{"frame": "left_sole_link"}, {"frame": "right_sole_link", "kind": "6d"}],
     }})
