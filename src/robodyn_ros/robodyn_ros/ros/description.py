@@ -1,6 +1,6 @@
 """The robot description a node follows (parameter and topic), with the settings every node
-applies to it (armature, gravity, locked joints) and the loads set_payload puts on it; each
-new robot is checked before it replaces the one in service."""
+applies to it (armature, gravity, locked joints, a floating base) and the loads set_payload
+puts on it; each new robot is checked before it replaces the one in service."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from robodyn_interfaces.srv import SetPayload
 from std_msgs.msg import String
 
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model import ModelError
 from robodyn_ros.model.armature import armature_mapping
 from robodyn_ros.model.model import checked_gravity
@@ -28,18 +29,20 @@ ARMATURE_PARAMETER = "armature"
 ARMATURE_CONDITION = "armature"
 GRAVITY_PARAMETER = "gravity"
 LOCKED_JOINTS_PARAMETER = "locked_joints"
-SETTINGS_PARAMETERS = (ARMATURE_PARAMETER, GRAVITY_PARAMETER, LOCKED_JOINTS_PARAMETER)
+FLOATING_BASE_PARAMETER = "floating_base"
+SETTINGS_PARAMETERS = (ARMATURE_PARAMETER, GRAVITY_PARAMETER, LOCKED_JOINTS_PARAMETER,
+                       FLOATING_BASE_PARAMETER)
 PAYLOAD_SERVICE = "set_payload"
 PAYLOAD_CONDITION = "payload"
 
 
 def follow_robot_description(
-    node: Node, guard: Guard, adopt: Callable[[Robot], None]
+    node: Node, guard: Guard, adopt: Callable[[Robot | FloatingBaseRobot], None]
 ) -> DescriptionFollower:
     """Load the robot of the node's robot_description parameter now (when set), and of each
     URDF the robot_description topic brings (transient local, as robot_state_publisher
-    publishes it), with the node's armature, gravity and locked_joints parameters; serve
-    set_payload.
+    publishes it), with the node's armature, gravity, locked_joints and floating_base
+    parameters (a FloatingBaseRobot with floating_base true); serve set_payload.
 
     Each robot is built from its URDF and handed to `adopt`, which prepares everything the
     node will serve with it (warming up what it will compute) and puts it in service last, or
@@ -48,9 +51,10 @@ def follow_robot_description(
     diagnostics until a robot loads. The node hands parameter changes to
     `DescriptionFollower.on_parameters`.
 
-    A change of the armature, gravity or locked_joints parameter hands the robot in service,
-    so changed, to `adopt`; it is refused with the reason when the value is invalid, when the
-    armature names a joint that robot lacks, or when `adopt` refuses it. A new robot that
+    A change of the armature, gravity, locked_joints or floating_base parameter hands the robot
+    in service, so changed (built anew from its description for locked_joints, floating_base
+    or a floating base), to `adopt`; it is refused with the reason when the value is invalid,
+    when the armature names a joint that robot lacks, or when `adopt` refuses it. A new robot that
     lacks joints the armature names gets the armature of the joints it has, and a WARN
     condition naming the others. While a parameter is invalid from the start, no robot is
     served.
@@ -87,12 +91,13 @@ def follow_robot_description(
 
 @dataclass(frozen=True)
 class RobotSettings:
-    """What a node applies to each robot it loads: the armature, gravity and locked_joints
-    parameters."""
+    """What a node applies to each robot it loads: the armature, gravity, locked_joints and
+    floating_base parameters."""
 
     armature: dict[str, float]
     gravity: np.ndarray  # (3,)
     locked_joints: dict[str, float]
+    floating_base: bool
 
     @classmethod
     def of(cls, value: Callable[[str], Any]) -> RobotSettings:
@@ -103,15 +108,38 @@ class RobotSettings:
         """
         return cls(armature_parameter(value(ARMATURE_PARAMETER)),
                    gravity_parameter(value(GRAVITY_PARAMETER)),
-                   locked_joints_parameter(value(LOCKED_JOINTS_PARAMETER)))
+                   locked_joints_parameter(value(LOCKED_JOINTS_PARAMETER)),
+                   bool(value(FLOATING_BASE_PARAMETER)))
+
+    def robot(self, urdf: str) -> Robot | FloatingBaseRobot:
+        """The robot of a URDF with these settings, the armature on the joints it has.
+
+        Raises:
+            ModelError: the URDF or a setting does not give a valid robot.
+        """
+        kind = FloatingBaseRobot if self.floating_base else Robot
+
+        def load(armature: dict[str, float] | None = None) -> Robot | FloatingBaseRobot:
+            return kind.from_urdf_string(urdf, gravity=self.gravity, armature=armature,
+                                         locked_joints=self.locked_joints or None)
+
+        robot = load()
+        known = {joint: value for joint, value in self.armature.items()
+                 if joint in robot.joint_names}
+        if not known:
+            return robot
+        # a Robot shares its kernels with itself so changed; a FloatingBaseRobot takes its
+        # armature at load only
+        return robot.with_armature(known) if isinstance(robot, Robot) else load(known)
 
 
 class DescriptionFollower:
     """The robot description and settings a node follows, and the robot they gave it."""
 
-    def __init__(self, node: Node, guard: Guard, adopt: Callable[[Robot], None]) -> None:
+    def __init__(self, node: Node, guard: Guard,
+                 adopt: Callable[[Robot | FloatingBaseRobot], None]) -> None:
         self._node, self._health, self._adopt = node, guard.health, adopt
-        self._robot: Robot | None = None  # the robot in service
+        self._robot: Robot | FloatingBaseRobot | None = None  # the robot in service
         self._description: tuple[str, str] | None = None  # the last URDF and its source
         self._settings: RobotSettings | None = None  # None while a parameter is invalid
         self._invalid = ""
@@ -122,7 +150,7 @@ class DescriptionFollower:
             self._invalid = str(error)
 
     @property
-    def robot(self) -> Robot | None:
+    def robot(self) -> Robot | FloatingBaseRobot | None:
         """The robot in service (None before one loads)."""
         return self._robot
 
@@ -149,11 +177,7 @@ class DescriptionFollower:
             if settings is None:
                 raise RefusedError(f"no robot is served with an invalid parameter: "
                                    f"{self._invalid}")
-            robot = Robot.from_urdf_string(urdf, gravity=settings.gravity,
-                                           locked_joints=settings.locked_joints or None)
-            known = {joint: value for joint, value in settings.armature.items()
-                     if joint in robot.joint_names}
-            robot = robot.with_armature(known) if known else robot
+            robot = settings.robot(urdf)
             for payload in self._payloads.values():
                 if payload.frame in robot.frame_names:
                     robot = robot.with_payload(payload.frame, payload.mass, payload.com,
@@ -169,7 +193,7 @@ class DescriptionFollower:
         self._health.clear_condition(DESCRIPTION_CONDITION)
         self._report_left_out(robot)
         self._node.get_logger().info(f"robot '{robot.model.name}' from {source} in service: "
-                                     f"{robot.nv} joints")
+                                     f"{len(robot.joint_names)} joints")
         return ""
 
     def on_parameters(self, changes: dict[str, Any]) -> SetParametersResult:
@@ -219,9 +243,10 @@ class DescriptionFollower:
         Raises:
             RefusedError: the armature names a joint the robot in service lacks.
         """
-        robot = self._robot
-        relock = self._settings is None or settings.locked_joints != self._settings.locked_joints
-        if robot is None or relock:  # locking joints changes the robot: built anew
+        robot, previous = self._robot, self._settings
+        rebuild = previous is None or settings.locked_joints != previous.locked_joints \
+            or settings.floating_base != previous.floating_base
+        if robot is None or rebuild:  # locked joints or a floating base: another robot
             if self._description is not None:
                 return self.load(*self._description, settings)
             self._settings, self._invalid = settings, ""
@@ -232,6 +257,9 @@ class DescriptionFollower:
                 f"armature: robot '{robot.model.name}' has no moving joint(s) "
                 f"{', '.join(lacking)} (its joints: {', '.join(robot.joint_names)})"
             )
+        if isinstance(robot, FloatingBaseRobot):  # it takes its armature at load only
+            assert self._description is not None  # it was loaded from one
+            return self.load(*self._description, settings)
         changed = robot.with_armature(settings.armature).with_gravity(settings.gravity)
         try:
             self._adopt(changed)
@@ -277,7 +305,7 @@ class DescriptionFollower:
         self._node.get_logger().info(response.message)
         return response
 
-    def _report_left_out(self, robot: Robot) -> None:
+    def _report_left_out(self, robot: Robot | FloatingBaseRobot) -> None:
         """WARN while the armature names joints, or set_payload loaded frames, that the robot
         in service lacks."""
         armature = self._settings.armature if self._settings else {}
@@ -293,9 +321,9 @@ class DescriptionFollower:
 
 
 def gravity_parameter(values: Iterable[float]) -> np.ndarray:
-    """The gravity parameter: the gravitational acceleration (m/s²) in the robot's base frame,
-    three doubles ([0, 0, -9.81] by default; [9.81, 0, 0] for a wall whose base z axis is
-    horizontal).
+    """The gravity parameter: the gravitational acceleration (m/s²) in the robot's base frame
+    (in the world for a floating base), three doubles ([0, 0, -9.81] by default; [9.81, 0, 0]
+    for a wall whose base z axis is horizontal).
 
     Raises:
         RefusedError: not three finite numbers.

@@ -7,11 +7,25 @@ change the node cannot serve is refused with the reason.
 
 Subscribes ``joint_states`` (sensor_msgs/JointState, best effort so that sensor-data and
 reliable publishers both connect; ``qos_overrides./joint_states.subscription.*``), merged by
-joint name across publishers (ros.joint_states), and ``robot_description`` (std_msgs/String).
-Publishes ``dynamics/joint_space`` (JointSpaceDynamics), ``dynamics/operational_space``
+joint name across publishers (ros.joint_states), ``odometry`` (nav_msgs/Odometry, the same
+QoS; see below) and ``robot_description`` (std_msgs/String). Publishes
+``dynamics/joint_space`` (JointSpaceDynamics), ``dynamics/operational_space``
 (OperationalSpaceDynamics, one per frame per cycle) and ``/diagnostics``; every header's
-frame_id is the robot's root link with frame_prefix. Serves ``compute_dynamics``
-(ComputeDynamics) and ``set_payload``.
+frame_id is the frame the poses are in, with frame_prefix: the robot's root link, or the
+world frame for a floating base. Serves ``compute_dynamics`` (ComputeDynamics) and
+``set_payload``.
+
+A floating-base robot (parameter floating_base) takes its base's pose and twist from the
+newest odometry (ros.odometry: REP 105, header.frame_id the world_frame parameter,
+child_frame_id the root link, both with frame_prefix): each cycle answers q = [base pose,
+joints], v = [base twist in the base frame, joints] and, with efforts, τ = [0 (the base), the
+efforts], and joint_names are its velocity_names (FREE_FLYER_JOINTS first). An odometry with
+other frames, numbers that are not finite or a quaternion that is not of unit norm is refused;
+a joint state with no odometry yet, or none within joint_states_max_age, is refused: a base is
+never guessed. The odometry subscription exists for every robot (created at configure, as the
+others, not with each robot); a fixed base ignores it. coriolis_matrix, which a
+FloatingBaseRobot does not compute, is left out as frames are (below), and compute_dynamics
+refuses a floating base: its request, a JointState, carries no base state.
 
 joint_states are handled newest first (ros.intake): a cycle answers the newest state that has
 arrived and drops those it superseded; the diagnostics count them and give the age of each
@@ -44,23 +58,28 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
+    FLOATING_BASE_LACKS,
     JOINT_SPACE_QUANTITIES,
     JointStateMap,
     joint_space_message,
     operational_space_message,
+    velocity_names,
 )
 from robodyn_ros.ros.frames import robot_frame
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
-from robodyn_ros.ros.intake import NewestFirst
+from robodyn_ros.ros.intake import NewestFirst, received_ns
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
+from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
 
@@ -75,10 +94,11 @@ DEFAULT_QUANTITIES = tuple(q for q in QUANTITIES if q != "coriolis_matrix")
 # of either process (a scheduler hiccup, a garbage collection) delays messages rather than
 # drops them
 QUEUE_DEPTH = 100
+ODOMETRY_DEPTH = 1  # the newest odometry is all a cycle takes
 LATENCY_WINDOW = 2000  # take → publish latencies kept for the diagnostics' percentiles
 METHOD_PARAMETERS = ("mass_matrix_method", "forward_dynamics_method", "operational_space_method")
 SETTINGS_PARAMETERS = ("quantities", "frames", "singular_threshold", "frame_prefix",
-                       "joint_states_max_age", *METHOD_PARAMETERS)
+                       "joint_states_max_age", "world_frame", *METHOD_PARAMETERS)
 PARAMETERS = (
     ParameterSpec("quantities", list(DEFAULT_QUANTITIES),
                   "what is published each cycle (acceleration: when the joint state has "
@@ -96,6 +116,9 @@ PARAMETERS = (
                   "eigenvalues of Λ⁻¹ below this times the largest count as lost and Λ is "
                   "damped there (Robot.operational_space)", bounds=(1e-12, 0.5)),
     MAX_AGE_PARAMETER,
+    ParameterSpec("world_frame", "odom",
+                  "a floating base's world frame (REP 105): the odometry's header.frame_id and "
+                  "every published header's frame_id, with frame_prefix"),
 )
 FRAMES_CONDITION = "frames"
 MIMIC_CONDITION = "mimic"
@@ -111,6 +134,7 @@ class Settings:
     singular_threshold: float
     frame_prefix: str
     max_age: float  # s, joint_states_max_age
+    world_frame: str  # of a floating base
 
 
 @dataclass(frozen=True)
@@ -126,25 +150,42 @@ class CycleMessages:
 class Serving:
     """Settings bound to a robot: what each cycle computes.
 
+    settings: the node's, less the quantities this robot does not compute;
     frames: the settings' frames this robot has and the operational-space method serves;
-    left_out: why the others are left out (one reason per frame, empty when none is).
+    left_out: why the others, and those quantities, are left out (one reason each, empty when
+        none is);
+    odometry: the frames of the odometry a floating base takes (None: a fixed base).
     """
 
-    robot: Robot
+    robot: Robot | FloatingBaseRobot
     joint_states: JointStateMerge
     settings: Settings
     frames: tuple[str, ...]
     left_out: tuple[str, ...]
     messages: CycleMessages
+    odometry: OdometryFrames | None
 
 
-def bind(robot: Robot, settings: Settings) -> Serving:
+def bind(robot: Robot | FloatingBaseRobot, settings: Settings) -> Serving:
     """The settings checked against a robot.
 
     Returns:
-        What the node can serve with this robot, and the frames it leaves out with why.
+        What the node can serve with this robot, and the frames and quantities it leaves out
+        with why.
     """
-    frames, left_out = [], []
+    frames: list[str] = []
+    left_out: list[str] = []
+    coupling, odometry = None, None
+    if isinstance(robot, FloatingBaseRobot):
+        lacking = [name for name in settings.quantities if name in FLOATING_BASE_LACKS]
+        left_out += [f"quantity '{name}': robot '{robot.model.name}' has a floating base, "
+                     "for which it is not computed" for name in lacking]
+        settings = replace(settings, quantities=tuple(
+            name for name in settings.quantities if name not in lacking))
+        odometry = OdometryFrames(header_frame(robot, settings),
+                                  settings.frame_prefix + robot.model.root_link)
+    else:
+        coupling = robot.coupling
     for name in settings.frames:
         frame = robot_frame(robot, settings.frame_prefix, name)
         if not frame:
@@ -155,16 +196,16 @@ def bind(robot: Robot, settings: Settings) -> Serving:
             left_out.append(problem)
         else:
             frames.append(frame)
-    joint_names = list(robot.joint_names)
+    joint_names = list(velocity_names(robot))
     messages = CycleMessages(
         JointSpaceDynamics(joint_names=joint_names),
         {frame: OperationalSpaceDynamics(frame=settings.frame_prefix + frame,
                                          joint_names=joint_names)
          for frame in frames},
     )
-    joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
-                                   settings.max_age)
-    return Serving(robot, joint_states, settings, tuple(frames), tuple(left_out), messages)
+    joint_states = JointStateMerge(JointStateMap(robot.joint_names, coupling), settings.max_age)
+    return Serving(robot, joint_states, settings, tuple(frames), tuple(left_out), messages,
+                   odometry)
 
 
 class DynamicsNode(RobotNode):
@@ -175,6 +216,7 @@ class DynamicsNode(RobotNode):
 
     def __init__(self, **kwargs: Any) -> None:
         self._serving: Serving | None = None
+        self._base: BaseState | None = None  # of the newest odometry taken
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._cycles = 0
         self._diagnostic_start = time.monotonic()
@@ -186,6 +228,9 @@ class DynamicsNode(RobotNode):
             JointState, "joint_states",
             self.guard.callback("joint_states", self._on_joint_state), **input_qos(QUEUE_DEPTH),
         )
+        self.create_subscription(Odometry, "odometry",
+                                 self.guard.callback("odometry", self._on_odometry),
+                                 **input_qos(ODOMETRY_DEPTH))
         self._joint_space = self.create_lifecycle_publisher(
             JointSpaceDynamics, "dynamics/joint_space", QUEUE_DEPTH
         )
@@ -197,7 +242,7 @@ class DynamicsNode(RobotNode):
 
     # -- robot and parameters ---------------------------------------------------------------
 
-    def adopt(self, robot: Robot) -> None:
+    def adopt(self, robot: Robot | FloatingBaseRobot) -> None:
         """Put a robot in service with the current settings (see the module docstring).
 
         Raises:
@@ -205,12 +250,22 @@ class DynamicsNode(RobotNode):
         """
         self._serve(bind(robot, self._settings()))
 
+    adopt_floating = adopt  # this node serves floating bases as it serves fixed ones
+
     def release(self) -> None:
-        self._serving = None
+        self._serving = self._base = None
+
+    def header_frame(self, robot: Robot | FloatingBaseRobot) -> str:
+        """The frame_id of every header, the diagnostics' too (module function)."""
+        return header_frame(robot, self._settings())
 
     def _serve(self, serving: Serving) -> None:
-        """Warm up `serving`, then put it in service and report the frames it leaves out."""
+        """Warm up `serving`, then put it in service and report what it leaves out; the
+        odometry taken stays while its frames are the ones `serving` takes."""
         warm_up(serving)
+        previous = self._serving
+        if previous is None or previous.odometry != serving.odometry:
+            self._base = None
         self._serving = serving
         self.health.hold_condition(
             FRAMES_CONDITION, WARN,
@@ -226,6 +281,7 @@ class DynamicsNode(RobotNode):
             singular_threshold=self.value("singular_threshold"),
             frame_prefix=self.value("frame_prefix"),
             max_age=self.value("joint_states_max_age"),
+            world_frame=self.value("world_frame"),
         )
 
     def apply(self, changes: dict[str, Any]) -> None:
@@ -243,6 +299,16 @@ class DynamicsNode(RobotNode):
 
     # -- each cycle -------------------------------------------------------------------------
 
+    def _on_odometry(self, message: Odometry, info: MessageInfo) -> None:
+        """Keep the newest odometry of a floating base (ignored for a fixed base).
+
+        Raises:
+            RefusedError: its frames, pose or twist cannot be the base's (ros.odometry).
+        """
+        serving = self._serving
+        if self.active and serving is not None and serving.odometry is not None:
+            self._base = base_state(message, serving.odometry, received_ns(info))
+
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Answer the newest joint state (this one or one queued behind it)."""
         started = time.perf_counter()
@@ -255,12 +321,14 @@ class DynamicsNode(RobotNode):
             raise RefusedError("joint_states received before a robot description")
         for other in arrival.others:  # another publisher's joints, e.g. a gripper's
             serving.joint_states.add(other.message, other.received_ns)
-        q, qd, effort = serving.joint_states.update(arrival.message, arrival.received_ns,
-                                                    time.time_ns())
+        now_ns = time.time_ns()
+        q, qd, effort = serving.joint_states.update(arrival.message, arrival.received_ns, now_ns)
         joint_map = serving.joint_states.joint_map
         if joint_map.coupling is not None:
             self._check_mimic(joint_map.mimic_mismatch(arrival.message, q))
         settings = serving.settings
+        if serving.odometry is not None:
+            q, qd, effort = floating_state(self._base, q, qd, effort, now_ns, settings.max_age)
         frames = serving.frames if "operational_space" in settings.quantities else ()
         joint_space, operational_space = compute(
             serving.robot, arrival.message.header, q, qd, effort, frames, settings,
@@ -287,8 +355,8 @@ class DynamicsNode(RobotNode):
         """The compute_dynamics service: dynamics at the state the caller sends.
 
         Raises:
-            RefusedError: no robot yet, an unknown frame or method, or a bad state (the guard
-                answers success=false with the reason).
+            RefusedError: no robot yet, a floating base, an unknown frame or method, or a bad
+                state (the guard answers success=false with the reason).
         """
         serving = self._serving
         if serving is None:
@@ -296,6 +364,11 @@ class DynamicsNode(RobotNode):
         if not self.active:
             raise RefusedError("dynamics_node is not active")
         robot = serving.robot
+        if isinstance(robot, FloatingBaseRobot):
+            raise RefusedError(
+                f"robot '{robot.model.name}' has a floating base, whose pose and twist a "
+                "JointState request cannot carry; its dynamics are published on "
+                "dynamics/joint_space from joint_states and odometry")
         frames = [self.robot_frame(frame) for frame in request.frames]
         unknown = [name for name, frame in zip(request.frames, frames, strict=True) if not frame]
         if unknown:
@@ -349,8 +422,15 @@ class DynamicsNode(RobotNode):
         return level, message, values
 
 
+def header_frame(robot: Robot | FloatingBaseRobot, settings: Settings) -> str:
+    """The frame_id of every header published with `robot`: the frame its poses are in, the
+    root link (a fixed base) or the world frame (a floating base), with frame_prefix."""
+    floating = isinstance(robot, FloatingBaseRobot)
+    return settings.frame_prefix + (settings.world_frame if floating else robot.model.root_link)
+
+
 def compute(
-    robot: Robot,
+    robot: Robot | FloatingBaseRobot,
     header: Header,
     q: np.ndarray,
     qd: np.ndarray,
@@ -363,9 +443,10 @@ def compute(
     into `messages` when given (each cycle's), else new (a service's answer).
 
     Args:
-        header: the joint state's header; its frame_id is set here (the root link with
-            frame_prefix) and every message carries it.
-        q, qd, effort: the state in the robot's joint order; effort None: no acceleration.
+        header: the joint state's header; its frame_id is set here (header_frame) and every
+            message carries it.
+        q, qd, effort: the state in the robot's order (a floating base's q, v and τ); effort
+            None: no acceleration.
         frames: the frames whose OperationalSpaceDynamics are computed, in this order.
         settings: the quantities, methods, singular threshold and frame prefix.
 
@@ -374,7 +455,7 @@ def compute(
         Exception: what the Robot raises where an answer does not exist.
     """
     start = time.perf_counter()
-    header.frame_id = settings.frame_prefix + robot.model.root_link
+    header.frame_id = header_frame(robot, settings)
     joint_space = joint_space_message(robot, q, qd, effort, settings.methods[:2],
                                       settings.quantities,
                                       messages.joint_space if messages else None)
@@ -392,7 +473,7 @@ def compute(
     return joint_space, operational_space
 
 
-def method_problem(robot: Robot, method: str, frames: Sequence[str]) -> str:
+def method_problem(robot: Robot | FloatingBaseRobot, method: str, frames: Sequence[str]) -> str:
     """Why the operational-space method cannot serve these frames of the robot, each on its own
     ("" if it can): "schur" and "schur_bcr" need a frame on a moving body."""
     if method not in SCHUR_METHODS:
@@ -406,7 +487,7 @@ def method_problem(robot: Robot, method: str, frames: Sequence[str]) -> str:
 
 
 def warm_up(serving: Serving) -> None:
-    """Compute once, at q = 0, what the node publishes with these settings (loading, on a new
+    """Compute once, at rest, what the node publishes with these settings (loading, on a new
     install compiling, the kernels, so that the first joint state is answered as fast as the
     others); then exempt what exists now from the garbage collector's scans, which shortens
     the pauses of a cycle.
@@ -415,11 +496,12 @@ def warm_up(serving: Serving) -> None:
         RefusedError: naming what failed and why (the robot cannot serve these settings).
     """
     robot, settings = serving.robot, serving.settings
-    q = np.zeros(robot.nv)
+    rest = np.zeros(robot.nv)  # q̇ and τ; q too for a fixed base
+    q = robot.neutral() if isinstance(robot, FloatingBaseRobot) else rest
     frames = serving.frames if "operational_space" in settings.quantities else ()
     header = JointState().header
     try:
-        compute(robot, header, q, q, q, frames, settings)
+        compute(robot, header, q, rest, rest, frames, settings)
     except Exception as error:  # whatever fails refuses the robot, with the reason
         raise RefusedError(
             f"robot '{robot.model.name}' cannot serve quantities {list(settings.quantities)}"

@@ -100,7 +100,7 @@ class NewestFirst:
         if isinstance(message, bytes):
             assert self.subscription is not None  # only a subscription's take gives bytes
             message = deserialize_message(message, self.subscription.msg_type)
-        return Arrival(message, info.get("received_timestamp") or time.time_ns())
+        return Arrival(message, received_ns(info))
 
     def mark_handled(self) -> None:
         """Count one taken message as handled (answered, applied or rejected)."""
@@ -149,6 +149,12 @@ class NewestFirst:
         with self._lock:
             first, last = self._streams.get(key, (number, number))
             self._streams[key] = (min(first, number), max(last, number))
+
+
+def received_ns(info: MessageInfo) -> int:
+    """When a message arrived in the middleware (ns, system clock; now where the middleware
+    does not say)."""
+    return info.get("received_timestamp") or time.time_ns()
 
 
 def _publisher(info: MessageInfo) -> bytes | None:

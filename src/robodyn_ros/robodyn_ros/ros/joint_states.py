@@ -82,11 +82,10 @@ class JointStateMerge:
         """
         if self.add(message, received_ns, source):
             return self._full_state
-        limit = now_ns - round(self.max_age * 1e9)
-        stale = np.flatnonzero(self._heard < limit)
+        stale = np.flatnonzero(self._heard < heard_since(now_ns, self.max_age))
         if stale.size:
             names = self.joint_map.joint_names
-            ages = [f"{names[i]} ({_age(now_ns - self._heard[i])})" for i in stale]
+            ages = [f"{names[i]} ({heard_ago(now_ns - self._heard[i])})" for i in stale]
             raise JointStateError(
                 f"{source}: no state of joint(s) {', '.join(ages)} within "
                 f"joint_states_max_age ({self.max_age:g} s); the merged state is incomplete "
@@ -160,6 +159,12 @@ class JointStateMerge:
         self._heard[index] = received_ns
 
 
-def _age(elapsed_ns: int) -> str:
-    """How long ago a joint was last heard, for an error."""
+def heard_since(now_ns: int, max_age: float) -> int:
+    """The arrival time (ns) before which an input is older than `max_age` (s) at `now_ns`:
+    the rule of joint_states_max_age."""
+    return now_ns - round(max_age * 1e9)
+
+
+def heard_ago(elapsed_ns: int) -> str:
+    """How long ago an input (a joint, the odometry) was last heard, for an error."""
     return "never heard" if elapsed_ns > NEVER_NS // 2 else f"heard {elapsed_ns * 1e-9:.3g} s ago"

@@ -137,7 +137,7 @@ class PreviewNode(RobotNode):
         """
         self._goals += 1
         goal, robot = goal_handle.request, self.robot
-        if robot is None:
+        if not isinstance(robot, Robot):  # None: a floating base is never adopted here
             raise RefusedError("no robot yet: robot_description has not arrived")
         if not self.active:
             raise RefusedError("preview_node is not active")

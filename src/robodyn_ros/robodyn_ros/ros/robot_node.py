@@ -41,11 +41,12 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros import parameters
 from robodyn_ros.ros.description import DescriptionFollower, follow_robot_description
 from robodyn_ros.ros.frames import robot_frame
-from robodyn_ros.ros.guard import OK, Guard, NodeHealth
+from robodyn_ros.ros.guard import OK, Guard, NodeHealth, RefusedError
 from robodyn_ros.ros.parameters import ParameterError, ParameterSpec
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
@@ -58,10 +59,15 @@ COMMON_PARAMETERS = (
                   "rotor inertia per joint, added to M's diagonal (kg·m² or kg): YAML text of "
                   "a mapping joint → value, or the path of a YAML file of one"),
     ParameterSpec("gravity", [0.0, 0.0, -9.81],
-                  "m/s², the gravitational acceleration in the robot's base frame"),
+                  "m/s², the gravitational acceleration in the robot's base frame (in the "
+                  "world frame for a floating base)"),
     ParameterSpec("locked_joints", "",
                   "joints fixed at a position (rad or m): YAML text of a mapping joint → "
                   "position; the robot has the others"),
+    ParameterSpec("floating_base", False,
+                  "the root link floats (a humanoid, a quadruped): its pose and twist are taken "
+                  "from the odometry topic (dynamics_node only; the other nodes refuse such a "
+                  "robot)"),
     ParameterSpec("frame_prefix", "",
                   "prepended to the robot's frame names in every header.frame_id and frame "
                   "field, as robot_state_publisher's frame_prefix"),
@@ -82,6 +88,10 @@ class RobotNode(LifecycleNode):
         the table (a plugin's parameters).
     create_interfaces(): its subscriptions, lifecycle publishers and services (configure).
     adopt(robot): put a robot in service, or raise to refuse it.
+    adopt_floating(robot): the same for a FloatingBaseRobot (parameter floating_base); by
+        default refused: dynamics_node alone serves floating bases.
+    header_frame(robot): the frame_id of the headers it publishes with a robot in service
+        (default: the root link with frame_prefix).
     release(): drop the robot and what it computed (cleanup).
     apply(changes): apply changes of its own parameters, or raise RefusedError.
     report(): (level, message, values) for its diagnostics while configured.
@@ -116,7 +126,7 @@ class RobotNode(LifecycleNode):
             self.trigger_activate()
 
     @property
-    def robot(self) -> Robot | None:
+    def robot(self) -> Robot | FloatingBaseRobot | None:
         """The robot in service (None before one loads, or when not configured)."""
         return self.follower.robot if self.follower is not None else None
 
@@ -144,6 +154,21 @@ class RobotNode(LifecycleNode):
     def adopt(self, robot: Robot) -> None:
         """Put `robot` in service; raise (any exception) to refuse it."""
 
+    def adopt_floating(self, robot: FloatingBaseRobot) -> None:
+        """Put a floating-base robot in service; raise to refuse it.
+
+        Raises:
+            RefusedError: always, but in a node that serves floating bases.
+        """
+        raise RefusedError(
+            f"floating-base robots are served by dynamics_node only; {self.get_name()} takes "
+            "fixed-base robots (set its parameter floating_base to false)"
+        )
+
+    def header_frame(self, robot: Robot | FloatingBaseRobot) -> str:
+        """The frame_id of the headers the node publishes with `robot` in service."""
+        return self.frame_id(robot.model.root_link)
+
     def release(self) -> None:
         """Drop the robot in service and what was computed with it."""
 
@@ -161,7 +186,7 @@ class RobotNode(LifecycleNode):
         before = self._entities()
         try:
             self.create_interfaces()
-            self.follower = follow_robot_description(self, self.guard, self.adopt)
+            self.follower = follow_robot_description(self, self.guard, self._adopt)
         except Exception as error:  # the interfaces could not be made: back to unconfigured
             self.health.fault("configure", error)
             self._created = [e for e in self._entities() if e not in before]
@@ -191,6 +216,13 @@ class RobotNode(LifecycleNode):
         self.active = False
         self._tear_down()
         return SUCCESS
+
+    def _adopt(self, robot: Robot | FloatingBaseRobot) -> None:
+        """Hand a robot the follower built to adopt, or to adopt_floating if it floats."""
+        if isinstance(robot, FloatingBaseRobot):
+            self.adopt_floating(robot)
+        else:
+            self.adopt(robot)
 
     def _tear_down(self) -> None:
         """Remove what configure created and drop the robot."""
@@ -254,7 +286,7 @@ class RobotNode(LifecycleNode):
         array = DiagnosticArray(status=[self.status()])
         array.header.stamp = self.get_clock().now().to_msg()
         robot = self.robot
-        array.header.frame_id = self.frame_id(robot.model.root_link) if robot else ""
+        array.header.frame_id = self.header_frame(robot) if robot else ""
         self._diagnostics.publish(array)
 
     def status(self) -> DiagnosticStatus:

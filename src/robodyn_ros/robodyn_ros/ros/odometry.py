@@ -1,0 +1,104 @@
+"""A floating base's state from nav_msgs/Odometry, as legged-robot state estimators publish it.
+
+REP 105: the pose is the base's (child_frame_id) in header.frame_id, the world frame (odom);
+the twist is the base's in child_frame_id, the base frame. That is FloatingBaseRobot's
+convention, so the odometry gives q[:7] = [x y z, qx qy qz qw] and v[:6] = [linear; angular]
+as they are. An odometry is taken when its frames are the ones expected, its numbers finite
+and its quaternion of unit norm (to FloatingBaseRobot's tolerance); it then serves a joint
+state while it is no older than joint_states_max_age (the rule of ros.joint_states).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from nav_msgs.msg import Odometry
+
+from robodyn_ros.dynamics.floating_base import UNIT_TOLERANCE
+from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.ros.guard import RefusedError
+from robodyn_ros.ros.joint_states import heard_ago, heard_since
+
+
+@dataclass(frozen=True)
+class OdometryFrames:
+    """The frames an odometry must name, with frame_prefix: header.frame_id (the world) and
+    child_frame_id (the robot's root link)."""
+
+    world: str
+    base: str
+
+
+@dataclass(frozen=True)
+class BaseState:
+    """The base's pose and twist of one odometry, in FloatingBaseRobot's order."""
+
+    pose: np.ndarray  # (7,) x y z, qx qy qz qw: the base in the world
+    twist: np.ndarray  # (6,) linear; angular: the base's, in the base frame
+    received_ns: int  # when the odometry arrived (system clock)
+
+
+def base_state(message: Odometry, frames: OdometryFrames, received_ns: int) -> BaseState:
+    """The base state of an odometry, checked.
+
+    Raises:
+        RefusedError: a frame other than `frames`, a pose or twist that is not finite, or a
+            quaternion that is not of unit norm; naming the field and its value.
+    """
+    if message.header.frame_id != frames.world:
+        raise RefusedError(f"odometry: header.frame_id is '{message.header.frame_id}', not "
+                           f"the world frame '{frames.world}' (parameter world_frame, with "
+                           "frame_prefix)")
+    if message.child_frame_id != frames.base:
+        raise RefusedError(f"odometry: child_frame_id is '{message.child_frame_id}', not the "
+                           f"robot's root link '{frames.base}' (with frame_prefix)")
+    pose, twist = message.pose.pose, message.twist.twist
+    p, o = pose.position, pose.orientation
+    fields = {
+        "pose.pose.position": [p.x, p.y, p.z],
+        "pose.pose.orientation": [o.x, o.y, o.z, o.w],
+        "twist.twist.linear": [twist.linear.x, twist.linear.y, twist.linear.z],
+        "twist.twist.angular": [twist.angular.x, twist.angular.y, twist.angular.z],
+    }
+    for field, values in fields.items():
+        if not np.isfinite(values).all():
+            raise RefusedError(f"odometry: {field} is not finite: {values}")
+    norm = float(np.linalg.norm(fields["pose.pose.orientation"]))
+    if not abs(norm - 1.0) <= UNIT_TOLERANCE:
+        raise RefusedError(f"odometry: pose.pose.orientation {fields['pose.pose.orientation']} "
+                           f"is not a unit quaternion: norm {norm:.9g} (to {UNIT_TOLERANCE:g})")
+    values = list(fields.values())
+    return BaseState(np.concatenate(values[:2]), np.concatenate(values[2:]), received_ns)
+
+
+def floating_state(
+    base: BaseState | None,
+    q: np.ndarray,
+    qd: np.ndarray,
+    effort: np.ndarray | None,
+    now_ns: int,
+    max_age: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A floating-base robot's (q, v, τ) of its joints' state and the newest odometry: the
+    base's pose and twist first, no effort on the base (τ[:6] = 0).
+
+    Args:
+        base: the newest odometry taken (None before one).
+        q, qd, effort: the joints' state (effort None: no acceleration).
+        now_ns: now (ns, system clock), when the joint states were judged.
+        max_age: s, joint_states_max_age.
+
+    Raises:
+        RefusedError: no odometry yet, or the newest older than max_age: the base is unknown
+            and never guessed.
+    """
+    if base is None:
+        raise RefusedError("odometry: no odometry yet: the floating base's pose is unknown, "
+                           "nothing is computed")
+    if base.received_ns < heard_since(now_ns, max_age):
+        raise RefusedError(f"odometry: the newest was {heard_ago(now_ns - base.received_ns)}, "
+                           f"not within joint_states_max_age ({max_age:g} s): the floating "
+                           "base's pose is unknown, nothing is computed")
+    tau = None if effort is None else np.concatenate([np.zeros(FREE_FLYER_DOF), effort])
+    return np.concatenate([base.pose, q]), np.concatenate([base.twist, qd]), tau
