@@ -206,6 +206,10 @@ class FloatingBaseRobot:
         return type(self)(with_payload(self.model, frame, payload),
                           threads=self.tree_robot.threads)
 
+    def __reduce__(self) -> tuple:
+        """Pickled as its Model (for the process and Dask backends), as Robot is."""
+        return (type(self), (self.model,))
+
     def __repr__(self) -> str:
         return (f"FloatingBaseRobot('{self.model.name}', nq={self.nq}, nv={self.nv}, "
                 f"frames={len(self.frame_names)})")

@@ -4,6 +4,7 @@ tree (hypothesis over generated trees)."""
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -32,6 +33,15 @@ def test_floating_base_is_asked_for_and_fixed_bases_are_unchanged() -> None:
     assert floating.joint_names == fixed.joint_names
     assert floating.velocity_names == FREE_FLYER_JOINTS + fixed.joint_names
     assert floating.mass > fixed.model.total_mass  # the base body moves now
+
+
+def test_a_floating_robot_pickles_as_its_model() -> None:
+    """The process and Dask backends send robots by pickle; the compiled calls are rebuilt."""
+    robot, _ = robot_and_oracle("solo12")
+    q, v, vdot, _ = (x[0] for x in random_states(robot, 1))
+    copy = pickle.loads(pickle.dumps(robot))
+    assert isinstance(copy, FloatingBaseRobot)
+    assert np.array_equal(copy.inverse_dynamics(q, v, vdot), robot.inverse_dynamics(q, v, vdot))
 
 
 def test_the_base_body_is_the_root_link_with_its_fixed_links() -> None:
