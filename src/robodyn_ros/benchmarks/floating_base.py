@@ -2,7 +2,7 @@
 side by side in one process.
 
     .venv/bin/python src/robodyn_ros/benchmarks/floating_base.py [--robots talos_reduced,solo12]
-        [--repeat 9] [--quick] [--docs]
+        [--repeat 9] [--horizon 10] [--quick] [--docs]
 
 The humanoids and quadrupeds of example-robot-data get one random state (the base turned and
 moving, the joints inside their limits); Pinocchio's is converted once, outside the loops.
@@ -10,6 +10,8 @@ Each call runs in timed loops of about `budget` seconds, ours and Pinocchio's ta
 `--repeat` times; the median gives µs per Python call, and the error column is
 max |ours − Pinocchio| / max |Pinocchio| of one answer. Contacts: the humanoids stand on both
 soles ("6d"), the quadrupeds on four feet ("3d"), against Pinocchio's constraintDynamics.
+Last, the preview of each robot tumbling free in zero gravity for --horizon seconds at 1 ms
+with RK4: how far its centroidal momentum and energy drift, and its real-time factor.
 --docs also writes the tables to docs/benchmarks/floating_base.md.
 """
 
@@ -28,8 +30,10 @@ from common import Report, add_docs_option, format_us, interleaved_us, mark, mar
 from robodyn_ros import Robot
 from robodyn_ros.contact_dynamics import Contact
 from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.floating_pinocchio_oracle import FloatingPinocchioOracle
+from robodyn_ros.testing.tumbling import conservation_drift, float_free, tumbling
 
 # robot → (a hand or foot for J and Λ, the contacts it stands on)
 ROBOTS = {
@@ -185,7 +189,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--robots", type=lambda text: text.split(","), default=list(ROBOTS),
                         help=f"comma-separated, from {','.join(ROBOTS)} (default: all)")
     parser.add_argument("--repeat", type=int, help="timed loops per call (default 9, quick 3)")
-    parser.add_argument("--quick", action="store_true", help="short loops")
+    parser.add_argument("--horizon", type=float, default=10.0,
+                        help="s of the free tumble in the preview (default 10, quick 1)")
+    parser.add_argument("--quick", action="store_true", help="short loops, a 1 s tumble")
     add_docs_option(parser)
     args = parser.parse_args(argv)
     unknown = [name for name in args.robots if name not in ROBOTS]
@@ -210,7 +216,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     functions = list(dict.fromkeys(r.function for _, results in runs.values() for r in results))
     report.print("### Summary: ours / Pinocchio, µs per Python call\n")
     report.print(markdown_table(["ours/pin", *runs], pivot(cells, functions, list(runs))))
+    horizon = 1.0 if args.quick else args.horizon
+    report.print(f"\n### Tumbling free in zero gravity: the preview over {horizon:g} s at 1 ms "
+                 "(RK4)\n")
+    report.print(markdown_table(
+        ["robot", "momentum drift / ‖h₀‖", "energy drift / E₀", "real-time factor"],
+        [tumble_row(name, horizon) for name in args.robots]))
     report.finish()
+
+
+def tumble_row(name: str, horizon: float) -> list[str]:
+    """The drifts and the real-time factor of the robot's free tumble (testing.tumbling)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = Robot.from_urdf(example_robot_urdf(name), floating_base=True)
+    robot = robot.with_gravity((0.0, 0.0, 0.0))
+    result = preview(robot, [float_free(robot)], PreviewSettings(horizon=horizon, dt=1e-3),
+                     *tumbling(robot))[0]
+    momentum, energy = conservation_drift(robot, result)
+    return [name, f"{momentum:.1e}", f"{energy:.1e}", f"{result.real_time_factor:.2f}"]
 
 
 if __name__ == "__main__":

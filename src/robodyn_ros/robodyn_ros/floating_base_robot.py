@@ -36,7 +36,7 @@ from robodyn_ros.contact_dynamics import (
     placement_error,
     split_forces,
 )
-from robodyn_ros.dynamics import constrained_dynamics, floating_base, state_entries
+from robodyn_ros.dynamics import constrained_dynamics, floating_base, floating_state_entries
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import Model
 from robodyn_ros.model.model import FREE_FLYER_DOF, FREE_FLYER_JOINTS, checked_gravity
@@ -74,9 +74,7 @@ class _OneFloatingState:
     robot._OneState): each answers one state of C-contiguous float64 vectors, or None for
     anything else, which the general path then converts, checks or batches."""
 
-    inverse_dynamics: StateCall
-    bias_forces: StateCall
-    gravity_torques: StateCall
+    inverse_dynamics: StateCall  # bias forces and gravity too, at v̇ = 0 and v = v̇ = 0
     mass_matrix: StateCall
     forward_dynamics: StateCall
 
@@ -85,13 +83,11 @@ class _OneFloatingState:
         n = tree.shape[0]
 
         def call(function: str, inputs: int, *out_shape: int) -> StateCall:
-            address = state_entries().ENTRIES[f"floating_{function}"].address
+            address = floating_state_entries().ENTRIES[function].address
             return StateCall(address, tree, gravity, inputs, out_shape, 1)
 
         return cls(
             inverse_dynamics=call("inverse_dynamics", 3, n),
-            bias_forces=call("bias_forces", 2, n),
-            gravity_torques=call("gravity_torques", 1, n),
             mass_matrix=call("mass_matrix", 1, n, n),
             forward_dynamics=call("forward_dynamics", 3, n),
         )
@@ -109,7 +105,7 @@ class _OneFloatingFrame:
         n = tree.shape[0]
 
         def call(function: str, *out_shape: int) -> StateCall:
-            address = state_entries().ENTRIES[f"floating_{function}"].address
+            address = floating_state_entries().ENTRIES[function].address
             return StateCall(address, tree, row, 1, out_shape, 1)
 
         return cls(pose=call("frame_pose", 4, 4), jacobian=call("jacobian", 6, n))
@@ -153,6 +149,8 @@ class FloatingBaseRobot:
         kinds = self.tree_robot.per_coordinate(np.array(model.joint_kinds))[FREE_FLYER_DOF:]
         self._continuous = kinds == "continuous"
         self._one_state = self._bind_one_state()
+        self._at_rest = np.zeros(self.nv)  # v or v̇ = 0, for the compiled calls
+        self._at_rest.flags.writeable = False
         self._one_frame: dict[str, _OneFloatingFrame] = {}
         if self.tree_robot.coupling is None:
             tree, _ = self.tree_robot.kernel_arrays
@@ -165,7 +163,7 @@ class FloatingBaseRobot:
         joints (whose coordinates are not the tree's joints) or massless joints (where q̈ does
         not exist), every call takes the general path, which maps or raises."""
         if self.tree_robot.coupling is not None:
-            return _OneFloatingState(*(_general_path,) * 5)
+            return _OneFloatingState(*(_general_path,) * 3)
         tree, _ = self.tree_robot.kernel_arrays
         calls = _OneFloatingState.bind(tree, self._gravity)
         if self.tree_robot.massless_joints:
@@ -297,7 +295,7 @@ class FloatingBaseRobot:
 
     def bias_forces(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
         """C(q, v) v + g(q): τ at v̇ = 0."""
-        tau = self._one_state.bias_forces(q, v)
+        tau = self._one_state.inverse_dynamics(q, v, self._at_rest)
         if tau is not None:
             return tau
         states = self.base_frame_states(q, v)
@@ -306,7 +304,7 @@ class FloatingBaseRobot:
 
     def gravity_torques(self, q: ArrayLike) -> FloatArray:
         """g(q): τ at v = 0, v̇ = 0; its first six entries hold the robot's weight on the base."""
-        tau = self._one_state.gravity_torques(q)
+        tau = self._one_state.inverse_dynamics(q, self._at_rest, self._at_rest)
         if tau is not None:
             return tau
         rest = self._rest(q)

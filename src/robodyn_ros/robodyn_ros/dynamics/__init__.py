@@ -2,8 +2,8 @@
 
 The kernels compile on first call and are cached on disk in kernel_cache_dir(), a folder keyed
 by the source of every kernel module of the package (jit.py). The single-state C entries
-(``state_entry``) compile, or load from the cache, all at once when ``state_entries()`` is
-first called.
+(``state_entry``; a floating base's, ``floating_state_entry``) compile, or load from the cache,
+all at once when ``state_entries()`` (``floating_state_entries()``) is first called.
 """
 
 import importlib
@@ -13,6 +13,7 @@ from types import ModuleType
 from robodyn_ros.dynamics.jit import kernel_cache_dir
 
 ENTRY_MODULE = "state_entry"
+FLOATING_ENTRY_MODULE = "floating_state_entry"
 
 
 @cache
@@ -21,4 +22,10 @@ def state_entries() -> ModuleType:
     return importlib.import_module(f"{__name__}.{ENTRY_MODULE}")
 
 
-__all__ = ["kernel_cache_dir", "state_entries"]
+@cache
+def floating_state_entries() -> ModuleType:
+    """The module of a floating base's single-state C entries, as state_entries()."""
+    return importlib.import_module(f"{__name__}.{FLOATING_ENTRY_MODULE}")
+
+
+__all__ = ["floating_state_entries", "kernel_cache_dir", "state_entries"]

@@ -60,6 +60,7 @@ KERNEL_SOURCES = (
     "dynamics/floating_base.py",
     "dynamics/constrained_dynamics.py",
     "dynamics/state_entry.py",
+    "dynamics/floating_state_entry.py",
     "control/compiled_laws.py",
     "sim/rollout.py",
 )

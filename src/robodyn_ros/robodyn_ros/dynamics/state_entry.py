@@ -23,7 +23,6 @@ from numba import carray, cfunc, types
 
 from robodyn_ros.dynamics.coriolis import coriolis, coriolis_workspace
 from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
-from robodyn_ros.dynamics.floating_base import base_frame_state
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
@@ -158,103 +157,6 @@ def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
         out[0, 0] = np.nan
 
 
-# A floating base (dynamics.floating_base): constants are gravity in the world, q has n + 1
-# numbers; the kernels run on the base-frame state without gravity. A quaternion that is not of
-# unit norm gives NaN, for the general path to say so.
-
-
-@kernel_helper
-def no_gravity():
-    return np.zeros(3)
-
-
-@entry
-def floating_inverse_dynamics_entry(tree, gravity, n, q, v, vdot, tau):
-    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
-    out = carray(tau, n)
-    rnea(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), carray(vdot, n) - shift, None,
-         out, rnea_workspace(n))
-    if not unit:
-        out[0] = np.nan
-
-
-@entry
-def floating_bias_forces_entry(tree, gravity, n, q, v, _x1, tau):
-    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
-    out = carray(tau, n)
-    rnea(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), -shift, None, out,
-         rnea_workspace(n))
-    if not unit:
-        out[0] = np.nan
-
-
-@entry
-def floating_gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
-    rest = np.zeros(n)
-    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), rest)
-    out = carray(tau, n)
-    rnea(as_tree(tree, n), no_gravity(), q_tree, rest, -shift, None, out, rnea_workspace(n))
-    if not unit:
-        out[0] = np.nan
-
-
-@entry
-def floating_mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
-    q_tree, _, _, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), None)
-    packed, out = as_tree(tree, n), carray(M, (n, n))
-    crba(packed, q_tree, out, crba_workspace(packed, n))
-    if not unit:
-        out[0, 0] = np.nan
-
-
-@entry
-def floating_forward_dynamics_entry(tree, gravity, n, q, v, tau, vdot):
-    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
-    out = carray(vdot, n)
-    aba_state(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), carray(tau, n), None, out,
-              aba_workspace(n, 1))
-    out += shift
-    if not unit:
-        out[0] = np.nan
-
-
-@kernel_helper
-def rotate_rows(R, A, start):
-    """A[start : start + 3] ← R A[start : start + 3], column by column."""
-    for c in range(A.shape[1]):
-        a, b, d = A[start, c], A[start + 1, c], A[start + 2, c]
-        for r in range(3):
-            A[start + r, c] = R[r, 0] * a + R[r, 1] * b + R[r, 2] * d
-
-
-@entry
-def floating_frame_pose_entry(tree, frame, n, q, _x1, _x2, pose):
-    q_tree, R, _, unit = base_frame_state(no_gravity(), carray(q, n + 1), None)
-    X_world, S_world, local = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
-    forward_kinematics(as_tree(tree, n), q_tree, X_world, S_world)
-    frame_pose_into(X_world, carray(frame, FRAME_WIDTH), local)
-    out, position = carray(pose, (4, 4)), carray(q, 3)
-    out[:, :] = local
-    rotate_rows(R, out, 0)
-    for r in range(3):
-        out[r, 3] += position[r]
-    if not unit:
-        out[0, 0] = np.nan
-
-
-@entry
-def floating_jacobian_entry(tree, frame, n, q, _x1, _x2, J):
-    q_tree, R, _, unit = base_frame_state(no_gravity(), carray(q, n + 1), None)
-    X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
-    out = carray(J, (6, n))
-    frame_jacobian_of(as_tree(tree, n), carray(frame, FRAME_WIDTH), q_tree, X_world, S_world,
-                      pose, out)
-    rotate_rows(R, out, 0)
-    rotate_rows(R, out, 3)
-    if not unit:
-        out[0, 0] = np.nan
-
-
 # The Robot function each entry answers → the entry (robot.py binds them by these names).
 ENTRIES = {
     "inverse_dynamics": inverse_dynamics_entry,
@@ -272,11 +174,4 @@ ENTRIES = {
     "jacobian": jacobian_entry,
     "operational_space_inertia_inverse": operational_space_inertia_inverse_entry,
     "operational_space_inertia": operational_space_inertia_entry,
-    "floating_inverse_dynamics": floating_inverse_dynamics_entry,
-    "floating_bias_forces": floating_bias_forces_entry,
-    "floating_gravity_torques": floating_gravity_torques_entry,
-    "floating_mass_matrix": floating_mass_matrix_entry,
-    "floating_forward_dynamics": floating_forward_dynamics_entry,
-    "floating_frame_pose": floating_frame_pose_entry,
-    "floating_jacobian": floating_jacobian_entry,
 }

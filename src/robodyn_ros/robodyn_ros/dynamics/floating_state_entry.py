@@ -1,0 +1,103 @@
+"""C entry points of a floating-base robot's single-state kernels, as state_entry's for a
+fixed base (the signature and the StateCall that enters them are the same): constants are
+gravity in the world (the frame's row for the frame entries), q has n + 1 numbers, and the
+kernels run on the base-frame state without gravity (dynamics.floating_base). A quaternion
+that is not of unit norm gives NaN, for the general path to say so.
+
+A module of its own, compiled or loaded on first use (floating_state_entries()), so that a
+process that never meets a floating base never compiles these.
+"""
+
+import numpy as np
+from numba import carray
+
+from robodyn_ros.dynamics.floating_base import base_frame_state
+from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
+from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
+from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
+from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
+from robodyn_ros.dynamics.state_entry import as_tree, entry
+from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE
+
+
+@kernel_helper
+def no_gravity():
+    return np.zeros(3)
+
+
+@entry
+def inverse_dynamics_entry(tree, gravity, n, q, v, vdot, tau):
+    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
+    out = carray(tau, n)
+    rnea(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), carray(vdot, n) - shift, None,
+         out, rnea_workspace(n))
+    if not unit:
+        out[0] = np.nan
+
+
+@entry
+def mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
+    q_tree, _, _, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), None)
+    packed, out = as_tree(tree, n), carray(M, (n, n))
+    crba(packed, q_tree, out, crba_workspace(packed, n))
+    if not unit:
+        out[0, 0] = np.nan
+
+
+@entry
+def forward_dynamics_entry(tree, gravity, n, q, v, tau, vdot):
+    q_tree, _, shift, unit = base_frame_state(carray(gravity, 3), carray(q, n + 1), carray(v, n))
+    out = carray(vdot, n)
+    aba_state(as_tree(tree, n), no_gravity(), q_tree, carray(v, n), carray(tau, n), None, out,
+              aba_workspace(n, 1))
+    out += shift
+    if not unit:
+        out[0] = np.nan
+
+
+@kernel_helper
+def rotate_rows(R, A, start):
+    """A[start : start + 3] ← R A[start : start + 3], column by column."""
+    for c in range(A.shape[1]):
+        a, b, d = A[start, c], A[start + 1, c], A[start + 2, c]
+        for r in range(3):
+            A[start + r, c] = R[r, 0] * a + R[r, 1] * b + R[r, 2] * d
+
+
+@entry
+def frame_pose_entry(tree, frame, n, q, _x1, _x2, pose):
+    q_tree, R, _, unit = base_frame_state(no_gravity(), carray(q, n + 1), None)
+    X_world, S_world, local = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
+    forward_kinematics(as_tree(tree, n), q_tree, X_world, S_world)
+    frame_pose_into(X_world, carray(frame, FRAME_WIDTH), local)
+    out, position = carray(pose, (4, 4)), carray(q, 3)
+    out[:, :] = local
+    rotate_rows(R, out, 0)
+    for r in range(3):
+        out[r, 3] += position[r]
+    if not unit:
+        out[0, 0] = np.nan
+
+
+@entry
+def jacobian_entry(tree, frame, n, q, _x1, _x2, J):
+    q_tree, R, _, unit = base_frame_state(no_gravity(), carray(q, n + 1), None)
+    X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
+    out = carray(J, (6, n))
+    frame_jacobian_of(as_tree(tree, n), carray(frame, FRAME_WIDTH), q_tree, X_world, S_world,
+                      pose, out)
+    rotate_rows(R, out, 0)
+    rotate_rows(R, out, 3)
+    if not unit:
+        out[0, 0] = np.nan
+
+
+# The FloatingBaseRobot function each entry answers → the entry.
+ENTRIES = {
+    "inverse_dynamics": inverse_dynamics_entry,
+    "mass_matrix": mass_matrix_entry,
+    "forward_dynamics": forward_dynamics_entry,
+    "frame_pose": frame_pose_entry,
+    "jacobian": jacobian_entry,
+}

@@ -1,0 +1,34 @@
+"""A floating robot tumbling free in zero gravity, and how far its preview drifts from what it
+conserves: the test and the benchmark of the floating preview share them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.sim.preview import PreviewResult
+from robodyn_ros.sim.scenarios import TorqueProfile
+
+
+def tumbling(robot: FloatingBaseRobot) -> tuple[np.ndarray, np.ndarray]:
+    """(q, v): the base at the origin, moving at (0.3, −0.2, 0.1) m/s and turning at 1 rad/s
+    about a skew axis, every joint at rest position 0 and moving between −1 and 1 rad/s."""
+    q, v = robot.neutral(), np.zeros(robot.nv)
+    v[:6] = [0.3, -0.2, 0.1, 0.6, -0.5, 0.62]
+    v[6:] = np.linspace(-1.0, 1.0, robot.nv - 6)
+    return q, v
+
+
+def float_free(robot: FloatingBaseRobot) -> TorqueProfile:
+    """The scenario of no effort at all, base wrench included."""
+    return TorqueProfile("float free", robot.frame_names[0], np.array([0.0]),
+                         np.zeros((1, robot.nv)))
+
+
+def conservation_drift(robot: FloatingBaseRobot, result: PreviewResult) -> tuple[float, float]:
+    """The largest drift over the run of the centroidal momentum A_g v, relative to its size at
+    the start, and of the energy (kinetic and potential), relative to its start."""
+    momentum = (robot.centroidal_momentum_matrix(result.q) @ result.qd[..., None])[..., 0]
+    drift = np.abs(momentum - momentum[0]).max() / np.abs(momentum[0]).max()
+    energy = np.abs(result.energy - result.energy[0]).max() / abs(result.energy[0])
+    return float(drift), float(energy)
