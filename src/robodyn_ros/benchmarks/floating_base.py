@@ -18,6 +18,7 @@ with RK4: how far its centroidal momentum and energy drift, and its real-time fa
 from __future__ import annotations
 
 import argparse
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import pinocchio as pin
 from common import Report, add_docs_option, format_us, interleaved_us, mark, markdown_table, pivot
 from robodyn_ros import Robot
 from robodyn_ros.contact_dynamics import Contact
+from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.testing import example_robot_urdf
@@ -231,8 +233,12 @@ def tumble_row(name: str, horizon: float) -> list[str]:
         warnings.simplefilter("ignore")
         robot = Robot.from_urdf(example_robot_urdf(name), floating_base=True)
     robot = robot.with_gravity((0.0, 0.0, 0.0))
-    result = preview(robot, [float_free(robot)], PreviewSettings(horizon=horizon, dt=1e-3),
-                     *tumbling(robot))[0]
+    try:
+        result = preview(robot, [float_free(robot)], PreviewSettings(horizon=horizon, dt=1e-3),
+                         *tumbling(robot))[0]
+    except NonFiniteResultError as error:  # the run diverged: say where, as the preview does
+        step = re.search(r"step \d+ .*?\(t = [^)]*\)", str(error))
+        return [name, "diverged", step.group(0) if step else "", "—"]
     momentum, energy = conservation_drift(robot, result)
     return [name, f"{momentum:.1e}", f"{energy:.1e}", f"{result.real_time_factor:.2f}"]
 

@@ -78,7 +78,8 @@ def base_frame_states(gravity, q, v, q_tree, rotation, shift):
         shift: out, (..., nv) base acceleration shift; untouched when v is None.
 
     Returns:
-        The index of the first state whose quaternion is not of unit norm, −1 when none is.
+        The index of the first state whose quaternion is finite but not of unit norm, −1 when
+        none is.
     """
     Q = np.atleast_2d(q)
     B, nq = Q.shape
@@ -88,7 +89,7 @@ def base_frame_states(gravity, q, v, q_tree, rotation, shift):
         Q_TREE[b, :VELOCITY] = 0.0
         Q_TREE[b, VELOCITY:] = Q[b, CONFIGURATION:]
         norm = base_rotation(Q[b], ROTATION[b])
-        if bad < 0 and not abs(norm - 1.0) <= UNIT_TOLERANCE:
+        if bad < 0 and abs(norm - 1.0) > UNIT_TOLERANCE:  # NaN in is NaN out, no error
             bad = b
     if v is not None:
         V = np.atleast_2d(v)

@@ -17,6 +17,7 @@ import numpy as np
 
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
+from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.parallel import Backend, backend
@@ -83,8 +84,13 @@ def floating_preview_one(
     Q[0], V[0] = simulation.q, simulation.v
     for k in range(settings.steps):
         effort[k] = command(k, simulation) if k % settings.control_every == 0 else effort[k - 1]
-        simulation.step(effort[k])
+        try:
+            simulation.step(effort[k])
+        except (FloatingPointError, np.linalg.LinAlgError) as error:  # within the step
+            raise _diverged(scenario, k + 1, times[k + 1]) from error
         Q[k + 1], V[k + 1] = simulation.q, simulation.v
+        if not (np.isfinite(Q[k + 1]).all() and np.isfinite(V[k + 1]).all()):
+            raise _diverged(scenario, k + 1, times[k + 1])
     samples = sample_steps(settings)
     energy = robot.kinetic_energy(Q[samples], V[samples]) + robot.potential_energy(Q[samples])
     path = robot.frame_pose(Q, scenario.frame)
@@ -96,6 +102,15 @@ def floating_preview_one(
     if on_done is not None:
         on_done(result)
     return result
+
+
+def _diverged(scenario: Scenario, step: int, t: float) -> NonFiniteResultError:
+    """The error of a run whose state went non-finite at `step`."""
+    return NonFiniteResultError(
+        "preview", "the state",
+        f"at step {step} of scenario '{scenario.name}' (t = {t:g} s): the simulation diverged, "
+        "as it does near a state where M is singular (a chain of massless links lining up) or "
+        "with a step too long for the lightest bodies")
 
 
 def _command(

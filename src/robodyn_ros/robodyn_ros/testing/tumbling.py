@@ -12,8 +12,14 @@ from robodyn_ros.sim.scenarios import TorqueProfile
 
 def tumbling(robot: FloatingBaseRobot) -> tuple[np.ndarray, np.ndarray]:
     """(q, v): the base at the origin, moving at (0.3, −0.2, 0.1) m/s and turning at 1 rad/s
-    about a skew axis, every joint at rest position 0 and moving between −1 and 1 rad/s."""
+    about a skew axis; the joints halfway between 0 and a random position within their limits
+    (seed 0; away from q = 0, where a robot's chain of massless links may align, as iCub's
+    neck does), moving between −1 and 1 rad/s."""
     q, v = robot.neutral(), np.zeros(robot.nv)
+    lower, upper = (robot.tree_robot.per_coordinate(limit)[6:]
+                    for limit in (robot.model.lower, robot.model.upper))
+    q[7:] = 0.5 * np.random.default_rng(0).uniform(np.maximum(lower, -1.0),
+                                                   np.minimum(upper, 1.0))
     v[:6] = [0.3, -0.2, 0.1, 0.6, -0.5, 0.62]
     v[6:] = np.linspace(-1.0, 1.0, robot.nv - 6)
     return q, v

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
+from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
@@ -75,3 +76,14 @@ def test_scenarios_are_for_the_robot_they_fit() -> None:
         scenario_from_mapping(fixed, {"whole_body_pose": {"position": [0, 0, 0]}})
     with pytest.raises(ScenarioError, match="integrates with semi_implicit_euler, rk4"):
         preview(floating, [], PreviewSettings(integrator="rk45"))
+
+
+def test_a_diverging_run_is_an_error_naming_its_step() -> None:
+    """iCub from q = 0, where its neck's massless links line up and M is singular: the run
+    diverges at once, and the preview says where instead of answering garbage."""
+    robot = _floating("icub").with_gravity((0.0, 0.0, 0.0))
+    q, v = robot.neutral(), np.zeros(robot.nv)
+    v[6:] = 1.0
+    with pytest.raises(NonFiniteResultError,
+                       match=r"the state .* at step \d+ of scenario 'float free'"):
+        preview(robot, [float_free(robot)], PreviewSettings(horizon=0.05, dt=1e-3), q, v)
