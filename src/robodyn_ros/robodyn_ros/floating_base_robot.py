@@ -111,6 +111,9 @@ class _OneFloatingFrame:
         return cls(pose=call("frame_pose", 4, 4), jacobian=call("jacobian", 6, n))
 
 
+_RECURSIVE_DELASSUS = np.empty((0, 0))  # the constrained kernel computes Λ⁻¹ itself
+
+
 def _general_path(*_states: object) -> None:
     """The stand-in for a StateCall that this robot cannot take (see _bind_one_state)."""
 
@@ -531,7 +534,7 @@ class FloatingBaseRobot:
         (tau,) = self._velocities(("tau",), v, tau)
         frames = task.frames
         error = placement_error(self, q, contacts)
-        given = None
+        given = _RECURSIVE_DELASSUS
         if method != "recursive":
             given = self.tree_robot.operational_space_inertia(
                 self.base_frame_states(q).q, frames, method, inverse=True)

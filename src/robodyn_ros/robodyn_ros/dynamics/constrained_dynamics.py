@@ -168,11 +168,12 @@ def rotate_blocks(R, x, transpose):
 def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, vdot, forces, ws):
     """One state's v̇ and λ (world axes) by the module's Schur complement; both NaN where the
     base quaternion is not of unit norm or the contacts are not independent. error (m,) is
-    the placement error in world axes, rotated here to the base frame."""
+    the placement error in world axes, rotated here to the base frame; given: Λ⁻¹ of the
+    frames by another route, or empty (0 x 0) to compute it."""
     kp, kd = gains[0], gains[1]
     q_tree, R, shift, unit = base_frame_state(gravity, q, v)
     art = ws.articulated
-    if given is None:
+    if given.shape[0] == 0:
         articulated_task_inverse(tree, frames, q_tree, ws.full, art)
     else:
         art.on_path[:] = False
@@ -237,20 +238,17 @@ def constrained_forward_dynamics(tree, gravity, frames, rows, spatial, gains, q,
         gains: (kp, kd), the Baumgarte gains.
         q, v, tau: (..., n + 1), (..., n), (..., n) the states and generalised forces.
         error: (..., m) the placement errors in world axes.
-        given: None, or (..., 6F, 6F) Λ⁻¹ of the frames in base axes by another route.
+        given: (..., 6F, 6F) Λ⁻¹ of the frames in base axes by another route, or an empty
+            array: computed here by the recursion (one array type either way: one build).
         vdot, forces: out, (..., n) and (..., m), the forces in world axes.
     """
     Q, V, TAU, ERROR = np.atleast_2d(q), np.atleast_2d(v), np.atleast_2d(tau), np.atleast_2d(error)
     B, n = V.shape
-    m = rows.shape[0]
+    F, m = frames.shape[0], rows.shape[0]
     VDOT, FORCES = vdot.reshape((B, n)), forces.reshape((B, m))
-    ws = constraint_workspace(n, frames.shape[0], m)
-    if given is None:
-        for b in range(B):
-            held(tree, gravity, frames, rows, spatial, gains, Q[b], V[b], TAU[b], ERROR[b], None,
-                 VDOT[b], FORCES[b], ws)
-    else:
-        GIVEN = given.reshape((B, 6 * frames.shape[0], 6 * frames.shape[0]))
-        for b in range(B):
-            held(tree, gravity, frames, rows, spatial, gains, Q[b], V[b], TAU[b], ERROR[b],
-                 GIVEN[b], VDOT[b], FORCES[b], ws)
+    ws = constraint_workspace(n, F, m)
+    computed = given.size == 0
+    GIVEN = np.empty((1, 0, 0)) if computed else given.reshape((B, 6 * F, 6 * F))
+    for b in range(B):
+        held(tree, gravity, frames, rows, spatial, gains, Q[b], V[b], TAU[b], ERROR[b],
+             GIVEN[0 if computed else b], VDOT[b], FORCES[b], ws)
