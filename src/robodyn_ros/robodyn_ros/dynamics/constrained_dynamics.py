@@ -20,7 +20,7 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import ZERO6, velocity_terms, world_inertias
-from robodyn_ros.dynamics.floating_base import base_frame_state
+from robodyn_ros.dynamics.floating_base import base_frame_state, rotate_rows
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_origin
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
@@ -153,18 +153,6 @@ def frame_twist(v, body, origin):
 
 
 @kernel_helper
-def rotate_blocks(R, x, transpose):
-    """x ← R x (Rᵀ x when `transpose`) on each 3-row block of x, in place."""
-    for start in range(0, x.shape[0], 3):
-        a, b, c = x[start], x[start + 1], x[start + 2]
-        for r in range(3):
-            if transpose:
-                x[start + r] = R[0, r] * a + R[1, r] * b + R[2, r] * c
-            else:
-                x[start + r] = R[r, 0] * a + R[r, 1] * b + R[r, 2] * c
-
-
-@kernel_helper
 def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, vdot, forces, ws):
     """One state's v̇ and λ (world axes) by the module's Schur complement; both NaN where the
     base quaternion is not of unit norm or the contacts are not independent. error (m,) is
@@ -188,7 +176,8 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
     # the kinematic q̈ of v̇_free = free + shift is free + [Rᵀ g; 0]: shift less e(v)
     gravity_base = R.T @ gravity
     base_error = error.copy()
-    rotate_blocks(R, base_error, True)
+    for start in range(0, base_error.shape[0], 3):  # world to base axes, each 3-row block
+        rotate_rows(R.T, base_error[:, np.newaxis], start)
     m, n = rows.shape[0], v.shape[0]
     for r in range(m):
         row = rows[r]
@@ -222,7 +211,8 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
     for j in range(n):
         vdot[j] = ws.free[j] + shift[j] + ws.response[j]
     forces[:] = ws.rhs
-    rotate_blocks(R, forces, False)
+    for start in range(0, forces.shape[0], 3):  # base to world axes
+        rotate_rows(R, forces[:, np.newaxis], start)
 
 
 @kernel

@@ -39,6 +39,15 @@ def base_rotation(q, R):
 
 
 @kernel_helper
+def rotate_rows(R, A, start):
+    """A[start : start + 3] ← R A[start : start + 3], column by column."""
+    for c in range(A.shape[1]):
+        a, b, d = A[start, c], A[start + 1, c], A[start + 2, c]
+        for r in range(3):
+            A[start + r, c] = R[r, 0] * a + R[r, 1] * b + R[r, 2] * d
+
+
+@kernel_helper
 def acceleration_shift(gravity, R, v, shift):
     """shift (nv) = e(v) + [Rᵀ g; 0] on the six base entries, 0 on the joints (module doc)."""
     shift[:] = 0.0

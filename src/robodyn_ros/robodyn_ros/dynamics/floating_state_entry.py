@@ -11,7 +11,7 @@ process that never meets a floating base never compiles these.
 import numpy as np
 from numba import carray
 
-from robodyn_ros.dynamics.floating_base import base_frame_state
+from robodyn_ros.dynamics.floating_base import base_frame_state, rotate_rows
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
@@ -54,15 +54,6 @@ def forward_dynamics_entry(tree, gravity, n, q, v, tau, vdot):
     out += shift
     if not unit:
         out[0] = np.nan
-
-
-@kernel_helper
-def rotate_rows(R, A, start):
-    """A[start : start + 3] ← R A[start : start + 3], column by column."""
-    for c in range(A.shape[1]):
-        a, b, d = A[start, c], A[start + 1, c], A[start + 2, c]
-        for r in range(3):
-            A[start + r, c] = R[r, 0] * a + R[r, 1] * b + R[r, 2] * d
 
 
 @entry
