@@ -82,7 +82,10 @@ def test_log_cholesky_gives_rigid_bodies_only_and_round_trips(seed: int) -> None
     for body in bodies:
         moments = principal_moments(inertia_about_com(spatial_inertia_of(body)))
         assert body[0] > 0.0 and not impossible_inertia(moments)
-    np.testing.assert_allclose(theta_of_parameters(bodies), theta, rtol=1e-7, atol=1e-7)
+    # the round trip loses what the pseudo-inertia's conditioning costs: up to 3 ε κ(J) over
+    # 3000 seeds (κ reaches 1e11 with θ drawn this wide), held here to 1e-14 κ beyond 1e-7
+    tolerance = 1e-7 + 1e-14 * np.linalg.cond(pseudo_inertia(bodies))
+    assert np.all(np.abs(theta_of_parameters(bodies) - theta).max(axis=1) <= tolerance)
     assert np.all(np.linalg.eigvalsh(pseudo_inertia(bodies)) > 0.0)
 
 
