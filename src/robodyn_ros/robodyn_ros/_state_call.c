@@ -14,7 +14,8 @@
  * than its velocity) returns None and touches nothing, so the caller takes its general path (conversions,
  * batches, error messages). So does a call whose answer holds NaN or inf: a kernel cannot
  * raise, and the general path says why (non-finite inputs, a singular mass matrix, an
- * overflow). The kernel runs with the GIL held, as every kernel does.
+ * overflow). An answer the kernel writes symmetric (`symmetric`, such as M) is checked on its
+ * upper triangle. The kernel runs with the GIL held, as every kernel does.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,29 +43,37 @@ typedef struct {
     Py_ssize_t inputs;
     int out_ndim;
     npy_intp out_shape[MAX_OUT_NDIM];
+    int symmetric;
 } StateCall;
 
-/* Whether every one of the `size` values is finite: a double is NaN or ±inf exactly when its
- * 11 exponent bits are all set. Integer tests on the bits, or-ed in four independent lanes,
- * take a few nanoseconds for a 7 x 7 matrix. */
+/* Whether every one of the `size` values is finite. A double is NaN or ±inf exactly when its
+ * 11 exponent bits are all set, and then adding one at the exponent's lowest bit carries into
+ * the sign bit: or-ing (bits & EXPONENT_BITS) + EXPONENT_ONE over the values, a loop without
+ * branches that the compiler vectorises, sets the sign bit exactly when one is not finite. */
 #define EXPONENT_BITS 0x7ff0000000000000ULL
+#define EXPONENT_ONE 0x0010000000000000ULL
+#define SIGN_BIT 0x8000000000000000ULL
 
+__attribute__((target_clones("avx2", "default")))
 static int all_finite(const double *values, npy_intp size) {
-    uint64_t nonfinite[4] = {0, 0, 0, 0};
-    npy_intp k = 0;
-    for (; k + 4 <= size; k += 4) {
-        for (int lane = 0; lane < 4; lane++) {
-            uint64_t bits;
-            memcpy(&bits, &values[k + lane], sizeof bits);
-            nonfinite[lane] |= (bits & EXPONENT_BITS) == EXPONENT_BITS;
-        }
-    }
-    for (; k < size; k++) {
+    uint64_t carried = 0;
+    for (npy_intp k = 0; k < size; k++) {
         uint64_t bits;
         memcpy(&bits, &values[k], sizeof bits);
-        nonfinite[0] |= (bits & EXPONENT_BITS) == EXPONENT_BITS;
+        carried |= (bits & EXPONENT_BITS) + EXPONENT_ONE;
     }
-    return !(nonfinite[0] | nonfinite[1] | nonfinite[2] | nonfinite[3]);
+    return !(carried & SIGN_BIT);
+}
+
+/* Whether the n x n matrix at `values`, symmetric as written, is finite: its upper triangle is
+ * its every value. */
+static int upper_triangle_finite(const double *values, npy_intp n) {
+    for (npy_intp r = 0; r < n; r++) {
+        if (!all_finite(values + r * n + r, n - r)) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Whether x is a vector the kernel can read in place: exactly an ndarray, (n,), float64 in
@@ -101,7 +110,9 @@ static PyObject *state_call(PyObject *callable, PyObject *const *args, size_t na
     self->kernel((const double *)PyArray_DATA(self->tree),
                  (const double *)PyArray_DATA(self->constants), (int64_t)self->n, x[0], x[1], x[2],
                  answer);
-    if (!all_finite(answer, PyArray_SIZE((PyArrayObject *)out))) {
+    int finite = self->symmetric ? upper_triangle_finite(answer, self->out_shape[0])
+                                 : all_finite(answer, PyArray_SIZE((PyArrayObject *)out));
+    if (!finite) {
         Py_DECREF(out);
         Py_RETURN_NONE;
     }
@@ -119,14 +130,15 @@ static int check_packed(PyObject *x, const char *name) {
 }
 
 static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"address", "tree",      "constants",   "inputs",
-                               "out_shape", "first_extra", NULL};
+    static char *keywords[] = {"address",   "tree",        "constants", "inputs",
+                               "out_shape", "first_extra", "symmetric", NULL};
     unsigned long long address;
     PyObject *tree, *constants, *out_shape;
     Py_ssize_t inputs, first_extra = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!|n", keywords, &address, &tree,
+    int symmetric = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!|np", keywords, &address, &tree,
                                      &constants, &inputs, &PyTuple_Type, &out_shape,
-                                     &first_extra) ||
+                                     &first_extra, &symmetric) ||
         !check_packed(tree, "tree") || !check_packed(constants, "constants")) {
         return NULL;
     }
@@ -148,6 +160,10 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
             return NULL;
         }
     }
+    if (symmetric && (out_ndim != 2 || shape[0] != shape[1])) {
+        PyErr_SetString(PyExc_ValueError, "StateCall: a symmetric output must be square");
+        return NULL;
+    }
     StateCall *self = (StateCall *)type->tp_alloc(type, 0);
     if (self == NULL) {
         return NULL;
@@ -162,6 +178,7 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->first_length = self->n + first_extra;
     self->inputs = inputs;
     self->out_ndim = (int)out_ndim;
+    self->symmetric = symmetric;
     for (Py_ssize_t k = 0; k < out_ndim; k++) {
         self->out_shape[k] = shape[k];
     }
@@ -177,9 +194,10 @@ static void state_call_dealloc(StateCall *self) {
 static PyTypeObject StateCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "robodyn_ros._state_call.StateCall",
-    .tp_doc = "StateCall(address, tree, constants, inputs, out_shape, first_extra=0): call a "
-              "compiled single-state kernel; None when the arguments are not plain float64 "
-              "states.",
+    .tp_doc = "StateCall(address, tree, constants, inputs, out_shape, first_extra=0, "
+              "symmetric=False): call a compiled single-state kernel; None when the arguments "
+              "are not plain float64 states. A symmetric answer is checked on its upper "
+              "triangle.",
     .tp_basicsize = sizeof(StateCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(StateCall, vectorcall),

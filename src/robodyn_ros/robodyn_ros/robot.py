@@ -128,8 +128,9 @@ def _state_call(
     function: str, tree: np.ndarray, constants: np.ndarray, inputs: int, out_shape: tuple
 ) -> StateCall:
     """The StateCall of `function`'s C entry (dynamics.state_entry) on these arrays."""
-    address = state_entries().ENTRIES[function].address
-    return StateCall(address, tree, constants, inputs, out_shape)
+    entries = state_entries()
+    return StateCall(entries.ENTRIES[function].address, tree, constants, inputs, out_shape,
+                     symmetric=function in entries.SYMMETRIC_ANSWERS)
 
 
 def _with_gravity(model: Model, gravity: Sequence[float] | np.ndarray | None) -> Model:

@@ -157,6 +157,9 @@ def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
         out[0, 0] = np.nan
 
 
+# The functions whose entry writes a symmetric answer whole (StateCall checks half of it).
+SYMMETRIC_ANSWERS = frozenset({"mass_matrix"})
+
 # The Robot function each entry answers → the entry (robot.py binds them by these names).
 ENTRIES = {
     "inverse_dynamics": inverse_dynamics_entry,
