@@ -29,6 +29,7 @@ from robodyn_ros import free_flyer
 from robodyn_ros._state_call import StateCall
 from robodyn_ros.answers import check_mass_matrix
 from robodyn_ros.contact_dynamics import (
+    CONTACT_ROWS,
     Contact,
     ContactDynamics,
     contact_inverse_dynamics,
@@ -68,6 +69,13 @@ class _ContactTask(NamedTuple):
     spatial: np.ndarray  # (F,) bool: held whole ("6d")
 
 
+class _HeldCall(NamedTuple):
+    """Constrained dynamics on contacts held where they are, compiled for one state."""
+
+    call: StateCall  # (q, v, τ) → [v̇; the stacked contact forces], or None
+    forces: tuple[slice, ...]  # each contact's forces in the answer
+
+
 @dataclass(frozen=True, slots=True)
 class _OneFloatingState:
     """The single-state calls that enter the compiled kernels directly (dynamics.state_entry,
@@ -83,8 +91,9 @@ class _OneFloatingState:
         n = tree.shape[0]
 
         def call(function: str, inputs: int, *out_shape: int) -> StateCall:
-            address = floating_state_entries().ENTRIES[function].address
-            return StateCall(address, tree, gravity, inputs, out_shape, 1)
+            entries = floating_state_entries()
+            return StateCall(entries.ENTRIES[function].address, tree, gravity, inputs, out_shape,
+                             1, symmetric=function in entries.SYMMETRIC_ANSWERS)
 
         return cls(
             inverse_dynamics=call("inverse_dynamics", 3, n),
@@ -112,6 +121,7 @@ class _OneFloatingFrame:
 
 
 _RECURSIVE_DELASSUS = np.empty((0, 0))  # the constrained kernel computes Λ⁻¹ itself
+_HELD_CALLS = 64  # the compiled constrained-dynamics calls a robot keeps, by contacts and gains
 
 
 def _general_path(*_states: object) -> None:
@@ -160,6 +170,11 @@ class FloatingBaseRobot:
             self._one_frame = {name: _OneFloatingFrame.bind(tree, self.tree_robot.frame_row(name))
                                for name in self.frame_names}
         self._contact_tasks: dict[tuple, _ContactTask] = {}
+        # (contacts, kp, kd) → the compiled call of constrained dynamics on them, held where
+        # they are; None where every call takes the general path, which maps or raises
+        self._contact_calls: dict[tuple, _HeldCall] | None = None
+        if self.tree_robot.coupling is None and not self.tree_robot.massless_joints:
+            self._contact_calls = {}
 
     def _bind_one_state(self) -> _OneFloatingState:
         """The compiled single-state calls on the tree_robot's tree; for a robot with mimic
@@ -526,10 +541,16 @@ class FloatingBaseRobot:
             LinAlgError: the contacts are not independent at this state, so their forces are
                 not determined; SingularMassMatrixError where M is singular.
         """
-        task = self._contact_task(contacts)
         if not (kp >= 0.0 and kd >= 0.0):
             raise ValueError(f"constrained_forward_dynamics: kp and kd must be ≥ 0; got {kp}, "
                              f"{kd}")
+        held = self._held_where_they_are(contacts, kp, kd) if method == "recursive" else None
+        if held is not None:
+            answer = held.call(q, v, tau)
+            if answer is not None:
+                return ContactDynamics(answer[: self.nv], np.asarray(tau),
+                                       tuple([answer[rows] for rows in held.forces]))
+        task = self._contact_task(contacts)
         q, v = self._states(("q", "v"), q, v)
         (tau,) = self._velocities(("tau",), v, tau)
         frames = task.frames
@@ -552,6 +573,32 @@ class FloatingBaseRobot:
         if not np.isfinite(vdot).all() and np.isfinite(q).all() and np.isfinite(v).all():
             self._explain_no_answer(q, frames)
         return ContactDynamics(vdot, tau, split_forces(forces, contacts))
+
+    def _held_where_they_are(self, contacts: Sequence[Contact], kp: float, kd: float
+                             ) -> _HeldCall | None:
+        """The compiled single-state call of constrained dynamics on contacts without a
+        placement (no placement error); None where that does not apply."""
+        if self._contact_calls is None:
+            return None
+        for contact in contacts:
+            if contact.placement is not None:
+                return None
+        key = (*contacts, kp, kd)
+        held = self._contact_calls.get(key)
+        if held is None:
+            if len(self._contact_calls) == _HELD_CALLS:  # gains that keep changing
+                self._contact_calls.clear()
+            task = self._contact_task(contacts)
+            constants = constrained_dynamics.pack_contact_task(
+                self._gravity, task.frame_rows, task.rows, task.spatial, kp, kd)
+            address = floating_state_entries().ENTRIES["constrained_forward_dynamics"].address
+            tree, _ = self.tree_robot.kernel_arrays
+            ends = self.nv + np.cumsum([CONTACT_ROWS[contact.kind] for contact in contacts])
+            held = self._contact_calls[key] = _HeldCall(
+                StateCall(address, tree, constants, 3, (int(ends[-1]),), 1),
+                tuple(slice(end - CONTACT_ROWS[contact.kind], end)
+                      for contact, end in zip(contacts, ends, strict=True)))
+        return held
 
     def _contact_task(self, contacts: Sequence[Contact]) -> _ContactTask:
         """The contacts as the kernel takes them, remembered by their frames and kinds."""

@@ -20,7 +20,7 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import ZERO6, velocity_terms, world_inertias
-from robodyn_ros.dynamics.floating_base import base_frame_state, rotate_rows
+from robodyn_ros.dynamics.floating_base import base_frame_kinematics, base_frame_state, rotate_rows
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_origin
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
@@ -29,18 +29,22 @@ from robodyn_ros.dynamics.spatial import (
     add6,
     cross,
     dot6,
+    inertia_at,
     matrix_times,
     scale6,
     store,
+    store_inertia_matrix,
     vector6,
 )
 from robodyn_ros.dynamics.task_space import (
-    articulated_inertias,
-    articulated_task_inverse,
+    articulated_pass,
     articulated_workspace,
     classical_acceleration_into,
+    inverse_inertia_blocks,
+    mark_paths,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY, parent_of
+from robodyn_ros.dynamics.tree import FRAME_BODY, FRAME_WIDTH, parent_of
+from robodyn_ros.dynamics.workspace import carve
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -69,20 +73,65 @@ ConstraintWorkspace = namedtuple("ConstraintWorkspace", (
 ))
 
 
+TASK_HEADER = 7  # gravity (3), kp, kd, the number of frames F and of held rows m
+
+
+def pack_contact_task(gravity: np.ndarray, frames: np.ndarray, rows: np.ndarray,
+                      spatial: np.ndarray, kp: float, kd: float) -> np.ndarray:
+    """The arguments of constrained_forward_dynamics but the state, as one float array (the
+    constants of floating_state_entry's C entry): the header (TASK_HEADER), the F frames' rows,
+    the m held rows and the F "6d" flags."""
+    header = [*gravity, kp, kd, frames.shape[0], rows.shape[0]]
+    return np.concatenate([header, frames.ravel(), rows, spatial]).astype(float)
+
+
+@kernel_helper
+def contact_task_size(header):
+    """The length of a packed contact task, from its header."""
+    frames, m = int(header[5]), int(header[6])
+    return TASK_HEADER + frames * (FRAME_WIDTH + 1) + m
+
+
+@kernel_helper
+def unpack_contact_task(task):
+    """gravity, gains, frames, rows and spatial of a task packed by pack_contact_task."""
+    F, m = int(task[5]), int(task[6])
+    at = TASK_HEADER + F * FRAME_WIDTH
+    rows = np.empty(m, dtype=np.int64)
+    for r in range(m):
+        rows[r] = int(task[at + r])
+    frames = task[TASK_HEADER:at].reshape((F, FRAME_WIDTH))
+    return task[0:3], task[3:5], frames, rows, task[at + m : at + m + F] != 0.0
+
+
 @kernel_helper
 def constraint_workspace(n, frames, m):
     """A ConstraintWorkspace of n joints, `frames` contact frames and m held rows."""
-    return ConstraintWorkspace(
-        np.empty(n), np.empty((6 * frames, 6 * frames)), np.empty((6 * frames, n)),
-        np.empty(6 * frames), np.empty((n, 10)), np.empty((n, 6)), np.empty((n, 6)),
-        np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)),
-        np.empty((m, m)), np.empty((m, m)), np.empty(m), np.empty(n), np.empty(n),
-        articulated_workspace(n),
-    )
+    rows = 6 * frames
+    buffer = np.empty(n * (3 + 10 + 6 * 6) + rows * (rows + n + 1) + m * (2 * m + 1))
+    free, at = carve(buffer, 0, (n,))
+    full, at = carve(buffer, at, (rows, rows))
+    J, at = carve(buffer, at, (rows, n))
+    drift, at = carve(buffer, at, (rows,))
+    inertia, at = carve(buffer, at, (n, 10))
+    v_body, at = carve(buffer, at, (n, 6))
+    c, at = carve(buffer, at, (n, 6))
+    bias, at = carve(buffer, at, (n, 6))
+    a_body, at = carve(buffer, at, (n, 6))
+    pA, at = carve(buffer, at, (n, 6))
+    a, at = carve(buffer, at, (n, 6))
+    delassus, at = carve(buffer, at, (m, m))
+    factor, at = carve(buffer, at, (m, m))
+    rhs, at = carve(buffer, at, (m,))
+    generalised, at = carve(buffer, at, (n,))
+    response, _ = carve(buffer, at, (n,))
+    return ConstraintWorkspace(free, full, J, drift, inertia, v_body, c, bias, a_body, pA, a,
+                               delassus, factor, rhs, generalised, response,
+                               articulated_workspace(n))
 
 
 @kernel_helper
-def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, qdd, pA, a):
+def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, carrying, qdd, pA, a):
     """q̈ of the articulated-body algorithm in world coordinates (RBDA Table 7.1, every
     quantity about the world origin, so nothing is transformed), its articulated inertias IA,
     U = IA S and D = Sᵀ U (armature included) already made (task_space.articulated_inertias):
@@ -90,7 +139,9 @@ def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, qdd, pA, a):
     I^a_i = IA_i − U_i U_iᵀ / D_i, then
     q̈_i = (u_i − U_iᵀ a'_i) / D_i with a'_i = a_λ + c_i, a_i = a'_i + S_i q̈_i. c and bias
     (n x 6: velocity products v_i × S_i q̇_i and forces v_i ×* I_i v_i) None: zero, a solve of
-    M q̈ = τ. The root does not accelerate (gravity is in the base shift); pA, a: workspaces."""
+    M q̈ = τ. carrying None, or (n,) bool: only those bodies carry force in the bias pass (τ
+    is zero on the others and on their subtrees). The root does not accelerate (gravity is in
+    the base shift); pA, a: workspaces."""
     n = tau.shape[0]
     for i in range(n):
         if bias is None:
@@ -98,6 +149,9 @@ def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, qdd, pA, a):
         else:
             store(pA, i, vector6(bias, i))
     for i in range(n - 1, -1, -1):
+        if carrying is not None and not carrying[i]:
+            qdd[i] = 0.0
+            continue
         S, U_i, p_i = vector6(S_world, i), vector6(U, i), vector6(pA, i)
         u = tau[i] - dot6(S, p_i)
         qdd[i] = u
@@ -159,32 +213,39 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
     the placement error in world axes, rotated here to the base frame; given: Λ⁻¹ of the
     frames by another route, or empty (0 x 0) to compute it."""
     kp, kd = gains[0], gains[1]
-    q_tree, R, shift, unit = base_frame_state(gravity, q, v)
-    art = ws.articulated
-    if given.shape[0] == 0:
-        articulated_task_inverse(tree, frames, q_tree, ws.full, art)
-    else:
-        art.on_path[:] = False
-        articulated_inertias(tree, q_tree, art, art.on_path)
-        ws.full[:, :] = given
-    X_world, S_world = art.X_world, art.S_world
+    _, R, shift, unit = base_frame_state(gravity, q, v)
+    art, n = ws.articulated, v.shape[0]
+    X_world, S_world, on_path = art.X_world, art.S_world, art.on_path
+    base_frame_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, ws.inertia)
+    for i in range(n):
+        store_inertia_matrix(art.IA, i, inertia_at(ws.inertia, i))
+    on_path[:] = False
+    articulated_pass(tree, art, on_path)  # every body passes its inertia on
+    mark_paths(tree, frames, on_path)
+    if given.shape[0] == 0:
+        inverse_inertia_blocks(tree, frames, ws.full, art)
+    else:
+        ws.full[:, :] = given
     velocity_terms(tree, v, None, X_world, S_world, ws.inertia, ws.v_body, ws.c, ws.bias)
-    articulated_solve(tree, S_world, art.IA, art.U, art.D, tau, ws.c, ws.bias, ws.free, ws.pA,
-                      ws.a)
+    articulated_solve(tree, S_world, art.IA, art.U, art.D, tau, ws.c, ws.bias, None, ws.free,
+                      ws.pA, ws.a)
     contact_kinematics(tree, frames, spatial, ws)
     # the kinematic q̈ of v̇_free = free + shift is free + [Rᵀ g; 0]: shift less e(v)
-    gravity_base = R.T @ gravity
+    gravity_base = (R[0, 0] * gravity[0] + R[1, 0] * gravity[1] + R[2, 0] * gravity[2],
+                    R[0, 1] * gravity[0] + R[1, 1] * gravity[1] + R[2, 1] * gravity[2],
+                    R[0, 2] * gravity[0] + R[1, 2] * gravity[1] + R[2, 2] * gravity[2])
     base_error = error.copy()
     for start in range(0, base_error.shape[0], 3):  # world to base axes, each 3-row block
         rotate_rows(R.T, base_error[:, np.newaxis], start)
-    m, n = rows.shape[0], v.shape[0]
+    m = rows.shape[0]
     for r in range(m):
         row = rows[r]
         acceleration, velocity = ws.drift[row], 0.0
-        for j in range(n):
-            acceleration += ws.J[row, j] * ws.free[j]
-            velocity += ws.J[row, j] * v[j]
+        for j in range(n):  # J_c is zero off the contacts' paths
+            if on_path[j]:
+                acceleration += ws.J[row, j] * ws.free[j]
+                velocity += ws.J[row, j] * v[j]
         for j in range(3):
             acceleration += ws.J[row, j] * gravity_base[j]
         ws.rhs[r] = -kd * velocity - kp * base_error[r] - acceleration
@@ -203,10 +264,11 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
     cholesky_solve(ws.factor, ws.rhs)
     for j in range(n):
         total = 0.0
-        for r in range(m):
-            total += ws.J[rows[r], j] * ws.rhs[r]
+        if on_path[j]:
+            for r in range(m):
+                total += ws.J[rows[r], j] * ws.rhs[r]
         ws.generalised[j] = total
-    articulated_solve(tree, S_world, art.IA, art.U, art.D, ws.generalised, None, None,
+    articulated_solve(tree, S_world, art.IA, art.U, art.D, ws.generalised, None, None, on_path,
                       ws.response, ws.pA, ws.a)
     for j in range(n):
         vdot[j] = ws.free[j] + shift[j] + ws.response[j]

@@ -20,6 +20,9 @@ So the six joints' q̈ is the base acceleration less shift = e(v) + [Rᵀ g; 0]:
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.kinematics import body_kinematics
+from robodyn_ros.dynamics.tree import POSE
+from robodyn_ros.dynamics.workspace import carve
 
 CONFIGURATION = 7  # base position (3) then orientation quaternion (x, y, z, w)
 VELOCITY = 6  # base velocity [linear; angular] in the base frame
@@ -27,10 +30,22 @@ UNIT_TOLERANCE = 1e-6  # |‖quaternion‖ − 1| a base orientation may be off 
 
 
 @kernel_helper
+def quaternion_norm(q):
+    """The norm of the base orientation's quaternion q[3:7]."""
+    return np.sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6])
+
+
+@kernel_helper
+def has_unit_quaternion(q):
+    """Whether the base orientation's quaternion has unit norm, within UNIT_TOLERANCE."""
+    return abs(quaternion_norm(q) - 1.0) <= UNIT_TOLERANCE
+
+
+@kernel_helper
 def base_rotation(q, R):
     """R (3x3) of the quaternion q[3:7] (x, y, z, w), normalised; returns its norm."""
     x, y, z, w = q[3], q[4], q[5], q[6]
-    norm = np.sqrt(x * x + y * y + z * z + w * w)
+    norm = quaternion_norm(q)
     s = 2.0 / (norm * norm)  # R = 1 + s w [u]× + s [u]×², u = (x, y, z)
     R[0, 0], R[0, 1], R[0, 2] = 1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)
     R[1, 0], R[1, 1], R[1, 2] = s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w)
@@ -61,14 +76,36 @@ def acceleration_shift(gravity, R, v, shift):
 
 
 @kernel_helper
+def base_frame_kinematics(tree, q, X_world, S_world):
+    """forward_kinematics of a floating model in the base frame, from its configuration q
+    (n + 1): the free-flyer joints, at q = 0, have the identity for pose and the unit vectors
+    e_k for subspaces at every state, and are stored as such; the joints after them as
+    forward_kinematics, at q[CONFIGURATION:]."""
+    for k in range(VELOCITY):
+        for c in range(POSE):
+            X_world[k, c] = 0.0
+        X_world[k, 0] = X_world[k, 4] = X_world[k, 8] = 1.0
+        for c in range(6):
+            S_world[k, c] = 0.0
+        S_world[k, k] = 1.0
+    for i in range(VELOCITY, q.shape[0] - 1):
+        body_kinematics(tree, i, q[i - VELOCITY + CONFIGURATION], X_world, S_world)
+
+
+@kernel_helper
 def base_frame_state(gravity, q, v):
     """One state's q_tree, R and shift (base_frame_states), and whether its quaternion has
     unit norm; v may be None, and then shift is zero."""
     n = q.shape[0] - 1
-    q_tree, R, shift = np.empty(n), np.empty((3, 3)), np.zeros(n)
+    buffer = np.empty(2 * n + 9)
+    q_tree, at = carve(buffer, 0, (n,))
+    shift, at = carve(buffer, at, (n,))
+    R, _ = carve(buffer, at, (3, 3))
+    shift[:] = 0.0
     q_tree[:VELOCITY] = 0.0
     q_tree[VELOCITY:] = q[CONFIGURATION:]
-    unit = abs(base_rotation(q, R) - 1.0) <= UNIT_TOLERANCE
+    base_rotation(q, R)
+    unit = has_unit_quaternion(q)
     if v is not None:
         acceleration_shift(gravity, R, v, shift)
     return q_tree, R, shift, unit

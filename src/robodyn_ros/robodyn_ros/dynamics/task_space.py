@@ -62,6 +62,7 @@ from robodyn_ros.dynamics.spatial import (
     vector6,
 )
 from robodyn_ros.dynamics.tree import FRAME_BODY, POSE, armature, body_inertia, parent_of
+from robodyn_ros.dynamics.workspace import carve
 
 # Λ⁻¹ with a condition number above this counts as singular: the frame's Jacobian has lost
 # rank, and Λ does not exist there.
@@ -107,24 +108,38 @@ ArticulatedWorkspace = namedtuple("ArticulatedWorkspace", (
 @kernel_helper
 def articulated_workspace(n):
     """An ArticulatedWorkspace of n links."""
-    return ArticulatedWorkspace(
-        np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6)), np.empty((n, 6)),
-        np.empty(n), np.empty((n, 6, 6)), np.empty(n, dtype=np.bool_),
-        np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)),
-    )
+    buffer = np.empty(n * (POSE + 6 + 36 + 6 + 1 + 36) + 3 * 36)
+    X_world, at = carve(buffer, 0, (n, POSE))
+    S_world, at = carve(buffer, at, (n, 6))
+    IA, at = carve(buffer, at, (n, 6, 6))
+    U, at = carve(buffer, at, (n, 6))
+    D, at = carve(buffer, at, (n,))
+    Omega, at = carve(buffer, at, (n, 6, 6))
+    Phi_row, at = carve(buffer, at, (6, 6))
+    Phi_col, at = carve(buffer, at, (6, 6))
+    T, _ = carve(buffer, at, (6, 6))
+    return ArticulatedWorkspace(X_world, S_world, IA, U, D, Omega, np.empty(n, dtype=np.bool_),
+                                Phi_row, Phi_col, T)
 
 
 @kernel_helper
 def articulated_inertias(tree, q, ws, kept):
-    """ABA's backward pass at rest (RBDA Table 7.1), world frame: IA_λ += IA_i − U_i U_iᵀ / D_i,
-    U_i = IA_i S_i, D_i = S_iᵀ U_i + armature, except from the bodies i with kept[i]; after
-    forward kinematics into ws."""
-    X_world, S_world, IA, U, D = ws.X_world, ws.S_world, ws.IA, ws.U, ws.D
-    n = q.shape[0]
-    forward_kinematics(tree, q, X_world, S_world)
-    for i in range(n):
+    """ABA's backward pass at rest (articulated_pass), after forward kinematics into ws and
+    the bodies' inertias into ws.IA."""
+    X_world, IA = ws.X_world, ws.IA
+    forward_kinematics(tree, q, X_world, ws.S_world)
+    for i in range(q.shape[0]):
         store_inertia_matrix(IA, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
-    for i in range(n - 1, -1, -1):
+    articulated_pass(tree, ws, kept)
+
+
+@kernel_helper
+def articulated_pass(tree, ws, kept):
+    """ABA's backward pass at rest (RBDA Table 7.1), world frame, from the bodies' own
+    inertias in ws.IA: IA_λ += IA_i − U_i U_iᵀ / D_i, U_i = IA_i S_i, D_i = S_iᵀ U_i +
+    armature, except from the bodies i with kept[i]."""
+    S_world, IA, U, D = ws.S_world, ws.IA, ws.U, ws.D
+    for i in range(D.shape[0] - 1, -1, -1):
         S = vector6(S_world, i)
         U_i = matrix_times(IA, i, S)
         D[i] = dot6(S, U_i) + armature(tree, i)
@@ -216,16 +231,29 @@ def shift_inertia_to_point(Lambda, p):
 def articulated_task_inverse(tree, frames, q, full, ws):
     """full (6F x 6F) = Λ⁻¹ of the stacked task of F frames by the O(n) recursion (module
     docstring); ws from articulated_workspace."""
-    X_world, S_world, U, D, Omega = ws.X_world, ws.S_world, ws.U, ws.D, ws.Omega
-    on_path, Phi_row, Phi_col, T = ws.on_path, ws.Phi_row, ws.Phi_col, ws.T
-    on_path[:] = False
-    articulated_inertias(tree, q, ws, on_path)  # every body passes its inertia on
+    ws.on_path[:] = False
+    articulated_inertias(tree, q, ws, ws.on_path)  # every body passes its inertia on
+    mark_paths(tree, frames, ws.on_path)
+    inverse_inertia_blocks(tree, frames, full, ws)
+
+
+@kernel_helper
+def mark_paths(tree, frames, on_path):
+    """on_path[i] = True for every body on the way from a frame's body to the base."""
     for k in range(frames.shape[0]):
         j = int(frames[k, FRAME_BODY])
         while j >= 0 and not on_path[j]:
             on_path[j] = True
             j = parent_of(tree, j)
-    for i in range(q.shape[0]):
+
+
+@routine
+def inverse_inertia_blocks(tree, frames, full, ws):
+    """full (6F x 6F) = Λ⁻¹ of the frames from the articulated inertias in ws, the paths of
+    the frames' bodies marked in ws.on_path: Ω along the paths (eq. 24), then each block."""
+    X_world, S_world, U, D, Omega = ws.X_world, ws.S_world, ws.U, ws.D, ws.Omega
+    on_path, Phi_row, Phi_col, T = ws.on_path, ws.Phi_row, ws.Phi_col, ws.T
+    for i in range(D.shape[0]):
         if on_path[i]:
             propagate_inverse_inertia(Omega, i, parent_of(tree, i), vector6(S_world, i),
                                       vector6(U, i), D[i])
@@ -243,11 +271,22 @@ def articulated_task_inverse(tree, frames, q, full, ws):
             else:
                 transfer(tree, S_world, U, D, body_h, c, Phi_row)
                 transfer(tree, S_world, U, D, body_k, c, Phi_col)
-                T[:, :] = Omega[c] @ Phi_col
-                block[:, :] = Phi_row.T @ T
+                product_into(Omega[c], Phi_col, T)
+                product_into(Phi_row.T, T, block)  # Φ_rowᵀ Ω_c Φ_col
             shift_to_points(block, frame_origin(X_world, frames[h]), p_k)
             if h != k:
                 full[6 * k : 6 * k + 6, 6 * h : 6 * h + 6] = block.T
+
+
+@kernel_helper
+def product_into(A, B, out):
+    """out (6 x 6) = A B, in loops: at this size a BLAS call costs more than the product."""
+    for r in range(6):
+        for c in range(6):
+            t = 0.0
+            for k in range(6):
+                t += A[r, k] * B[k, c]
+            out[r, c] = t
 
 
 @routine

@@ -23,8 +23,9 @@ OFFSET = pin.SE3(pin.rpy.rpyToMatrix(0.05, -0.03, 0.02), np.array([0.02, -0.02, 
 
 
 @pytest.mark.parametrize("name", list(FEET))
-@pytest.mark.parametrize(("kp", "kd", "moved"), [(0.0, 0.0, False), (40.0, 9.0, True)],
-                         ids=["held", "baumgarte"])
+@pytest.mark.parametrize(("kp", "kd", "moved"),
+                         [(0.0, 0.0, False), (40.0, 9.0, False), (40.0, 9.0, True)],
+                         ids=["held", "damped", "baumgarte"])
 @pytest.mark.parametrize("method", ["recursive", "dense"])
 def test_matches_pinocchio(name: str, kp: float, kd: float, moved: bool, method: str) -> None:
     robot, oracle = robot_and_oracle(name)
@@ -51,6 +52,19 @@ def test_batch_is_its_states() -> None:
         assert_close(batch.vdot[k], single.vdot, f"v̇ of state {k}", rtol=1e-12)
         for force, alone in zip(batch.forces, single.forces, strict=True):
             assert_close(force[k], alone, f"force of state {k}", rtol=1e-12)
+
+
+def test_gains_that_change_every_call() -> None:
+    """The compiled single-state call is kept per contacts and gains, a bounded number of them:
+    each answer is still the batch path's."""
+    robot, _ = robot_and_oracle("solo12")
+    q, v, _, tau = random_states(robot, 1, seed=5)
+    contacts = [Contact(frame, kind) for frame, kind in FEET["solo12"]]
+    for kd in np.linspace(0.0, 50.0, 150):
+        single = robot.constrained_forward_dynamics(q[0], v[0], tau[0], contacts, 10.0, kd)
+        batch = robot.constrained_forward_dynamics(q, v, tau, contacts, 10.0, kd)
+        assert_close(single.vdot, batch.vdot[0], f"v̇ at kd = {kd}", rtol=1e-12)
+    assert robot._contact_calls is not None and 0 < len(robot._contact_calls) <= 64
 
 
 @pytest.mark.parametrize("name", ["talos_reduced", "icub"])
