@@ -46,34 +46,41 @@ typedef struct {
     int symmetric;
 } StateCall;
 
-/* Whether every one of the `size` values is finite. A double is NaN or ±inf exactly when its
- * 11 exponent bits are all set, and then adding one at the exponent's lowest bit carries into
- * the sign bit: or-ing (bits & EXPONENT_BITS) + EXPONENT_ONE over the values, a loop without
- * branches that the compiler vectorises, sets the sign bit exactly when one is not finite. */
+/* Finiteness without branches: a double is NaN or ±inf exactly when its 11 exponent bits are
+ * all set, and then adding one at the exponent's lowest bit carries into the sign bit. Or-ing
+ * carried_into_sign over values, a loop the compiler vectorises, sets the sign bit exactly
+ * when one is not finite. */
 #define EXPONENT_BITS 0x7ff0000000000000ULL
 #define EXPONENT_ONE 0x0010000000000000ULL
 #define SIGN_BIT 0x8000000000000000ULL
 
+static inline uint64_t carried_into_sign(const double *value) {
+    uint64_t bits;
+    memcpy(&bits, value, sizeof bits);
+    return (bits & EXPONENT_BITS) + EXPONENT_ONE;
+}
+
+/* Whether every one of the `size` values is finite. */
 __attribute__((target_clones("avx2", "default")))
 static int all_finite(const double *values, npy_intp size) {
     uint64_t carried = 0;
     for (npy_intp k = 0; k < size; k++) {
-        uint64_t bits;
-        memcpy(&bits, &values[k], sizeof bits);
-        carried |= (bits & EXPONENT_BITS) + EXPONENT_ONE;
+        carried |= carried_into_sign(&values[k]);
     }
     return !(carried & SIGN_BIT);
 }
 
 /* Whether the n x n matrix at `values`, symmetric as written, is finite: its upper triangle is
  * its every value. */
+__attribute__((target_clones("avx2", "default")))
 static int upper_triangle_finite(const double *values, npy_intp n) {
+    uint64_t carried = 0;
     for (npy_intp r = 0; r < n; r++) {
-        if (!all_finite(values + r * n + r, n - r)) {
-            return 0;
+        for (npy_intp c = r; c < n; c++) {
+            carried |= carried_into_sign(&values[r * n + c]);
         }
     }
-    return 1;
+    return !(carried & SIGN_BIT);
 }
 
 /* Whether x is a vector the kernel can read in place: exactly an ndarray, (n,), float64 in
