@@ -84,7 +84,7 @@ factor L_Lambda_inv, the task force (built up from the pose error), R* Rᵀ and 
 def control_workspace(tree, n):
     """A ControlWorkspace for n joints."""
     return ControlWorkspace(
-        crba=crba_workspace(n), M=np.empty((n, n)), L_M=np.empty((n, n)),
+        crba=crba_workspace(tree, n), M=np.empty((n, n)), L_M=np.empty((n, n)),
         rnea=rnea_workspace(n), b=np.empty(n), tau0=np.empty(n), v=np.empty((n, 6)),
         a=np.empty((n, 6)), J=np.empty((6, n)), Jdot_qd=np.empty(6), frame_pose=np.empty((4, 4)),
         Lambda=np.empty((6, 6)), task_inertia_info=np.empty(2), Linv_JT=np.empty((n, 6)),
@@ -149,7 +149,7 @@ def task_frame_state(tree, gravity, frame, q, qd, cw):
     the CRBA, which leaves the composite inertias in the CRBA workspace."""
     crba_ws, M, rnea_ws, b, v, a = cw.crba, cw.M, cw.rnea, cw.b, cw.v, cw.a
     J, Jdot_qd, pose = cw.J, cw.Jdot_qd, cw.frame_pose
-    X_world, S_world = crba_ws.X_world, crba_ws.S_world
+    end, X_world, S_world = crba_ws.subtree_end, crba_ws.X_world, crba_ws.S_world
     inertias, F = crba_ws.Ic, crba_ws.F
     forward_kinematics(tree, q, X_world, S_world)
     body = int(frame[FRAME_BODY])
@@ -159,7 +159,7 @@ def task_frame_state(tree, gravity, frame, q, qd, cw):
     classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
     world_inertias(tree, X_world, inertias)
     world_bias_forces(tree, gravity, S_world, inertias, v, a, rnea_ws.f, b)
-    composite_inertia_matrix(tree, S_world, inertias, F, M, 0)
+    composite_inertia_matrix(tree, S_world, end, inertias, F, M, 0)
 
 
 @kernel_helper

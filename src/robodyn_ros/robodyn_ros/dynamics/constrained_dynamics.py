@@ -44,7 +44,6 @@ from robodyn_ros.dynamics.task_space import (
     mark_paths,
 )
 from robodyn_ros.dynamics.tree import FRAME_BODY, FRAME_WIDTH, parent_of
-from robodyn_ros.dynamics.workspace import carve
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -107,27 +106,13 @@ def unpack_contact_task(task):
 @kernel_helper
 def constraint_workspace(n, frames, m):
     """A ConstraintWorkspace of n joints, `frames` contact frames and m held rows."""
-    rows = 6 * frames
-    buffer = np.empty(n * (3 + 10 + 6 * 6) + rows * (rows + n + 1) + m * (2 * m + 1))
-    free, at = carve(buffer, 0, (n,))
-    full, at = carve(buffer, at, (rows, rows))
-    J, at = carve(buffer, at, (rows, n))
-    drift, at = carve(buffer, at, (rows,))
-    inertia, at = carve(buffer, at, (n, 10))
-    v_body, at = carve(buffer, at, (n, 6))
-    c, at = carve(buffer, at, (n, 6))
-    bias, at = carve(buffer, at, (n, 6))
-    a_body, at = carve(buffer, at, (n, 6))
-    pA, at = carve(buffer, at, (n, 6))
-    a, at = carve(buffer, at, (n, 6))
-    delassus, at = carve(buffer, at, (m, m))
-    factor, at = carve(buffer, at, (m, m))
-    rhs, at = carve(buffer, at, (m,))
-    generalised, at = carve(buffer, at, (n,))
-    response, _ = carve(buffer, at, (n,))
-    return ConstraintWorkspace(free, full, J, drift, inertia, v_body, c, bias, a_body, pA, a,
-                               delassus, factor, rhs, generalised, response,
-                               articulated_workspace(n))
+    return ConstraintWorkspace(
+        np.empty(n), np.empty((6 * frames, 6 * frames)), np.empty((6 * frames, n)),
+        np.empty(6 * frames), np.empty((n, 10)), np.empty((n, 6)), np.empty((n, 6)),
+        np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)),
+        np.empty((m, m)), np.empty((m, m)), np.empty(m), np.empty(n), np.empty(n),
+        articulated_workspace(n),
+    )
 
 
 @kernel_helper

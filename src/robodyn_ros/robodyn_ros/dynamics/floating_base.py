@@ -22,7 +22,6 @@ import numpy as np
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import body_kinematics
 from robodyn_ros.dynamics.tree import POSE
-from robodyn_ros.dynamics.workspace import carve
 
 CONFIGURATION = 7  # base position (3) then orientation quaternion (x, y, z, w)
 VELOCITY = 6  # base velocity [linear; angular] in the base frame
@@ -97,11 +96,7 @@ def base_frame_state(gravity, q, v):
     """One state's q_tree, R and shift (base_frame_states), and whether its quaternion has
     unit norm; v may be None, and then shift is zero."""
     n = q.shape[0] - 1
-    buffer = np.empty(2 * n + 9)
-    q_tree, at = carve(buffer, 0, (n,))
-    shift, at = carve(buffer, at, (n,))
-    R, _ = carve(buffer, at, (3, 3))
-    shift[:] = 0.0
+    q_tree, R, shift = np.empty(n), np.empty((3, 3)), np.zeros(n)
     q_tree[:VELOCITY] = 0.0
     q_tree[VELOCITY:] = q[CONFIGURATION:]
     base_rotation(q, R)

@@ -47,7 +47,7 @@ def inverse_dynamics_entry(tree, gravity, n, q, v, vdot, tau):
 @entry
 def mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
     configuration, packed, out = carray(q, n + 1), as_tree(tree, n), carray(M, (n, n))
-    floating_crba(packed, configuration, out, crba_workspace(n))
+    floating_crba(packed, configuration, out, crba_workspace(packed, n))
     if not has_unit_quaternion(configuration):
         out[0, 0] = np.nan
 

@@ -176,7 +176,7 @@ def forward_dynamics_factored(tree, gravity, q, qd, tau, f_ext, qdd):
     B, n = Q.shape
     QDD = qdd.reshape((B, n))
     inverse_dynamics(tree, gravity, q, qd, np.zeros(q.shape), f_ext, qdd)  # b, into qdd
-    workspace, LD = crba_workspace(n), np.empty((n, n))
+    workspace, LD = crba_workspace(tree, n), np.empty((n, n))
     for b in range(B):
         factor_mass_matrix(tree, Q[b], LD, workspace)
         for i in range(n):

@@ -119,7 +119,7 @@ def mass_matrix_inverse_factored(tree, q, Minv):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     OUT = Minv.reshape((B, n, n))
-    workspace, LD, column = crba_workspace(n), np.empty((n, n)), np.empty(n)
+    workspace, LD, column = crba_workspace(tree, n), np.empty((n, n)), np.empty(n)
     for b in range(B):
         factor_mass_matrix(tree, Q[b], LD, workspace)
         for k in range(n):

@@ -11,36 +11,35 @@ from robodyn_ros.dynamics.floating_base import VELOCITY, base_frame_kinematics
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.spatial import dot6, inertia_at, inertia_times, store, vector6
-from robodyn_ros.dynamics.tree import POSE, armature, parent_of
-from robodyn_ros.dynamics.workspace import carve
+from robodyn_ros.dynamics.tree import POSE, armature, parent_of, subtree_ends
 
 INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), see spatial.py
 
 
-# RBDA Table 6.2: I^c_λ(i) += I^c_i, F_i = I^c_i S_i, M_ij = S_iᵀ F_j for i on j's path to the root
-CrbaWorkspace = namedtuple("CrbaWorkspace", "X_world S_world Ic F")
-CrbaWorkspace.__doc__ = """What crba needs besides the state: the world poses X_world (n x 12),
-motion subspaces S_world, composite inertias Ic (n x 10) and F."""
+# RBDA Table 6.2: I^c_λ(i) += I^c_i, F_i = I^c_i S_i, M_ij = S_iᵀ F_j for j in the subtree of i
+CrbaWorkspace = namedtuple("CrbaWorkspace", "subtree_end X_world S_world Ic F")
+CrbaWorkspace.__doc__ = """What crba needs besides the state: subtree_end from subtree_ends, the
+world poses X_world (n x 12), motion subspaces S_world, composite inertias Ic (n x 10) and F."""
 
 
 @kernel_helper
-def crba_workspace(n):
-    """A CrbaWorkspace for n bodies."""
-    buffer = np.empty(n * (POSE + 6 + INERTIA_SIZE + 6))
-    X_world, at = carve(buffer, 0, (n, POSE))
-    S_world, at = carve(buffer, at, (n, 6))
-    Ic, at = carve(buffer, at, (n, INERTIA_SIZE))
-    F, _ = carve(buffer, at, (n, 6))
-    return CrbaWorkspace(X_world=X_world, S_world=S_world, Ic=Ic, F=F)
+def crba_workspace(tree, n):
+    """A CrbaWorkspace for the tree's n bodies."""
+    subtree_end = np.empty(n, dtype=np.int64)
+    subtree_ends(tree, subtree_end)
+    return CrbaWorkspace(subtree_end=subtree_end, X_world=np.empty((n, POSE)),
+                         S_world=np.empty((n, 6)), Ic=np.empty((n, INERTIA_SIZE)),
+                         F=np.empty((n, 6)))
 
 
 @kernel_helper
 def crba(tree, q, M, workspace):
     """M(q) for one state, written into M (n x n); workspace from crba_workspace."""
-    X_world, S_world, Ic, F = workspace.X_world, workspace.S_world, workspace.Ic, workspace.F
+    end, X_world, S_world = workspace.subtree_end, workspace.X_world, workspace.S_world
+    Ic, F = workspace.Ic, workspace.F
     forward_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, Ic)
-    composite_inertia_matrix(tree, S_world, Ic, F, M, 0)
+    composite_inertia_matrix(tree, S_world, end, Ic, F, M, 0)
 
 
 @kernel_helper
@@ -48,19 +47,19 @@ def floating_crba(tree, q, M, workspace):
     """crba of a floating model (dynamics.floating_base) from its configuration q (n + 1),
     in the base frame, where M does not depend on the base pose: the free flyer's kinematics
     is the same at every state, and its subspaces are the unit vectors."""
-    X_world, S_world, Ic, F = workspace.X_world, workspace.S_world, workspace.Ic, workspace.F
+    end, X_world, S_world = workspace.subtree_end, workspace.X_world, workspace.S_world
+    Ic, F = workspace.Ic, workspace.F
     base_frame_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, Ic)
-    composite_inertia_matrix(tree, S_world, Ic, F, M, VELOCITY)
+    composite_inertia_matrix(tree, S_world, end, Ic, F, M, VELOCITY)
 
 
 @kernel_helper
-def composite_inertia_matrix(tree, S_world, Ic, F, M, unit_axes):
+def composite_inertia_matrix(tree, S_world, end, Ic, F, M, unit_axes):
     """M (n x n) from the world motion subspaces S_world and the bodies' world inertias Ic
     (n x 10), which become the composite inertias of their subtrees, the joints' armature on
-    its diagonal; F (n x 6) a workspace. The first unit_axes joints are a chain every other
-    joint hangs from, whose subspaces are the unit vectors e_k (a floating base's free
-    flyer): their entries are read off F, M_kj = F_j[k]."""
+    its diagonal; F (n x 6) a workspace. The first unit_axes joints' subspaces are the unit
+    vectors e_k (a floating base's free flyer), so their rows are read off F: M_kj = F_j[k]."""
     n = M.shape[0]
     # backward pass: composite inertia Ic of each subtree, and F the force it needs to
     # accelerate along its joint
@@ -70,18 +69,18 @@ def composite_inertia_matrix(tree, S_world, Ic, F, M, unit_axes):
             for k in range(INERTIA_SIZE):
                 Ic[parent, k] += Ic[i, k]
         store(F, i, inertia_times(inertia_at(Ic, i), vector6(S_world, i)))
-    # M_ij = S_iᵀ F_j for each joint i on the path from j to the root; joints on different
-    # branches do not couple
+    # M[i, j] = Sᵢᵀ Fⱼ for j in the subtree of i, which is the index range i .. end[i] − 1;
+    # entries of joints on different branches are zero
     M[:, :] = 0.0
-    for j in range(n):
-        F_j = vector6(F, j)
-        i = j
-        while i >= unit_axes:
-            M[i, j] = M[j, i] = dot6(vector6(S_world, i), F_j)
-            i = parent_of(tree, i)
-        for k in range(min(j + 1, unit_axes)):
-            M[k, j] = M[j, k] = F_j[k]
-        M[j, j] += armature(tree, j)
+    for i in range(unit_axes):
+        for j in range(i, end[i]):
+            M[i, j] = M[j, i] = F[j, i]
+    for i in range(unit_axes, n):
+        S = vector6(S_world, i)
+        for j in range(i, end[i]):
+            M[i, j] = M[j, i] = dot6(S, vector6(F, j))
+    for i in range(n):
+        M[i, i] += armature(tree, i)
 
 
 @kernel
@@ -90,6 +89,6 @@ def mass_matrix(tree, q, M):
     Q = np.atleast_2d(q)
     B, n = Q.shape
     MM = M.reshape((B, n, n))
-    workspace = crba_workspace(n)
+    workspace = crba_workspace(tree, n)
     for b in range(B):
         crba(tree, Q[b], MM[b], workspace)

@@ -32,7 +32,6 @@ KERNEL_SOURCES = (
     "dynamics/jit.py",
     "dynamics/tree.py",
     "dynamics/spatial.py",
-    "dynamics/workspace.py",
     "dynamics/linalg.py",
     "dynamics/moments.py",
     "dynamics/kinematics.py",

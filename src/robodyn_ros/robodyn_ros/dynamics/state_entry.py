@@ -95,7 +95,7 @@ def inverse_dynamics_regressor_entry(tree, constants, n, q, qd, qdd, Y):
 @entry
 def mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
     packed = as_tree(tree, n)
-    crba(packed, carray(q, n), carray(M, (n, n)), crba_workspace(n))
+    crba(packed, carray(q, n), carray(M, (n, n)), crba_workspace(packed, n))
 
 
 @entry

@@ -62,7 +62,6 @@ from robodyn_ros.dynamics.spatial import (
     vector6,
 )
 from robodyn_ros.dynamics.tree import FRAME_BODY, POSE, armature, body_inertia, parent_of
-from robodyn_ros.dynamics.workspace import carve
 
 # Λ⁻¹ with a condition number above this counts as singular: the frame's Jacobian has lost
 # rank, and Λ does not exist there.
@@ -108,18 +107,11 @@ ArticulatedWorkspace = namedtuple("ArticulatedWorkspace", (
 @kernel_helper
 def articulated_workspace(n):
     """An ArticulatedWorkspace of n links."""
-    buffer = np.empty(n * (POSE + 6 + 36 + 6 + 1 + 36) + 3 * 36)
-    X_world, at = carve(buffer, 0, (n, POSE))
-    S_world, at = carve(buffer, at, (n, 6))
-    IA, at = carve(buffer, at, (n, 6, 6))
-    U, at = carve(buffer, at, (n, 6))
-    D, at = carve(buffer, at, (n,))
-    Omega, at = carve(buffer, at, (n, 6, 6))
-    Phi_row, at = carve(buffer, at, (6, 6))
-    Phi_col, at = carve(buffer, at, (6, 6))
-    T, _ = carve(buffer, at, (6, 6))
-    return ArticulatedWorkspace(X_world, S_world, IA, U, D, Omega, np.empty(n, dtype=np.bool_),
-                                Phi_row, Phi_col, T)
+    return ArticulatedWorkspace(
+        np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6)), np.empty((n, 6)),
+        np.empty(n), np.empty((n, 6, 6)), np.empty(n, dtype=np.bool_),
+        np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)),
+    )
 
 
 @kernel_helper
