@@ -37,7 +37,12 @@ from robodyn_ros.contact_dynamics import (
     placement_error,
     split_forces,
 )
-from robodyn_ros.dynamics import constrained_dynamics, floating_base, floating_state_entries
+from robodyn_ros.dynamics import (
+    constrained_dynamics,
+    contact_state_entries,
+    floating_base,
+    floating_state_entries,
+)
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import Model
 from robodyn_ros.model.model import FREE_FLYER_DOF, FREE_FLYER_JOINTS, checked_gravity
@@ -591,7 +596,7 @@ class FloatingBaseRobot:
             task = self._contact_task(contacts)
             constants = constrained_dynamics.pack_contact_task(
                 self._gravity, task.frame_rows, task.rows, task.spatial, kp, kd)
-            address = floating_state_entries().ENTRIES["constrained_forward_dynamics"].address
+            address = contact_state_entries().constrained_forward_dynamics_entry.address
             tree, _ = self.tree_robot.kernel_arrays
             ends = self.nv + np.cumsum([CONTACT_ROWS[contact.kind] for contact in contacts])
             held = self._contact_calls[key] = _HeldCall(

@@ -2,8 +2,9 @@
 
 The kernels compile on first call and are cached on disk in kernel_cache_dir(), a folder keyed
 by the source of every kernel module of the package (jit.py). The single-state C entries
-(``state_entry``; a floating base's, ``floating_state_entry``) compile, or load from the cache,
-all at once when ``state_entries()`` (``floating_state_entries()``) is first called.
+(``state_entry``; a floating base's, ``floating_state_entry``; its constrained dynamics',
+``contact_state_entry``) compile, or load from the cache, all at once when ``state_entries()``
+(``floating_state_entries()``, ``contact_state_entries()``) is first called.
 """
 
 import importlib
@@ -14,6 +15,7 @@ from robodyn_ros.dynamics.jit import kernel_cache_dir
 
 ENTRY_MODULE = "state_entry"
 FLOATING_ENTRY_MODULE = "floating_state_entry"
+CONTACT_ENTRY_MODULE = "contact_state_entry"
 
 
 @cache
@@ -28,4 +30,10 @@ def floating_state_entries() -> ModuleType:
     return importlib.import_module(f"{__name__}.{FLOATING_ENTRY_MODULE}")
 
 
-__all__ = ["floating_state_entries", "kernel_cache_dir", "state_entries"]
+@cache
+def contact_state_entries() -> ModuleType:
+    """The module of constrained dynamics' single-state C entry, as state_entries()."""
+    return importlib.import_module(f"{__name__}.{CONTACT_ENTRY_MODULE}")
+
+
+__all__ = ["contact_state_entries", "floating_state_entries", "kernel_cache_dir", "state_entries"]

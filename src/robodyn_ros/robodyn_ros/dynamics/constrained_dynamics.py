@@ -21,7 +21,7 @@ import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import ZERO6, velocity_terms, world_inertias
 from robodyn_ros.dynamics.floating_base import base_frame_kinematics, base_frame_state, rotate_rows
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_origin
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
 from robodyn_ros.dynamics.spatial import (
@@ -191,7 +191,7 @@ def frame_twist(v, body, origin):
     return add3((v[body, 0], v[body, 1], v[body, 2]), cross(w, origin)), w
 
 
-@kernel_helper
+@routine
 def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, vdot, forces, ws):
     """One state's v̇ and λ (world axes) by the module's Schur complement; both NaN where the
     base quaternion is not of unit norm or the contacts are not independent. error (m,) is

@@ -1,9 +1,9 @@
 """C entry points of a floating-base robot's single-state kernels, as state_entry's for a
 fixed base (the signature and the StateCall that enters them are the same): constants are
-gravity in the world (the frame's row for the frame entries, the packed contacts for
-constrained dynamics), q has n + 1 numbers, and the kernels run on the base-frame state
-without gravity (dynamics.floating_base). A quaternion that is not of unit norm gives NaN,
-for the general path to say so.
+gravity in the world (the frame's row for the frame entries), q has n + 1 numbers, and the
+kernels run on the base-frame state without gravity (dynamics.floating_base). A quaternion
+that is not of unit norm gives NaN, for the general path to say so. Constrained dynamics has
+its entry in contact_state_entry.
 
 A module of its own, compiled or loaded on first use (floating_state_entries()), so that a
 process that never meets a floating base never compiles these.
@@ -12,13 +12,6 @@ process that never meets a floating base never compiles these.
 import numpy as np
 from numba import carray
 
-from robodyn_ros.dynamics.constrained_dynamics import (
-    TASK_HEADER,
-    constraint_workspace,
-    contact_task_size,
-    held,
-    unpack_contact_task,
-)
 from robodyn_ros.dynamics.floating_base import base_frame_state, has_unit_quaternion, rotate_rows
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace, floating_crba
@@ -91,19 +84,6 @@ def jacobian_entry(tree, frame, n, q, _x1, _x2, J):
         out[0, 0] = np.nan
 
 
-@entry
-def constrained_forward_dynamics_entry(tree, task, n, q, v, tau, out):
-    """constants: the contacts and gains (constrained_dynamics.pack_contact_task), held where
-    they are; out: v̇ (n) then the m contact forces, world axes."""
-    m = int(carray(task, TASK_HEADER)[6])
-    gravity, gains, frames, rows, spatial = unpack_contact_task(
-        carray(task, contact_task_size(carray(task, TASK_HEADER))))
-    answer = carray(out, n + m)
-    held(as_tree(tree, n), gravity, frames, rows, spatial, gains, carray(q, n + 1), carray(v, n),
-         carray(tau, n), np.zeros(m), np.empty((0, 0)), answer[:n], answer[n:],
-         constraint_workspace(n, frames.shape[0], m))
-
-
 # The functions whose entry writes a symmetric answer whole (StateCall checks half of it).
 SYMMETRIC_ANSWERS = frozenset({"mass_matrix"})
 
@@ -114,5 +94,4 @@ ENTRIES = {
     "forward_dynamics": forward_dynamics_entry,
     "frame_pose": frame_pose_entry,
     "jacobian": jacobian_entry,
-    "constrained_forward_dynamics": constrained_forward_dynamics_entry,
 }

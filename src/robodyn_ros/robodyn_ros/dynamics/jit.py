@@ -61,6 +61,7 @@ KERNEL_SOURCES = (
     "dynamics/constrained_dynamics.py",
     "dynamics/state_entry.py",
     "dynamics/floating_state_entry.py",
+    "dynamics/contact_state_entry.py",
     "control/compiled_laws.py",
     "sim/rollout.py",
 )
