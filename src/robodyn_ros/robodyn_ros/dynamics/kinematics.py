@@ -4,16 +4,16 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
+    about_z,
     add3,
-    axis_motion_to_parent,
     compose,
-    frame_axis,
     joint_pose,
     motion_to_parent,
     pose_at,
     rotate,
     store,
     vector6,
+    z_motion_to_parent,
 )
 from robodyn_ros.dynamics.tree import (
     FRAME_BODY,
@@ -42,9 +42,8 @@ def body_kinematics(tree, i, q_i, X_world, S_world):
     X = joint_pose(pose_at(tree, i, PLACEMENT), S_joint, q_i)
     if parent >= 0:
         X = compose(pose_at(X_world, parent, 0), X)
-    axis = frame_axis(S_joint)
-    if axis >= 0:
-        S = axis_motion_to_parent(X, axis, S_joint[3 + axis])
+    if about_z(S_joint):
+        S = z_motion_to_parent(X, S_joint[5])
     else:
         S = motion_to_parent(X, S_joint)
     store(X_world, i, X)

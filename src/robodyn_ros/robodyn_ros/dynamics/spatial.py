@@ -116,12 +116,11 @@ def joint_pose(placement, S, q):
 
     S is ``[0; axis]`` (revolute) or ``[axis; 0]`` (prismatic): exp(S q) is a rotation about
     the unit axis by q (Rodrigues' formula) or a translation q along it. A revolute joint
-    about ±x, ±y or ±z, the usual URDF axes, turns two columns of the placement instead
-    (Pinocchio's JointModelRX, RY and RZ do the same).
+    about ±z, the usual URDF axis, turns two columns of the placement instead (Pinocchio's
+    JointModelRZ does the same).
     """
-    axis = frame_axis(S)
-    if axis >= 0:
-        return turn_about_axis(placement, axis, S[3 + axis] * q)
+    if about_z(S):
+        return turn_about_z(placement, S[5] * q)
     x, y, z = S[3], S[4], S[5]
     angle = q if (x != 0.0 or y != 0.0 or z != 0.0) else 0.0
     c, s = np.cos(angle), np.sin(angle)
@@ -136,39 +135,16 @@ def joint_pose(placement, S, q):
 
 
 @kernel_helper
-def frame_axis(S):
-    """k where the motion subspace S is a rotation about ±e_k of its frame (0, 1, 2: x, y,
-    z), −1 for any other."""
-    if S[0] != 0.0 or S[1] != 0.0 or S[2] != 0.0:
-        return -1
-    if S[3] == 0.0 and S[4] == 0.0:
-        return 2 if S[5] != 0.0 else -1
-    if S[4] == 0.0 and S[5] == 0.0:
-        return 0
-    if S[3] == 0.0 and S[5] == 0.0:
-        return 1
-    return -1
+def about_z(S):
+    """Whether the motion subspace S is a rotation about the ±z axis of its frame."""
+    return (S[0] == 0.0 and S[1] == 0.0 and S[2] == 0.0 and S[3] == 0.0 and S[4] == 0.0
+            and S[5] != 0.0)
 
 
 @kernel_helper
-def turn_about_axis(X, axis, angle):
-    """X · R_k(angle) about e_k, k = axis: the columns a = k + 1 and b = k + 2 (mod 3) of X's
-    rotation turned, a ← c a + s b and b ← c b − s a, the rest kept."""
+def turn_about_z(X, angle):
+    """X · Rz(angle): columns 0 and 1 of X's rotation turned by the angle, the rest kept."""
     c, s = np.cos(angle), np.sin(angle)
-    if axis == 0:
-        return (
-            X[0], X[1] * c + X[2] * s, X[2] * c - X[1] * s,
-            X[3], X[4] * c + X[5] * s, X[5] * c - X[4] * s,
-            X[6], X[7] * c + X[8] * s, X[8] * c - X[7] * s,
-            X[9], X[10], X[11],
-        )
-    if axis == 1:
-        return (
-            X[0] * c - X[2] * s, X[1], X[2] * c + X[0] * s,
-            X[3] * c - X[5] * s, X[4], X[5] * c + X[3] * s,
-            X[6] * c - X[8] * s, X[7], X[8] * c + X[6] * s,
-            X[9], X[10], X[11],
-        )
     return (
         X[0] * c + X[1] * s, X[1] * c - X[0] * s, X[2],
         X[3] * c + X[4] * s, X[4] * c - X[3] * s, X[5],
@@ -178,11 +154,10 @@ def turn_about_axis(X, axis, angle):
 
 
 @kernel_helper
-def axis_motion_to_parent(X, axis, w):
-    """motion_to_parent(X, w e_(3 + axis)), a rotation about axis k of the child frame:
-    [p × ω'; ω'] with ω' = w R e_k."""
-    turned = (w * X[axis], w * X[3 + axis], w * X[6 + axis])
-    return (*cross(X[9:12], turned), *turned)
+def z_motion_to_parent(X, w):
+    """motion_to_parent(X, [0; 0; 0; 0; 0; w]): [p × ω'; ω'] with ω' = w R e_z."""
+    axis = (w * X[2], w * X[5], w * X[8])
+    return (*cross(X[9:12], axis), *axis)
 
 
 @kernel_helper
