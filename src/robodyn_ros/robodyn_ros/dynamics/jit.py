@@ -12,8 +12,13 @@ starts a fresh cache. numba takes the folder from ``numba.config.CACHE_DIR`` whe
 is decorated, so each decorator here decorates inside kernel_cache(): a kernel caches in
 kernel_cache_dir() whichever layer's module it lives in. The folder is ``$NUMBA_CACHE_DIR``
 if set, else ``$XDG_CACHE_HOME/robodyn_ros`` (``~/.cache/robodyn_ros``).
+
+Importing this module also makes numba's inlining of kernel helpers copy each helper once per
+call site (copy_each_inlining_once).
 """
 
+import copy
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterator
@@ -24,6 +29,7 @@ from typing import Any
 
 import numba
 from numba import njit
+from numba.core import inline_closurecall
 
 PACKAGE = Path(__file__).resolve().parent.parent
 """The robodyn_ros package folder, which KERNEL_SOURCES are relative to."""
@@ -95,6 +101,49 @@ def kernel_cache() -> Iterator[None]:
         yield
     finally:
         numba.config.CACHE_DIR = previous
+
+
+class _OneMemoPerInlining:
+    """The ``copy`` module as numba's inliner sees it, with one memo for the deep copies of one
+    inlining (``memo`` is set while InlineWorker.inline_ir runs)."""
+
+    memo: dict[int, Any] | None = None
+
+    def deepcopy(self, x: Any, memo: dict[int, Any] | None = None) -> Any:
+        return copy.deepcopy(x, self.memo if memo is None else memo)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(copy, name)
+
+
+def copy_each_inlining_once() -> None:
+    """Make numba's inliner copy a helper's IR as one whole, once per call site.
+
+    InlineWorker.inline_ir deep-copies the helper's IR block by block, each block with a memo
+    of its own, so every block copies the whole scope, every variable of the function, again:
+    blocks × variables, quadratic in the size of the inlined helper, and most of the time a
+    kernel took to compile (numba issues 8989 and 9204). With one memo for the copies of one
+    inlining, the scope and its variables are copied once. The copy is the same IR: the
+    original's blocks share one scope too. Idempotent.
+    """
+    if isinstance(inline_closurecall.copy, _OneMemoPerInlining):
+        return
+    one_memo = _OneMemoPerInlining()
+    inline_ir = inline_closurecall.InlineWorker.inline_ir
+
+    @functools.wraps(inline_ir)
+    def inline_ir_with_one_memo(*args: Any, **kwargs: Any) -> Any:
+        outer, one_memo.memo = one_memo.memo, {}
+        try:
+            return inline_ir(*args, **kwargs)
+        finally:
+            one_memo.memo = outer
+
+    inline_closurecall.copy = one_memo
+    inline_closurecall.InlineWorker.inline_ir = inline_ir_with_one_memo
+
+
+copy_each_inlining_once()
 
 
 def cached(decorator: Callable[[Any], Any]) -> Callable[[Any], Any]:
