@@ -21,7 +21,15 @@ from robodyn_ros.dynamics.spatial import (
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import PLACEMENT, POSE, armature, body_inertia, parent_of, subspace
+from robodyn_ros.dynamics.tree import (
+    PLACEMENT,
+    POSE,
+    armature,
+    body_inertia,
+    frame_axis,
+    parent_of,
+    subspace,
+)
 
 # RBDA Table 5.1: v_i = Xup_i v_λ(i) + S_i q̇_i, f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i
 RneaWorkspace = namedtuple("RneaWorkspace", "Xup v a f")
@@ -42,7 +50,7 @@ def body_motion(tree, i, q, qd, qdd, v_parent, a_parent):
     its parent's: v_i = X_i v_λ + S_i q̇_i, a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i (RBDA
     Table 5.1)."""
     S = subspace(tree, i)
-    X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, q[i])
+    X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, frame_axis(tree, i), q[i])
     vJ = scale6(qd[i], S)
     v_i = add6(motion_to_child(X_i, v_parent), vJ)
     a_i = add6(motion_to_child(X_i, a_parent), scale6(qdd[i], S))

@@ -4,22 +4,20 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
-    about_z,
     add3,
     compose,
-    joint_pose,
-    motion_to_parent,
+    joint_pose_and_subspace,
     pose_at,
     rotate,
     store,
     vector6,
-    z_motion_to_parent,
 )
 from robodyn_ros.dynamics.tree import (
     FRAME_BODY,
     FRAME_PLACEMENT,
     PLACEMENT,
     POSE,
+    frame_axis,
     parent_of,
     subspace,
 )
@@ -38,14 +36,10 @@ def body_kinematics(tree, i, q_i, X_world, S_world):
     """Body i's step of forward_kinematics, its parent's pose already in X_world: stores and
     returns its pose X and its joint's world motion subspace S."""
     parent = parent_of(tree, i)
-    S_joint = subspace(tree, i)
-    X = joint_pose(pose_at(tree, i, PLACEMENT), S_joint, q_i)
+    placement = pose_at(tree, i, PLACEMENT)
     if parent >= 0:
-        X = compose(pose_at(X_world, parent, 0), X)
-    if about_z(S_joint):
-        S = z_motion_to_parent(X, S_joint[5])
-    else:
-        S = motion_to_parent(X, S_joint)
+        placement = compose(pose_at(X_world, parent, 0), placement)
+    X, S = joint_pose_and_subspace(placement, subspace(tree, i), frame_axis(tree, i), q_i)
     store(X_world, i, X)
     store(S_world, i, S)
     return X, S

@@ -38,6 +38,7 @@ from robodyn_ros.dynamics.tree import (
     PLACEMENT,
     POSE,
     armature,
+    frame_axis,
     is_chain,
     subspace,
 )
@@ -109,7 +110,8 @@ def stage_a(tree, q, Y, C, levels):
     for a in range(n):
         store(C, a, tree[a, BODY : BODY + COMPOSITE])
         if a + 1 < n:
-            X = joint_pose(pose_at(tree, a + 1, PLACEMENT), subspace(tree, a + 1), q[a + 1])
+            X = joint_pose(pose_at(tree, a + 1, PLACEMENT), subspace(tree, a + 1),
+                           frame_axis(tree, a + 1), q[a + 1])
             store(Y[0], a, X)
         else:
             store(Y[0], a, IDENTITY)

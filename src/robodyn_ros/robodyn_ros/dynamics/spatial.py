@@ -111,40 +111,66 @@ def compose(A, B):
 
 
 @kernel_helper
-def joint_pose(placement, S, q):
-    """placement · exp(S q): pose of a body in its parent body at joint position q.
+def joint_pose(placement, S, axis, q):
+    """placement · exp(S q): the pose of a body at joint position q, `placement` the pose of
+    its joint's frame (in the parent body, or in the world).
 
-    S is ``[0; axis]`` (revolute) or ``[axis; 0]`` (prismatic): exp(S q) is a rotation about
-    the unit axis by q (Rodrigues' formula) or a translation q along it. A revolute joint
-    about ±z, the usual URDF axis, turns two columns of the placement instead (Pinocchio's
-    JointModelRZ does the same).
+    A revolute joint about ±e_k of its frame (`axis` = k ≥ 0, tree.frame_axis), the usual URDF
+    axes, turns two columns of the placement (Pinocchio's JointModelRX, RY and RZ do the same);
+    any other joint composes the placement with screw_motion(S, q).
     """
-    if about_z(S):
-        return turn_about_z(placement, S[5] * q)
+    if axis >= 0:
+        return turn_about_axis(placement, axis, S[3 + axis] * q)
+    return compose(placement, screw_motion(S, q))
+
+
+@kernel_helper
+def joint_pose_and_subspace(placement, S, axis, q):
+    """joint_pose(placement, S, axis, q) = X, and S in the placement's frame, motion_to_parent(X,
+    S). One branch on the joint's kind for both: in a helper with array arguments, a second
+    branch kept their reference counts inside the kernel's loop."""
+    if axis >= 0:
+        X = turn_about_axis(placement, axis, S[3 + axis] * q)
+        return X, axis_motion_to_parent(X, axis, S[3 + axis])
+    X = compose(placement, screw_motion(S, q))
+    return X, motion_to_parent(X, S)
+
+
+@kernel_helper
+def screw_motion(S, q):
+    """exp(S q) for S = ``[0; axis]`` (revolute) or ``[axis; 0]`` (prismatic): a rotation about
+    the unit axis by q (Rodrigues' formula) or a translation q along it."""
     x, y, z = S[3], S[4], S[5]
     angle = q if (x != 0.0 or y != 0.0 or z != 0.0) else 0.0
     c, s = np.cos(angle), np.sin(angle)
     t = 1.0 - c
-    motion = (
+    return (
         t * x * x + c, t * x * y - s * z, t * x * z + s * y,
         t * x * y + s * z, t * y * y + c, t * y * z - s * x,
         t * x * z - s * y, t * y * z + s * x, t * z * z + c,
         q * S[0], q * S[1], q * S[2],
     )
-    return compose(placement, motion)
 
 
 @kernel_helper
-def about_z(S):
-    """Whether the motion subspace S is a rotation about the ±z axis of its frame."""
-    return (S[0] == 0.0 and S[1] == 0.0 and S[2] == 0.0 and S[3] == 0.0 and S[4] == 0.0
-            and S[5] != 0.0)
-
-
-@kernel_helper
-def turn_about_z(X, angle):
-    """X · Rz(angle): columns 0 and 1 of X's rotation turned by the angle, the rest kept."""
+def turn_about_axis(X, axis, angle):
+    """X · R_k(angle) about e_k, k = axis: columns a = k + 1 and b = k + 2 (mod 3) of X's
+    rotation turned, a ← c a + s b and b ← c b − s a, the rest kept."""
     c, s = np.cos(angle), np.sin(angle)
+    if axis == 0:
+        return (
+            X[0], X[1] * c + X[2] * s, X[2] * c - X[1] * s,
+            X[3], X[4] * c + X[5] * s, X[5] * c - X[4] * s,
+            X[6], X[7] * c + X[8] * s, X[8] * c - X[7] * s,
+            X[9], X[10], X[11],
+        )
+    if axis == 1:
+        return (
+            X[0] * c - X[2] * s, X[1], X[2] * c + X[0] * s,
+            X[3] * c - X[5] * s, X[4], X[5] * c + X[3] * s,
+            X[6] * c - X[8] * s, X[7], X[8] * c + X[6] * s,
+            X[9], X[10], X[11],
+        )
     return (
         X[0] * c + X[1] * s, X[1] * c - X[0] * s, X[2],
         X[3] * c + X[4] * s, X[4] * c - X[3] * s, X[5],
@@ -154,10 +180,11 @@ def turn_about_z(X, angle):
 
 
 @kernel_helper
-def z_motion_to_parent(X, w):
-    """motion_to_parent(X, [0; 0; 0; 0; 0; w]): [p × ω'; ω'] with ω' = w R e_z."""
-    axis = (w * X[2], w * X[5], w * X[8])
-    return (*cross(X[9:12], axis), *axis)
+def axis_motion_to_parent(X, axis, w):
+    """motion_to_parent(X, w e_(3 + axis)), a rotation about axis k of the child frame:
+    [p × ω'; ω'] with ω' = w R e_k, column k of the rotation."""
+    turned = (w * X[axis], w * X[3 + axis], w * X[6 + axis])
+    return (*cross(X[9:12], turned), *turned)
 
 
 @kernel_helper

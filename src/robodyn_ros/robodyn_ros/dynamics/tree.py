@@ -8,6 +8,8 @@ Every call from Python pays for each array argument, so the Model's arrays trave
     INERTIA      mass, centre of mass (3), rotational inertia about the centre of mass
                  (3x3 row-major), in body coordinates (BODY_SIZE = 13)
     ARMATURE     the joint's armature, added to M's diagonal (1)
+    AXIS         k where the joint is a rotation about ±e_k of its frame (0, 1, 2 for x, y,
+                 z), the usual URDF axes; −1 for any other joint (1)
 
 A pose is 12 numbers: rotation R row-major (9) then translation p (3); it maps child
 coordinates to parent coordinates, x_parent = R x_child + p. Frames travel the same way: a
@@ -26,7 +28,8 @@ INERTIA = 19
 COM = INERTIA + 1
 BODY_SIZE = 13
 ARMATURE = INERTIA + BODY_SIZE
-WIDTH = ARMATURE + 1
+AXIS = ARMATURE + 1
+WIDTH = AXIS + 1
 
 FRAME_BODY = 0
 FRAME_PLACEMENT = 1
@@ -66,7 +69,16 @@ def pack_tree(model: Model) -> np.ndarray:
     tree[:, SUBSPACE:INERTIA] = model.motion_subspace
     tree[:, INERTIA:ARMATURE] = inertia_rows(model.spatial_inertia)
     tree[:, ARMATURE] = model.armature
+    tree[:, AXIS] = frame_axes(model.motion_subspace)
     return tree
+
+
+def frame_axes(motion_subspace: np.ndarray) -> np.ndarray:
+    """k for each (n, 6) motion subspace that is a rotation about ±e_k of its frame, −1 for
+    the others (prismatic joints, revolute joints about any other axis, fixed joints)."""
+    about = motion_subspace[:, 3:] != 0.0
+    single_axis = np.all(motion_subspace[:, :3] == 0.0, axis=1) & (about.sum(axis=1) == 1)
+    return np.where(single_axis, np.argmax(about, axis=1), -1)
 
 
 def check_depth_first(parent: np.ndarray) -> None:
@@ -110,6 +122,12 @@ def subspace(tree, i):
         tree[i, SUBSPACE], tree[i, SUBSPACE + 1], tree[i, SUBSPACE + 2],
         tree[i, SUBSPACE + 3], tree[i, SUBSPACE + 4], tree[i, SUBSPACE + 5],
     )
+
+
+@kernel_helper
+def frame_axis(tree, i):
+    """k where joint i is a rotation about ±e_k of its frame, −1 for any other joint."""
+    return int(tree[i, AXIS])
 
 
 @kernel_helper
