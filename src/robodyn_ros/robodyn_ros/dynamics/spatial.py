@@ -120,7 +120,7 @@ def joint_pose(placement, S, axis, q):
     any other joint composes the placement with screw_motion(S, q).
     """
     if axis >= 0:
-        return turn_about_axis(placement, axis, S[3 + axis] * q)
+        return turn_about_axis(placement, axis, S, q)[0]
     return compose(placement, screw_motion(S, q))
 
 
@@ -130,8 +130,8 @@ def joint_pose_and_subspace(placement, S, axis, q):
     S). One branch on the joint's kind for both: in a helper with array arguments, a second
     branch kept their reference counts inside the kernel's loop."""
     if axis >= 0:
-        X = turn_about_axis(placement, axis, S[3 + axis] * q)
-        return X, axis_motion_to_parent(X, axis, S[3 + axis])
+        X, turning = turn_about_axis(placement, axis, S, q)
+        return X, (*cross(X[9:12], turning), *turning)
     X = compose(placement, screw_motion(S, q))
     return X, motion_to_parent(X, S)
 
@@ -153,38 +153,40 @@ def screw_motion(S, q):
 
 
 @kernel_helper
-def turn_about_axis(X, axis, angle):
-    """X · R_k(angle) about e_k, k = axis: columns a = k + 1 and b = k + 2 (mod 3) of X's
-    rotation turned, a ← c a + s b and b ← c b − s a, the rest kept."""
-    c, s = np.cos(angle), np.sin(angle)
+def turn_about_axis(X, axis, S, q):
+    """X · R_k(w q) for a joint about w e_k of its frame (k = axis, w = S[3 + k] = ±1), and
+    the joint's axis w R e_k in the frame of X (column k of the rotation, which the turn keeps).
+
+    Columns a = k + 1 and b = k + 2 (mod 3) of X's rotation turn, a ← c a + s b and
+    b ← c b − s a. Each branch reads S and X at constant indices: indexed by `axis`, the
+    tuples went through the stack.
+    """
+    if axis == 2:
+        w = S[5]
+        c, s = np.cos(w * q), np.sin(w * q)
+        return (
+            X[0] * c + X[1] * s, X[1] * c - X[0] * s, X[2],
+            X[3] * c + X[4] * s, X[4] * c - X[3] * s, X[5],
+            X[6] * c + X[7] * s, X[7] * c - X[6] * s, X[8],
+            X[9], X[10], X[11],
+        ), (w * X[2], w * X[5], w * X[8])
     if axis == 0:
+        w = S[3]
+        c, s = np.cos(w * q), np.sin(w * q)
         return (
             X[0], X[1] * c + X[2] * s, X[2] * c - X[1] * s,
             X[3], X[4] * c + X[5] * s, X[5] * c - X[4] * s,
             X[6], X[7] * c + X[8] * s, X[8] * c - X[7] * s,
             X[9], X[10], X[11],
-        )
-    if axis == 1:
-        return (
-            X[0] * c - X[2] * s, X[1], X[2] * c + X[0] * s,
-            X[3] * c - X[5] * s, X[4], X[5] * c + X[3] * s,
-            X[6] * c - X[8] * s, X[7], X[8] * c + X[6] * s,
-            X[9], X[10], X[11],
-        )
+        ), (w * X[0], w * X[3], w * X[6])
+    w = S[4]
+    c, s = np.cos(w * q), np.sin(w * q)
     return (
-        X[0] * c + X[1] * s, X[1] * c - X[0] * s, X[2],
-        X[3] * c + X[4] * s, X[4] * c - X[3] * s, X[5],
-        X[6] * c + X[7] * s, X[7] * c - X[6] * s, X[8],
+        X[0] * c - X[2] * s, X[1], X[2] * c + X[0] * s,
+        X[3] * c - X[5] * s, X[4], X[5] * c + X[3] * s,
+        X[6] * c - X[8] * s, X[7], X[8] * c + X[6] * s,
         X[9], X[10], X[11],
-    )
-
-
-@kernel_helper
-def axis_motion_to_parent(X, axis, w):
-    """motion_to_parent(X, w e_(3 + axis)), a rotation about axis k of the child frame:
-    [p × ω'; ω'] with ω' = w R e_k, column k of the rotation."""
-    turned = (w * X[axis], w * X[3 + axis], w * X[6 + axis])
-    return (*cross(X[9:12], turned), *turned)
+    ), (w * X[1], w * X[4], w * X[7])
 
 
 @kernel_helper
