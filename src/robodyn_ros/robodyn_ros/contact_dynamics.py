@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 ContactKind = Literal["3d", "6d"]
 CONTACT_ROWS = {"3d": 3, "6d": 6}
+RIGID_TOLERANCE = 1e-6  # how far a placement's R may be off orthonormal, as a unit quaternion
 
 
 @dataclass(frozen=True)
@@ -57,13 +58,34 @@ class Contact:
                 f"'6d' (its pose held); got {self.kind!r}"
             )
         if self.placement is not None:
-            placement = np.asarray(self.placement, dtype=float)
+            placement = np.array(self.placement, dtype=float)  # a copy the caller cannot edit
             if placement.shape != (4, 4) or not np.isfinite(placement).all():
                 raise ValueError(
                     f"contact on frame '{self.frame}': placement must be a finite 4x4 pose in "
                     f"the world; got shape {placement.shape}"
                 )
+            flaw = rigid_pose_flaw(placement)
+            if flaw:
+                raise ValueError(
+                    f"contact on frame '{self.frame}': placement must be a rigid pose in the "
+                    f"world [[R, p], [0, 0, 0, 1]] with R a rotation; {flaw}"
+                )
+            placement.flags.writeable = False
             object.__setattr__(self, "placement", placement)
+
+
+def rigid_pose_flaw(pose: np.ndarray) -> str:
+    """What keeps a finite 4x4 matrix from being a rigid pose [[R, p], [0, 0, 0, 1]] (R
+    orthonormal with det R = +1, each to RIGID_TOLERANCE); "" for a rigid pose."""
+    rotation = pose[:3, :3]
+    if np.abs(pose[3] - (0.0, 0.0, 0.0, 1.0)).max() > RIGID_TOLERANCE:
+        return f"its last row is {np.array2string(pose[3], precision=6)}, not [0 0 0 1]"
+    off = np.abs(rotation.T @ rotation - np.eye(3)).max()
+    if off > RIGID_TOLERANCE:
+        return f"R is not orthonormal: max |RᵀR - I| = {off:.3g} (a scaled or sheared R)"
+    if np.linalg.det(rotation) < 0.0:
+        return "det R < 0: R is a reflection, not a rotation"
+    return ""
 
 
 @dataclass(frozen=True, eq=False)

@@ -249,8 +249,13 @@ class FloatingBaseRobot:
 
         Returns:
             The configuration, shaped like q.
+
+        Raises:
+            ValueError: a state of the wrong shape, or a base quaternion that is not of unit
+                norm (to UNIT_TOLERANCE), naming the state.
         """
         q, v = self._states(("q", "v"), q, v)
+        self._check_base_orientation("q", q)
         out = np.empty_like(q)
         base = floating_base.CONFIGURATION
         out[..., :base] = free_flyer.integrate(q[..., :base], v[..., :FREE_FLYER_DOF] * dt)
@@ -263,8 +268,14 @@ class FloatingBaseRobot:
 
         Returns:
             v, shape (..., nv).
+
+        Raises:
+            ValueError: a state of the wrong shape, or a base quaternion that is not of unit
+                norm (to UNIT_TOLERANCE), naming the configuration and the state.
         """
         q0, q1 = self._states(("q0", "q1"), q0, q1)
+        self._check_base_orientation("q0", q0)
+        self._check_base_orientation("q1", q1)
         base = floating_base.CONFIGURATION
         out = np.empty((*q0.shape[:-1], self.nv))
         out[..., :FREE_FLYER_DOF] = free_flyer.difference(q0[..., :base], q1[..., :base])
@@ -291,12 +302,7 @@ class FloatingBaseRobot:
         shift = None if v is None else np.empty_like(q_tree)
         bad = floating_base.base_frame_states(self._gravity, q, v, q_tree, rotation, shift)
         if bad >= 0:
-            state, which = (q, "") if q.ndim == 1 else (q[bad], f" of state {bad}")
-            raise ValueError(
-                f"q[3:7], the base orientation quaternion (x, y, z, w){which}, "
-                f"must have unit norm (to {floating_base.UNIT_TOLERANCE:g}); got norm "
-                f"{np.linalg.norm(state[3:7]):.9g}"
-            )
+            raise _base_orientation_error("q", q, bad)
         return BaseFrameStates(q_tree, rotation, shift)
 
     # -- dynamics -----------------------------------------------------------------------------
@@ -642,6 +648,15 @@ class FloatingBaseRobot:
 
     # -- argument checks ----------------------------------------------------------------------
 
+    @staticmethod
+    def _check_base_orientation(name: str, q: np.ndarray) -> None:
+        """Raise for a state of `q` whose base quaternion is off unit norm by more than
+        UNIT_TOLERANCE, as base_frame_states does (a NaN quaternion gives NaN, no error)."""
+        norm = np.linalg.norm(q[..., 3:7], axis=-1)
+        off = np.flatnonzero(np.abs(np.atleast_1d(norm) - 1.0) > floating_base.UNIT_TOLERANCE)
+        if off.size:
+            raise _base_orientation_error(name, q, int(off[0]))
+
     def _states(self, names: tuple[str, ...], *states: ArrayLike) -> tuple[np.ndarray, ...]:
         """Configurations called `names`, checked: float64 arrays of one shape (nq,)/(B, nq)."""
         arrays = tuple(_as_float_array(x, name) for name, x in zip(names, states, strict=True))
@@ -759,6 +774,16 @@ def _com_in_base(M: np.ndarray, mass: float) -> np.ndarray:
     (the whole robot's spatial inertia about the base origin, [linear; angular])."""
     block = M[..., _LINEAR, _ANGULAR]
     return np.stack([block[..., 1, 2], block[..., 2, 0], block[..., 0, 1]], axis=-1) / mass
+
+
+def _base_orientation_error(name: str, q: np.ndarray, bad: int) -> ValueError:
+    """The error for state `bad` of configurations `name` (one state or a batch), whose base
+    quaternion is not of unit norm."""
+    state, which = (q, "") if q.ndim == 1 else (q[bad], f" of state {bad}")
+    return ValueError(
+        f"{name}[3:7], the base orientation quaternion (x, y, z, w){which}, must have unit "
+        f"norm (to {floating_base.UNIT_TOLERANCE:g}); got norm {np.linalg.norm(state[3:7]):.9g}"
+    )
 
 
 __all__ = ["FREE_FLYER_JOINTS", "BaseFrameStates", "FloatingBaseRobot"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from robodyn_ros.contact_dynamics import Contact, contact_drift, contact_jacobian
 
@@ -112,6 +114,56 @@ def test_dependent_contacts_are_refused() -> None:
 def test_bad_contacts_are_named(arguments: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Contact(**arguments)
+
+
+def _pose(rotation: np.ndarray, position: np.ndarray) -> np.ndarray:
+    pose = np.eye(4)
+    pose[:3, :3], pose[:3, 3] = rotation, position
+    return pose
+
+
+TURN = pin.rpy.rpyToMatrix(0.3, -0.2, 1.1)
+
+
+@pytest.mark.parametrize(
+    ("placement", "message"),
+    [
+        (_pose(2.0 * TURN, np.ones(3)), "not orthonormal"),
+        (_pose(np.zeros((3, 3)), np.ones(3)), "not orthonormal"),
+        (_pose(TURN @ np.diag([1.0, 1.0, -1.0]), np.ones(3)), "reflection"),
+        (_pose(TURN @ np.array([[1.0, 0.1, 0], [0, 1, 0], [0, 0, 1]]), np.ones(3)),
+         "not orthonormal"),
+        (_pose(TURN, np.ones(3)) + np.diag([0, 0, 0, 1.0]), r"last row .* not \[0 0 0 1\]"),
+    ],
+    ids=["scaled", "zero", "reflection", "sheared", "last_row"],
+)
+def test_a_placement_that_is_not_a_rigid_pose_is_refused(placement, message: str) -> None:
+    with pytest.raises(ValueError, match=rf"'left_sole_link'.*rigid pose.*{message}"):
+        Contact("left_sole_link", "6d", placement)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rpy=st.lists(st.floats(-np.pi, np.pi), min_size=3, max_size=3),
+       position=st.lists(st.floats(-5.0, 5.0), min_size=3, max_size=3),
+       noise=st.floats(0.0, 1e-9), seed=st.integers(0, 2**32 - 1))
+def test_rigid_placements_to_rounding_are_taken(rpy, position, noise: float, seed: int) -> None:
+    placement = _pose(pin.rpy.rpyToMatrix(*rpy), np.array(position))
+    placement[:3, :3] += noise * np.random.default_rng(seed).standard_normal((3, 3))
+    contact = Contact("left_sole_link", "6d", placement)
+    assert contact.placement is not None and not contact.placement.flags.writeable
+
+
+@settings(max_examples=200, deadline=None)
+@given(matrix=st.lists(st.floats(-2.0, 2.0), min_size=9, max_size=9).map(
+    lambda x: np.reshape(x, (3, 3))))
+def test_any_placement_taken_is_rigid(matrix: np.ndarray) -> None:
+    placement = _pose(matrix, np.zeros(3))
+    try:
+        Contact("left_sole_link", "6d", placement)
+    except ValueError as error:
+        assert "left_sole_link" in str(error)
+        return
+    assert np.abs(matrix.T @ matrix - np.eye(3)).max() <= 1e-6 and np.linalg.det(matrix) > 0
 
 
 def test_unknown_frames_and_gains_are_named() -> None:

@@ -62,6 +62,25 @@ def test_a_quaternion_of_other_norm_is_refused() -> None:
             call()
 
 
+@pytest.mark.parametrize("scale", [2.0, 0.0, 1.0 + 2e-6, -0.5])
+def test_integrate_and_difference_refuse_a_quaternion_of_other_norm(scale: float) -> None:
+    robot, _ = robot_and_oracle("solo12")
+    q, v, _, _ = random_states(robot, 3)
+    bad = q.copy()
+    bad[2, 3:7] *= scale
+    with pytest.raises(ValueError, match=r"^q\[3:7\].*of state 2.*unit norm"):
+        robot.integrate(bad, v, 1e-3)
+    with pytest.raises(ValueError, match=r"^q0\[3:7\].*unit norm"):
+        robot.difference(bad[2], q[2])
+    with pytest.raises(ValueError, match=r"^q1\[3:7\].*of state 2.*unit norm"):
+        robot.difference(q, bad)
+    # what they take, rounding off unit norm, they answer; a NaN state gives NaN, as elsewhere
+    q[:, 3:7] *= 1.0 + 1e-9
+    assert np.isfinite(robot.integrate(q, v, 1e-3)).all()
+    q[0, 3:7] = np.nan
+    assert np.isnan(robot.difference(q, q)[0, :6]).all()
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
