@@ -28,8 +28,10 @@ any frame of the robot (with or without frame_prefix), placed through the robot'
 kinematics at the newest joint state, or, where tf2 is installed, any frame tf2 knows. A frame
 it cannot resolve is refused with the reason (ros.frames).
 
-Every input is taken newest first (ros.intake): a cycle answers the newest joint state and a
-target is the newest one sent; the diagnostics count what was superseded. A new robot is
+Every input is taken newest first (ros.intake): every joint_states message is merged on
+arrival, in arrival order, and a cycle answers the newest merged state; a target is the newest
+one sent; the diagnostics count what was superseded (merged states for joint_states, not
+messages). A new robot is
 configured with the controller and its parameters and run once at rest before it replaces
 the one in service; if either fails (a frame it lacks, a tip that moves no mass) it is
 refused with the reason and the controller goes on as it was. A robot put in service starts
@@ -64,7 +66,7 @@ from robodyn_ros.ros.conversions import (
 )
 from robodyn_ros.ros.frames import Tf2Frames, in_root_frame, pose_transform
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
-from robodyn_ros.ros.intake import Arrival, NewestFirst
+from robodyn_ros.ros.intake import Arrival, InArrivalOrder, NewestFirst
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
@@ -105,10 +107,9 @@ class ControllerNode(RobotNode):
         self._pending: Future | None = None  # the service call in flight, in "service" mode
         self._cycles = 0
         self._trajectory: _Playback | None = None  # the joint trajectory being played
-        self._inputs = {
-            topic: NewestFirst(topic) for topic in ("joint_states", "target_pose", "target_joints",
-                                                    "joint_trajectory")
-        }
+        self._joint_state_intake = InArrivalOrder("joint_states")
+        self._targets = {topic: NewestFirst(topic)
+                         for topic in ("target_pose", "target_joints", "joint_trajectory")}
         super().__init__("controller_node", **kwargs)
 
     def create_interfaces(self) -> None:
@@ -118,7 +119,8 @@ class ControllerNode(RobotNode):
             ("target_joints", JointState, self._on_target_joints),
             ("joint_trajectory", JointTrajectory, self._on_joint_trajectory),
         ):
-            self._inputs[topic].subscription = self.create_subscription(
+            intake = self._targets.get(topic, self._joint_state_intake)
+            intake.subscription = self.create_subscription(
                 kind, topic, self.guard.callback(topic, callback), **input_qos(QUEUE_DEPTH)
             )
         self._efforts = self.create_lifecycle_publisher(Float64MultiArray, "effort_commands", 10)
@@ -221,8 +223,8 @@ class ControllerNode(RobotNode):
     def _newest(self, topic: str, message: PoseStamped | JointState | JointTrajectory,
                 info: MessageInfo) -> Arrival:
         """The newest message of an input, counted as handled."""
-        arrival = self._inputs[topic].take(message, info)
-        self._inputs[topic].mark_handled()
+        arrival = self._targets[topic].take(message, info)
+        self._targets[topic].mark_handled()
         return arrival
 
     def _set_target(self, *target: np.ndarray) -> None:
@@ -237,31 +239,35 @@ class ControllerNode(RobotNode):
     # -- each cycle -------------------------------------------------------------------------
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
-        """Answer the newest joint state; in "service" mode, a state that arrives while the
-        previous call is in flight is not handled (superseded by the next)."""
-        arrival = self._inputs["joint_states"].take(message, info)
+        """Merge every joint state taken (this one and those queued behind it) in arrival
+        order, then answer the newest merged state; in "service" mode, not while the previous
+        call is in flight (the state is superseded by the next)."""
+        intake = self._joint_state_intake
+        arrivals = intake.take(message, info)
         joint_states = self._joint_states
         if not self.active or self.controller is None or joint_states is None:
-            self._inputs["joint_states"].mark_handled()
+            intake.mark_handled()
             if not self.active:
                 return
             raise RefusedError("joint_states received before the controller is configured")
+        newest = joint_states.add_arrivals(arrivals, self.health)
         service = self.value("dynamics_source") == "service"
-        if service and self._pending is not None and not self._pending.done():
+        if newest is not None and service and self._pending is not None \
+                and not self._pending.done():
             return
-        self._inputs["joint_states"].mark_handled()
-        for other in arrival.others:  # another publisher's joints, e.g. a gripper's
-            joint_states.add(other.message, other.received_ns)
-        newest = arrival.message
-        q, qd, _ = joint_states.update(newest, arrival.received_ns, time.time_ns())
+        intake.mark_handled()
+        if newest is None:  # every message refused: the state is as it was
+            return
+        q, qd, _ = joint_states.state(time.time_ns())
         self._q = q
-        t = newest.header.stamp.sec + 1e-9 * newest.header.stamp.nanosec
+        stamp = newest.message.header.stamp
+        t = stamp.sec + 1e-9 * stamp.nanosec
         if self._trajectory is not None:
             self._follow_trajectory(t)
         if service:
-            self._request_dynamics(arrival, t, q, qd)
+            self._request_dynamics(newest, t, q, qd)
         else:
-            self._command(ControllerState(t=t, q=q, qd=qd), arrival)
+            self._command(ControllerState(t=t, q=q, qd=qd), newest)
 
     def _trajectory_start(self) -> tuple[np.ndarray, np.ndarray]:
         """Where a new trajectory starts (q, q̇) when its first point comes later than 0: the
@@ -334,7 +340,7 @@ class ControllerNode(RobotNode):
         assert self.controller is not None  # configured: _on_joint_state checked
         tau = finite("effort command", self.controller.update(state))
         self._efforts.publish(Float64MultiArray(data=tau[self._command_order].tolist()))
-        self._inputs["joint_states"].mark_answered(arrival)
+        self._joint_state_intake.mark_answered(arrival)
         self._cycles += 1
 
     # -- reporting --------------------------------------------------------------------------
@@ -347,7 +353,9 @@ class ControllerNode(RobotNode):
                   f"{playback.elapsed:.2f} of {playback.reference.duration:.2f} s"}
         self._cycles = 0
         skipping = []
-        for topic, intake in self._inputs.items():
+        inputs: list[tuple[str, NewestFirst | InArrivalOrder]] = [
+            ("joint_states", self._joint_state_intake), *self._targets.items()]
+        for topic, intake in inputs:
             superseded, topic_values = intake.diagnostic_values()
             values |= topic_values
             skipping += [topic] if superseded else []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Collection, Sequence
-from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import Pose, Vector3
@@ -19,6 +18,7 @@ from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.mimic_robot import Coupling
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
+from robodyn_ros.state_merge import StateMergeError, picked_fields
 
 
 class JointStateError(RefusedError):
@@ -79,28 +79,14 @@ class JointStateMap:
                 names', or a NaN or inf for a robot joint (naming the joint and the field).
         """
         index = self.index(message.name, source)
-        count = len(message.name)
-        fields: list[Any] = []  # q (never None), q̇ and τ or None
-        for field in ("position", "velocity", "effort"):
-            values = getattr(message, field)
-            if len(values) == 0 and field != "position":
-                fields.append(None)
-                continue
-            if len(values) != count:
-                raise JointStateError(
-                    f"{source}: {field} has {len(values)} entries for {count} names"
-                )
-            picked = np.asarray(values, dtype=float)[index]
-            if not np.isfinite(picked).all():
-                joints = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(picked))]
-                raise JointStateError(
-                    f"{source}: {field} is non-finite (NaN or inf) for joint(s) "
-                    f"{', '.join(joints)}"
-                )
-            fields.append(picked)
-        q, qd, effort = fields
+        fields = (message.position, message.velocity, message.effort)
+        try:
+            q, qd, effort = picked_fields(fields, len(message.name), index, self.joint_names,
+                                          source)
+        except StateMergeError as error:
+            raise JointStateError(str(error)) from error
+        assert q is not None  # position is never left out
         return q, (qd if qd is not None else np.zeros_like(q)), effort
-
 
     def mimic_mismatch(self, message: JointState, q: np.ndarray) -> str:
         """The mimic joints whose position in `message` is off their rule at q (the robot's

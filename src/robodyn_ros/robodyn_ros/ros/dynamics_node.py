@@ -27,9 +27,10 @@ others, not with each robot); a fixed base ignores it. coriolis_matrix, which a
 FloatingBaseRobot does not compute, is left out as frames are (below), and compute_dynamics
 refuses a floating base: its request, a JointState, carries no base state.
 
-joint_states are handled newest first (ros.intake): a cycle answers the newest state that has
-arrived and drops those it superseded; the diagnostics count them and give the age of each
-answered state from its arrival.
+joint_states are merged on arrival, every message in arrival order, and computed newest first
+(ros.intake): a cycle answers the newest merged state and skips those it superseded; the
+diagnostics count merged states, not messages (the two halves of one state supersede nothing),
+and give the age of each answered state from its arrival.
 
 A new robot (parameter or topic) is checked against everything configured before it goes
 into service. Frames it lacks, or that the operational-space method cannot serve on it, are
@@ -77,7 +78,7 @@ from robodyn_ros.ros.conversions import (
 )
 from robodyn_ros.ros.frames import robot_frame
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
-from robodyn_ros.ros.intake import NewestFirst, received_ns
+from robodyn_ros.ros.intake import InArrivalOrder, received_ns
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
 from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
 from robodyn_ros.ros.parameters import ParameterSpec
@@ -220,7 +221,7 @@ class DynamicsNode(RobotNode):
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._cycles = 0
         self._diagnostic_start = time.monotonic()
-        self._intake = NewestFirst("joint_states")
+        self._intake = InArrivalOrder("joint_states")
         super().__init__("dynamics_node", **kwargs)
 
     def create_interfaces(self) -> None:
@@ -310,34 +311,38 @@ class DynamicsNode(RobotNode):
             self._base = base_state(message, serving.odometry, received_ns(info))
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
-        """Answer the newest joint state (this one or one queued behind it)."""
+        """Merge every joint state taken (this one and those queued behind it) in arrival
+        order, then answer the newest merged state."""
         started = time.perf_counter()
-        arrival = self._intake.take(message, info)
-        self._intake.mark_handled()
+        arrivals = self._intake.take(message, info)
         serving = self._serving
         if not self.active:
+            self._intake.mark_handled()
             return
         if serving is None:
+            self._intake.mark_handled()
             raise RefusedError("joint_states received before a robot description")
-        for other in arrival.others:  # another publisher's joints, e.g. a gripper's
-            serving.joint_states.add(other.message, other.received_ns)
+        newest = serving.joint_states.add_arrivals(arrivals, self.health)
+        self._intake.mark_handled()
+        if newest is None:
+            return
         now_ns = time.time_ns()
-        q, qd, effort = serving.joint_states.update(arrival.message, arrival.received_ns, now_ns)
+        q, qd, effort = serving.joint_states.state(now_ns)
         joint_map = serving.joint_states.joint_map
         if joint_map.coupling is not None:
-            self._check_mimic(joint_map.mimic_mismatch(arrival.message, q))
+            self._check_mimic(joint_map.mimic_mismatch(newest.message, q))
         settings = serving.settings
         if serving.odometry is not None:
             q, qd, effort = floating_state(self._base, q, qd, effort, now_ns, settings.max_age)
         frames = serving.frames if "operational_space" in settings.quantities else ()
         joint_space, operational_space = compute(
-            serving.robot, arrival.message.header, q, qd, effort, frames, settings,
+            serving.robot, newest.message.header, q, qd, effort, frames, settings,
             serving.messages,
         )
         self._joint_space.publish(joint_space)
         for frame_message in operational_space:
             self._operational_space.publish(frame_message)
-        self._intake.mark_answered(arrival)
+        self._intake.mark_answered(newest)
         self._latencies.append(time.perf_counter() - started)
         self._cycles += 1
 

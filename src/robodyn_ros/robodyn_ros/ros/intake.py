@@ -1,17 +1,24 @@
-"""Newest-first intake of a subscription: a controller wants the latest state, not a backlog.
+"""The intake of a subscription: a controller wants the latest state, not a backlog.
 
-`NewestFirst.take` is called with the message the executor took; it takes whatever else the
-middleware holds for the subscription at that moment and keeps only the newest, so a flood is
-answered with its latest message at once instead of message by message behind it. The
-counts are exact: each publisher numbers its messages (MessageInfo's
+Each callback takes the message the executor took and whatever else the middleware holds for
+the subscription at that moment, so a flood is answered with its latest state at once instead
+of message by message behind it:
+
+- `NewestFirst` (commands, targets) keeps only the newest message; superseded = sent −
+  handled (less a message still held for its turn).
+- `InArrivalOrder` (joint states, which may each carry some of the joints) gives every message
+  in arrival order, so that each is merged; the consumer computes the newest merged state and
+  counts merged states, not messages, as handled or superseded (robodyn_ros.state_merge).
+
+The message counts are exact: each publisher numbers its messages (MessageInfo's
 publication_sequence_number, per publisher_gid), so the messages sent are known, including any
-the middleware dropped before they were taken; superseded = sent − handled (less a message
-still held for its turn). The age of an answered message runs from its arrival in the
-middleware (received_timestamp), so the time it waited in the queue counts.
+the middleware dropped before they were taken. The age of an answered message runs from its
+arrival in the middleware (received_timestamp), so the time it waited in the queue counts.
 """
 
 from __future__ import annotations
 
+import struct
 import threading
 import time
 from collections import deque
@@ -21,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
+
+from robodyn_ros.state_merge import StateGrouping
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
@@ -34,20 +43,15 @@ SUPERSEDED_WARN_SHARE = 0.05
 
 @dataclass(frozen=True)
 class Arrival:
-    """The newest message of a take and when it arrived (ns, system clock).
-
-    others: the newest message of each other publisher in the same take, oldest first (a
-        subscriber that merges partial messages, such as joint states of an arm and a gripper
-        published apart, needs them; the rest superseded their own publisher's).
-    """
+    """A message taken and when it arrived (ns, system clock)."""
 
     message: Any
     received_ns: int
-    others: tuple[Arrival, ...] = ()
 
 
-class NewestFirst:
-    """The newest-first intake of one subscription, with its counts and ages.
+class Intake:
+    """What the intakes of a subscription share: the subscription, the messages its publishers
+    sent (numbered), the messages taken, and the ages of the answered ones.
 
     Args:
         topic: the topic's name, for the diagnostics' keys.
@@ -60,9 +64,8 @@ class NewestFirst:
         self._streams: dict[bytes, tuple[int, int]] = {}  # publisher → (first, last) number
         self._unnumbered = 0  # messages whose middleware gives no sequence number
         self.taken = 0
-        self.handled = 0
         self._ages: deque[float] = deque(maxlen=AGES_KEPT)
-        self._period = (time.monotonic(), 0, 0, 0)  # start, sent, handled, superseded then
+        self._period = (time.monotonic(), 0, 0, 0, 0)  # start, sent, begun, handled, superseded
 
     @property
     def sent(self) -> int:
@@ -71,58 +74,39 @@ class NewestFirst:
             streams = sum(last - first + 1 for first, last in self._streams.values())
             return streams + self._unnumbered
 
-    def take(self, message: Any, info: MessageInfo) -> Arrival:
-        """The newest of `message` (just taken by the executor, with its MessageInfo) and what
-        the middleware holds behind it, with the newest of each other publisher; the older
-        ones are counted and dropped.
+    def mark_answered(self, arrival: Arrival) -> None:
+        """Record the age of a message whose answer goes out now."""
+        self._ages.append((time.time_ns() - arrival.received_ns) * 1e-6)
 
-        Args:
-            message, info: the subscription callback's arguments.
-
-        Returns:
-            The newest message and its arrival.
-        """
+    def _drain(self, message: Any, info: MessageInfo) -> list[tuple[Any, MessageInfo]]:
+        """`message` (just taken by the executor, with its MessageInfo) and every message the
+        middleware holds behind it, in arrival order, each counted; those taken here are
+        serialized bytes (see `_arrival`)."""
         self._count(info)
-        newest: dict[bytes | None, tuple[Any, MessageInfo]] = {_publisher(info): (message, info)}
+        taken = [(message, info)]
         subscription = self.subscription
-        if subscription is not None:  # taken serialized: only the kept ones are deserialized
+        if subscription is not None:
             with subscription.handle:
-                while (taken := subscription.handle.take_message(
+                while (held := subscription.handle.take_message(
                         subscription.msg_type, True)) is not None:
-                    self._count(taken[1])
-                    key = _publisher(taken[1])
-                    newest.pop(key, None)  # reinserted last: the dict keeps arrival order
-                    newest[key] = taken
-        arrivals = [self._arrival(*kept) for kept in newest.values()]
-        return Arrival(arrivals[-1].message, arrivals[-1].received_ns, tuple(arrivals[:-1]))
+                    self._count(held[1])
+                    taken.append(held)
+        return taken
 
     def _arrival(self, message: Any, info: MessageInfo) -> Arrival:
+        """A taken message, deserialized if it was taken serialized."""
         if isinstance(message, bytes):
             assert self.subscription is not None  # only a subscription's take gives bytes
             message = deserialize_message(message, self.subscription.msg_type)
         return Arrival(message, received_ns(info))
 
-    def mark_handled(self) -> None:
-        """Count one taken message as handled (answered, applied or rejected)."""
-        self.handled += 1
-
-    def mark_answered(self, arrival: Arrival) -> None:
-        """Record the age of a message whose answer goes out now (call mark_handled too)."""
-        self._ages.append((time.time_ns() - arrival.received_ns) * 1e-6)
-
-    def diagnostic_values(self, pending: int = 0) -> tuple[bool, dict[str, str]]:
-        """Whether more than SUPERSEDED_WARN_SHARE of the messages sent in the period since
-        the last call were superseded (the node does not keep up), and the period's input and
-        handled rates, the totals and the age percentiles (ms).
-
-        Args:
-            pending: messages taken and kept but not handled yet (a command held for the
-                next step), which are not superseded.
-        """
-        now, sent, handled = time.monotonic(), self.sent, self.handled
-        superseded = sent - handled - pending
-        start, sent0, handled0, superseded0 = self._period
-        self._period = (now, sent, handled, superseded)
+    def _report(self, begun: int, handled: int, superseded: int) -> tuple[bool, dict[str, str]]:
+        """Whether more than SUPERSEDED_WARN_SHARE of what began in the period since the last
+        call (a message, or a merged state) was superseded, and the period's input and handled
+        rates, the totals and the age percentiles (ms)."""
+        now, sent = time.monotonic(), self.sent
+        start, sent0, begun0, handled0, superseded0 = self._period
+        self._period = (now, sent, begun, handled, superseded)
         elapsed = max(now - start, 1e-9)
         ages = np.array([self._ages.popleft() for _ in range(len(self._ages))])
         topic = self.topic
@@ -136,7 +120,7 @@ class NewestFirst:
             f"{topic} age p50 (ms)": f"{np.percentile(ages, 50):.3f}" if ages.size else "",
             f"{topic} age p99 (ms)": f"{np.percentile(ages, 99):.3f}" if ages.size else "",
         }
-        return superseded - superseded0 > SUPERSEDED_WARN_SHARE * (sent - sent0), values
+        return superseded - superseded0 > SUPERSEDED_WARN_SHARE * (begun - begun0), values
 
     def _count(self, info: MessageInfo) -> None:
         self.taken += 1
@@ -151,13 +135,116 @@ class NewestFirst:
             self._streams[key] = (min(first, number), max(last, number))
 
 
+class NewestFirst(Intake):
+    """The newest-first intake of one subscription (a command, a target): the newest message
+    taken is the one that counts; superseded = sent − handled (less a message still held for
+    its turn)."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(topic)
+        self.handled = 0
+
+    def take(self, message: Any, info: MessageInfo) -> Arrival:
+        """The newest of `message` (just taken by the executor, with its MessageInfo) and what
+        the middleware holds behind it; the older ones are counted and dropped undeserialized.
+
+        Args:
+            message, info: the subscription callback's arguments.
+        """
+        return self._arrival(*self._drain(message, info)[-1])
+
+    def mark_handled(self) -> None:
+        """Count one taken message as handled (answered, applied or rejected)."""
+        self.handled += 1
+
+    def diagnostic_values(self, pending: int = 0) -> tuple[bool, dict[str, str]]:
+        """Whether more than SUPERSEDED_WARN_SHARE of the messages sent in the period since
+        the last call were superseded (the node does not keep up), and the period's input and
+        handled rates, the totals and the age percentiles (ms).
+
+        Args:
+            pending: messages taken and kept but not handled yet (a command held for the
+                next step), which are not superseded.
+        """
+        sent = self.sent
+        return self._report(sent, self.handled, sent - self.handled - pending)
+
+
+class InArrivalOrder(Intake):
+    """The intake of a JointState subscription whose every message counts (partial states
+    merged by joint name): the messages taken, in arrival order, grouped into merged states
+    by their names (state_merge.StateGrouping), which are what is counted as handled or
+    superseded. A message whose every joint a later message of the same take carries would
+    only be overwritten before the state is computed: it is counted, not deserialized."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(topic)
+        self.states = StateGrouping()
+
+    def take(self, message: Any, info: MessageInfo) -> list[Arrival]:
+        """`message` (just taken by the executor, with its MessageInfo) and the messages the
+        middleware holds behind it that a later one does not overwrite, in arrival order.
+
+        Args:
+            message, info: the subscription callback's arguments.
+        """
+        taken = self._drain(message, info)
+        names = [held.name if not isinstance(held, bytes) else joint_state_names(held)
+                 for held, _ in taken]
+        for joints in names:
+            self.states.join(joints)
+        kept: list[tuple[Any, MessageInfo]] = []
+        later: set[str] = set()
+        for held, joints in zip(reversed(taken), reversed(names), strict=True):
+            if not joints or not later.issuperset(joints):  # none: refused by the merge
+                kept.append(held)
+            later.update(joints)
+        return [self._arrival(*held) for held in reversed(kept)]
+
+    def mark_handled(self) -> None:
+        """Count the newest merged state as handled (computed or refused)."""
+        self.states.mark_handled()
+
+    def diagnostic_values(self) -> tuple[bool, dict[str, str]]:
+        """Whether more than SUPERSEDED_WARN_SHARE of the merged states begun in the period
+        since the last call were superseded (the computations fall behind), and the period's
+        message rate and handled rate (states), the totals (messages sent and dropped; states
+        begun, handled and superseded) and the age percentiles (ms)."""
+        counts = self.states.counts
+        behind, values = self._report(counts.begun, counts.handled, counts.superseded)
+        return behind, {**values, f"{self.topic} states": str(counts.begun)}
+
+
+def joint_state_names(raw: bytes) -> tuple[str, ...]:
+    """The names of a serialized sensor_msgs/JointState (CDR, either byte order), read
+    without deserializing the rest; () when the bytes are not one."""
+    order = "<" if raw[1:2] == b"\x01" else ">"
+    data = memoryview(raw)[4:]  # past the encapsulation header; CDR aligns from here
+    try:
+        cursor = 8  # past header.stamp
+        frame_id = struct.unpack_from(f"{order}I", data, cursor)[0]
+        cursor = _aligned(cursor + 4 + frame_id)
+        (count,) = struct.unpack_from(f"{order}I", data, cursor)
+        cursor += 4
+        names = []
+        for _ in range(count):
+            cursor = _aligned(cursor)
+            (size,) = struct.unpack_from(f"{order}I", data, cursor)
+            names.append(bytes(data[cursor + 4 : cursor + 3 + size]).decode())
+            cursor += 4 + size
+    except (struct.error, UnicodeDecodeError):
+        return ()
+    return tuple(names)
+
+
+def _aligned(cursor: int) -> int:
+    """The next multiple of 4 (the alignment of CDR's lengths)."""
+    return -(-cursor // 4) * 4
+
+
 def received_ns(info: MessageInfo) -> int:
     """When a message arrived in the middleware (ns, system clock; now where the middleware
     does not say)."""
     return info.get("received_timestamp") or time.time_ns()
 
 
-def _publisher(info: MessageInfo) -> bytes | None:
-    """The publisher of a message (its gid), None where the middleware does not give it."""
-    publisher = info.get("publisher_gid")
-    return bytes(publisher["data"]) if publisher is not None else None

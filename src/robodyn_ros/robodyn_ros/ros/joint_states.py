@@ -1,15 +1,18 @@
 """joint_states as robot_state_publisher and ros2_control's controllers take them: from
 best-effort or reliable publishers, and merged by joint name across messages that each carry
-some of the joints (an arm and its gripper published apart).
+some of the joints (an arm and its gripper published apart, or one driver's two groups one
+after the other): the merge of robodyn_ros.state_merge on JointState messages.
 
-Each joint keeps the values of the last message that carried it and when that message
-arrived. The state is complete while every joint of the robot was heard within
-joint_states_max_age; otherwise it is refused, naming the joints not heard, and nothing is
-computed from it. A message carrying every joint is the usual case and costs no more than
-matching it by name.
+Every message is merged on arrival, in arrival order; a node computes the newest merged state
+and counts states (not messages) as computed or superseded (state_merge). The state is
+complete while every joint of the robot was heard within joint_states_max_age; otherwise it is
+refused, naming the joints not heard, and nothing is computed from it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -18,11 +21,14 @@ from sensor_msgs.msg import JointState
 
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap
 from robodyn_ros.ros.parameters import ParameterSpec
+from robodyn_ros.state_merge import DEFAULT_MAX_AGE, StateMerge, StateMergeError
 
-NEVER_NS = 2**62  # ns: "heard" this long before the clock's origin: never
+if TYPE_CHECKING:
+    from robodyn_ros.ros.guard import NodeHealth
+    from robodyn_ros.ros.intake import Arrival
 
 MAX_AGE_PARAMETER = ParameterSpec(
-    "joint_states_max_age", 0.5,
+    "joint_states_max_age", DEFAULT_MAX_AGE,
     "s: a joint not heard on joint_states within this time (its last message arrived "
     "earlier) makes the merged state incomplete: it is reported and nothing is computed",
     bounds=(1e-3, 3600.0),
@@ -51,120 +57,73 @@ class JointStateMerge:
 
     def __init__(self, joint_map: JointStateMap, max_age: float) -> None:
         self.joint_map = joint_map
-        self.max_age = max_age
-        n = len(joint_map.joint_names)
-        self._q, self._qd, self._effort = np.zeros(n), np.zeros(n), np.zeros(n)
-        self._has_effort = np.zeros(n, dtype=bool)
-        self._heard = np.full(n, -NEVER_NS, dtype=np.int64)  # ns
-        self._names: tuple[str, ...] | None = None  # the names of the last message
-        self._full = False  # whether they are all the robot's joints
-        self._robot_index = self._message_index = np.empty(0, dtype=np.int64)
-        self._full_state: tuple = ()  # the last full message's (q, q̇, τ or None)
+        self._merge = StateMerge(joint_map.joint_names, max_age)
 
-    def update(
-        self, message: JointState, received_ns: int, now_ns: int, source: str = "joint_states"
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Merge a message into the state; the state so merged, when complete.
+    @property
+    def max_age(self) -> float:
+        """s: joint_states_max_age."""
+        return self._merge.max_age
 
-        Args:
-            message: a JointState, with any of the robot's joints and others.
-            received_ns: when it arrived (ns, system clock).
-            now_ns: now (ns, same clock), for the age of the joints it lacks.
-            source: what the messages are, first in an error.
+    @max_age.setter
+    def max_age(self, value: float) -> None:
+        self._merge.max_age = value
 
-        Returns:
-            (q, q̇, τ or None) in the robot's joint order, as JointStateMap.state: τ only
-            when the last message of every joint had effort.
-
-        Raises:
-            JointStateError: the message is malformed (see `add`), or a joint was not heard
-                within max_age (naming it).
-        """
-        if self.add(message, received_ns, source):
-            return self._full_state
-        stale = np.flatnonzero(self._heard < heard_since(now_ns, self.max_age))
-        if stale.size:
-            names = self.joint_map.joint_names
-            ages = [f"{names[i]} ({heard_ago(now_ns - self._heard[i])})" for i in stale]
-            raise JointStateError(
-                f"{source}: no state of joint(s) {', '.join(ages)} within "
-                f"joint_states_max_age ({self.max_age:g} s); the merged state is incomplete "
-                "and nothing is computed from it"
-            )
-        effort = self._effort.copy() if self._has_effort.all() else None
-        return self._q.copy(), self._qd.copy(), effort
-
-    def add(self, message: JointState, received_ns: int, source: str = "joint_states") -> bool:
+    def add(self, message: JointState, received_ns: int, source: str = "joint_states") -> None:
         """Merge a message into the state.
-
-        Returns:
-            Whether it carried every joint of the robot.
 
         Raises:
             JointStateError: no names, a field whose length is not the names', or a NaN or
                 inf for a robot joint (naming the joint and the field); nothing is merged.
         """
-        names = tuple(message.name)
-        if names != self._names:
-            self._layout(names, source)
-        if not self._full:
-            self._merge(message, received_ns, source)
-            return False
-        q, qd, effort = self._full_state = self.joint_map.state(message, source)
-        self._q[:], self._qd[:], self._heard[:] = q, qd, received_ns
-        self._has_effort[:] = effort is not None
-        if effort is not None:
-            self._effort[:] = effort
-        return True
+        fields = (message.position, message.velocity, message.effort)
+        try:
+            self._merge.add(message.name, fields, received_ns, source)
+        except StateMergeError as error:
+            raise JointStateError(str(error)) from error
 
-    def _layout(self, names: tuple[str, ...], source: str) -> None:
-        """Where the robot's joints are in a message's names."""
-        if not names:
-            raise JointStateError(f"{source}: name is empty (a JointState without joints)")
-        where = {name: k for k, name in enumerate(names)}
-        present = [(i, where[name]) for i, name in enumerate(self.joint_map.joint_names)
-                   if name in where]
-        self._robot_index = np.array([i for i, _ in present], dtype=np.int64)
-        self._message_index = np.array([k for _, k in present], dtype=np.int64)
-        self._full = len(present) == len(self.joint_map.joint_names)
-        self._names = names
+    def add_arrivals(self, arrivals: Sequence[Arrival], health: NodeHealth) -> Arrival | None:
+        """Merge the messages of a take in arrival order; one that is refused is reported to
+        the node's health as a rejected joint_states message, and the others are merged.
 
-    def _merge(self, message: JointState, received_ns: int, source: str) -> None:
-        """Take the robot joints a partial message carries."""
-        count = len(message.name)
-        values = {}
-        for field in ("position", "velocity", "effort"):
-            entries = getattr(message, field)
-            if len(entries) == 0 and field != "position":
+        Returns:
+            The newest message merged (the header its state is answered under), None when
+            every one was refused.
+        """
+        newest = None
+        for arrival in arrivals:
+            try:
+                self.add(arrival.message, arrival.received_ns)
+            except JointStateError as refusal:
+                health.reject("joint_states", str(refusal))
                 continue
-            if len(entries) != count:
-                raise JointStateError(
-                    f"{source}: {field} has {len(entries)} entries for {count} names"
-                )
-            picked = np.asarray(entries, dtype=float)[self._message_index]
-            bad = np.flatnonzero(~np.isfinite(picked))
-            if bad.size:
-                joints = [self.joint_map.joint_names[self._robot_index[i]] for i in bad]
-                raise JointStateError(
-                    f"{source}: {field} is non-finite (NaN or inf) for joint(s) "
-                    f"{', '.join(joints)}"
-                )
-            values[field] = picked
-        index = self._robot_index
-        self._q[index] = values["position"]
-        self._qd[index] = values.get("velocity", 0.0)
-        self._has_effort[index] = "effort" in values
-        if "effort" in values:
-            self._effort[index] = values["effort"]
-        self._heard[index] = received_ns
+            newest = arrival
+        return newest
 
+    def state(
+        self, now_ns: int, source: str = "joint_states"
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The merged state.
 
-def heard_since(now_ns: int, max_age: float) -> int:
-    """The arrival time (ns) before which an input is older than `max_age` (s) at `now_ns`:
-    the rule of joint_states_max_age."""
-    return now_ns - round(max_age * 1e9)
+        Args:
+            now_ns: now (ns, system clock), for the age of each joint.
 
+        Returns:
+            (q, q̇, τ or None) in the robot's joint order, as JointStateMap.state: q̇ = 0 for a
+            joint whose last message had no velocity, τ only when every one had effort.
 
-def heard_ago(elapsed_ns: int) -> str:
-    """How long ago an input (a joint, the odometry) was last heard, for an error."""
-    return "never heard" if elapsed_ns > NEVER_NS // 2 else f"heard {elapsed_ns * 1e-9:.3g} s ago"
+        Raises:
+            JointStateError: a joint was not heard within max_age (naming it).
+        """
+        try:
+            merged = self._merge.state(now_ns, source)
+        except StateMergeError as error:
+            raise JointStateError(str(error)) from error
+        effort = None if np.isnan(merged.effort).any() else merged.effort
+        return merged.position, np.nan_to_num(merged.velocity, nan=0.0), effort
+
+    def update(
+        self, message: JointState, received_ns: int, now_ns: int, source: str = "joint_states"
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Merge one message, then the merged state (`add`, then `state`)."""
+        self.add(message, received_ns, source)
+        return self.state(now_ns, source)

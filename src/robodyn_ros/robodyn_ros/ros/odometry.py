@@ -18,7 +18,7 @@ from nav_msgs.msg import Odometry
 from robodyn_ros.dynamics.floating_base import UNIT_TOLERANCE
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.ros.guard import RefusedError
-from robodyn_ros.ros.joint_states import heard_ago, heard_since
+from robodyn_ros.state_merge import heard_ago, heard_since
 
 
 @dataclass(frozen=True)

@@ -92,10 +92,11 @@ def test_dynamics_node_answers_the_newest_of_a_flood(dynamics) -> None:
     assert dynamics_answer(dynamics, last)
     assert wait_for(lambda: dynamics.reported("faster than they are answered", since=since))
 
-    def counts_settled() -> bool:
-        sent, handled = dynamics.value("joint_states sent"), dynamics.value("joint_states handled")
+    def counts_settled() -> bool:  # merged states: each of these full messages is one
+        sent, states = dynamics.value("joint_states sent"), dynamics.value("joint_states states")
+        handled = dynamics.value("joint_states handled")
         return sent and int(sent) >= FLOOD and int(dynamics.value("joint_states superseded")) \
-            == int(sent) - int(handled)
+            == int(states) - int(handled)
 
     assert wait_for(counts_settled), [kv for kv in dynamics.statuses[-1].values]
 
