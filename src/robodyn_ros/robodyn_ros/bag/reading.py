@@ -1,7 +1,14 @@
 """Joint states out of a rosbag2 (sqlite3 or mcap), in a robot's joint order.
 
+Messages that each carry some of the joints (an arm's and its gripper's, or one driver's two
+groups one after the other) are merged by name in recorded order, as the nodes merge them
+(robodyn_ros.state_merge): a sample per merged state (a run of messages in which no joint
+repeats) once every joint has been heard, at the stamp of the last message merged into it; a
+joint not heard within DEFAULT_MAX_AGE (by the bag's receive times) is an error, as a node
+refuses such a state. Every field's length must be the names'.
+
 Stamps are the messages' header stamps (the bag's receive times when every header stamp is
-zero). Messages recorded out of stamp order are sorted with a BagWarning; two messages with one
+zero). Samples recorded out of stamp order are sorted with a BagWarning; two samples with one
 stamp are an error, since no time derivative exists between them.
 """
 
@@ -23,6 +30,13 @@ from rosbags.rosbag2.errors import ReaderError
 from robodyn_ros.bag.errors import BagError, BagWarning
 from robodyn_ros.bag.joint_state_cdr import UniformJointStates, decode_uniform
 from robodyn_ros.bag.typestore import typestore
+from robodyn_ros.state_merge import (
+    FIELDS,
+    MergedState,
+    StateGrouping,
+    StateMerge,
+    StateMergeError,
+)
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 STORAGE_SUFFIXES = {".db3": "sqlite3", ".mcap": "mcap"}
@@ -181,6 +195,16 @@ def _raw_messages(
 def _uniform_columns(
     uniform: UniformJointStates, picker: _JointPicker, receive_times: np.ndarray
 ) -> _Columns:
+    """Messages of one layout: each field has the same length in every message, checked
+    once against the names (the first message stands for all)."""
+    count = len(uniform.names)
+    for field, values in zip(FIELDS, (uniform.position, uniform.velocity, uniform.effort),
+                             strict=True):
+        if values is not None and values.shape[1] != count:
+            raise BagError(
+                f"{picker.where}: message 0 (stamp {uniform.stamps[0]} ns), as every message "
+                f"of the topic, has {values.shape[1]} {field} values for {count} names"
+            )
     index = picker.index(uniform.names)
     size, n = len(uniform.stamps), len(index)
     velocity, effort = (
@@ -197,28 +221,47 @@ def _uniform_columns(
 def _message_columns(
     raws: list[bytes], picker: _JointPicker, receive_times: np.ndarray
 ) -> _Columns:
-    """Each message deserialised by rosbags: any mix of name orders and field lengths."""
-    store, stamps, position, velocity, effort = typestore(), [], [], [], []
+    """Each message deserialised by rosbags: any mix of name orders and field lengths, and
+    messages that each carry some of the joints (an arm's and its gripper's, or one driver's
+    two groups), merged by name as the nodes merge them (robodyn_ros.state_merge): a row per
+    merged state once every joint has been heard, at the stamp and receive time of the last
+    message merged into it."""
+    store, merge, grouping = typestore(), StateMerge(picker.joint_names), StateGrouping()
+    rows: list[tuple[int, int, MergedState]] = []  # per state: stamp, receive time, values
+    names_seen: dict[str, None] = {}  # every name, in order of appearance
+    newest: tuple[int, int, MergedState] | None = None  # the current state, once complete
     for k, raw in enumerate(raws):
         message: Any = store.deserialize_cdr(raw, JOINT_STATE)  # a JointState
-        index = picker.index(tuple(message.name))
-        count = len(message.name)
-        stamps.append(message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec)
-        position.append(picker.field(message.position, "position", count, index, k))
-        velocity.append(picker.optional(message.velocity, "velocity", count, index, k))
-        effort.append(picker.optional(message.effort, "effort", count, index, k))
-    n = len(picker.joint_names)
+        stamp = message.header.stamp.sec * 1_000_000_000 + message.header.stamp.nanosec
+        received = int(receive_times[k])
+        names = tuple(message.name)
+        names_seen.update(dict.fromkeys(names))
+        source = f"{picker.where}: message {k} (stamp {stamp} ns)"
+        joints = [name for name in names if name in picker.joint_set]
+        if names and not joints:
+            continue  # none of the robot's joints
+        try:
+            merge.add(names, (message.position, message.velocity, message.effort), received,
+                      source)
+            if grouping.join(joints) and newest is not None:
+                rows.append(newest)
+            newest = (stamp, received, merge.state(received, source)) if merge.heard_all \
+                else None
+        except StateMergeError as error:
+            raise BagError(str(error)) from error
+    picker.index(tuple(names_seen))  # every joint named somewhere, else the error naming them
+    assert newest is not None  # every joint heard: the last message completed a state
+    rows.append(newest)
+    velocity = np.array([row.velocity for _, _, row in rows])
+    effort = np.array([row.effort for _, _, row in rows])
+    has_velocity, has_effort = (~np.isnan(values).any(axis=1) for values in (velocity, effort))
+    effort[~has_effort] = np.nan  # a row without every joint's effort has none
     return _Columns(
-        np.array(stamps, dtype=np.int64), receive_times, np.stack(position),
-        *_with_gaps(velocity, n), *_with_gaps(effort, n),
+        np.array([stamp for stamp, _, _ in rows], dtype=np.int64),
+        np.array([received for _, received, _ in rows], dtype=np.int64),
+        np.array([row.position for _, _, row in rows]), velocity, has_velocity, effort,
+        has_effort,
     )
-
-
-def _with_gaps(rows: list[np.ndarray | None], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(values with NaN rows where a message had none, whether each message had them)."""
-    gap = np.full(n, np.nan)
-    present = np.array([row is not None for row in rows])
-    return np.stack([gap if row is None else row for row in rows]), present
 
 
 class _JointPicker:
@@ -226,6 +269,7 @@ class _JointPicker:
 
     def __init__(self, joint_names: tuple[str, ...], bag: Path, topic: str) -> None:
         self.joint_names, self.where = joint_names, f"bag {bag}, topic '{topic}'"
+        self.joint_set = frozenset(joint_names)
         self._maps: dict[tuple[str, ...], np.ndarray] = {}
 
     def index(self, names: tuple[str, ...]) -> np.ndarray:
@@ -250,20 +294,6 @@ class _JointPicker:
                 BagWarning, stacklevel=4,
             )
         return np.array([position[name] for name in self.joint_names], dtype=np.int64)
-
-    def field(
-        self, values: np.ndarray, field: str, count: int, index: np.ndarray, k: int
-    ) -> np.ndarray:
-        if len(values) != count:
-            raise BagError(
-                f"{self.where}: message {k} has {len(values)} {field} values for {count} names"
-            )
-        return np.asarray(values, dtype=float)[index]
-
-    def optional(
-        self, values: np.ndarray, field: str, count: int, index: np.ndarray, k: int
-    ) -> np.ndarray | None:
-        return self.field(values, field, count, index, k) if len(values) else None
 
 
 def _recorded_run(bag: Path, topic: str, names: tuple[str, ...], columns: _Columns) -> RecordedRun:

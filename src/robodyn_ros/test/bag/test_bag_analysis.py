@@ -301,3 +301,93 @@ def test_bad_window_and_missing_bag(tmp_path, case, recorded) -> None:
         analyze_bag(bag, case.robot, AnalysisOptions(frames=("wrist_cam",), output=tmp_path / "o"))
     with pytest.raises(BagError, match=r"nowhere: not a rosbag2 folder"):
         read_joint_states(tmp_path / "nowhere", "/joint_states", case.robot.joint_names)
+
+
+def write_messages(path, messages) -> None:
+    """A bag of JointState messages given as (stamp ns, names, position, velocity, effort),
+    each recorded at its stamp, on /joint_states (mcap)."""
+    store = typestore()
+    JointState = store.types["sensor_msgs/msg/JointState"]
+    with open_writer(path, "mcap") as writer:
+        connection = writer.add_connection("/joint_states", JointState.__msgtype__,
+                                           typestore=store)
+        for stamp, names, *fields in messages:
+            position, velocity, effort = (np.ascontiguousarray(x, dtype=float) for x in fields)
+            message = JointState(header=header(stamp, ""), name=list(names), position=position,
+                                 velocity=velocity, effort=effort)
+            writer.write(connection, stamp, store.serialize_cdr(message, JointState.__msgtype__))
+
+
+@pytest.mark.parametrize(("names", "efforts"), [(7, 4), (9, 7)], ids=["short", "long"])
+def test_effort_lengths_other_than_the_names_are_refused(tmp_path, case, recorded, names,
+                                                         efforts) -> None:
+    """Messages of one layout (read together) whose effort has another length than the
+    names: an error naming the topic, the message, the field and both counts."""
+    trajectory = recorded[0]
+    joints = [*case.robot.joint_names, "gripper_joint1", "gripper_joint2"][:names]
+    state = np.column_stack([trajectory.q, np.zeros((SAMPLES, 2))])[:, :names]
+    bag = tmp_path / "run"
+    write_joint_states(bag, "sqlite3", joints, trajectory.stamps, state,
+                       effort=recorded[2][:, :efforts])
+    stamp = trajectory.stamps[0]
+    with pytest.raises(BagError, match=rf"^bag {bag}, topic '/joint_states': message 0 \(stamp "
+                                       rf"{stamp} ns\).* has {efforts} effort values for "
+                                       rf"{names} names$"):
+        read_joint_states(bag, "/joint_states", case.robot.joint_names)
+
+
+def test_a_short_field_in_messages_of_mixed_layouts_is_refused(tmp_path, case, recorded) -> None:
+    trajectory, _, effort = recorded
+    names = case.robot.joint_names
+    messages = [(stamp, names, trajectory.q[k], trajectory.qd[k], effort[k])
+                for k, stamp in enumerate(trajectory.stamps[:10].tolist())]
+    messages[3] = (*messages[3][:4], effort[3][:4])  # 4 efforts for 7 names
+    messages[5] = (messages[5][0], names[::-1], *(x[::-1] for x in messages[5][2:]))
+    write_messages(tmp_path / "run", messages)
+    with pytest.raises(BagError, match=rf"topic '/joint_states': message 3 \(stamp "
+                                       rf"{messages[3][0]} ns\): effort has 4 entries for 7 "
+                                       "names$"):
+        read_joint_states(tmp_path / "run", "/joint_states", names)
+
+
+@pytest.mark.parametrize("lead", [0, 200_000], ids=["one-stamp", "first-half-earlier"])
+def test_split_messages_are_merged_by_name(tmp_path, case, recorded, lead) -> None:
+    """Each sample in two messages (panda_joint1-4, then 5-7 with a gripper joint not in the
+    URDF), as one driver for two groups publishes it: merged by name into one sample per
+    state, at the stamp of its last message; then the analysis recovers σ as from one
+    message per sample."""
+    trajectory, _, effort = recorded
+    names = np.array(case.robot.joint_names)
+    head, tail = slice(0, 4), slice(4, 7)
+    messages = []
+    for k, stamp in enumerate(trajectory.stamps.tolist()):
+        fields = (trajectory.q[k], trajectory.qd[k], effort[k])
+        messages.append((stamp - lead, names[head], *(x[head] for x in fields)))
+        messages.append((stamp, [*names[tail], "gripper_joint"],
+                         *(np.append(x[tail], 0.0) for x in fields)))
+    write_messages(tmp_path / "split", messages)
+    with pytest.warns(BagWarning, match="gripper_joint"):
+        run = read_joint_states(tmp_path / "split", "/joint_states", case.robot.joint_names)
+    np.testing.assert_array_equal(run.stamps, trajectory.stamps)
+    np.testing.assert_array_equal(run.position, trajectory.q)
+    np.testing.assert_array_equal(run.velocity, trajectory.qd)
+    np.testing.assert_array_equal(run.effort, effort)
+    analysis = analyze(case.robot, run, window=WINDOW)
+    np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
+
+
+def test_a_half_that_falls_silent_is_an_error(tmp_path, case, recorded) -> None:
+    """The second half stops after 100 samples while the first goes on: past 0.5 s without
+    them, its joints are named, as a node refuses such a state."""
+    trajectory = recorded[0]
+    names = case.robot.joint_names
+    messages = []
+    for k, stamp in enumerate(trajectory.stamps.tolist()):
+        q = trajectory.q[k]
+        messages.append((stamp, names[:4], q[:4], [], []))
+        if k < 100:
+            messages.append((stamp + 1000, names[4:], q[4:], [], []))
+    write_messages(tmp_path / "silent", messages)
+    with pytest.raises(BagError, match=r"message \d+ \(stamp \d+ ns\): no state of joint\(s\) "
+                                       r"panda_joint5 \(heard 0.50\d s ago\), panda_joint6"):
+        read_joint_states(tmp_path / "silent", "/joint_states", names)
