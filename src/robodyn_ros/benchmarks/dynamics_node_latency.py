@@ -3,8 +3,9 @@
 Starts the node in its own process on the bundled Panda with M, b, g and Λ of one frame
 published each cycle, publishes joint_states at the given rate from this process for the given
 time, and reports:
-- sent here, and the node's counts (from its last diagnostics): handled, superseded (taken
-  newest first, the older ones dropped) and whether superseded == sent − handled,
+- sent here, and the node's counts (from its last diagnostics): handled, superseded (states
+  taken newest first, the older ones never computed), dropped by the middleware, and whether
+  superseded + dropped == sent − handled (each full message is a state of its own),
 - the age of each answered state in the node, from its arrival in the middleware to the
   publication of its dynamics (per-second p50 and p99 from its diagnostics), and the node's
   take → publish latency,
@@ -144,14 +145,14 @@ def main() -> None:
     in_node = [d for d in diagnostics if d.get("latency p99 (ms)")]
     last = diagnostics[-1]
     handled, superseded = int(last["joint_states handled"]), int(last["joint_states superseded"])
+    dropped = int(last["joint_states dropped by the middleware"])
     report.print(f"dynamics_node, bundled Panda, M + b + g + Λ of {FRAME} per cycle, "
                  f"{args.rate:.0f} Hz joint_states for {args.seconds:.0f} s "
                  f"(sent at {count / send_wall:.0f} Hz):\n")
     lines = [
         f"sent {count}; the node counted {last['joint_states sent']} sent, handled {handled}, "
-        f"superseded {superseded} (of which the middleware dropped "
-        f"{last['joint_states dropped by the middleware']}); superseded == sent - handled: "
-        f"{superseded == count - handled}"
+        f"superseded {superseded}, dropped by the middleware {dropped}; superseded + dropped "
+        f"== sent - handled: {superseded + dropped == count - handled}"
     ]
     gaps = np.diff(sorted(sent.values()))
     bursts = int(np.count_nonzero(gaps < 0.25 / args.rate))
