@@ -298,12 +298,15 @@ class ControllerNode(RobotNode):
         self._trajectory = None
 
     def _request_dynamics(self, arrival: Arrival, t: float, q: np.ndarray, qd: np.ndarray) -> None:
-        """Ask the dynamics node; the efforts go out when the answer arrives."""
+        """Ask the dynamics node at the merged state (q, q̇: every joint, whichever messages
+        carried them); the efforts go out when the answer arrives."""
         if not self._dynamics.service_is_ready():
             raise RefusedError("compute_dynamics service not available")
-        assert self.controller is not None  # configured: _on_joint_state checked
-        request = ComputeDynamics.Request(state=arrival.message,
-                                          frames=list(self.controller.task_frames))
+        assert self.controller is not None and self._joint_states is not None  # configured
+        state = JointState(header=arrival.message.header,
+                           name=list(self._joint_states.joint_map.joint_names),
+                           position=q.tolist(), velocity=qd.tolist())
+        request = ComputeDynamics.Request(state=state, frames=list(self.controller.task_frames))
         self._pending = self._dynamics.call_async(request)
         self._pending.add_done_callback(self.guard.callback(
             "compute_dynamics answer", lambda future: self._on_dynamics(future, arrival, t, q, qd)

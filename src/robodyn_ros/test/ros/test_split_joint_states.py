@@ -173,3 +173,23 @@ def test_controller_node_computes_split_states_as_often_as_full_ones(ros) -> Non
             Measure(peer, out, lambda efforts: gravity_cycles(robot, efforts, cycles)).compare()
     finally:
         peer.close()
+
+
+def test_controller_node_asks_the_dynamics_of_the_merged_state(dynamics) -> None:
+    """dynamics_source service: the compute_dynamics request carries the merged state (every
+    joint), not the newest half, so each cycle's efforts are g at its complete state."""
+    node = ControllerNode(parameter_overrides=[Parameter("robot_description", value=PANDA),
+                                               Parameter("dynamics_source", value="service")])
+    dynamics.executor.add_node(node)
+    robot = Robot.from_urdf_string(PANDA)
+    try:
+        with cycle_publisher("best-effort", "effort_commands") as out:
+            assert wait_for(node._dynamics.service_is_ready)
+            out.send(50.0, 0.5, split=True)  # the controller configured and computing
+            cycles = set(out.send(50.0, 1.0, split=True))
+            time.sleep(0.3)
+            computed = gravity_cycles(robot, out.answers(), max(cycles) + 1)
+        assert len(computed & cycles) >= 0.5 * len(cycles), sorted(computed & cycles)
+    finally:
+        dynamics.executor.remove_node(node)
+        node.destroy_node()
