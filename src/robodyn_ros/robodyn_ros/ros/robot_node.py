@@ -28,8 +28,10 @@ the robot's name, and a stamped array.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -310,31 +312,107 @@ def run_node(make_node: Callable[[], RobotNode], args: list[str] | None = None,
     `threads` threads until SIGINT or SIGTERM, at any moment (a warm-up included), then tear
     everything down without a traceback.
 
+    The node is made, and then spun, in a thread of its own while the main thread, where
+    Python runs signal handlers, waits for it; a signal raises KeyboardInterrupt there at
+    once. (A main thread that spins waits in the middleware until a message or a timer is
+    due, and under use_sim_time with no /clock, a bag ended or a simulation gone, no timer
+    ever is: the handler would never run. And an interrupt raised into the making of a node
+    would land in whatever runs then, numba's compiler included, which cannot always take
+    it.) A signal while the node is being made (loading a robot, compiling its kernels)
+    ends the process there, with status 0; once it spins, the executor is shut down and the
+    node destroyed.
+
     Returns:
         The exit status: 0, or 1 when the node's parameters cannot start it (logged).
     """
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _interrupt)
-    node, status = None, 0
+    interrupt_on_signals()
+    node, start, spin, status = None, None, None, 0
+    executor: SingleThreadedExecutor | MultiThreadedExecutor | None = None
     try:
-        node = make_node()
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        start = _Background(make_node, "start")
+        node = start.result()
         executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(threads)
         executor.add_node(node)
-        executor.spin()
+        spin = _Background(executor.spin, "executor")
+        spin.result()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ParameterError as error:
         print(f"[FATAL] {error}", file=sys.stderr)
         status = 1
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut it short
-            signal.signal(signum, signal.SIG_IGN)
+        ignore_signals()  # a second signal must not cut the tear-down short
+        if start is not None and start.running:  # cut short: nothing to tear down yet
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(status)
+        if executor is not None:
+            executor.shutdown(timeout_sec=5.0)
+        if spin is not None:
+            spin.join(5.0)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
     return status
 
 
+def interrupt_on_signals() -> None:
+    """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread, both alike: for a
+    process that initialises rclpy without its signal handlers, which would shut the context
+    down under the threads still using it, and whose main thread waits for the others
+    (a thread spinning, a simulation loop) in a wait a signal interrupts."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _interrupt)
+
+
+def ignore_signals() -> None:
+    """SIGINT and SIGTERM ignored, for a tear-down that must not be cut short."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+class _Background:
+    """A function run in a daemon thread, waited for by the thread that made it (run_node).
+    The wait is on an event, not on the thread: a join that a signal interrupts can take the
+    thread for ended while it still runs."""
+
+    def __init__(self, function: Callable[[], Any], name: str) -> None:
+        self._function = function
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        """Whether the function has not returned yet."""
+        return not self._done.is_set()
+
+    def result(self) -> Any:
+        """Wait for the function (a signal interrupts the wait) and return what it returned.
+
+        Raises:
+            BaseException: what the function raised.
+        """
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def join(self, timeout: float) -> None:
+        """Wait at most `timeout` s for the function to return (signals ignored by then)."""
+        self._done.wait(timeout)
+
+    def _run(self) -> None:
+        try:
+            self._value = self._function()
+        except BaseException as error:  # handed to the waiting thread, which raises it
+            self._error = error
+        finally:
+            self._done.set()

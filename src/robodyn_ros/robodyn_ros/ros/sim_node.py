@@ -108,10 +108,12 @@ class SimNode(RobotNode):
         self._commands = NewestFirst("effort_commands")
         self._diagnostic_start = (time.monotonic(), 0.0)
         self._real_time_factor, self._lockstep = 1.0, False  # the parameters', once declared
+        # made before the node, so that destroying a node whose start a signal cut short
+        # (rclpy does on shutdown) finds it, not started
+        self._thread = threading.Thread(target=self._run, name="sim_node loop", daemon=True)
         super().__init__("sim_node", **kwargs)
         self._real_time_factor = self.value("real_time_factor")
         self._lockstep = self.value("lockstep")
-        self._thread = threading.Thread(target=self._run, name="sim_node loop", daemon=True)
         self._thread.start()
 
     def create_interfaces(self) -> None:

@@ -30,6 +30,7 @@ from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
 from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
 from sensor_msgs.msg import JointState
@@ -40,7 +41,7 @@ from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap, quaternion_from_rotation
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.preview_node import PreviewNode
-from robodyn_ros.ros.robot_node import RobotNode
+from robodyn_ros.ros.robot_node import RobotNode, ignore_signals, interrupt_on_signals
 from robodyn_ros.ros.sim_node import SimNode
 
 if TYPE_CHECKING:
@@ -129,7 +130,9 @@ def run_simulation(
     if gravity is not None:
         overrides.append(Parameter("gravity", value=list(gravity)))
     robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity)
-    rclpy.init(args=["--ros-args", "--params-file", str(params_file)])
+    interrupt_on_signals()  # Ctrl-C or SIGTERM: KeyboardInterrupt here, then the tear-down
+    rclpy.init(args=["--ros-args", "--params-file", str(params_file)],
+               signal_handler_options=SignalHandlerOptions.NO)
     overrides.append(Parameter("autostart", value=False))  # the transitions are driven here
     nodes = [
         SimNode(parameter_overrides=overrides),
@@ -160,7 +163,11 @@ def run_simulation(
         reached = _follow_targets(robot, frame, observer, targets_out, preview,
                                   seconds_per_target, tolerance, print_every)
         _print_summary(observer, time.perf_counter() - wall_start)
+    except KeyboardInterrupt:
+        print("\ninterrupted")
+        reached = False
     finally:
+        ignore_signals()
         executor.shutdown(timeout_sec=5.0)
         spinner.join(timeout=5.0)
         for each in (*nodes, runner):

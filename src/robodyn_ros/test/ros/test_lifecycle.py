@@ -2,16 +2,18 @@
 configure loads and warms the robot, activate starts publishing, deactivate stops it (a
 simulation pauses and resumes where it was), cleanup drops the robot and its interfaces,
 shutdown ends; two nodes of one kind in two namespaces do not collide, on their topics or in
-/diagnostics; SIGTERM or SIGINT at any moment, a cold warm-up included, ends the executable
-cleanly."""
+/diagnostics; SIGTERM or SIGINT at any moment, a cold warm-up included, every moment of a
+start-up and under use_sim_time with no /clock, ends every executable cleanly."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,22 +152,40 @@ def test_two_namespaced_nodes_do_not_collide(ros) -> None:
             peer.close()
 
 
-@pytest.mark.parametrize(("signum", "moment"), [
-    (signal.SIGTERM, "warm-up"), (signal.SIGINT, "warm-up"), (signal.SIGTERM, "serving"),
+NODE_KINDS = ("dynamics_node", "controller_node", "sim_node", "preview_node")
+SWEEP = Path(__file__).resolve().parents[1] / "helpers" / "signal_sweep.py"
+
+
+def params_file(path: Path, urdf: str, **values: object) -> Path:
+    """A params file setting every node's robot_description (when given) and `values`."""
+    lines = ["/**:", "  ros__parameters:"]
+    lines += [f"    {name}: {json.dumps(value)}" for name, value in values.items()]
+    if urdf:
+        lines += ["    robot_description: |", *(f"      {line}" for line in urdf.splitlines())]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def node_env(tmp_path: Path) -> dict[str, str]:
+    return os.environ | {"ROS_LOG_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+
+
+@pytest.mark.parametrize(("kind", "signum", "moment"), [
+    ("dynamics_node", signal.SIGTERM, "warm-up"), ("dynamics_node", signal.SIGINT, "warm-up"),
+    ("dynamics_node", signal.SIGTERM, "serving"), ("sim_node", signal.SIGTERM, "warm-up"),
+    ("controller_node", signal.SIGTERM, "warm-up"), ("preview_node", signal.SIGTERM, "warm-up"),
 ])
-def test_a_signal_at_any_moment_ends_the_executable_cleanly(tmp_path, signum, moment) -> None:
+def test_a_signal_at_any_moment_ends_the_executable_cleanly(tmp_path, kind, signum,
+                                                            moment) -> None:
     """During warm-up (a cold kernel cache: compiling for seconds) or while serving, the
     executable exits with status 0 and no traceback."""
-    params = tmp_path / "params.yaml"
-    urdf = CHAIN if moment == "warm-up" else PANDA
-    params.write_text("/**/dynamics_node:\n  ros__parameters:\n    robot_description: |\n"
-                      + "".join(f"      {line}\n" for line in urdf.splitlines()))
+    params = params_file(tmp_path / "params.yaml", CHAIN if moment == "warm-up" else PANDA)
     cache = tmp_path / "cache" if moment == "warm-up" else os.environ.get("NUMBA_CACHE_DIR")
-    env = os.environ | {"ROS_LOG_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    env = node_env(tmp_path)
     if cache:
         env["NUMBA_CACHE_DIR"] = str(cache)
     process = subprocess.Popen(
-        [os.path.join(os.path.dirname(sys.executable), "dynamics_node"), "--ros-args",
+        [os.path.join(os.path.dirname(sys.executable), kind), "--ros-args",
          "--params-file", str(params)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
@@ -187,3 +207,60 @@ def test_a_signal_at_any_moment_ends_the_executable_cleanly(tmp_path, signum, mo
     assert process.returncode == 0, output
     assert ("in service" in output) == (moment == "serving"), output  # warm-up was cut short
     assert "Traceback" not in output and "RCLError" not in output, output
+
+
+@pytest.mark.parametrize("kind", NODE_KINDS)
+def test_under_sim_time_without_a_clock_sigint_and_sigterm_end_the_node(tmp_path, kind) -> None:
+    """use_sim_time with no /clock (a bag ended, a simulation gone): no timer is ever due, and
+    the node still ends on SIGINT and on SIGTERM, status 0, no traceback."""
+    params = params_file(tmp_path / "params.yaml", "", use_sim_time=True)
+    executable = os.path.join(os.path.dirname(sys.executable), kind)
+    processes = {signum: subprocess.Popen(
+        [executable, "--ros-args", "--params-file", str(params)], env=node_env(tmp_path),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    ) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for process in processes.values():  # spinning, waiting for a robot description
+            lines = []
+            while not any("configuring" in line for line in lines):
+                line = process.stdout.readline()
+                assert line, "".join(lines)
+                lines.append(line)
+        time.sleep(1.0)
+        for signum, process in processes.items():
+            assert process.poll() is None
+            process.send_signal(signum)
+        for signum, process in processes.items():
+            try:
+                output, _ = process.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"{kind} still running 20 s after {signum.name}")
+            assert process.returncode == 0, output
+            assert "Traceback" not in output, output
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+
+
+@pytest.mark.parametrize("kind", NODE_KINDS)
+def test_sigterm_at_every_moment_of_the_start_ends_the_node_cleanly(tmp_path, kind) -> None:
+    """SIGTERM every 0.1 s from the process's start (its imports done once, before: the helper
+    forks) until it serves the panda, and once it does: status 0 and no traceback each
+    time."""
+    params = params_file(tmp_path / "params.yaml", PANDA)
+    sweep = subprocess.run(
+        [sys.executable, str(SWEEP), kind, "SIGTERM", "0.1", "--", "--ros-args",
+         "--params-file", str(params)],
+        env=node_env(tmp_path), capture_output=True, text=True, timeout=1200,
+    )
+    assert sweep.returncode == 0, sweep.stderr
+    results = [json.loads(line) for line in sweep.stdout.splitlines()]
+    assert "in service" in results[0]["output"], results[0]
+    assert len(results) > 3, results  # moments during the start
+    for result in results:
+        moment = "once serving" if result["moment"] is None else f"{result['moment']:.1f} s"
+        where = f"{kind}, SIGTERM {moment} after the start:\n{result['output']}"
+        assert result["status"] == 0, where
+        assert "Traceback" not in result["output"], where
