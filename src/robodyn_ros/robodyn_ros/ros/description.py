@@ -47,9 +47,10 @@ def follow_robot_description(
     Each robot is built from its URDF and handed to `adopt`, which prepares everything the
     node will serve with it (warming up what it will compute) and puts it in service last, or
     raises. A URDF that does not load or a robot `adopt` refuses leaves the robot in service
-    as it was; the reason is logged and reported as an ERROR condition of the node's
-    diagnostics until a robot loads. The node hands parameter changes to
-    `DescriptionFollower.on_parameters`.
+    as it was; the reason is logged and reported at ERROR in the node's next diagnostics, and
+    in each until a robot loads while none is in service (a robot in service runs on: the
+    diagnostics then report it, the refusal as their "last error"). The node hands parameter
+    changes to `DescriptionFollower.on_parameters`.
 
     A change of the armature, gravity, locked_joints or floating_base parameter hands the robot
     in service, so changed (built anew from its description for locked_joints, floating_base
@@ -185,9 +186,13 @@ class DescriptionFollower:
             stage = f"robot '{robot.model.name}' from {source} refused"
             self._adopt(robot)
         except Exception as error:  # any failure refuses the robot, with the reason
-            reason = (f"{stage} ({type(error).__name__}: {error}); the robot in service, if "
-                      "any, stays")
-            self._health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
+            reason = f"{stage} ({type(error).__name__}: {error})"
+            if self._robot is None:  # no robot runs: reported until one loads
+                reason += "; no robot in service"
+                self._health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
+            else:  # the robot in service runs on as it was: reported once, as what happened
+                reason += f"; robot '{self._robot.model.name}' stays in service"
+                self._health.event(DESCRIPTION_CONDITION, ERROR, reason)
             return reason
         self._robot, self._settings, self._invalid = robot, settings, ""
         self._health.clear_condition(DESCRIPTION_CONDITION)

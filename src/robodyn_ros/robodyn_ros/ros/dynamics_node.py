@@ -286,16 +286,21 @@ class DynamicsNode(RobotNode):
         )
 
     def apply(self, changes: dict[str, Any]) -> None:
-        """Serve a change of the settings with the robot in service.
+        """Serve a change of the settings with the robot in service. The change is judged on
+        its own: what the settings in force leave out already (a floating base's
+        coriolis_matrix, a frame the robot lacks) stays left out, with its WARN, and does not
+        refuse a change of anything else.
 
         Raises:
-            RefusedError: the robot cannot serve it (the change is refused with the reason).
+            RefusedError: the change leaves out a frame or quantity that the settings in force
+                serve, or the robot cannot serve it (refused with the reason).
         """
         serving = self._serving
         if serving is not None and set(changes) & set(SETTINGS_PARAMETERS):
             candidate = bind(serving.robot, self._settings())
-            if candidate.left_out:
-                raise RefusedError("; ".join(candidate.left_out))
+            added = [reason for reason in candidate.left_out if reason not in serving.left_out]
+            if added:
+                raise RefusedError("; ".join(added))
             self._serve(candidate)
 
     # -- each cycle -------------------------------------------------------------------------

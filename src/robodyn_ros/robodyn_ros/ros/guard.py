@@ -69,6 +69,12 @@ class NodeHealth:
             self._rejected += 1
         self._record(task, Condition(WARN, reason))
 
+    def event(self, task: str, level: int, reason: str) -> None:
+        """Record (and log, throttled) what happened in `task` and is over (a change refused,
+        the node going on as it was): at `level` in the next diagnostics only, and their
+        "last error" until another."""
+        self._record(task, Condition(level, reason))
+
     def fault(self, task: str, error: BaseException) -> str:
         """Record (and log, throttled) an unexpected exception in `task`; ERROR in the next
         diagnostics.
