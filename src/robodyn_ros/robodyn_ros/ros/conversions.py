@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from geometry_msgs.msg import Pose, Vector3
@@ -105,20 +106,34 @@ class JointStateMap:
         return "; ".join(off)
 
 
+POSITION_LIMIT_TOLERANCE = 1e-3  # rad or m a trajectory's position may pass a joint limit by
+
+
+@dataclass(frozen=True)
+class PositionLimits:
+    """The position limits of a robot's joints in its joint order, rad or m (-inf and inf
+    where there is none: a continuous joint)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+
+
 def trajectory_reference(
     message: JointTrajectory, joint_map: JointStateMap, start: np.ndarray, start_rate: np.ndarray,
-    topic: str = "joint_trajectory",
+    topic: str = "joint_trajectory", limits: PositionLimits | None = None,
 ) -> JointTrajectoryReference:
-    """The reference of a trajectory_msgs/JointTrajectory in the robot's joint order, its
-    times from time_from_start. When the first point comes later than 0 the reference starts
-    from `start` (q) and `start_rate` (q̇) at 0, as ros2_control's trajectory controller
-    starts from the state it is in.
+    """The reference of a trajectory_msgs/JointTrajectory (rclpy's message or rosbags') in
+    the robot's joint order, its times from time_from_start. When the first point comes later
+    than 0 the reference starts from `start` (q) and `start_rate` (q̇) at 0, as ros2_control's
+    trajectory controller starts from the state it is in.
 
     Raises:
         JointStateError: joint_names lacking a robot joint; no points; a point whose positions,
             velocities or accelerations do not have one entry per name (velocities and
-            accelerations are given at every point or at none); times that do not increase;
-            a value that is not finite (the message names the field).
+            accelerations are given at every point or at none); a negative first
+            time_from_start or times that do not increase; a value that is not finite; a
+            position outside the joint's `limits` by more than POSITION_LIMIT_TOLERANCE (the
+            message names the field, and the point, joint and value).
     """
     index = joint_map.index(message.joint_names, f"{topic}.joint_names")
     points = message.points
@@ -141,6 +156,11 @@ def trajectory_reference(
     q = fields["positions"]
     assert q is not None
     qd, qdd = fields["velocities"], fields["accelerations"]
+    if times[0] < 0.0:
+        raise JointStateError(f"{topic}: points[0].time_from_start is {times[0]:g} s; times "
+                              "from the start must not be negative")
+    if limits is not None:
+        check_position_limits(q, limits, joint_map.joint_names, topic)
     if times[0] > 0.0:  # from where the robot is
         times, q = np.concatenate([[0.0], times]), np.vstack([start, q])
         qd = None if qd is None else np.vstack([start_rate, qd])
@@ -149,6 +169,27 @@ def trajectory_reference(
         return JointTrajectoryReference.of(times, q, qd, qdd)
     except ValueError as error:
         raise JointStateError(f"{topic}: {error}") from None
+
+
+def check_position_limits(q: np.ndarray, limits: PositionLimits, joint_names: Sequence[str],
+                          topic: str) -> None:
+    """Check a trajectory's positions (points, joints) against the joints' limits.
+
+    Raises:
+        JointStateError: a position outside its joint's limits by more than
+            POSITION_LIMIT_TOLERANCE, naming the first such point, its joint and value, and
+            how many there are.
+    """
+    outside = (q < limits.lower - POSITION_LIMIT_TOLERANCE) | \
+        (q > limits.upper + POSITION_LIMIT_TOLERANCE)  # NaN: refused as not finite, later
+    if not outside.any():
+        return
+    point, joint = np.argwhere(outside)[0]
+    raise JointStateError(
+        f"{topic}: points[{point}].positions: {joint_names[joint]} at {q[point, joint]:g} is "
+        f"outside its limits [{limits.lower[joint]:g}, {limits.upper[joint]:g}] (by more than "
+        f"{POSITION_LIMIT_TOLERANCE:g}); {int(outside.sum())} position(s) outside in all"
+    )
 
 
 def finite(quantity: str, values: np.ndarray) -> np.ndarray:
