@@ -21,7 +21,15 @@ when its first point comes later, it starts from the trajectory being played, or
 the newest position at rest. Each cycle sets the
 controller's target to q*, q̇*, q̈* at the state's stamp (joint impedance with
 ``feedforward`` tracks them); after the last point it holds that point. A target pose or
-posture, or a new trajectory, ends it.
+posture, or a new trajectory, ends it. A trajectory is taken serialized and built in a thread
+of its own (ros.trajectory_builder): the cycles go on meanwhile, with the trajectory being
+played, and the new one replaces it at the first cycle once built. A position outside its
+joint's limits by more than POSITION_LIMIT_TOLERANCE (a continuous joint has none), or a
+negative first time_from_start, refuses it as the other fields do.
+
+A joint state's time is its header stamp; joint states stamped 0 (a driver that does not stamp)
+take the node clock's time instead (sim time under use_sim_time), which the node says once, in
+its log and diagnostics, and reports in the diagnostics' "joint_states time".
 
 A target pose is taken in its header.frame_id: the robot's root frame (or an empty frame_id),
 any frame of the robot (with or without frame_prefix), placed through the robot's own
@@ -60,6 +68,7 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
 from robodyn_ros.ros.conversions import (
     JointStateMap,
+    PositionLimits,
     finite,
     operational_space_dynamics,
     trajectory_reference,
@@ -70,8 +79,15 @@ from robodyn_ros.ros.intake import Arrival, InArrivalOrder, NewestFirst
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
+from robodyn_ros.ros.trajectory_builder import (
+    SerializedTrajectory,
+    TrajectoryBuilder,
+    collector_paused,
+    deserialize_trajectory,
+)
 
 if TYPE_CHECKING:
+    from builtin_interfaces.msg import Time
     from rclpy.client import Client
     from rclpy.subscription import MessageInfo
     from rclpy.task import Future
@@ -107,6 +123,9 @@ class ControllerNode(RobotNode):
         self._pending: Future | None = None  # the service call in flight, in "service" mode
         self._cycles = 0
         self._trajectory: _Playback | None = None  # the joint trajectory being played
+        self._trajectories: TrajectoryBuilder[_TrajectoryRequest, _Playback] = TrajectoryBuilder(
+            self._build_reported, "joint_trajectory")
+        self._unstamped = False  # whether joint states stamped 0 were said to take the clock
         self._joint_state_intake = InArrivalOrder("joint_states")
         self._targets = {topic: NewestFirst(topic)
                          for topic in ("target_pose", "target_joints", "joint_trajectory")}
@@ -117,12 +136,16 @@ class ControllerNode(RobotNode):
             ("joint_states", JointState, self._on_joint_state),
             ("target_pose", PoseStamped, self._on_target_pose),
             ("target_joints", JointState, self._on_target_joints),
-            ("joint_trajectory", JointTrajectory, self._on_joint_trajectory),
         ):
             intake = self._targets.get(topic, self._joint_state_intake)
             intake.subscription = self.create_subscription(
                 kind, topic, self.guard.callback(topic, callback), **input_qos(QUEUE_DEPTH)
             )
+        self.create_subscription(  # serialized: built in the builder's thread
+            JointTrajectory, "joint_trajectory",
+            self.guard.callback("joint_trajectory", self._on_joint_trajectory),
+            raw=True, **input_qos(QUEUE_DEPTH),
+        )
         self._efforts = self.create_lifecycle_publisher(Float64MultiArray, "effort_commands", 10)
         self._dynamics: Client[Any, Any] = self.create_client(ComputeDynamics, "compute_dynamics")
         self._tf2 = Tf2Frames(self)
@@ -145,11 +168,17 @@ class ControllerNode(RobotNode):
         self._configured(robot).update(ControllerState(t=0.0, q=q, qd=np.zeros(robot.nv)))
         self.controller, self._command_order = controller, order
         self._q = self._trajectory = None
+        self._trajectories.cancel()
         self._joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
                                              self.value("joint_states_max_age"))
 
     def release(self) -> None:
         self.controller = self._joint_states = self._q = self._trajectory = None
+        self._trajectories.cancel()
+
+    def destroy_node(self) -> None:
+        self._trajectories.stop()
+        super().destroy_node()
 
     def apply(self, changes: dict[str, Any]) -> None:
         """A new controller for a change of the controller, its parameters or the joints.
@@ -195,7 +224,7 @@ class ControllerNode(RobotNode):
             root = self.frame_id(robot.model.root_link)
             target = self._tf2.to_root(frame_id, root, "target_pose") @ transform
         self._set_target(target[:3, 3], target[:3, :3])
-        self._trajectory = None
+        self._end_trajectory()
 
     def _on_target_joints(self, message: JointState, info: MessageInfo) -> None:
         newest = self._newest("target_joints", message, info).message
@@ -203,24 +232,68 @@ class ControllerNode(RobotNode):
             raise RefusedError("target_joints received before the controller is configured")
         q, _, _ = self._joint_states.joint_map.state(newest, "target_joints")
         self._set_target(q)
-        self._trajectory = None
+        self._end_trajectory()
 
-    def _on_joint_trajectory(self, message: JointTrajectory, info: MessageInfo) -> None:
-        """Play the newest trajectory from the next joint state on (module docstring).
+    def _on_joint_trajectory(self, message: bytes, info: MessageInfo) -> None:
+        """Have the newest trajectory built, to play from the first cycle after (module
+        docstring).
 
         Raises:
-            RefusedError: no controller yet, or a trajectory that cannot be played (named).
+            RefusedError: no controller yet.
         """
-        newest = self._newest("joint_trajectory", message, info).message
-        if self._joint_states is None or self.controller is None:
+        self._newest("joint_trajectory", SerializedTrajectory(message), info)
+        robot = self.robot
+        if self._joint_states is None or self.controller is None or not isinstance(robot, Robot):
             raise RefusedError("joint_trajectory received before the controller is configured")
-        reference = trajectory_reference(newest, self._joint_states.joint_map,
-                                         *self._trajectory_start())
-        self._set_target(*reference.at(0.0))  # a controller that takes no trajectory refuses
-        stamp = newest.header.stamp.sec + 1e-9 * newest.header.stamp.nanosec
-        self._trajectory = _Playback(reference, stamp if stamp > 0.0 else None)
+        limits = PositionLimits(robot.per_coordinate(robot.model.lower),
+                                robot.per_coordinate(robot.model.upper))
+        q, qd = self._trajectory_start()
+        self._trajectories.submit(_TrajectoryRequest(
+            SerializedTrajectory(message), self._joint_states.joint_map.joint_names, q, qd,
+            limits))
 
-    def _newest(self, topic: str, message: PoseStamped | JointState | JointTrajectory,
+    def _build_reported(self, request: _TrajectoryRequest) -> _Playback | None:
+        """_build_trajectory under the node's guard: None when it failed (reported)."""
+        build = self.guard.callback("joint_trajectory", self._build_trajectory)
+        return build(request)
+
+    @staticmethod
+    def _build_trajectory(request: _TrajectoryRequest) -> _Playback:
+        """The playback of a trajectory (in the builder's thread): deserialised, checked,
+        converted and its spline built.
+
+        Raises:
+            RefusedError: a trajectory that cannot be played (named).
+        """
+        with collector_paused():
+            message = deserialize_trajectory(request.serialized)
+            reference = trajectory_reference(message, JointStateMap(request.joint_names),
+                                             request.start, request.start_rate,
+                                             limits=request.limits)
+            stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
+            del message  # its objects go before the collector runs again
+        reference.at(0.0)  # builds the spline, here
+        return _Playback(reference, stamp if stamp > 0.0 else None)
+
+    def _play_built_trajectory(self) -> None:
+        """Play the trajectory the builder has finished, if any, from now on; one the
+        controller refuses (it takes no joint target) is reported and dropped."""
+        playback = self._trajectories.take()
+        if playback is None:
+            return
+        try:
+            self._set_target(*playback.reference.at(0.0))
+        except RefusedError as error:
+            self.health.reject("joint_trajectory", str(error))
+            return
+        self._trajectory = playback
+
+    def _end_trajectory(self) -> None:
+        """End the trajectory being played, and any being built."""
+        self._trajectory = None
+        self._trajectories.cancel()
+
+    def _newest(self, topic: str, message: PoseStamped | JointState | SerializedTrajectory,
                 info: MessageInfo) -> Arrival:
         """The newest message of an input, counted as handled."""
         arrival = self._targets[topic].take(message, info)
@@ -260,14 +333,25 @@ class ControllerNode(RobotNode):
             return
         q, qd, _ = joint_states.state(time.time_ns())
         self._q = q
-        stamp = newest.message.header.stamp
-        t = stamp.sec + 1e-9 * stamp.nanosec
+        t = self._state_time(newest.message.header.stamp)
+        self._play_built_trajectory()
         if self._trajectory is not None:
             self._follow_trajectory(t)
         if service:
             self._request_dynamics(newest, t, q, qd)
         else:
             self._command(ControllerState(t=t, q=q, qd=qd), newest)
+
+    def _state_time(self, stamp: Time) -> float:
+        """A joint state's time, s: its stamp, or the node clock's time for a state stamped 0
+        (said once, in the log and the diagnostics)."""
+        if stamp.sec or stamp.nanosec:
+            return stamp.sec + 1e-9 * stamp.nanosec
+        if not self._unstamped:
+            self._unstamped = True
+            self.health.event("joint_states", WARN, "joint_states are stamped 0: their time "
+                              "is the node clock's (a trajectory's and the controller's)")
+        return self.get_clock().now().nanoseconds * 1e-9
 
     def _trajectory_start(self) -> tuple[np.ndarray, np.ndarray]:
         """Where a new trajectory starts (q, q̇) when its first point comes later than 0: the
@@ -353,7 +437,9 @@ class ControllerNode(RobotNode):
         values = {"controller": self.value("controller"),
                   "cycles since the last report": str(self._cycles),
                   "joint trajectory": "none" if playback is None else
-                  f"{playback.elapsed:.2f} of {playback.reference.duration:.2f} s"}
+                  f"{playback.elapsed:.2f} of {playback.reference.duration:.2f} s",
+                  "joint_states time": "node clock (stamped 0)" if self._unstamped
+                  else "header stamps"}
         self._cycles = 0
         skipping = []
         inputs: list[tuple[str, NewestFirst | InArrivalOrder]] = [
@@ -370,6 +456,18 @@ class ControllerNode(RobotNode):
         else:
             level, message = OK, "controlling"
         return level, message, values
+
+
+@dataclass(frozen=True)
+class _TrajectoryRequest:
+    """A trajectory to build: as it arrived, the robot's joints, where it starts when its first
+    point comes later than 0 (q, q̇) and the joints' limits."""
+
+    serialized: SerializedTrajectory
+    joint_names: tuple[str, ...]
+    start: np.ndarray
+    start_rate: np.ndarray
+    limits: PositionLimits
 
 
 @dataclass

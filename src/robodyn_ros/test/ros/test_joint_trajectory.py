@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -18,15 +21,23 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from scipy.interpolate import CubicSpline
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robodyn_ros import Robot
+from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.ros.controller_node import ControllerNode
-from robodyn_ros.ros.conversions import JointStateError, JointStateMap, trajectory_reference
+from robodyn_ros.ros.conversions import (
+    POSITION_LIMIT_TOLERANCE,
+    JointStateError,
+    JointStateMap,
+    PositionLimits,
+    trajectory_reference,
+)
 from robodyn_ros.ros.sim_node import SimNode
 
-from helpers.nodes import wait_for
+from helpers.nodes import Peer, panda_state, wait_for
 from helpers.robots import PANDA, PANDA_JOINTS, Q0
 
 pytestmark = pytest.mark.ros
@@ -176,3 +187,151 @@ def test_the_simulated_arm_plays_a_trajectory_and_holds_its_end(ros) -> None:
         sim.stop()
         for node in (sim, controller, listener):
             node.destroy_node()
+
+
+# -- controller_node alone: long, out-of-limits and unstamped input ----------------------------
+
+LONG_POINTS = 100_000  # a trajectory that took the control thread 1.69 s to take in
+CONTROL_PERIOD = 0.01  # s between the joint states the tests send
+
+
+@pytest.fixture(scope="module")
+def impedance(ros) -> Iterator[Peer]:
+    """controller_node on the panda under joint impedance; the Peer keeps the monotonic time
+    each effort command arrives in `efforts`."""
+    node = ControllerNode(parameter_overrides=[
+        Parameter("robot_description", value=PANDA),
+        Parameter("controller", value="joint_impedance"),
+        Parameter("controller_parameters.stiffness", value=50.0),
+        Parameter("controller_parameters.damping", value=5.0),
+        Parameter("diagnostic_period", value=0.2),
+    ])
+    peer = Peer(ros, node)
+    peer.efforts = []
+    peer.peer.create_subscription(Float64MultiArray, "effort_commands",
+                                  lambda _: peer.efforts.append(time.monotonic()), 1000)
+    yield peer
+    peer.close()
+
+
+@contextmanager
+def joint_states(peer: Peer, stamped: bool = True) -> Iterator[None]:
+    """Joint states at Q0 every CONTROL_PERIOD, from a thread, stamped with the wall clock or
+    with 0."""
+    done = threading.Event()
+
+    def send() -> None:
+        while not done.wait(CONTROL_PERIOD):
+            state = panda_state()
+            if stamped:
+                state.header.stamp = peer.peer.get_clock().now().to_msg()
+            peer.publish(JointState, "joint_states", state)
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    try:
+        yield
+    finally:
+        done.set()
+        sender.join()
+
+
+def largest_gap(arrivals: list[float], since: float) -> float:
+    """The longest time between two efforts that arrived after `since` (monotonic s)."""
+    times = np.array([t for t in arrivals if t >= since])
+    assert times.size > 10, times.size
+    return float(np.diff(times).max())
+
+
+def long_trajectory() -> bytes:
+    """LONG_POINTS points of positions 1 ms apart, serialized as the middleware carries them
+    (rosbags writes the exact CDR bytes; making rclpy's message of them here would hold the
+    interpreter, and so the node in this process, for seconds)."""
+    store = typestore()
+    types = store.types
+    t = np.arange(1, LONG_POINTS + 1) * 1e-3
+    q = np.array(Q0) + 0.05 * np.sin(t)[:, None]
+    empty = np.zeros(0)
+    points = [types["trajectory_msgs/msg/JointTrajectoryPoint"](
+        positions=q[k], velocities=empty, accelerations=empty, effort=empty,
+        time_from_start=types["builtin_interfaces/msg/Duration"](
+            sec=(k + 1) // 1000, nanosec=((k + 1) % 1000) * 1_000_000))
+        for k in range(LONG_POINTS)]
+    header = types["std_msgs/msg/Header"](
+        stamp=types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id="")
+    trajectory = types["trajectory_msgs/msg/JointTrajectory"](
+        header=header, joint_names=PANDA_JOINTS, points=points)
+    return bytes(store.serialize_cdr(trajectory, "trajectory_msgs/msg/JointTrajectory"))
+
+
+def test_a_long_trajectory_is_taken_in_while_the_efforts_go_on(impedance) -> None:
+    """The largest gap between two effort commands while a 100,000-point trajectory is
+    taken in and put in play stays within a few times the largest gap without it."""
+    node, serialized = impedance.node, long_trajectory()
+    publisher = impedance.peer.create_publisher(JointTrajectory, "joint_trajectory", 1)
+    assert wait_for(lambda: publisher.get_subscription_count() > 0)
+    with joint_states(impedance):
+        assert wait_for(lambda: len(impedance.efforts) > 10)
+        since = time.monotonic()
+        time.sleep(2.0)
+        without = largest_gap(impedance.efforts, since)
+        since = time.monotonic()
+
+        def sent_and_playing() -> bool:  # sent again if best effort lost it
+            publisher.publish(serialized)
+            return wait_for(lambda: node._trajectory is not None
+                            and node._trajectory.reference.times.size > LONG_POINTS, 15.0)
+
+        assert wait_for(sent_and_playing), "the long trajectory was never played"
+        time.sleep(0.5)
+        during = largest_gap(impedance.efforts, since)
+        impedance.publish(JointState, "target_joints", panda_state())  # ends it
+        assert wait_for(lambda: node._trajectory is None)
+    print(f"largest gap between efforts: {1e3 * without:.1f} ms without a long trajectory, "
+          f"{1e3 * during:.1f} ms while one was taken in")
+    assert during < 3.0 * without + 0.1, (during, without)
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (lambda m: m.points[1].positions.__setitem__(3, -15.0),
+     "points[1].positions: panda_joint4 at -15 is outside its limits [-3.0718, -0.0698]"),
+    (lambda m: m.points[2].positions.__setitem__(0, 22.0),
+     "points[2].positions: panda_joint1 at 22 is outside its limits [-2.8973, 2.8973]"),
+    (lambda m: setattr(m.points[0], "time_from_start", Duration(sec=-1)),
+     "points[0].time_from_start is -1 s"),
+])
+def test_targets_beyond_the_limits_and_a_negative_time_are_refused(impedance, change,
+                                                                   reason) -> None:
+    times = np.array([1.0, 2.0, 3.0])
+    bad = message(times, swing(times))
+    change(bad)
+    with joint_states(impedance):
+        assert impedance.until_reported(
+            lambda: impedance.publish(JointTrajectory, "joint_trajectory", bad), reason)
+        count = len(impedance.efforts)
+        assert wait_for(lambda: len(impedance.efforts) > count + 10)  # controlling on
+    assert impedance.node._trajectory is None  # none was played
+
+
+def test_limits_leave_continuous_joints_and_a_small_excess_alone() -> None:
+    limits = PositionLimits(np.array([-1.0, -np.inf]), np.array([1.0, np.inf]))
+    times = np.array([1.0, 2.0])
+    states = np.zeros((2, 3, 2))
+    states[:, 0] = [[1.0 + 0.5 * POSITION_LIMIT_TOLERANCE, 40.0], [-1.0, -300.0]]
+    trajectory = message(times, states, names=["a", "b"])
+    reference = trajectory_reference(trajectory, JointStateMap(("a", "b")), np.zeros(2),
+                                     np.zeros(2), limits=limits)
+    np.testing.assert_allclose(reference.positions[1:], states[:, 0])
+
+
+def test_zero_stamped_joint_states_play_a_trajectory_on_the_node_clock(impedance) -> None:
+    """Joint states stamped 0 (a driver that does not stamp): the trajectory advances on the
+    node clock, and the node says so once."""
+    times = np.linspace(0.0, 2.0, 5)
+    with joint_states(impedance, stamped=False):
+        impedance.publish(JointTrajectory, "joint_trajectory", message(times, swing(times)))
+        assert wait_for(lambda: impedance.value("joint trajectory").endswith("of 2.00 s"))
+        assert wait_for(lambda: float(impedance.value("joint trajectory").split()[0]) > 0.5), \
+            impedance.value("joint trajectory")
+    assert impedance.reported("joint_states are stamped 0")
+    assert impedance.value("joint_states time") == "node clock (stamped 0)"

@@ -28,6 +28,7 @@ from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.sim_node import SimNode
 
 from helpers.nodes import Peer, call, panda_state, wait_for
+from helpers.processes import SIGNALS, one_per_signal, signalled_outputs
 from helpers.robots import CHAIN, PANDA
 
 Q = [0.3, -0.4, 0.2, -2.1, 0.1, 1.6, 0.7]
@@ -214,34 +215,14 @@ def test_under_sim_time_without_a_clock_sigint_and_sigterm_end_the_node(tmp_path
     """use_sim_time with no /clock (a bag ended, a simulation gone): no timer is ever due, and
     the node still ends on SIGINT and on SIGTERM, status 0, no traceback."""
     params = params_file(tmp_path / "params.yaml", "", use_sim_time=True)
-    executable = os.path.join(os.path.dirname(sys.executable), kind)
-    processes = {signum: subprocess.Popen(
-        [executable, "--ros-args", "--params-file", str(params)], env=node_env(tmp_path),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    ) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        for process in processes.values():  # spinning, waiting for a robot description
-            lines = []
-            while not any("configuring" in line for line in lines):
-                line = process.stdout.readline()
-                assert line, "".join(lines)
-                lines.append(line)
-        time.sleep(1.0)
-        for signum, process in processes.items():
-            assert process.poll() is None
-            process.send_signal(signum)
-        for signum, process in processes.items():
-            try:
-                output, _ = process.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"{kind} still running 20 s after {signum.name}")
-            assert process.returncode == 0, output
-            assert "Traceback" not in output, output
-    finally:
-        for process in processes.values():
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+    command = [os.path.join(os.path.dirname(sys.executable), kind), "--ros-args",
+               "--params-file", str(params)]
+    with one_per_signal(command, [node_env(tmp_path)] * len(SIGNALS)) as processes:
+        # a line of the node's log: spinning, waiting for a robot description, a second later
+        printed = signalled_outputs(processes, "[INFO]", settle=1.0, patience=20.0)
+    for signum, process in processes.items():
+        assert process.returncode == 0, printed[signum]
+        assert "Traceback" not in printed[signum], printed[signum]
 
 
 @pytest.mark.parametrize("kind", NODE_KINDS)

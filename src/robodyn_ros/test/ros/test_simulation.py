@@ -4,13 +4,14 @@ space) reach each pose target, as `robodyn sim` runs them."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from helpers.processes import SIGNALS, one_per_signal, signalled_outputs
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "sim.yaml"
 
@@ -43,30 +44,10 @@ def test_sigint_and_sigterm_end_the_simulation_cleanly(tmp_path) -> None:
     """Ctrl-C or SIGTERM while the targets are followed: the nodes are torn down, the
     process ends (status 1: not every target reached) without a traceback."""
     domain = int(os.environ["ROS_DOMAIN_ID"])  # this run's (conftest.py); the other's: + 100
-    processes = {signum: subprocess.Popen(
-        [sys.executable, "-m", "robodyn_ros.cli", "sim"],
-        env=os.environ | {"ROS_LOG_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1",
-                          "ROS_DOMAIN_ID": str(domain + 100 * k)},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    ) for k, signum in enumerate((signal.SIGINT, signal.SIGTERM))}
-    try:
-        for process in processes.values():
-            lines: list[str] = []
-            while not any(line.startswith("target 1") for line in lines):
-                line = process.stdout.readline()
-                assert line, "".join(lines)
-                lines.append(line)
-        for signum, process in processes.items():
-            process.send_signal(signum)
-        for signum, process in processes.items():
-            try:
-                output, _ = process.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"robodyn sim still running 30 s after {signum.name}")
-            assert process.returncode == 1 and "interrupted" in output, output
-            assert "Traceback" not in output, output
-    finally:
-        for process in processes.values():
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+    envs = [os.environ | {"ROS_LOG_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1",
+                          "ROS_DOMAIN_ID": str(domain + 100 * k)} for k in range(len(SIGNALS))]
+    with one_per_signal([sys.executable, "-m", "robodyn_ros.cli", "sim"], envs) as processes:
+        printed = signalled_outputs(processes, "target 1", settle=0.0, patience=30.0)
+    for signum, process in processes.items():
+        assert process.returncode == 1 and "interrupted" in printed[signum], printed[signum]
+        assert "Traceback" not in printed[signum], printed[signum]
