@@ -18,6 +18,7 @@ call site (copy_each_inlining_once).
 """
 
 import copy
+import fcntl
 import functools
 import hashlib
 import os
@@ -28,8 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import numba
-from numba import njit
-from numba.core import inline_closurecall
+from numba import cfunc, njit
+from numba.core import inline_closurecall, sigutils
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.dispatcher import Dispatcher
+from numba.core.typing import Signature
 
 PACKAGE = Path(__file__).resolve().parent.parent
 """The robodyn_ros package folder, which KERNEL_SOURCES are relative to."""
@@ -146,12 +150,97 @@ def copy_each_inlining_once() -> None:
 copy_each_inlining_once()
 
 
-def cached(decorator: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """`decorator` (numba's, with cache=True) applied inside kernel_cache()."""
+class ModuleCompileLock:
+    """The lock under which processes load or compile the kernels of one module in one cache
+    folder: an exclusive flock on ``<module>.lock`` there, taken inside numba's global compiler
+    lock.
 
-    def decorate(function: Any) -> Any:
+    numba's Dispatcher.compile and CFunc.compile hold the global compiler lock (an RLock of
+    the process) and look in the disk cache before they compile and save, so a second process
+    that waits here finds the first one's build and loads it. Re-entry is counted: a kernel's
+    compile that compiles a routine of its own module holds the lock already. A compile takes
+    locks only down the calls, into its own module and those it imports, so two processes
+    never wait on each other in a cycle. The operating system releases a flock when the
+    process that holds it ends, killed or not. A folder that cannot hold a lock file leaves
+    the compile unlocked.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._descriptor: int | None = None
+        self._depth = 0  # changed only by the thread that holds the global compiler lock
+
+    def __enter__(self) -> None:
+        global_compiler_lock.acquire()
+        try:
+            if self._depth == 0:
+                self._descriptor = _locked_file(self.path)
+            self._depth += 1
+        except BaseException:
+            global_compiler_lock.release()
+            raise
+
+    def __exit__(self, *_exception: object) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._descriptor is not None:
+            os.close(self._descriptor)  # releases the flock
+            self._descriptor = None
+        global_compiler_lock.release()
+
+
+def _locked_file(path: Path) -> int | None:
+    """A descriptor of `path` under an exclusive flock (waiting for it), or None if the file
+    cannot be created there."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+@cache
+def module_compile_lock(module: str, folder: Path) -> ModuleCompileLock:
+    """The one ModuleCompileLock of `module`'s kernels in the cache folder `folder`."""
+    return ModuleCompileLock(folder / f"{module}.lock")
+
+
+def compile_under(lock: ModuleCompileLock, dispatcher: Dispatcher) -> None:
+    """Make `dispatcher` load or compile each new build under `lock`.
+
+    Every compile of a numba dispatcher goes through its ``compile`` method (the first call
+    with new argument types, and the typing of each kernel that calls it), so the dispatcher's
+    own ``compile`` is replaced by one that holds the lock around it; a build the process has
+    already is returned without taking the lock.
+    """
+    compile_build = dispatcher.compile
+
+    @functools.wraps(compile_build)
+    def compile_locked(signature: tuple | Signature) -> Any:
+        with global_compiler_lock:
+            argument_types, _ = sigutils.normalize_signature(signature)
+            if tuple(argument_types) in dispatcher.overloads:
+                return compile_build(signature)
+            with lock:
+                return compile_build(signature)
+
+    dispatcher.compile = compile_locked
+
+
+def cached(decorator: Callable[[Any], Dispatcher]) -> Callable[[Any], Dispatcher]:
+    """`decorator` (numba's njit, with cache=True) applied inside kernel_cache(), each of its
+    builds loaded or compiled under the ModuleCompileLock of the function's module."""
+
+    def decorate(function: Any) -> Dispatcher:
         with kernel_cache():
-            return decorator(function)
+            dispatcher = decorator(function)
+        compile_under(module_compile_lock(function.__module__, kernel_cache_dir()), dispatcher)
+        return dispatcher
 
     return decorate
 
@@ -186,3 +275,15 @@ compile for a minute longer. Not for the hot inner loop of an iterative solver: 
 constraint-force sweeps in routines, J-CG ran markedly slower than with them inlined into the
 kernel that allocates their arrays (benchmarks/fd_study.py). There a rarely taken branch (a
 row on a branching body) can call a routine instead."""
+
+
+def c_entry(signature: Signature) -> Callable[[Any], Any]:
+    """A C entry point with `signature` (numba's cfunc, cached): compiled, or loaded from the
+    kernel cache, when it is decorated, under the ModuleCompileLock of its module."""
+
+    def decorate(function: Any) -> Any:
+        with kernel_cache(), module_compile_lock(function.__module__, kernel_cache_dir()):
+            return cfunc(signature, cache=True, fastmath=FASTMATH,
+                         error_model=ERROR_MODEL)(function)
+
+    return decorate

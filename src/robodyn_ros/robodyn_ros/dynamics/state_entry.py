@@ -19,7 +19,7 @@ it is imported, which robodyn_ros.dynamics.state_entries does on first use.
 """
 
 import numpy as np
-from numba import carray, cfunc, types
+from numba import carray, types
 
 from robodyn_ros.dynamics.coriolis import coriolis, coriolis_workspace
 from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
@@ -28,7 +28,7 @@ from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_di
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
-from robodyn_ros.dynamics.jit import ERROR_MODEL, FASTMATH, cached, kernel_helper
+from robodyn_ros.dynamics.jit import c_entry, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
 from robodyn_ros.dynamics.regressor import (
     PARAMETERS_PER_BODY,
@@ -46,7 +46,7 @@ from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH
 _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)
 
-entry = cached(cfunc(SIGNATURE, cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
+entry = c_entry(SIGNATURE)
 
 REGRESSOR_CONSTANTS = 4  # gravity (3), the friction velocity ε
 REGRESSOR_COLUMNS_PER_JOINT = PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT
