@@ -10,10 +10,17 @@ rather than to a meaningless relative bound. Measured agreement is 1e-16 … 1e-
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+from robodyn_ros.dynamics import kernel_cache_dir, state_entries
 
 from helpers.tolerances import BATCH_RTOL, KAPPA_REF, assert_close
 
@@ -185,14 +192,67 @@ FUNCTIONS: dict[str, Callable] = {
 }
 
 
+# The functions that solve with M (q̈, M⁻¹, Λ⁻¹ = J M⁻¹ Jᵀ); Λ solves with M, then inverts Λ⁻¹.
+SOLVE_WITH_M = {name for name in FUNCTIONS if name.startswith("forward_dynamics")} | {
+    "mass_matrix_inverse", "operational_space_inertia_inverse", "operational_space_inertia"}
+
+
+def _solve_condition(case, function: str, q: np.ndarray) -> float:
+    """The product of the condition numbers of the matrices `function` solves with or inverts,
+    at the worst of the states q (1 for a direct computation): κ(M), times κ(Λ⁻¹) for Λ."""
+    if function not in SOLVE_WITH_M:
+        return 1.0
+    condition = float(np.max(np.linalg.cond(case.robot.mass_matrix(q))))
+    if function == "operational_space_inertia" and case.tip_has_full_rank:
+        inverses = case.robot.operational_space_inertia(q, case.tip, inverse=True)
+        condition *= float(np.max(np.linalg.cond(inverses)))
+    return condition
+
+
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_batch_is_the_stack_of_single_states(case, function: str) -> None:
+    """The batch kernel and the single-state C entry agree to BATCH_RTOL, times the condition
+    numbers of the matrices they solve with (tolerances.BATCH_RTOL says why)."""
     call = FUNCTIONS[function]
     q, qd, qdd, f_ext = case.states(BATCH, seed=11)
     qdd = 10.0 * qdd  # doubles as τ for forward dynamics
     batch = call(case, q, qd, qdd, f_ext)
     singles = np.stack([call(case, q[i], qd[i], qdd[i], f_ext[i]) for i in range(BATCH)])
     assert singles.shape[0] == BATCH and np.all(np.isfinite(singles))
-    assert_close(batch, singles, f"{case.name} {function} batch", rtol=BATCH_RTOL)
+    condition = _solve_condition(case, function, q)
+    assert_close(batch, singles, f"{case.name} {function} batch", rtol=BATCH_RTOL,
+                 scale=condition)
     one = call(case, q[:1], qd[:1], qdd[:1], f_ext[:1])  # a batch of one keeps its axis
-    assert_close(one, singles[:1], f"{case.name} {function} batch of one", rtol=BATCH_RTOL)
+    assert_close(one, singles[:1], f"{case.name} {function} batch of one", rtol=BATCH_RTOL,
+                 scale=condition)
+
+
+# The batch kernels of the functions that solve with M, each over a routine the C entries call.
+BATCH_KERNELS = {
+    "operational_space_inertia": "task_space.operational_space_inertia_recursive",
+    "operational_space_inertia_inverse": "task_space.operational_space_inertia_recursive",
+    "forward_dynamics_aba": "forward_dynamics.forward_dynamics",
+    "mass_matrix_inverse": "inertia_inverse.mass_matrix_inverse",
+}
+
+
+def test_batches_agree_in_a_process_that_compiles_the_kernels_over_cached_routines(
+        tmp_path: Path) -> None:
+    """The batch tests in the order a cold `make test` can give them: a process that loads the
+    C entries and the routines they call (articulated_task_inverse, aba_state, minv_aba) from
+    the cache, built by another process, and compiles the batch kernels itself. Its kernels
+    then run the routines' own builds, its C entries their copies (tolerances.BATCH_RTOL)."""
+    state_entries()  # the C entries and the routines they call are in the cache
+    cache = tmp_path / "cache"
+    shutil.copytree(kernel_cache_dir(), cache / kernel_cache_dir().name,
+                    ignore=shutil.ignore_patterns("*.tmp.*"))  # builds another worker is writing
+    for kernel in set(BATCH_KERNELS.values()):
+        for build in cache.rglob(f"{kernel}-*"):
+            build.unlink()
+    tests = [f"{__file__}::test_batch_is_the_stack_of_single_states[{name}-{function}]"
+             for name in ("chain32", "chain128", "tree40_seed1") for function in BATCH_KERNELS]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+         *tests], env={**os.environ, "NUMBA_CACHE_DIR": str(cache)}, cwd=Path(__file__).parents[2],
+        capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout[-3000:]

@@ -14,7 +14,19 @@ import numpy as np
 
 RTOL = 1e-9
 FLOOR = 1e-3
-BATCH_RTOL = 1e-14  # batch vs single state: same arithmetic, fused differently at most
+# Batch vs single state: the batch kernel and the single-state C entry are two builds of one
+# algorithm, and a routine both call (task_space.articulated_task_inverse, forward_dynamics.
+# aba_state, ...) is linked into each build as a copy of its own, optimised there with fastmath
+# (contraction, reassociation), so the copies differ in their last bits; which copy a call runs
+# is bound when the process loads the builds, so it depends on what the process compiled or
+# loaded first (a process that compiles a kernel over a routine loaded from the cache runs the
+# routine's own build in the kernel and a C entry's copy in the C entries). The two agree to
+# BATCH_RTOL where they compute directly, and to κ × BATCH_RTOL where they solve with a matrix
+# of condition number κ, which magnifies the difference of two roundings as it magnifies any
+# perturbation: κ(M) for q̈, M⁻¹ and Λ⁻¹ = J M⁻¹ Jᵀ (measured on chain128 in that order: Λ⁻¹
+# 2e-13 apart, κ(M) 2.6e6), and κ(M) κ(Λ⁻¹) for Λ = (Λ⁻¹)⁻¹ (a relative change δ in Λ⁻¹ changes
+# Λ by up to κ(Λ⁻¹) δ; chain32: Λ⁻¹ 7e-15 apart, Λ 2.7e-13, κ(Λ⁻¹) 362).
+BATCH_RTOL = 1e-14
 # q̈ solves M q̈ = τ − h: it inherits the condition number κ(M) of the problem, so the reference
 # itself is known only to ≈ κ·1e-16 relative (Pinocchio's own ABA is 4e-9 off the exact q̈ on
 # the 256-joint chain, κ ≈ 3e7). The forward-error tolerance RTOL holds up to κ = KAPPA_REF and
@@ -38,9 +50,10 @@ def close(ours, reference) -> None:
                                atol=RTOL * max(np.abs(reference).max(), 1.0))
 
 
-# A backend whose workers are other processes may compile the kernels there itself, and the
-# machine code of a kernel can differ in its last bits with the order the kernels compiled in
-# (LLVM inlines a routine into some callers); the parallel issue's bound for those backends.
+# A backend whose workers are other processes may compile the kernels there itself, and what a
+# kernel computes can differ in its last bits with the order the process compiled and loaded
+# the kernels in (which copy of a routine its calls run, as for BATCH_RTOL); the parallel
+# issue's bound for those backends.
 OTHER_PROCESSES_TOLERANCE = 1e-12
 
 
