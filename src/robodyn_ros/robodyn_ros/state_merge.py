@@ -207,7 +207,7 @@ def picked_fields(
         if bad.size:
             raise StateMergeError(
                 f"{source}: {field} is non-finite (NaN or inf) for joint(s) "
-                f"{', '.join(joints[i] for i in bad)}"
+                f"{', '.join(joints[int(i)] for i in bad)}"
             )
         picked.append(values)
     return picked
