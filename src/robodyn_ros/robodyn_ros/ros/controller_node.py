@@ -51,6 +51,7 @@ are not sent. Every callback runs under the node's guard (ros.guard).
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -121,6 +122,8 @@ class ControllerNode(RobotNode):
         self._command_order = np.zeros(0, dtype=np.int64)
         self._q: np.ndarray | None = None  # the newest joint state's positions
         self._pending: Future | None = None  # the service call in flight, in "service" mode
+        self._waiting: Arrival | None = None  # the newest merged state, waiting for _pending
+        self._cycle_lock = threading.Lock()  # the merged state, _pending and _waiting
         self._cycles = 0
         self._trajectory: _Playback | None = None  # the joint trajectory being played
         self._trajectories: TrajectoryBuilder[_TrajectoryRequest, _Playback] = TrajectoryBuilder(
@@ -313,10 +316,16 @@ class ControllerNode(RobotNode):
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Merge every joint state taken (this one and those queued behind it) in arrival
-        order, then answer the newest merged state; in "service" mode, not while the previous
-        call is in flight (the state is superseded by the next)."""
+        order, then answer the newest merged state; in "service" mode, while the previous call
+        is in flight, the newest merged state waits for its answer (_answer_waiting)."""
         intake = self._joint_state_intake
         arrivals = intake.take(message, info)
+        with self._cycle_lock:
+            self._merge_and_answer(arrivals)
+
+    def _merge_and_answer(self, arrivals: list[Arrival]) -> None:
+        """_on_joint_state's work, under _cycle_lock."""
+        intake = self._joint_state_intake
         joint_states = self._joint_states
         if not self.active or self.controller is None or joint_states is None:
             intake.mark_handled()
@@ -324,20 +333,35 @@ class ControllerNode(RobotNode):
                 return
             raise RefusedError("joint_states received before the controller is configured")
         newest = joint_states.add_arrivals(arrivals, self.health)
-        service = self.value("dynamics_source") == "service"
-        if newest is not None and service and self._pending is not None \
-                and not self._pending.done():
+        if newest is not None and self._pending is not None and not self._pending.done():
+            self._waiting = newest  # a state it waited behind is superseded
             return
         intake.mark_handled()
         if newest is None:  # every message refused: the state is as it was
             return
-        q, qd, _ = joint_states.state(time.time_ns())
+        self._answer(newest)
+
+    def _answer_waiting(self) -> None:
+        """Answer the merged state that arrived while a compute_dynamics call was in flight,
+        once the call is answered: the newest state is computed, not the one the call was
+        for followed by nothing (halves of one state would give only mixed states)."""
+        waiting, self._waiting = self._waiting, None
+        if waiting is None or not self.active or self.controller is None:
+            return
+        self._joint_state_intake.mark_handled()
+        self._answer(waiting)
+
+    def _answer(self, newest: Arrival) -> None:
+        """Answer the merged state, whose newest message is `newest`: the efforts, directly
+        or once compute_dynamics answers."""
+        assert self._joint_states is not None  # configured: checked by the callers
+        q, qd, _ = self._joint_states.state(time.time_ns())
         self._q = q
         t = self._state_time(newest.message.header.stamp)
         self._play_built_trajectory()
         if self._trajectory is not None:
             self._follow_trajectory(t)
-        if service:
+        if self.value("dynamics_source") == "service":
             self._request_dynamics(newest, t, q, qd)
         else:
             self._command(ControllerState(t=t, q=q, qd=qd), newest)
@@ -404,6 +428,24 @@ class ControllerNode(RobotNode):
         q: np.ndarray,
         qd: np.ndarray,
     ) -> None:
+        """The efforts at the state a compute_dynamics call was for, then the answer of the
+        state that waited for it (in the executor's task of the call's future, which runs
+        beside the joint_states callback: _cycle_lock keeps them apart)."""
+        try:
+            self._command_answer(future, arrival, t, q, qd)
+        finally:
+            with self._cycle_lock:
+                self._answer_waiting()
+
+    def _command_answer(
+        self,
+        future: Future[ComputeDynamics.Response],
+        arrival: Arrival,
+        t: float,
+        q: np.ndarray,
+        qd: np.ndarray,
+    ) -> None:
+        """The efforts at the state of a compute_dynamics answer."""
         response = future.result()
         if response is None or not response.success:
             raise RefusedError(f"compute_dynamics failed: {response.message if response else ''}")
