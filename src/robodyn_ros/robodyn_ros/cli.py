@@ -258,6 +258,11 @@ def add_identify_command(actions: argparse._SubParsersAction) -> None:
     identify.add_argument("--parameters", metavar="FILE",
                           help="with --payload-frame: the robot's parameters.yaml from an "
                           "earlier identification (default: the URDF's values)")
+    identify.add_argument("--fit", metavar="KINDS", default="",
+                          help="joint parameters to fit even where the run does not inform "
+                          "them, a comma-separated list of offsets, friction, armature "
+                          "(default: each is fitted where the run informs it, else held at "
+                          "the URDF's value; offsets at zero)")
     identify.add_argument("--prior-weight", type=float, default=PRIOR_WEIGHT,
                           help="how many samples' worth the URDF's values count as where the "
                           f"run does not inform them (default {PRIOR_WEIGHT:g})")
@@ -269,6 +274,7 @@ def run_bag_identify(args: argparse.Namespace) -> int:
     from robodyn_ros.bag.identification import IdentificationOptions, identify_bag
     from robodyn_ros.bag.identification_files import read_parameters, write_identification
     from robodyn_ros.bag.identification_plots import write_identification_plots
+    from robodyn_ros.identification.informed import checked_kinds
     from robodyn_ros.parallel import backend
 
     bag = Path(args.bag)
@@ -278,12 +284,16 @@ def run_bag_identify(args: argparse.Namespace) -> int:
                          "another (--output)")
     if args.parameters and not args.payload_frame:
         raise ValueError("--parameters gives the robot's own parameters for --payload-frame")
+    fit = checked_kinds([kind.strip() for kind in args.fit.split(",") if kind.strip()])
+    if fit and args.payload_frame:
+        raise ValueError("--fit chooses the robot's joint parameters; a load (--payload-frame) "
+                         "has none")
     urdf = read_robot_description(args.urdf, args.xacro_args)
     robot = Robot.from_urdf_string(urdf, source=os.fspath(args.urdf), gravity=args.gravity)
     options = IdentificationOptions(
         topic=args.topic, window=args.window, prior_weight=args.prior_weight,
         payload_frame=args.payload_frame,
-        known=read_parameters(args.parameters, robot) if args.parameters else None,
+        known=read_parameters(args.parameters, robot) if args.parameters else None, fit=fit,
     )
     show = sys.stderr.isatty() if args.progress is None else args.progress
     with backend(args.backend, workers=args.workers) as pool:

@@ -47,6 +47,9 @@ class IdentificationOptions:
             `known`), instead of the robot.
         known: with payload_frame, the robot's π (for example a previous identification's,
             with its offsets); None for the description's.
+        fit: the kinds of joint parameter fitted whether or not the run informs them
+            (identification.informed.JOINT_PARAMETER_KINDS: "offsets", "friction",
+            "armature"); the others are fitted where it does.
         chunk: samples per chunk of the accumulation.
     """
 
@@ -55,6 +58,7 @@ class IdentificationOptions:
     prior_weight: float = PRIOR_WEIGHT
     payload_frame: str | None = None
     known: np.ndarray | None = None
+    fit: frozenset[str] = frozenset()
     chunk: int = CHUNK
 
 
@@ -96,14 +100,17 @@ class BagIdentification:
     found: RobotIdentification | PayloadIdentification
 
     def rms_residuals(self, run: RunEquations) -> dict[str, np.ndarray]:
-        """Per-joint RMS of measured − predicted effort on a run: "description" (the robot
-        as described, without a load) and "identified" (n,) each."""
+        """Per-joint RMS of measured − predicted effort on a run, (n,) each: "description"
+        (the robot as described, without a load) and "identified"; for a robot also
+        "URDF alone" (the identified URDF without parameters.yaml: no armature, no
+        offsets)."""
         if isinstance(self.found, PayloadIdentification):
             none = np.zeros(self.found.consistent.parameters.size)
             return {"description": run.equations.rms_residual(none),
                     "identified": run.equations.rms_residual(self.found.consistent.parameters)}
         return {"description": run.equations.rms_residual(self.robot.inertial_parameters()),
-                "identified": run.equations.rms_residual(self.found.parameters)}
+                "identified": run.equations.rms_residual(self.found.parameters),
+                "URDF alone": run.equations.rms_residual(self.found.urdf_parameters)}
 
     def predicted_efforts(self, run: RunEquations) -> dict[str, np.ndarray]:
         """The efforts at the run's shown samples (k, n) of "description" and "identified"
@@ -143,7 +150,7 @@ def identify_bag(
                   else run_equations(validate, robot, options, unknowns, pool, show_progress))
     found: RobotIdentification | PayloadIdentification = (
         identify_payload(robot, frame, fit.equations, options.prior_weight) if frame is not None
-        else identify_robot(robot, fit.equations, options.prior_weight)
+        else identify_robot(robot, fit.equations, options.prior_weight, options.fit)
     )
     return BagIdentification(robot, options, unknowns, fit, validation, found)
 

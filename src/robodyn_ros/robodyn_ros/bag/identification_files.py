@@ -2,7 +2,8 @@
 `report.txt`; and reading a `parameters.yaml` back as π.
 
 `parameters.yaml` holds the base parameters with their standard errors, each joint's
-residual σ, armature, friction and offset, and the identified π by name. Its `armature` key is
+residual σ, armature, friction and offset, the joint parameters held at the description's
+values (the run does not inform them), and the identified π by name. Its `armature` key is
 a mapping Robot.from_urdf(armature=...) reads, so the identified URDF and this file together
 are the identified robot; the offsets are the torque sensors' (parameters.joints).
 """
@@ -19,8 +20,9 @@ import yaml
 
 from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.identification import BagIdentification, RunEquations
-from robodyn_ros.identification.estimation import BaseEstimate
+from robodyn_ros.identification.estimation import BaseEstimate, ConsistentEstimate
 from robodyn_ros.identification.identify import PayloadIdentification, RobotIdentification
+from robodyn_ros.identification.informed import INFORMED_SPREAD
 from robodyn_ros.inertial_parameters import (
     JOINT_PARAMETER_NAMES,
     PARAMETERS_PER_BODY,
@@ -79,6 +81,7 @@ def parameters_document(result: BagIdentification, found: RobotIdentification) -
             model.joint_names, joints[:, 0], strict=True)},
         "joints": {name: dict(zip(JOINT_PARAMETER_NAMES, map(float, values), strict=True))
                    for name, values in zip(model.joint_names, joints, strict=True)},
+        "held": {name: spread for name, spread in _held(result.robot, found)},
         PARAMETERS_KEY: dict(zip(robot.parameter_names, map(float, found.parameters),
                                  strict=True)),
     }
@@ -140,8 +143,7 @@ def text_report(result: BagIdentification) -> str:
     lines += [
         f"{len(estimate.base)} base parameters; condition number of the weighted base "
         f"regressor {estimate.condition:.4g}",
-        f"physically consistent fit: prior weight {found.consistent.prior_weight:g} samples, "
-        f"{'converged' if found.consistent.converged else 'NOT converged'}",
+        _consistent_line(found.consistent),
         "",
     ]
     if isinstance(found, PayloadIdentification):
@@ -149,15 +151,42 @@ def text_report(result: BagIdentification) -> str:
         lines += [f"load: {load.mass:.6g} kg, centre of mass {np.round(load.com, 6).tolist()} m "
                   f"in '{load.frame}'", ""]
     lines += _residual_table(result)
-    uninformed = [estimate.base.names[k] for k in estimate.uninformed]
-    lines += ["", f"not informed by the run (standard error above the value): "
-              f"{len(uninformed)}"]
-    lines += [f"  {name}" for name in uninformed]
+    if isinstance(found, RobotIdentification):
+        held = _held(result.robot, found)
+        lines += ["", "URDF alone: the identified URDF read without parameters.yaml (no armature, "
+                  "no offsets)", "",
+                  f"joint parameters not informed by the run, held at the description's value "
+                  f"(the effort their standard error stands for, in sigma, above "
+                  f"{INFORMED_SPREAD:g}; --fit fits them anyway): {len(held)}"]
+        lines += [f"  {name} ({spread:.3g} sigma)" for name, spread in held]
+    small = [estimate.base.names[k] for k in estimate.indistinct_from_zero]
+    lines += ["", f"base parameters the run cannot tell from zero (standard error above the "
+              f"value): {len(small)}"]
+    lines += [f"  {name}" for name in small]
     if isinstance(found, RobotIdentification):
         unidentifiable = [estimate.base.parameter_names[k] for k in estimate.base.unidentifiable]
         lines += [f"never seen in the joint torques (kept from the description): "
                   f"{len(unidentifiable)}", "  " + ", ".join(unidentifiable)]
     return "\n".join(lines) + "\n"
+
+
+def _consistent_line(consistent: ConsistentEstimate) -> str:
+    """How the physically consistent fit went; what to do when it did not converge."""
+    line = (f"physically consistent fit: prior weight {consistent.prior_weight:g} samples, "
+            f"{consistent.evaluations} evaluations, ")
+    if consistent.converged:
+        return line + "converged"
+    return line + ("NOT converged: the bodies it gives are rigid bodies but not the best "
+                   "fit; record a longer run that moves every joint through more of its "
+                   "range (robodyn excite plans one), or raise --prior-weight")
+
+
+def _held(robot: Robot, found: RobotIdentification) -> list[tuple[str, float]]:
+    """The joint parameters held at the description's values, each with its spread."""
+    names = robot.parameter_names[PARAMETERS_PER_BODY * robot.nv :]
+    held = found.consistent.held[PARAMETERS_PER_BODY * robot.nv :]
+    return [(name, float(spread)) for name, spread, kept in zip(
+        names, found.spread.ravel(), held, strict=True) if kept]
 
 
 def _run_line(label: str, run: RunEquations) -> str:

@@ -7,12 +7,19 @@
 2. A physically consistent π (every body a rigid body, armature and friction ≥ 0): the same
    weighted residual plus a prior that pulls π towards the description's values, minimised
    over the log-Cholesky parameters of the bodies (log_cholesky) by scipy's trust-region
-   least squares. Least squares in the smooth, unconstrained θ rather than the LMI form
-   (Wensing, Kim & Slotine 2017) needs no semidefinite solver, keeps the prior and the
-   nonnegative friction as plain residuals and bounds, and lands on the same set of bodies.
-   The prior decides what the data cannot: the directions of π outside the base parameters
-   and those the run did not excite; `prior_weight` is how many samples' worth of evidence
-   the description's values count as, on the scales of PRIOR_SCALES.
+   least squares, from the description's values, armature and friction ≥ 0 kept by an
+   active set around it. Least squares in the smooth, unconstrained θ rather than the LMI
+   form (Wensing, Kim & Slotine 2017) needs no semidefinite solver, keeps the prior as plain
+   residuals, and lands on the same set of bodies. The prior decides what the data cannot:
+   the directions of π outside the base parameters and those the run did not excite;
+   `prior_weight` is how many samples' worth of evidence the description's values count as.
+   A body's prior is its log-det divergence from the description's body (log_cholesky),
+   which grows without bound towards the boundary of the rigid bodies: the minimum lies at
+   finite θ, where a Euclidean prior let a body the data pulls towards a flat one sit on that
+   boundary, at θ → −∞, which the solver chased for thousands of iterations without
+   converging. A joint's prior is Euclidean, on the scale JOINT_PRIOR_SCALE; the joint
+   parameters a run does not inform are held at their prior values (`held`;
+   identification.informed).
 """
 
 from __future__ import annotations
@@ -26,9 +33,11 @@ import scipy.optimize
 from robodyn_ros.identification.base_parameters import BaseParameters
 from robodyn_ros.identification.errors import IdentificationError
 from robodyn_ros.identification.log_cholesky import (
-    nearest_consistent,
+    divergence_residual,
+    divergence_residual_jacobian,
     parameters_of_theta,
     parameters_of_theta_jacobian,
+    pseudo_inertia,
     theta_of_parameters,
 )
 from robodyn_ros.identification.normal_equations import NormalEquations
@@ -42,11 +51,21 @@ from robodyn_ros.inertial_parameters import (
 
 PRIOR_WEIGHT = 1.0
 """The prior's default weight: the description's values count as one sample's worth."""
-PRIOR_SCALES = {"mass": 0.1, "length": 0.1, "joint": 0.1}
-"""A unit of prior residual: for a body, its own mass in the description (at least 0.1 kg)
-for its mass, that mass times 0.1 m for its first moment and times (0.1 m)² for its inertia;
-0.1 (SI) for a joint's armature, friction and offset."""
-UNINFORMED_RELATIVE_ERROR = 1.0
+JOINT_PRIOR_SCALE = 0.1
+"""A unit of a joint parameter's prior residual (SI): of its armature, friction and offset."""
+REFERENCE_BALL = (0.1, 0.1)
+"""Mass (kg) and radius of gyration (m) of the ball added at the frame origin to a
+description's body that is no rigid body (massless, a point mass, a rod: a pseudo-inertia
+that is not positive definite), to give its divergence a reference; a load's prior, no load,
+is this ball alone."""
+RIGID_REFERENCE = 1e-9
+"""A description's body is a rigid body for the prior when its pseudo-inertia's smallest
+eigenvalue is above this times its largest."""
+LEAST_NORM_RCOND = 1e-11
+"""Singular values of the normal matrix below this times its largest are taken for zero by
+residual_sigma's least-norm solution: well below the conditioning of any run that identifies
+(a base regressor's condition number of 10⁵ squares to 10¹⁰), well above rounding."""
+ZERO_RELATIVE_ERROR = 1.0
 """A base parameter whose standard error exceeds this times its magnitude: the run could not
 tell it from zero."""
 
@@ -75,32 +94,46 @@ class BaseEstimate:
         return np.sqrt(np.diag(self.covariance))
 
     @property
-    def uninformed(self) -> np.ndarray:
+    def indistinct_from_zero(self) -> np.ndarray:
         """The indices of the base parameters the run could not tell from zero
-        (UNINFORMED_RELATIVE_ERROR)."""
-        return np.flatnonzero(self.standard_errors > UNINFORMED_RELATIVE_ERROR
+        (ZERO_RELATIVE_ERROR)."""
+        return np.flatnonzero(self.standard_errors > ZERO_RELATIVE_ERROR
                               * np.abs(self.values))
+
+
+def residual_sigma(equations: NormalEquations) -> np.ndarray:
+    """Each joint's residual standard deviation under ordinary least squares on the
+    equations' columns (the least-norm solution where the run leaves some combinations of
+    them unexcited), (n,).
+
+    Raises:
+        IdentificationError: fewer samples than the columns' rank, or torques fitted exactly.
+    """
+    matrix, rhs = equations.weighted(np.ones(equations.counts.size))
+    ordinary, _, rank, _ = np.linalg.lstsq(matrix, rhs, rcond=LEAST_NORM_RCOND)
+    total = equations.counts.sum()
+    if equations.counts.min() * equations.counts.size <= rank:
+        raise IdentificationError(
+            f"{int(total)} torque samples cannot fit {rank} base parameters")
+    degrees_of_freedom = equations.counts * (1.0 - rank / total)
+    sigma = np.sqrt(equations.squared_residuals(ordinary) / degrees_of_freedom)
+    if not np.all(sigma > 0.0):
+        raise IdentificationError(
+            "the torques are fitted exactly (zero residual on joint(s) "
+            f"{np.flatnonzero(sigma == 0.0).tolist()}): no noise to weigh them by")
+    return sigma
 
 
 def weighted_least_squares(equations: NormalEquations, base: BaseParameters) -> BaseEstimate:
     """π̂_b by weighted least squares (the module docstring's step 1).
 
     Raises:
-        IdentificationError: fewer samples of a joint than base parameters, or a run that
-            does not excite every base parameter (its weighted normal matrix is singular).
+        IdentificationError: fewer samples of a joint than base parameters, torques fitted
+            exactly, or a run that does not excite every base parameter (its weighted normal
+            matrix is singular).
     """
-    r = len(base)
-    if equations.counts.min() * equations.counts.size <= r:
-        raise IdentificationError(
-            f"{int(equations.counts.sum())} torque samples cannot fit {r} base parameters")
     restricted = equations.restricted(base.independent)
-    ordinary, _ = _solve(*restricted.weighted(np.ones(equations.counts.size)), base)
-    degrees_of_freedom = equations.counts * (1.0 - r / equations.counts.sum())
-    sigma = np.sqrt(restricted.squared_residuals(ordinary) / degrees_of_freedom)
-    if not np.all(sigma > 0.0):
-        raise IdentificationError(
-            "the torques are fitted exactly (zero residual on joint(s) "
-            f"{np.flatnonzero(sigma == 0.0).tolist()}): no noise to weigh them by")
+    sigma = residual_sigma(restricted)
     matrix, rhs = restricted.weighted(sigma**-2.0)
     values, covariance = _solve(matrix, rhs, base)
     eigenvalues = np.linalg.eigvalsh(matrix)
@@ -141,104 +174,172 @@ class ConsistentEstimate:
         parameters: π, (p,): every body a rigid body, armature and friction ≥ 0.
         prior: the description's π it was pulled towards, (p,).
         prior_weight: the prior's weight.
+        held: (p,) the entries of π held at the prior's values, not fitted.
         converged: whether the least-squares solver met its tolerance.
+        evaluations: how many times the solver evaluated the residual.
     """
 
     parameters: np.ndarray
     prior: np.ndarray
     prior_weight: float
+    held: np.ndarray
     converged: bool
+    evaluations: int
+
+
+MAX_EVALUATIONS = 1000
+"""The consistent fit's budget of residual evaluations over all its rounds; a fit that needs
+more is reported as not converged."""
 
 
 def physically_consistent(
     equations: NormalEquations,
-    estimate: BaseEstimate,
+    sigma: np.ndarray,
     prior: np.ndarray,
     prior_weight: float = PRIOR_WEIGHT,
     *,
     bodies: int | None = None,
+    held: np.ndarray | None = None,
 ) -> ConsistentEstimate:
-    """The physically consistent π closest to the data (the module docstring's step 2).
+    """The physically consistent π closest to the data (the module docstring's step 2),
+    searched from the prior.
 
-    The search starts from the π nearest the prior (on PRIOR_SCALES) with the base
-    parameters of `estimate`, each body then made a rigid body and each friction ≥ 0.
+    Armature and friction ≥ 0 are kept by an active set (Lawson & Hanson's, as in NNLS)
+    around unbounded searches: one that comes out negative is held at zero and the search
+    resumed, one held at zero whose gradient pulls it up is released, until neither happens.
+    On the runs the tests make, scipy's bounded search (the reflective trust region) crept
+    along such bounds for its whole budget from some starts; the unbounded one converges.
 
     Args:
         equations: the run's normal equations, over all of π's columns.
-        estimate: the run's weighted least squares: its σ weigh joint j's rows by 1/σ_j².
+        sigma: each joint's residual σ (weighted_least_squares'): joint j's rows weigh 1/σ_j².
         prior: the description's π (Robot.inertial_parameters).
         prior_weight: ≥ 0; the prior's weight in samples.
         bodies: how many bodies π holds before its joints' parameters; None for a robot's
             π, one body per joint.
+        held: (p,) bool, the joint parameters held at the prior's values; None for none.
 
     Returns:
         The ConsistentEstimate.
 
     Raises:
-        ValueError: a negative or non-finite prior_weight.
+        ValueError: a negative or non-finite prior_weight; `held` marking a body's parameter.
     """
     if not (np.isfinite(prior_weight) and prior_weight >= 0.0):
         raise ValueError(f"prior_weight must be a number ≥ 0; got {prior_weight!r}")
-    fit = _ConsistentFit(equations, estimate.sigma, prior, prior_weight, bodies)
-    start = fit.coordinates(_nearest_prior(estimate, prior, fit.scales))
-    solution = scipy.optimize.least_squares(fit.residual, start, jac=fit.jacobian,
-                                            bounds=(fit.lower, np.inf), x_scale="jac",
-                                            method="trf", max_nfev=2000)
-    return ConsistentEstimate(fit.parameters(solution.x), prior, float(prior_weight),
-                              bool(solution.success))
+    held = np.zeros(prior.size, dtype=bool) if held is None else np.asarray(held, dtype=bool)
+    fit = _ConsistentFit(equations, sigma, prior, prior_weight, bodies)
+    if held[: fit.split].any():
+        raise ValueError("physically_consistent: only joint parameters can be held")
+    nonnegative = fit.nonnegative & ~held
+    at_zero = np.zeros(prior.size, dtype=bool)
+    pi, evaluations, converged = prior.copy(), 0, False
+    pi[: fit.split] = fit.reference_parameters
+    while evaluations < MAX_EVALUATIONS:
+        fixed = held | at_zero
+        solution = scipy.optimize.least_squares(
+            fit.residual, fit.coordinates(pi, fixed), jac=fit.jacobian, args=(fixed,),
+            x_scale=1.0, xtol=None, method="trf", max_nfev=MAX_EVALUATIONS - evaluations)
+        evaluations += int(solution.nfev)
+        pi = fit.parameters(solution.x, fixed)
+        negative = nonnegative & ~fixed & (pi < 0.0)
+        pulled_up = at_zero & (fit.gradient(pi) < 0.0)
+        converged = bool(solution.success) and not (negative.any() or pulled_up.any())
+        if converged or not solution.success:
+            break
+        at_zero = (at_zero | negative) & ~pulled_up
+        pi[at_zero] = 0.0
+    return ConsistentEstimate(pi, prior, float(prior_weight), held, converged, evaluations)
 
 
 class _ConsistentFit:
-    """The residual of the consistent fit over x = (θ of each body, the joints' parameters):
-    [F π(x) − y; √w (π(x) − π₀) / scales], and its Jacobian."""
+    """The residual of the consistent fit over x = (θ of each body, the joint parameters not
+    `fixed`): [F π(x) − y; √w r_D(θ, θ₀); √w (π_free − π₀_free) / JOINT_PRIOR_SCALE], r_D the
+    divergence residual of each body from its reference (log_cholesky), and its Jacobian. A
+    fixed joint parameter keeps the value x was made with (coordinates)."""
 
     def __init__(self, equations: NormalEquations, sigma: np.ndarray, prior: np.ndarray,
                  prior_weight: float, bodies: int | None) -> None:
-        p = prior.size
         if bodies is None:
-            bodies = p // (PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT)
-        self.split = PARAMETERS_PER_BODY * bodies
-        self.prior, self.scales = prior, _prior_scales(prior, bodies)
+            bodies = prior.size // (PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT)
+        self.bodies, self.split = bodies, PARAMETERS_PER_BODY * bodies
+        self.prior = prior
+        self.reference_parameters = reference_bodies(
+            prior[: self.split].reshape(bodies, PARAMETERS_PER_BODY)).ravel()
+        self.reference = theta_of_parameters(
+            self.reference_parameters.reshape(bodies, PARAMETERS_PER_BODY))
         self.data_factor, self.data_target = _least_squares_form(
             *equations.weighted(sigma**-2.0))
-        self.prior_rows = np.sqrt(prior_weight) / self.scales
-        self.rows = np.vstack([self.data_factor, np.diag(self.prior_rows)])
-        self.lower = np.full(p, -np.inf)
-        joints = self.lower[self.split :].reshape(-1, PARAMETERS_PER_JOINT)
-        joints[:, [ARMATURE, VISCOUS, COULOMB]] = 0.0
+        self.root_weight = np.sqrt(prior_weight)
+        self.nonnegative = np.zeros(prior.size, dtype=bool)
+        joints = self.nonnegative[self.split :].reshape(-1, PARAMETERS_PER_JOINT)
+        joints[:, [ARMATURE, VISCOUS, COULOMB]] = True
+        self.values = prior.copy()
 
-    def parameters(self, x: np.ndarray) -> np.ndarray:
+    def coordinates(self, parameters: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+        """x of `parameters` (rigid bodies); the fixed joint parameters keep their values."""
+        self.values = parameters.copy()
+        free = self._free(fixed)
+        return np.concatenate([
+            theta_of_parameters(parameters[: self.split].reshape(-1, PARAMETERS_PER_BODY))
+            .ravel(), parameters[free]])
+
+    def parameters(self, x: np.ndarray, fixed: np.ndarray) -> np.ndarray:
         """π of x."""
-        bodies = parameters_of_theta(x[: self.split].reshape(-1, PARAMETERS_PER_BODY))
-        return np.concatenate([bodies.ravel(), x[self.split :]])
+        pi = self.values.copy()
+        pi[: self.split] = parameters_of_theta(self._theta(x)).ravel()
+        pi[self._free(fixed)] = x[self.split :]
+        return pi
 
-    def coordinates(self, parameters: np.ndarray) -> np.ndarray:
-        """x of the π nearest `parameters` that the fit can reach: bodies made rigid bodies
-        (log_cholesky.nearest_consistent), frictions raised to their bounds."""
-        bodies = nearest_consistent(parameters[: self.split].reshape(-1, PARAMETERS_PER_BODY))
-        joints = np.maximum(parameters[self.split :], self.lower[self.split :])
-        return np.concatenate([theta_of_parameters(bodies).ravel(), joints])
-
-    def residual(self, x: np.ndarray) -> np.ndarray:
+    def residual(self, x: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+        free = self._free(fixed)
         with np.errstate(over="ignore", invalid="ignore"):  # a trial step too far: inf, refused
-            pi = self.parameters(x)
-            return np.concatenate([self.data_factor @ pi - self.data_target,
-                                   self.prior_rows * (pi - self.prior)])
+            pi = self.parameters(x, fixed)
+            return np.concatenate([
+                self.data_factor @ pi - self.data_target,
+                self.root_weight * divergence_residual(self._theta(x), self.reference).ravel(),
+                self.root_weight * (x[self.split :] - self.prior[free]) / JOINT_PRIOR_SCALE,
+            ])
 
-    def jacobian(self, x: np.ndarray) -> np.ndarray:
-        blocks = parameters_of_theta_jacobian(x[: self.split].reshape(-1, PARAMETERS_PER_BODY))
-        d_parameters = np.eye(self.prior.size)
-        d_parameters[: self.split, : self.split] = scipy.linalg.block_diag(*blocks)
-        return self.rows @ d_parameters
+    def jacobian(self, x: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+        theta, free = self._theta(x), self._free(fixed)
+        d_bodies = parameters_of_theta_jacobian(theta)  # (bodies, 10, 10)
+        data_bodies = np.einsum("rbk,bkl->rbl", self.data_factor[:, : self.split].reshape(
+            -1, self.bodies, PARAMETERS_PER_BODY), d_bodies).reshape(-1, self.split)
+        prior_bodies = scipy.linalg.block_diag(
+            *divergence_residual_jacobian(theta, self.reference))
+        return np.block([
+            [data_bodies, self.data_factor[:, free]],
+            [self.root_weight * prior_bodies, np.zeros((self.split, free.size))],
+            [np.zeros((free.size, self.split)),
+             np.eye(free.size) * (self.root_weight / JOINT_PRIOR_SCALE)],
+        ])
+
+    def gradient(self, parameters: np.ndarray) -> np.ndarray:
+        """∂ cost / ∂π of the data and the joints' prior at π (p,); the bodies' entries
+        without their prior."""
+        data = self.data_factor.T @ (self.data_factor @ parameters - self.data_target)
+        joints = np.zeros_like(parameters)
+        joints[self.split :] = (self.root_weight / JOINT_PRIOR_SCALE) ** 2 * (
+            parameters[self.split :] - self.prior[self.split :])
+        return data + joints
+
+    def _free(self, fixed: np.ndarray) -> np.ndarray:
+        return self.split + np.flatnonzero(~fixed[self.split :])
+
+    def _theta(self, x: np.ndarray) -> np.ndarray:
+        return x[: self.split].reshape(self.bodies, PARAMETERS_PER_BODY)
 
 
-def _nearest_prior(estimate: BaseEstimate, prior: np.ndarray, scales: np.ndarray) -> np.ndarray:
-    """The π with the estimate's base parameters (K π = π̂_b) nearest the prior in the norm
-    ‖(π − π₀) / scales‖: π₀ + S² Kᵀ (K S² Kᵀ)⁻¹ (π̂_b − K π₀), S = diag(scales)."""
-    K = estimate.base.combination
-    weighted = K * scales**2
-    correction = np.linalg.lstsq(weighted @ K.T, estimate.values - K @ prior, rcond=None)[0]
-    return prior + weighted.T @ correction
+def reference_bodies(bodies: np.ndarray) -> np.ndarray:
+    """(b, 10) the bodies a fit's divergence prior measures from: the description's, with
+    REFERENCE_BALL added to those that are no rigid body (RIGID_REFERENCE)."""
+    values = np.linalg.eigvalsh(pseudo_inertia(bodies))
+    rigid = values[:, 0] > RIGID_REFERENCE * np.maximum(values[:, -1], 0.0)
+    mass, radius = REFERENCE_BALL
+    moment = 2.0 * mass * radius**2  # each axis of a ball whose Σ is m r² 1
+    ball = np.array([mass, 0.0, 0.0, 0.0, moment, 0.0, moment, 0.0, 0.0, moment])
+    return np.where(rigid[:, None], bodies, bodies + ball)
 
 
 def _least_squares_form(matrix: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -248,13 +349,3 @@ def _least_squares_form(matrix: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray
     kept = values > 1e-13 * max(values[-1], 1e-300)
     root = np.sqrt(values[kept])
     return root[:, None] * vectors[:, kept].T, (vectors[:, kept].T @ rhs) / root
-
-
-def _prior_scales(prior: np.ndarray, n: int) -> np.ndarray:
-    """Each entry of π's prior unit (PRIOR_SCALES), (p,)."""
-    split = PARAMETERS_PER_BODY * n
-    mass = np.maximum(np.abs(prior[:split:PARAMETERS_PER_BODY]), PRIOR_SCALES["mass"])
-    length = PRIOR_SCALES["length"]
-    bodies = mass[:, None] * np.array([1.0, *[length] * 3, *[length**2] * 6])
-    joints = np.full(prior.size - split, PRIOR_SCALES["joint"])
-    return np.concatenate([bodies.ravel(), joints])

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,11 +20,23 @@ from robodyn_ros.identification.estimation import (
     BaseEstimate,
     ConsistentEstimate,
     physically_consistent,
+    residual_sigma,
     weighted_least_squares,
+)
+from robodyn_ros.identification.informed import (
+    held_joint_parameters,
+    joint_parameter_spread,
+    tied_to_bodies,
 )
 from robodyn_ros.identification.normal_equations import NormalEquations
 from robodyn_ros.identification.payload import PayloadEstimate, payload_columns
-from robodyn_ros.inertial_parameters import BODY_PARAMETER_NAMES, PARAMETERS_PER_BODY
+from robodyn_ros.inertial_parameters import (
+    ARMATURE,
+    BODY_PARAMETER_NAMES,
+    OFFSET,
+    PARAMETERS_PER_BODY,
+    PARAMETERS_PER_JOINT,
+)
 from robodyn_ros.robot import Robot
 
 
@@ -33,11 +46,16 @@ class RobotIdentification:
 
     Attributes:
         robot: the description it started from (its π the prior).
-        estimate: the base parameters by weighted least squares, with standard errors.
-        consistent: a physically consistent π (every body a rigid body).
+        spread: (n, 4) each joint parameter's spread (identification.informed): what the run
+            tells of it.
+        estimate: the base parameters by weighted least squares, with standard errors, of
+            every parameter but the held ones.
+        consistent: a physically consistent π (every body a rigid body); its `held` entries
+            are the joint parameters kept at the description's values.
     """
 
     robot: Robot
+    spread: np.ndarray
     estimate: BaseEstimate
     consistent: ConsistentEstimate
 
@@ -46,6 +64,15 @@ class RobotIdentification:
         """The identified π, physically consistent (p,)."""
         return self.consistent.parameters
 
+    @property
+    def urdf_parameters(self) -> np.ndarray:
+        """π of the identified URDF read alone (p,): armature and offsets, which a URDF does
+        not hold, zero."""
+        pi = self.parameters.copy()
+        joints = pi[PARAMETERS_PER_BODY * self.robot.nv :].reshape(-1, PARAMETERS_PER_JOINT)
+        joints[:, [ARMATURE, OFFSET]] = 0.0
+        return pi
+
     def identified_robot(self) -> Robot:
         """The description with the identified bodies, armature and friction (the offsets are
         the torque sensors', not the robot's: they stay in `parameters`)."""
@@ -53,20 +80,33 @@ class RobotIdentification:
 
 
 def identify_robot(
-    robot: Robot, equations: NormalEquations, prior_weight: float = PRIOR_WEIGHT
+    robot: Robot,
+    equations: NormalEquations,
+    prior_weight: float = PRIOR_WEIGHT,
+    fit: Collection[str] = (),
 ) -> RobotIdentification:
     """The robot's base parameters and a physically consistent π from a run's equations
-    (accumulated for π itself).
+    (accumulated for π itself). The joint parameters the run does not inform are held at the
+    description's values (identification.informed), unless their kind is in `fit`.
 
     Raises:
         IdentificationError: a run that cannot identify them (estimation.weighted_least_squares).
-        ValueError: a bad prior_weight.
+        ValueError: a bad prior_weight, an unknown kind in `fit`.
     """
-    base = base_parameters(robot)
-    estimate = weighted_least_squares(equations, base)
-    consistent = physically_consistent(equations, estimate, robot.inertial_parameters(),
-                                       prior_weight)
-    return RobotIdentification(robot, estimate, consistent)
+    prior = robot.inertial_parameters()
+    everything = base_parameters(robot)
+    spread = joint_parameter_spread(equations, residual_sigma(equations), robot.nv)
+    held = np.concatenate([
+        np.zeros(PARAMETERS_PER_BODY * robot.nv, dtype=bool),
+        held_joint_parameters(spread, tied_to_bodies(everything, robot.nv), fit).ravel()])
+    base = everything if not held.any() else base_parameters(
+        robot, columns=np.eye(prior.size)[:, ~held],
+        names=tuple(name for name, kept in zip(robot.parameter_names, ~held, strict=True)
+                    if kept))
+    estimate = weighted_least_squares(equations.with_known(held, prior), base)
+    consistent = physically_consistent(equations, estimate.sigma, prior, prior_weight,
+                                       held=held)
+    return RobotIdentification(robot, spread, estimate, consistent)
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,7 +149,7 @@ def identify_payload(
     names = tuple(f"payload.{name}" for name in BODY_PARAMETER_NAMES)
     base = base_parameters(robot, columns=payload_columns(robot.model, frame), names=names)
     estimate = weighted_least_squares(equations, base)
-    consistent = physically_consistent(equations, estimate, np.zeros(PARAMETERS_PER_BODY),
-                                       prior_weight, bodies=1)
+    consistent = physically_consistent(equations, estimate.sigma,
+                                       np.zeros(PARAMETERS_PER_BODY), prior_weight, bodies=1)
     return PayloadIdentification(estimate, consistent,
                                  PayloadEstimate.of(frame, consistent.parameters))

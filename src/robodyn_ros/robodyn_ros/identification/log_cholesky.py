@@ -12,6 +12,14 @@ Kim & Slotine, RA-L 3(1), 2017, eq. 8). Then J = U Uᵀ with U upper triangular,
 
 θ = (α, d₁, d₂, d₃, s₁₂, s₂₃, s₁₃, t₁, t₂, t₃) (their eq. 12). Every function here takes a
 stack of bodies: arrays (..., 10) and (..., 4, 4).
+
+The log-det divergence D(J‖J₀) = tr(J₀⁻¹ J) − log det(J₀⁻¹ J) − 4 measures how far a body is
+from a reference body (Lee, Wensing & Park, "Geometric Robot Dynamic Identification: A Convex
+Programming Approach", IEEE T-RO 36(2), 2020): zero at J₀ and infinite at the boundary of the
+rigid bodies, so a fit pulled towards J₀ by it has its minimum at finite θ. With J₀ = U₀ U₀ᵀ
+(U₀ upper triangular too) and M = U₀⁻¹ U, upper triangular,
+D = Σ_k (m_kk² − 1 − 2 log m_kk) + Σ_{k<l} m_kl², where log m_kk is linear in θ: a sum of ten
+squares, divergence_residual.
 """
 
 from __future__ import annotations
@@ -69,15 +77,22 @@ def parameters_of_theta(theta: np.ndarray) -> np.ndarray:
     return parameters_of_pseudo_inertia(U @ np.swapaxes(U, -1, -2))
 
 
-def parameters_of_theta_jacobian(theta: np.ndarray) -> np.ndarray:
-    """(..., 10, 10) ∂π/∂θ: with ∂U/∂θ_k (U itself for α, one entry of it for the others),
-    ∂J = ∂U Uᵀ + U ∂Uᵀ, mapped to π as J is (linearly)."""
-    scale, unit = _factor(theta)
-    U = scale[..., None, None] * unit
-    dU = np.zeros((*theta.shape[:-1], 10, 4, 4))
-    dU[..., 0, :, :] = U
+def _factor_derivatives(scale: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """(..., 10, 4, 4) ∂U/∂θ_k of U = e^α unit: U itself for α, one entry of it for the
+    others."""
+    dU = np.zeros((*scale.shape, 10, 4, 4))
+    dU[..., 0, :, :] = scale[..., None, None] * unit
     for k, (row, column) in enumerate(_ENTRIES):
         dU[..., 1 + k, row, column] = scale * (unit[..., row, column] if k < 3 else 1.0)
+    return dU
+
+
+def parameters_of_theta_jacobian(theta: np.ndarray) -> np.ndarray:
+    """(..., 10, 10) ∂π/∂θ: with ∂U/∂θ_k, ∂J = ∂U Uᵀ + U ∂Uᵀ, mapped to π as J is
+    (linearly)."""
+    scale, unit = _factor(theta)
+    U = scale[..., None, None] * unit
+    dU = _factor_derivatives(scale, unit)
     dJ = dU @ np.swapaxes(U, -1, -2)[..., None, :, :]
     dJ = dJ + np.swapaxes(dJ, -1, -2)
     return np.swapaxes(parameters_of_pseudo_inertia(dJ), -1, -2)
@@ -101,13 +116,53 @@ def theta_of_parameters(parameters: np.ndarray) -> np.ndarray:
     ], -1)
 
 
-def nearest_consistent(parameters: np.ndarray, margin: float = 1e-6) -> np.ndarray:
-    """(..., 10) body parameters made physically consistent where they are not (a massless
-    link, a flat or impossible inertia): J's eigenvalues raised to at least `margin` times its
-    largest (or to `margin` kg·m² where J is zero)."""
-    J = pseudo_inertia(parameters)
-    values, vectors = np.linalg.eigh(J)
-    floor = np.maximum(margin * values[..., -1:], margin)
-    values = np.maximum(values, floor)
-    return parameters_of_pseudo_inertia((vectors * values[..., None, :])
-                                        @ np.swapaxes(vectors, -1, -2))
+# the strict upper triangle of M, row by row
+_ABOVE = np.triu_indices(4, 1)
+_SERIES_BELOW = 1e-4
+"""|log m_kk| under which the diagonal terms take their series (where e^2u - 1 - 2u cancels)."""
+
+
+def divergence_residual(theta: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """(..., 10) r with ½‖r‖² = D(J‖J₀), J of θ and J₀ of θ₀ = `reference` (the module
+    docstring): √2 sign(u) √(e^2u − 1 − 2u) for u = log m_kk (k = 1 … 4), then √2 m_kl above
+    the diagonal."""
+    diagonal, _ = _diagonal_terms(theta, reference)
+    return np.concatenate([diagonal, np.sqrt(2.0) * _relative_factor(theta, reference)], -1)
+
+
+def divergence_residual_jacobian(theta: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """(..., 10, 10) ∂r/∂θ of divergence_residual."""
+    _, slope = _diagonal_terms(theta, reference)
+    jacobian = np.zeros((*theta.shape, 10))
+    jacobian[..., :4, 0] = slope
+    for k in range(3):
+        jacobian[..., k, 1 + k] = slope[..., k]
+    scale, unit = _factor(theta)
+    reference_scale, reference_unit = _factor(reference)
+    inverse = np.linalg.inv(reference_scale[..., None, None] * reference_unit)
+    dM = inverse[..., None, :, :] @ _factor_derivatives(scale, unit)
+    jacobian[..., 4:, :] = np.sqrt(2.0) * np.swapaxes(dM[..., _ABOVE[0], _ABOVE[1]], -1, -2)
+    return jacobian
+
+
+def _diagonal_terms(theta: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The four diagonal terms of divergence_residual (..., 4) and their slopes in u."""
+    difference = theta - reference
+    u = np.concatenate([difference[..., :1] + difference[..., 1:4], difference[..., :1]], -1)
+    small = np.abs(u) < _SERIES_BELOW
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        excess = np.expm1(2.0 * u)
+        term = np.where(small, u * (1.0 + u / 3.0 + u * u / 9.0),
+                        np.sign(u) * np.sqrt(np.maximum(0.5 * (excess - 2.0 * u), 0.0)))
+        slope = np.where(small, 1.0 + 2.0 * u / 3.0 + u * u / 3.0,
+                         0.5 * excess / np.where(small, 1.0, term))
+    return 2.0 * term, 2.0 * slope
+
+
+def _relative_factor(theta: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """(..., 6) the entries of M = U₀⁻¹ U above its diagonal."""
+    scale, unit = _factor(theta)
+    reference_scale, reference_unit = _factor(reference)
+    M = np.linalg.solve(reference_scale[..., None, None] * reference_unit,
+                        scale[..., None, None] * unit)
+    return M[..., _ABOVE[0], _ABOVE[1]]

@@ -58,6 +58,19 @@ class NormalEquations:
         return NormalEquations(self.products[:, columns][:, :, columns],
                                self.moments[:, columns], self.squares, self.counts)
 
+    def with_known(self, known: np.ndarray, values: np.ndarray) -> NormalEquations:
+        """The equations of the other columns once the parameters of the `known` columns (a
+        bool mask over π) are set to `values` (p,): τ − Y_k π_k = Y_u π_u."""
+        unknown = ~np.asarray(known, dtype=bool)
+        fixed = np.where(unknown, 0.0, values)
+        explained = self.products @ fixed  # (n, p): Σ Yᵀ Y_k π_k per joint
+        return NormalEquations(
+            self.products[:, unknown][:, :, unknown],
+            self.moments[:, unknown] - explained[:, unknown],
+            self.squares - 2.0 * self.moments @ fixed + explained @ fixed,
+            self.counts,
+        )
+
     def weighted(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Σ_j w_j products_j and Σ_j w_j moments_j: the normal matrix and right-hand side of
         weighted least squares with weight w_j (n,) on joint j's rows."""

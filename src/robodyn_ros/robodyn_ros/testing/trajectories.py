@@ -21,16 +21,17 @@ class Trajectory:
 
 
 def sine_trajectory(
-    robot: Robot, samples: int, rate: float = 1000.0, seed: int = 0, start: int = 10**18
+    robot: Robot, samples: int, rate: float = 1000.0, seed: int = 0, start: int = 10**18,
+    reach: float = 0.25,
 ) -> Trajectory:
     """q_j(t) = c_j + Σ_k a_jk sin(ω_jk t + φ_jk), two sines per joint at 0.2 to 1 Hz, centred
-    in the joint's limits (±π when unlimited) and reaching at most a quarter of the range."""
+    in the joint's limits (±π when unlimited) and reaching at most `reach` of the range."""
     rng = np.random.default_rng(seed)
     lower = np.maximum(robot.per_coordinate(robot.model.lower), -np.pi)
     upper = np.minimum(robot.per_coordinate(robot.model.upper), np.pi)
-    centre, reach = 0.5 * (lower + upper), 0.25 * (upper - lower)
+    centre, reach_each = 0.5 * (lower + upper), reach * (upper - lower)
     n = robot.nv
-    amplitude = reach[:, None] * rng.uniform(0.3, 0.5, (n, 2))
+    amplitude = reach_each[:, None] * rng.uniform(0.3, 0.5, (n, 2))
     omega = 2.0 * np.pi * rng.uniform(0.2, 1.0, (n, 2))
     phase = rng.uniform(0.0, 2.0 * np.pi, (n, 2))
     stamps = start + np.round(np.arange(samples) * 1e9 / rate).astype(np.int64)

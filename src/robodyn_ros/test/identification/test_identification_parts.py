@@ -1,10 +1,12 @@
 """The parts of identification, each against an independent reference: base parameters
 (W_b π_b = W π for any π, on real robots and generated chains and trees; the Panda's 43 base
 parameters of its bodies, as Gaz et al. 2019 find), the log-Cholesky map (rigid bodies only,
-round trip), a load's columns (against Robot.with_payload), normal equations (against the
-residual computed sample by sample; chunks and backends add up to the whole), and weighted
-least squares (the true parameters of noisy data within their standard errors, at the
-scatter the covariance predicts)."""
+round trip; the log-det divergence as a sum of squares, and its Jacobian), which joint
+parameters a run informs (against the projection of the stacked regressor), a load's columns
+(against Robot.with_payload), normal equations (against the residual computed sample by
+sample; chunks and backends add up to the whole), and weighted least squares (the true
+parameters of noisy data within their standard errors, at the scatter the covariance
+predicts)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ from robodyn_ros.identification.accumulation import accumulate
 from robodyn_ros.identification.base_parameters import base_parameters
 from robodyn_ros.identification.errors import IdentificationError
 from robodyn_ros.identification.estimation import weighted_least_squares
+from robodyn_ros.identification.informed import joint_parameter_spread
 from robodyn_ros.identification.log_cholesky import (
+    divergence_residual,
+    divergence_residual_jacobian,
     parameters_of_theta,
     pseudo_inertia,
     theta_of_parameters,
@@ -93,6 +98,51 @@ def test_log_cholesky_refuses_an_impossible_body() -> None:
     flat = body_parameters(spatial_inertia(1.0, np.zeros(3), np.diag([0.1, 0.1, 0.5])))
     with pytest.raises(np.linalg.LinAlgError):
         theta_of_parameters(flat)
+
+
+@pytest.mark.parametrize("spread", [1.5, 1e-3, 1e-7])
+def test_the_divergence_residual_is_the_log_det_divergence_and_its_slope(spread) -> None:
+    """½‖r‖² = tr(J₀⁻¹ J) − log det(J₀⁻¹ J) − 4 from far off down to where its series takes
+    over, and ∂r/∂θ by central differences."""
+    rng = np.random.default_rng(4)
+    reference = rng.normal(0.0, 1.0, (3, 10))
+    theta = reference + rng.normal(0.0, spread, (3, 10))
+    J, J0 = pseudo_inertia(parameters_of_theta(theta)), pseudo_inertia(
+        parameters_of_theta(reference))
+    relative = np.linalg.solve(J0, J)
+    divergence = (np.trace(relative, axis1=-2, axis2=-1)
+                  - np.log(np.linalg.det(relative)) - 4.0)
+    residual = divergence_residual(theta, reference)
+    np.testing.assert_allclose(0.5 * np.sum(residual**2, axis=-1), divergence,
+                               rtol=1e-6, atol=1e-12 * spread**2 + 1e-15)
+    step = 1e-6
+    numeric = np.stack([(divergence_residual(theta + step * unit, reference)
+                         - divergence_residual(theta - step * unit, reference)) / (2 * step)
+                        for unit in np.eye(10)], -1)
+    np.testing.assert_allclose(divergence_residual_jacobian(theta, reference), numeric,
+                               rtol=1e-5, atol=1e-6 * np.abs(numeric).max())
+
+
+def test_a_joint_parameters_spread_is_its_column_beside_the_bodies() -> None:
+    """The spread of each joint parameter against 1/√(N (1 − R²)), R² from projecting its
+    weighted column of the stacked regressor on the bodies' columns by lstsq."""
+    robot = Robot.from_urdf_string(PANDA)
+    trajectory = sine_trajectory(robot, 600, 50.0, seed=3, reach=0.1)
+    Y = robot.inverse_dynamics_regressor(trajectory.q, trajectory.qd, trajectory.qdd)
+    sigma = np.linspace(0.1, 0.4, robot.nv)
+    tau = np.random.default_rng(2).normal(size=trajectory.q.shape)
+    spread = joint_parameter_spread(NormalEquations.of(Y, tau), sigma, robot.nv)
+    weighted = (Y / sigma[None, :, None]).reshape(-1, Y.shape[-1])
+    split = 10 * robot.nv
+    bodies = weighted[:, :split]
+    expected = np.empty(weighted.shape[1] - split)
+    for k, column in enumerate(weighted[:, split:].T):
+        fitted = bodies @ np.linalg.lstsq(bodies, column, rcond=1e-10)[0]
+        explained = float(fitted @ fitted / (column @ column))
+        expected[k] = 1.0 / np.sqrt(600 * (1.0 - explained)) if explained < 1 - 1e-9 else np.inf
+    finite = np.isfinite(expected) & (expected < 1e3)
+    np.testing.assert_allclose(spread.ravel()[finite], expected[finite], rtol=1e-4)
+    assert np.all(spread.ravel()[~finite] > 1e2)  # joint 1's armature is link 1's inertia
 
 
 @pytest.mark.parametrize("frame", ["panda_hand_tcp", "panda_link8", "panda_hand", "panda_link3"])
