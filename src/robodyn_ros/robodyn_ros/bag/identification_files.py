@@ -185,8 +185,8 @@ def _held(robot: Robot, found: RobotIdentification) -> list[tuple[str, float]]:
     """The joint parameters held at the description's values, each with its spread."""
     names = robot.parameter_names[PARAMETERS_PER_BODY * robot.nv :]
     held = found.consistent.held[PARAMETERS_PER_BODY * robot.nv :]
-    return [(name, float(spread)) for name, spread, kept in zip(
-        names, found.spread.ravel(), held, strict=True) if kept]
+    return [(name, float(spread)) for name, spread, is_held in zip(
+        names, found.spread.ravel(), held, strict=True) if is_held]
 
 
 def _run_line(label: str, run: RunEquations) -> str:

@@ -1,8 +1,9 @@
 """`robodyn bag identify` on a smooth run that does not inform every joint parameter: a hidden
 "true" arm (masses ×0.75–1.3, centres of mass moved up to 2 cm, inertias rescaled; no
-armature, friction or offsets) follows small sums of sines for 60 s, not an excitation trajectory, so
-that an offset is nearly a combination of the bodies' gravity columns. Its efforts come from
-Pinocchio given the true bodies, plus Gaussian noise of σ; the bags are written with rosbags.
+armature, friction or offsets) follows small sums of sines for 60 s, not an excitation
+trajectory, so that an offset is nearly a combination of the bodies' gravity columns. Its
+efforts come from Pinocchio given the true bodies, plus Gaussian noise of σ; the bags are
+written with rosbags.
 
 The identified URDF alone (what robot_description carries: no armature, no offsets) must
 predict a held-out run to 1.2 σ RMS on every joint, the physically consistent fit must
