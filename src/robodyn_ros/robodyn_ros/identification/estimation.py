@@ -6,18 +6,18 @@
    gives the standard errors.
 2. A physically consistent π (every body a rigid body, armature and friction ≥ 0): the same
    weighted residual plus a prior that pulls π towards the description's values, minimised
-   over the log-Cholesky parameters of the bodies (log_cholesky) by scipy's trust-region
-   least squares, from the description's values, armature and friction ≥ 0 kept by an
-   active set around it. Least squares in the smooth, unconstrained θ rather than the LMI
-   form (Wensing, Kim & Slotine 2017) needs no semidefinite solver, keeps the prior as plain
-   residuals, and lands on the same set of bodies. The prior decides what the data cannot:
-   the directions of π outside the base parameters and those the run did not excite;
-   `prior_weight` is how many samples' worth of evidence the description's values count as.
-   A body's prior is its log-det divergence from the description's body (log_cholesky),
-   which grows without bound towards the boundary of the rigid bodies: the minimum lies at
-   finite θ, where a Euclidean prior let a body the data pulls towards a flat one sit on that
-   boundary, at θ → −∞, which the solver chased for thousands of iterations without
-   converging. A joint's prior is Euclidean, on the scale JOINT_PRIOR_SCALE; the joint
+   over the log-Cholesky parameters of the bodies (log_cholesky) by scipy's least squares
+   (MINPACK's Levenberg–Marquardt), from the description's values, armature and friction
+   ≥ 0 kept by an active set around it. Least squares in the smooth, unconstrained θ rather
+   than the LMI form (Wensing, Kim & Slotine 2017) needs no semidefinite solver, keeps the
+   prior as plain residuals, and lands on the same set of bodies. The prior decides what the
+   data cannot: the directions of π outside the base parameters and those the run did not
+   excite; `prior_weight` is how many samples' worth of evidence the description's values
+   count as. A body's prior is its log-det divergence from the description's body
+   (log_cholesky), which grows without bound towards the boundary of the rigid bodies: the
+   minimum lies at finite θ, where a Euclidean prior let a body the data pulls towards a flat
+   one sit on that boundary, at θ → −∞, which the solver chased for thousands of iterations
+   without converging. A joint's prior is Euclidean, on the scale JOINT_PRIOR_SCALE; the joint
    parameters a run does not inform are held at their prior values (`held`;
    identification.informed).
 """
@@ -187,7 +187,7 @@ class ConsistentEstimate:
     evaluations: int
 
 
-MAX_EVALUATIONS = 1000
+MAX_EVALUATIONS = 3000
 """The consistent fit's budget of residual evaluations over all its rounds; a fit that needs
 more is reported as not converged."""
 
@@ -209,6 +209,9 @@ def physically_consistent(
     resumed, one held at zero whose gradient pulls it up is released, until neither happens.
     On the runs the tests make, scipy's bounded search (the reflective trust region) crept
     along such bounds for its whole budget from some starts; the unbounded one converges.
+    The search is MINPACK's Levenberg–Marquardt, whose own QR needs no threaded BLAS: the
+    trust-region searches decompose their small Jacobian once per step with LAPACK, whose
+    threads wait on each other for a core on a busy machine.
 
     Args:
         equations: the run's normal equations, over all of π's columns.
@@ -239,7 +242,7 @@ def physically_consistent(
         fixed = held | at_zero
         solution = scipy.optimize.least_squares(
             fit.residual, fit.coordinates(pi, fixed), jac=fit.jacobian, args=(fixed,),
-            x_scale=1.0, xtol=None, method="trf", max_nfev=MAX_EVALUATIONS - evaluations)
+            x_scale=1.0, method="lm", max_nfev=MAX_EVALUATIONS - evaluations)
         evaluations += int(solution.nfev)
         pi = fit.parameters(solution.x, fixed)
         negative = nonnegative & ~fixed & (pi < 0.0)
