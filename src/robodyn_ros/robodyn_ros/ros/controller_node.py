@@ -432,36 +432,10 @@ class ControllerNode(RobotNode):
         state that waited for it (in the executor's task of the call's future, which runs
         beside the joint_states callback: _cycle_lock keeps them apart)."""
         try:
-            self._command_answer(future, arrival, t, q, qd)
+            self._command(answered_state(future.result(), t, q, qd), arrival)
         finally:
             with self._cycle_lock:
                 self._answer_waiting()
-
-    def _command_answer(
-        self,
-        future: Future[ComputeDynamics.Response],
-        arrival: Arrival,
-        t: float,
-        q: np.ndarray,
-        qd: np.ndarray,
-    ) -> None:
-        """The efforts at the state of a compute_dynamics answer."""
-        response = future.result()
-        if response is None or not response.success:
-            raise RefusedError(f"compute_dynamics failed: {response.message if response else ''}")
-        n = len(q)
-        joint_space = response.joint_space
-        state = ControllerState(
-            t=t, q=q, qd=qd,
-            M=np.reshape(joint_space.mass_matrix, (n, n)),
-            bias=np.asarray(joint_space.bias_forces),
-            gravity=np.asarray(joint_space.gravity_torques),
-            operational_space={
-                frame.frame: operational_space_dynamics(frame)
-                for frame in response.operational_space
-            },
-        )
-        self._command(state, arrival)
 
     def _command(self, state: ControllerState, arrival: Arrival) -> None:
         """The controller's efforts at `state`, published when finite, in the joints
@@ -520,6 +494,30 @@ class _Playback:
     reference: JointTrajectoryReference
     start: float | None
     elapsed: float = 0.0
+
+
+def answered_state(
+    response: ComputeDynamics.Response | None, t: float, q: np.ndarray, qd: np.ndarray
+) -> ControllerState:
+    """The controller's state at (t, q, q̇) with the dynamics a compute_dynamics answer gives.
+
+    Raises:
+        RefusedError: the call failed, with the dynamics node's reason.
+    """
+    if response is None or not response.success:
+        raise RefusedError(f"compute_dynamics failed: {response.message if response else ''}")
+    n = len(q)
+    joint_space = response.joint_space
+    return ControllerState(
+        t=t, q=q, qd=qd,
+        M=np.reshape(joint_space.mass_matrix, (n, n)),
+        bias=np.asarray(joint_space.bias_forces),
+        gravity=np.asarray(joint_space.gravity_torques),
+        operational_space={
+            frame.frame: operational_space_dynamics(frame)
+            for frame in response.operational_space
+        },
+    )
 
 
 def main(args: list[str] | None = None) -> None:
