@@ -33,7 +33,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -326,15 +326,11 @@ def run_node(make_node: Callable[[], RobotNode], args: list[str] | None = None,
         The exit status: 0, or 1 when the node's parameters cannot start it (logged).
     """
     interrupt_on_signals()
-    node, start, spin, status = None, None, None, 0
-    executor: SingleThreadedExecutor | MultiThreadedExecutor | None = None
+    start, spin, status = None, None, 0
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        start = _Background(make_node, "start")
-        node = start.result()
-        executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(threads)
-        executor.add_node(node)
-        spin = _Background(executor.spin, "executor")
+        start = _Background(lambda: _StartedNode.make(make_node, threads), "start")
+        spin = _Background(start.result().executor.spin, "executor")
         spin.result()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -347,14 +343,29 @@ def run_node(make_node: Callable[[], RobotNode], args: list[str] | None = None,
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(status)
-        if executor is not None:
-            executor.shutdown(timeout_sec=5.0)
-        if spin is not None:
-            spin.join(5.0)
-        if node is not None:
-            node.destroy_node()
+        started = start.value if start is not None else None
+        if started is not None:
+            started.executor.shutdown(timeout_sec=5.0)
+            if spin is not None:
+                spin.join(5.0)
+            started.node.destroy_node()
         rclpy.try_shutdown()
     return status
+
+
+class _StartedNode(NamedTuple):
+    """A node made and the executor that spins it, both made in run_node's start thread
+    (where no signal lands: one that cut an executor's making short left it half made)."""
+
+    node: RobotNode
+    executor: SingleThreadedExecutor | MultiThreadedExecutor
+
+    @classmethod
+    def make(cls, make_node: Callable[[], RobotNode], threads: int) -> _StartedNode:
+        node = make_node()
+        executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(threads)
+        executor.add_node(node)
+        return cls(node, executor)
 
 
 def interrupt_on_signals() -> None:
@@ -393,6 +404,11 @@ class _Background:
     def running(self) -> bool:
         """Whether the function has not returned yet."""
         return not self._done.is_set()
+
+    @property
+    def value(self) -> Any:
+        """What the function returned; None until it has, or when it raised."""
+        return self._value
 
     def result(self) -> Any:
         """Wait for the function (a signal interrupts the wait) and return what it returned.
