@@ -3,9 +3,9 @@
 Starts the node in its own process on the bundled Panda with M, b, g and Λ of one frame
 published each cycle, publishes joint_states at the given rate from this process for the given
 time, and reports:
-- sent here, and the node's counts (from its last diagnostics): handled, superseded (states
-  taken newest first, the older ones never computed), dropped by the middleware, and whether
-  superseded + dropped == sent − handled (each full message is a state of its own),
+- sent here, and the node's counts (from its last diagnostics): messages and the states they
+  form, states handled and superseded (a newer state taken before one was computed), and
+  messages dropped by the middleware,
 - the age of each answered state in the node, from its arrival in the middleware to the
   publication of its dynamics (per-second p50 and p99 from its diagnostics), and the node's
   take → publish latency,
@@ -14,6 +14,11 @@ time, and reports:
 
     .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py [--seconds 30] [--docs]
     .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py --rate 10000 --seconds 10
+    .venv/bin/python src/robodyn_ros/benchmarks/dynamics_node_latency.py --split [--best-effort]
+
+--split sends each state as two messages back to back (the first four joints, then the rest),
+as one driver of two joint groups does, and counts the complete states the node computed (an
+answer at the first half beside the previous second half is a mixed state, counted apart).
 
 --docs also writes the report to a page of its rate, docs/benchmarks/dynamics_node_latency_1khz.md
 at 1 kHz.
@@ -65,6 +70,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states per second")
+    parser.add_argument("--split", action="store_true", help="each state as two messages")
+    parser.add_argument("--best-effort", action="store_true", help="a best-effort publisher")
     add_docs_option(parser)
     args = parser.parse_args()
     report = Report.start(__file__, "The dynamics node at 1 kHz and under a 10 kHz flood", args,
@@ -75,6 +82,7 @@ def main() -> None:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import qos_profile_sensor_data
     from robodyn_interfaces.msg import JointSpaceDynamics
     from sensor_msgs.msg import JointState
 
@@ -86,13 +94,18 @@ def main() -> None:
         rclpy.init()
         client = rclpy.create_node("latency_client")
         sent: dict[float, float] = {}  # q[0] carries a sequence number → send time
+        last_joint: dict[float, float] = {}  # q[0] → the state's last joint, for --split
+        mixed = 0  # answers at a first half beside the previous second half (--split)
         latencies: list[float] = []
         computation: list[float] = []  # the node's own computation_time of each message
         diagnostics: list[dict[str, str]] = []
 
         def on_dynamics(message: JointSpaceDynamics) -> None:
+            nonlocal mixed
             start = sent.get(message.position[0])
-            if start is not None:
+            if start is not None and last_joint[message.position[0]] != message.position[-1]:
+                mixed += 1
+            elif start is not None:
                 latencies.append(time.perf_counter() - start)
                 computation.append(message.computation_time)
 
@@ -104,13 +117,15 @@ def main() -> None:
 
         client.create_subscription(JointSpaceDynamics, "dynamics/joint_space", on_dynamics, 1000)
         client.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
-        publisher = client.create_publisher(JointState, "joint_states", 1000)
+        qos = qos_profile_sensor_data if args.best_effort else 1000
+        publisher = client.create_publisher(JointState, "joint_states", qos)
         executor = SingleThreadedExecutor()
         executor.add_node(client)
         spinner = threading.Thread(target=executor.spin, daemon=True)
         spinner.start()
 
-        message = JointState(name=list(robot.joint_names))
+        names = list(robot.joint_names)
+        groups = [slice(0, 4), slice(4, None)] if args.split else [slice(None)]
         rng = np.random.default_rng(0)
         period, count = 1.0 / args.rate, int(args.seconds * args.rate)
         Q = rng.uniform(-1.0, 1.0, (count, robot.nv))
@@ -121,9 +136,11 @@ def main() -> None:
         cpu_start, wall_start = cpu_seconds(node.pid), time.perf_counter()
         diagnostics.clear()
         for k in range(count):
-            message.position, message.velocity = positions[k], velocities[k]
             sent[positions[k][0]] = time.perf_counter()
-            publisher.publish(message)
+            last_joint[positions[k][0]] = positions[k][-1]
+            for group in groups:
+                publisher.publish(JointState(name=names[group], position=positions[k][group],
+                                             velocity=velocities[k][group]))
             remaining = wall_start + (k + 1) * period - time.perf_counter()
             if remaining > 0.0:
                 time.sleep(remaining)
@@ -146,20 +163,24 @@ def main() -> None:
     last = diagnostics[-1]
     handled, superseded = int(last["joint_states handled"]), int(last["joint_states superseded"])
     dropped = int(last["joint_states dropped by the middleware"])
+    messages = len(groups) * count
     report.print(f"dynamics_node, bundled Panda, M + b + g + Λ of {FRAME} per cycle, "
                  f"{args.rate:.0f} Hz joint_states for {args.seconds:.0f} s "
-                 f"(sent at {count / send_wall:.0f} Hz):\n")
+                 f"(sent at {count / send_wall:.0f} Hz"
+                 + (", each state as two messages" if args.split else "")
+                 + (", best effort" if args.best_effort else "") + "):\n")
     lines = [
-        f"sent {count}; the node counted {last['joint_states sent']} sent, handled {handled}, "
-        f"superseded {superseded}, dropped by the middleware {dropped}; superseded + dropped "
-        f"== sent - handled: {superseded + dropped == count - handled}"
+        f"sent {count} states in {messages} messages; the node counted "
+        f"{last['joint_states sent']} messages and {last['joint_states states']} states; "
+        f"states handled {handled}, superseded {superseded}; messages dropped by the "
+        f"middleware {dropped}"
     ]
     gaps = np.diff(sorted(sent.values()))
     bursts = int(np.count_nonzero(gaps < 0.25 / args.rate))
     lines.append(f"sent within a quarter period of the one before (this process's pacing "
                  f"hiccups, each a state that may supersede its predecessor): {bursts}")
-    lines.append(f"dynamics received here {len(latencies)} "
-                 f"(sent - received {count - len(latencies)})")
+    lines.append(f"dynamics of complete states received here {len(latencies)} "
+                 f"(sent - received {count - len(latencies)}); of mixed states {mixed}")
     ages = [d for d in in_node if d.get("joint_states age p99 (ms)")]
     if ages:
         p50 = np.median([float(d["joint_states age p50 (ms)"]) for d in ages])
