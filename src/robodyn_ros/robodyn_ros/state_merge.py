@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,6 +51,16 @@ class StateCounts:
     begun: int
     handled: int
     superseded: int
+
+
+class _Layout(NamedTuple):
+    """A message's names, and where the robot's joints among them are: their indices in the
+    robot and in the message, and their names."""
+
+    names: tuple[str, ...]
+    robot_index: np.ndarray
+    message_index: np.ndarray
+    joints: tuple[str, ...]
 
 
 class StateGrouping:
@@ -106,7 +117,7 @@ class StateMerge:
         self._values = np.zeros((len(FIELDS), n))  # position, velocity, effort
         self._has = np.zeros((len(FIELDS), n), dtype=bool)  # whether the last message had it
         self._heard = np.full(n, -NEVER_NS, dtype=np.int64)  # ns
-        self._layout: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
+        self._layout: _Layout | None = None
 
     @property
     def heard_all(self) -> bool:
@@ -133,14 +144,13 @@ class StateMerge:
             StateMergeError: no names, a field whose length is not the names', or a NaN or
                 inf for a robot joint (naming the joint and the field); nothing is merged.
         """
-        robot_index, message_index = self._index(tuple(names), source)
-        joints = [self.joint_names[i] for i in robot_index]
-        picked = picked_fields(fields, len(names), message_index, joints, source)
+        layout = self._index(tuple(names), source)
+        picked = picked_fields(fields, len(names), layout.message_index, layout.joints, source)
         for row, values in enumerate(picked):
-            self._has[row, robot_index] = values is not None
+            self._has[row, layout.robot_index] = values is not None
             if values is not None:
-                self._values[row, robot_index] = values
-        self._heard[robot_index] = received_ns
+                self._values[row, layout.robot_index] = values
+        self._heard[layout.robot_index] = received_ns
 
     def state(self, now_ns: int, source: str = "joint_states") -> MergedState:
         """The merged state (copies).
@@ -163,18 +173,21 @@ class StateMerge:
             )
         return MergedState(*np.where(self._has, self._values, np.nan))
 
-    def _index(self, names: tuple[str, ...], source: str) -> tuple[np.ndarray, np.ndarray]:
-        """Where the robot's joints a message carries are: (in the robot, in the message);
-        the last layout is kept, since a publisher sends the same names every time."""
-        if self._layout is None or self._layout[0] != names:
+    def _index(self, names: tuple[str, ...], source: str) -> _Layout:
+        """Where the robot's joints a message carries are, in the robot and in the message,
+        and their names; the last layout is kept, since a publisher sends the same names
+        every time."""
+        if self._layout is None or self._layout.names != names:
             if not names:
                 raise StateMergeError(f"{source}: name is empty (a JointState without joints)")
             where = {name: k for k, name in enumerate(names)}
             present = [(i, where[name]) for i, name in enumerate(self.joint_names)
                        if name in where]
-            self._layout = (names, np.array([i for i, _ in present], dtype=np.int64),
-                            np.array([k for _, k in present], dtype=np.int64))
-        return self._layout[1], self._layout[2]
+            self._layout = _Layout(names, np.array([i for i, _ in present], dtype=np.int64),
+                                   np.array([k for _, k in present], dtype=np.int64),
+                                   tuple(self.joint_names[i] for i, _ in present))
+        return self._layout
+
 
 
 def picked_fields(
