@@ -85,6 +85,7 @@ from robodyn_ros.ros.trajectory_builder import (
     TrajectoryBuilder,
     collector_paused,
     deserialize_trajectory,
+    released_in_chunks,
 )
 
 if TYPE_CHECKING:
@@ -274,7 +275,7 @@ class ControllerNode(RobotNode):
                                              request.start, request.start_rate,
                                              limits=request.limits)
             stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
-            del message  # its objects go before the collector runs again
+            released_in_chunks(message.points)  # before the collector runs again
         reference.at(0.0)  # builds the spline, here
         return _Playback(reference, stamp if stamp > 0.0 else None)
 

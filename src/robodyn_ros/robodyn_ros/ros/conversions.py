@@ -6,6 +6,7 @@ import math
 from array import array
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import Pose, Vector3
@@ -118,6 +119,18 @@ class PositionLimits:
     upper: np.ndarray
 
 
+POINTS_PER_CHUNK = 2000  # a chunk is stacked in about a millisecond
+
+
+def stacked_in_chunks(points: Sequence[Any], field: str) -> np.ndarray:
+    """The (points, joints) array of one field of every point, stacked a chunk at a time:
+    stacking a long trajectory's points in one call would hold the interpreter, and with it
+    the node's other threads, for tens of milliseconds."""
+    return np.concatenate([
+        np.array([getattr(point, field) for point in points[start:start + POINTS_PER_CHUNK]])
+        for start in range(0, len(points), POINTS_PER_CHUNK)])
+
+
 def trajectory_reference(
     message: JointTrajectory, joint_map: JointStateMap, start: np.ndarray, start_rate: np.ndarray,
     topic: str = "joint_trajectory", limits: PositionLimits | None = None,
@@ -150,7 +163,7 @@ def trajectory_reference(
             raise JointStateError(f"{topic}: every point's {field} must have {count} entries, "
                                   "one per joint name" + ("" if field == "positions" else
                                                           ", or be empty at every point"))
-        fields[field] = np.array([getattr(point, field) for point in points])[:, index]
+        fields[field] = stacked_in_chunks(points, field)[:, index]
     times = np.array([point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
                       for point in points])
     q = fields["positions"]

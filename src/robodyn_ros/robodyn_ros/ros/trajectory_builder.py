@@ -48,6 +48,14 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def released_in_chunks(items: list[Any], chunk: int = 2000) -> None:
+    """Empty `items` from its end, `chunk` at a time: the last reference to a long
+    trajectory's points, dropped at once, frees them all in one call that holds the
+    interpreter for tens of milliseconds."""
+    while items:
+        del items[-chunk:]
+
+
 def deserialize_trajectory(serialized: SerializedTrajectory) -> Any:
     """The rosbags JointTrajectory of a serialized one: the fields of rclpy's message, with
     numpy arrays for the numbers.

@@ -265,31 +265,31 @@ def long_trajectory() -> bytes:
 
 
 def test_a_long_trajectory_is_taken_in_while_the_efforts_go_on(impedance) -> None:
-    """The largest gap between two effort commands while a 100,000-point trajectory is
-    taken in and put in play stays within a few times the largest gap without it."""
+    """While a 100,000-point trajectory is taken in and put in play, the largest gap between
+    two effort commands stays a small part of the time that takes: built on the control
+    thread, the gap would be all of it. Both are timed in the same window, so a loaded
+    machine stretches them alike."""
     node, serialized = impedance.node, long_trajectory()
     publisher = impedance.peer.create_publisher(JointTrajectory, "joint_trajectory", 1)
     assert wait_for(lambda: publisher.get_subscription_count() > 0)
     with joint_states(impedance):
         assert wait_for(lambda: len(impedance.efforts) > 10)
-        since = time.monotonic()
-        time.sleep(2.0)
-        without = largest_gap(impedance.efforts, since)
-        since = time.monotonic()
-
-        def sent_and_playing() -> bool:  # sent again if best effort lost it
+        for _attempt in range(3):  # sent again if best effort lost it
+            sent = time.monotonic()
             publisher.publish(serialized)
-            return wait_for(lambda: node._trajectory is not None
-                            and node._trajectory.reference.times.size > LONG_POINTS, 15.0)
-
-        assert wait_for(sent_and_playing), "the long trajectory was never played"
+            if wait_for(lambda: node._trajectory is not None
+                        and node._trajectory.reference.times.size > LONG_POINTS, 15.0):
+                break
+        else:
+            pytest.fail("the long trajectory was never played")
+        taken_in = time.monotonic() - sent
         time.sleep(0.5)
-        during = largest_gap(impedance.efforts, since)
+        during = largest_gap(impedance.efforts, sent)
         impedance.publish(JointState, "target_joints", panda_state())  # ends it
         assert wait_for(lambda: node._trajectory is None)
-    print(f"largest gap between efforts: {1e3 * without:.1f} ms without a long trajectory, "
-          f"{1e3 * during:.1f} ms while one was taken in")
-    assert during < 3.0 * without + 0.1, (during, without)
+    print(f"largest gap between efforts: {1e3 * during:.1f} ms while the trajectory was taken "
+          f"in, in {1e3 * taken_in:.1f} ms")
+    assert during < 0.25 * taken_in, (during, taken_in)
 
 
 @pytest.mark.parametrize(("change", "reason"), [
