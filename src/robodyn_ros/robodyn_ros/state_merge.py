@@ -10,6 +10,10 @@ joint is a state of its own; the two halves of one driver cycle, or an arm's mes
 gripper's, make one state; the message that repeats a joint begins the next state. A consumer
 that computes less often than messages arrive computes the newest state and counts the states
 it never computed as superseded (not the messages: the halves of one state supersede nothing).
+A state is *ready* to compute once it holds every joint the state before it held: a driver's
+first half waits for its second, so a cycle is computed once, whole, and not also as the mixed
+state of a new first half and the last second half. A consumer that waits for a state's rest
+bounds the wait, for a group that stops or comes late.
 
 The merged state is complete while every joint was heard within max_age; otherwise it is
 refused, naming the joints not heard and when each was last heard.
@@ -69,6 +73,7 @@ class StateGrouping:
 
     def __init__(self) -> None:
         self._in_state: set[Hashable] = set()  # the joints of the current state's messages
+        self._previous: frozenset[Hashable] | None = None  # those of the state before it
         self._begun = self._handled = self._superseded = 0
         self._current_handled = True  # no state yet: none to supersede
 
@@ -88,12 +93,20 @@ class StateGrouping:
             return False
         begins = self._begun == 0 or not self._in_state.isdisjoint(joints)
         if begins:
+            if self._begun:
+                self._previous = frozenset(self._in_state)
             self._superseded += not self._current_handled
             self._begun += 1
             self._current_handled = False
             self._in_state.clear()
         self._in_state.update(joints)
         return begins
+
+    @property
+    def ready(self) -> bool:
+        """Whether the current state holds every joint the state before it held (the first
+        state is ready): one that does not is waiting for the rest of its messages."""
+        return self._previous is None or self._in_state >= self._previous
 
     def mark_handled(self) -> None:
         """Count the current state as handled (computed, or refused); once however often."""

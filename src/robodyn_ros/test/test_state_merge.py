@@ -34,6 +34,28 @@ def test_states_skipped_by_a_consumer_behind_are_superseded() -> None:
     assert not grouping.join([])  # a message without joints is in no state
 
 
+def test_a_state_is_ready_once_it_holds_the_joints_of_the_state_before() -> None:
+    """A driver's halves: the first state is ready on its first half (nothing to compare
+    with), later ones on their second. An arm that goes on alone after its gripper stopped is
+    ready again from its second message on."""
+    grouping = StateGrouping()
+    grouping.join(HEAD)
+    assert grouping.ready
+    grouping.join(TAIL)
+    assert grouping.ready
+    for _ in range(3):
+        grouping.join(HEAD)
+        assert not grouping.ready
+        grouping.join(TAIL)
+        assert grouping.ready
+    grouping.join(HEAD)
+    assert not grouping.ready  # the state before held TAIL too
+    grouping.join(HEAD)
+    assert grouping.ready  # it held HEAD only
+    grouping.join(ARM)
+    assert grouping.ready
+
+
 def test_each_joint_keeps_its_last_message() -> None:
     merge = StateMerge(ARM, max_age=0.5)
     merge.add(ARM, ([1.0] * 4, [0.1] * 4, []), 0)

@@ -77,7 +77,13 @@ from robodyn_ros.ros.conversions import (
 from robodyn_ros.ros.frames import Tf2Frames, in_root_frame, pose_transform
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, InArrivalOrder, NewestFirst
-from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
+from robodyn_ros.ros.joint_states import (
+    GROUP_WAIT_PARAMETER,
+    MAX_AGE_PARAMETER,
+    HeldStates,
+    JointStateMerge,
+    input_qos,
+)
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
 from robodyn_ros.ros.trajectory_builder import (
@@ -106,6 +112,7 @@ PARAMETERS = (
                   "in_process: the node's own Robot; service: ask compute_dynamics each cycle",
                   choices=("in_process", "service")),
     MAX_AGE_PARAMETER,
+    GROUP_WAIT_PARAMETER,
     JOINTS_PARAMETER,
 )
 
@@ -150,6 +157,8 @@ class ControllerNode(RobotNode):
             self.guard.callback("joint_trajectory", self._on_joint_trajectory),
             raw=True, **input_qos(QUEUE_DEPTH),
         )
+        self._held_states = HeldStates(self, self._joint_state_intake, self._on_held_state,
+                                       self.value("joint_states_group_wait"))
         self._efforts = self.create_lifecycle_publisher(Float64MultiArray, "effort_commands", 10)
         self._dynamics: Client[Any, Any] = self.create_client(ComputeDynamics, "compute_dynamics")
         self._tf2 = Tf2Frames(self)
@@ -317,8 +326,7 @@ class ControllerNode(RobotNode):
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Merge every joint state taken (this one and those queued behind it) in arrival
-        order, then answer the newest merged state; in "service" mode, while the previous call
-        is in flight, the newest merged state waits for its answer (_answer_waiting)."""
+        order, then answer the newest merged state once it is ready (ros.joint_states)."""
         intake = self._joint_state_intake
         arrivals = intake.take(message, info)
         with self._cycle_lock:
@@ -334,12 +342,26 @@ class ControllerNode(RobotNode):
                 return
             raise RefusedError("joint_states received before the controller is configured")
         newest = joint_states.add_arrivals(arrivals, self.health)
-        if newest is not None and self._pending is not None and not self._pending.done():
+        if newest is None:  # every message refused: the state is as it was
+            intake.mark_handled()
+            return
+        ready = self._held_states.ready(newest)
+        if ready is not None:
+            self._answer_or_wait(ready)
+
+    def _on_held_state(self, held: Arrival) -> None:
+        """Answer a merged state whose rest did not come within joint_states_group_wait."""
+        with self._cycle_lock:
+            if self.active and self.controller is not None and self._joint_states is not None:
+                self._answer_or_wait(held)
+
+    def _answer_or_wait(self, newest: Arrival) -> None:
+        """Answer the merged state whose newest message is `newest`; in "service" mode, while
+        the previous call is in flight, it waits for its answer instead (_answer_waiting)."""
+        if self._pending is not None and not self._pending.done():
             self._waiting = newest  # a state it waited behind is superseded
             return
-        intake.mark_handled()
-        if newest is None:  # every message refused: the state is as it was
-            return
+        self._joint_state_intake.mark_handled()
         self._answer(newest)
 
     def _answer_waiting(self) -> None:

@@ -78,8 +78,14 @@ from robodyn_ros.ros.conversions import (
 )
 from robodyn_ros.ros.frames import robot_frame
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
-from robodyn_ros.ros.intake import InArrivalOrder, received_ns
-from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
+from robodyn_ros.ros.intake import Arrival, InArrivalOrder, received_ns
+from robodyn_ros.ros.joint_states import (
+    GROUP_WAIT_PARAMETER,
+    MAX_AGE_PARAMETER,
+    HeldStates,
+    JointStateMerge,
+    input_qos,
+)
 from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import RobotNode, run_node
@@ -117,6 +123,7 @@ PARAMETERS = (
                   "eigenvalues of Λ⁻¹ below this times the largest count as lost and Λ is "
                   "damped there (Robot.operational_space)", bounds=(1e-12, 0.5)),
     MAX_AGE_PARAMETER,
+    GROUP_WAIT_PARAMETER,
     ParameterSpec("world_frame", "odom",
                   "a floating base's world frame (REP 105): the odometry's header.frame_id and "
                   "every published header's frame_id, with frame_prefix"),
@@ -229,6 +236,8 @@ class DynamicsNode(RobotNode):
             JointState, "joint_states",
             self.guard.callback("joint_states", self._on_joint_state), **input_qos(QUEUE_DEPTH),
         )
+        self._held_states = HeldStates(self, self._intake, self._on_held_state,
+                                       self.value("joint_states_group_wait"))
         self.create_subscription(Odometry, "odometry",
                                  self.guard.callback("odometry", self._on_odometry),
                                  **input_qos(ODOMETRY_DEPTH))
@@ -317,7 +326,7 @@ class DynamicsNode(RobotNode):
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Merge every joint state taken (this one and those queued behind it) in arrival
-        order, then answer the newest merged state."""
+        order, then answer the newest merged state once it is ready (ros.joint_states)."""
         started = time.perf_counter()
         arrivals = self._intake.take(message, info)
         serving = self._serving
@@ -328,9 +337,29 @@ class DynamicsNode(RobotNode):
             self._intake.mark_handled()
             raise RefusedError("joint_states received before a robot description")
         newest = serving.joint_states.add_arrivals(arrivals, self.health)
-        self._intake.mark_handled()
-        if newest is None:
+        if newest is None:  # every message refused: the state is as it was
+            self._intake.mark_handled()
             return
+        ready = self._held_states.ready(newest)
+        if ready is not None:
+            self._answer(serving, ready, started)
+
+    def _on_held_state(self, held: Arrival) -> None:
+        """Answer a merged state whose rest did not come within joint_states_group_wait."""
+        serving = self._serving
+        if self.active and serving is not None:
+            self._answer(serving, held, time.perf_counter())
+
+    def _answer(self, serving: Serving, newest: Arrival, started: float) -> None:
+        """Compute and publish the merged state whose newest message is `newest`.
+
+        Args:
+            started: perf_counter s when the callback began, for the latency.
+
+        Raises:
+            JointStateError: the merged state is incomplete (naming the joints not heard).
+        """
+        self._intake.mark_handled()
         now_ns = time.time_ns()
         q, qd, effort = serving.joint_states.state(now_ns)
         joint_map = serving.joint_states.joint_map

@@ -11,7 +11,7 @@ refused, naming the joints not heard, and nothing is computed from it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,13 +25,22 @@ from robodyn_ros.state_merge import DEFAULT_MAX_AGE, StateMerge, StateMergeError
 
 if TYPE_CHECKING:
     from robodyn_ros.ros.guard import NodeHealth
-    from robodyn_ros.ros.intake import Arrival
+    from robodyn_ros.ros.intake import Arrival, InArrivalOrder
+    from robodyn_ros.ros.robot_node import RobotNode
 
 MAX_AGE_PARAMETER = ParameterSpec(
     "joint_states_max_age", DEFAULT_MAX_AGE,
     "s: a joint not heard on joint_states within this time (its last message arrived "
     "earlier) makes the merged state incomplete: it is reported and nothing is computed",
     bounds=(1e-3, 3600.0),
+)
+
+
+GROUP_WAIT_PARAMETER = ParameterSpec(
+    "joint_states_group_wait", 0.002,
+    "s: how long a state whose messages do not yet hold every joint the state before held (a "
+    "driver's first half) waits for the rest before it is computed as merged so far",
+    bounds=(1e-4, 1.0), read_only=True,
 )
 
 
@@ -127,3 +136,38 @@ class JointStateMerge:
         """Merge one message, then the merged state (`add`, then `state`)."""
         self.add(message, received_ns, source)
         return self.state(now_ns, source)
+
+
+class HeldStates:
+    """Computes a merged state once it holds every joint the state before it held (a driver's
+    second half has come), or after joint_states_group_wait without the rest: a timer armed
+    when the intake holds a state, cancelled when one is computed.
+
+    Args:
+        node: the node, whose guard reports a failure of `compute` under "joint_states".
+        intake: the joint_states intake.
+        compute: computes the merged state, given its newest message.
+        wait: s, joint_states_group_wait.
+    """
+
+    def __init__(self, node: RobotNode, intake: InArrivalOrder,
+                 compute: Callable[[Arrival], None], wait: float) -> None:
+        self._intake, self._compute = intake, compute
+        self._timer = node.create_timer(wait, node.guard.callback("joint_states", self._expired))
+        self._timer.cancel()
+
+    def ready(self, newest: Arrival) -> Arrival | None:
+        """`newest` when its state is ready to compute; otherwise None, and the timer is armed
+        (from the first message of the state held)."""
+        ready = self._intake.hold(newest)
+        if ready is not None:
+            self._timer.cancel()
+        elif self._timer.is_canceled():
+            self._timer.reset()
+        return ready
+
+    def _expired(self) -> None:
+        self._timer.cancel()
+        held = self._intake.release()
+        if held is not None:
+            self._compute(held)

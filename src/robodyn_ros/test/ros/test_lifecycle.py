@@ -27,6 +27,7 @@ from robodyn_ros import Robot
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.sim_node import SimNode
 
+from helpers.node_process import node_env, params_file
 from helpers.nodes import Peer, call, panda_state, wait_for
 from helpers.processes import SIGNALS, one_per_signal, signalled_outputs
 from helpers.robots import CHAIN, PANDA
@@ -155,20 +156,6 @@ def test_two_namespaced_nodes_do_not_collide(ros) -> None:
 
 NODE_KINDS = ("dynamics_node", "controller_node", "sim_node", "preview_node")
 SWEEP = Path(__file__).resolve().parents[1] / "helpers" / "signal_sweep.py"
-
-
-def params_file(path: Path, urdf: str, **values: object) -> Path:
-    """A params file setting every node's robot_description (when given) and `values`."""
-    lines = ["/**:", "  ros__parameters:"]
-    lines += [f"    {name}: {json.dumps(value)}" for name, value in values.items()]
-    if urdf:
-        lines += ["    robot_description: |", *(f"      {line}" for line in urdf.splitlines())]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def node_env(tmp_path: Path) -> dict[str, str]:
-    return os.environ | {"ROS_LOG_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
 
 
 @pytest.mark.parametrize(("kind", "signum", "moment"), [
