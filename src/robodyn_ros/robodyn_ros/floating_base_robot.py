@@ -19,8 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple, Unpack
+from typing import Any, ClassVar, NamedTuple, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -52,7 +51,16 @@ from robodyn_ros.operational_space import (
     OperationalSpaceDynamics,
     task_axes,
 )
-from robodyn_ros.robot import FloatArray, LoadOptions, Robot, Task, TaskAxes, _as_float_array
+from robodyn_ros.robot import (
+    BoundOnUse,
+    EntryCall,
+    FloatArray,
+    LoadOptions,
+    Robot,
+    Task,
+    TaskAxes,
+    _as_float_array,
+)
 
 _LINEAR, _ANGULAR = slice(0, 3), slice(3, 6)
 
@@ -81,48 +89,33 @@ class _HeldCall(NamedTuple):
     forces: tuple[slice, ...]  # each contact's forces in the answer
 
 
-@dataclass(frozen=True, slots=True)
-class _OneFloatingState:
+class _OneFloatingState(BoundOnUse):
     """The single-state calls that enter the compiled kernels directly (dynamics.state_entry,
     robot._OneState): each answers one state of C-contiguous float64 vectors, or None for
-    anything else, which the general path then converts, checks or batches."""
+    anything else, which the general path then converts, checks or batches. inverse_dynamics
+    gives the bias forces and gravity too, at v̇ = 0 and v = v̇ = 0. Its constants are the
+    gravity."""
 
-    inverse_dynamics: StateCall  # bias forces and gravity too, at v̇ = 0 and v = v̇ = 0
-    mass_matrix: StateCall
-    forward_dynamics: StateCall
+    CALLS: ClassVar[dict[str, EntryCall]] = {
+        "inverse_dynamics": ("inverse_dynamics", 3, lambda n: (n,)),
+        "mass_matrix": ("mass_matrix", 1, lambda n: (n, n)),
+        "forward_dynamics": ("forward_dynamics", 3, lambda n: (n,)),
+    }
 
-    @classmethod
-    def bind(cls, tree: np.ndarray, gravity: np.ndarray) -> _OneFloatingState:
-        n = tree.shape[0]
-
-        def call(function: str, inputs: int, *out_shape: int) -> StateCall:
-            entries = floating_state_entries()
-            return StateCall(entries.ENTRIES[function].address, tree, gravity, inputs, out_shape,
-                             1, symmetric=function in entries.SYMMETRIC_ANSWERS)
-
-        return cls(
-            inverse_dynamics=call("inverse_dynamics", 3, n),
-            mass_matrix=call("mass_matrix", 1, n, n),
-            forward_dynamics=call("forward_dynamics", 3, n),
-        )
+    def _state_call(self, function: str, inputs: int, out_shape: tuple[int, ...]) -> StateCall:
+        entries = floating_state_entries()
+        return StateCall(entries.ENTRIES[function].address, self._tree, self._constants, inputs,
+                         out_shape, 1, symmetric=function in entries.SYMMETRIC_ANSWERS)
 
 
-@dataclass(frozen=True, slots=True)
-class _OneFloatingFrame:
-    """A frame's single-state calls, as _OneFloatingState's: its pose and its Jacobian."""
+class _OneFloatingFrame(_OneFloatingState):
+    """A frame's single-state calls, as _OneFloatingState's: its pose and its Jacobian. Its
+    constants are the frame's packed row."""
 
-    pose: StateCall
-    jacobian: StateCall
-
-    @classmethod
-    def bind(cls, tree: np.ndarray, row: np.ndarray) -> _OneFloatingFrame:
-        n = tree.shape[0]
-
-        def call(function: str, *out_shape: int) -> StateCall:
-            address = floating_state_entries().ENTRIES[function].address
-            return StateCall(address, tree, row, 1, out_shape, 1)
-
-        return cls(pose=call("frame_pose", 4, 4), jacobian=call("jacobian", 6, n))
+    CALLS: ClassVar[dict[str, EntryCall]] = {
+        "pose": ("frame_pose", 1, lambda n: (4, 4)),
+        "jacobian": ("jacobian", 1, lambda n: (6, n)),
+    }
 
 
 _RECURSIVE_DELASSUS = np.empty((0, 0))  # the constrained kernel computes Λ⁻¹ itself
@@ -172,7 +165,7 @@ class FloatingBaseRobot:
         self._one_frame: dict[str, _OneFloatingFrame] = {}
         if self.tree_robot.coupling is None:
             tree, _ = self.tree_robot.kernel_arrays
-            self._one_frame = {name: _OneFloatingFrame.bind(tree, self.tree_robot.frame_row(name))
+            self._one_frame = {name: _OneFloatingFrame(tree, self.tree_robot.frame_row(name))
                                for name in self.frame_names}
         self._contact_tasks: dict[tuple, _ContactTask] = {}
         # (contacts, kp, kd) → the compiled call of constrained dynamics on them, held where
@@ -186,11 +179,12 @@ class FloatingBaseRobot:
         joints (whose coordinates are not the tree's joints) or massless joints (where q̈ does
         not exist), every call takes the general path, which maps or raises."""
         if self.tree_robot.coupling is not None:
-            return _OneFloatingState(*(_general_path,) * 3)
+            unbound = _OneFloatingState(np.empty((0, 0)), self._gravity)
+            return unbound.replaced(**dict.fromkeys(_OneFloatingState.CALLS, _general_path))
         tree, _ = self.tree_robot.kernel_arrays
-        calls = _OneFloatingState.bind(tree, self._gravity)
+        calls = _OneFloatingState(tree, self._gravity)
         if self.tree_robot.massless_joints:
-            return dataclasses.replace(calls, forward_dynamics=_general_path)
+            return calls.replaced(forward_dynamics=_general_path)
         return calls
 
     @classmethod

@@ -11,12 +11,23 @@ a conversion that either fixes the input or raises an error naming the argument.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypedDict, Unpack, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Literal,
+    NamedTuple,
+    Self,
+    TypeAlias,
+    TypedDict,
+    Unpack,
+    overload,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -145,72 +156,85 @@ def _general_path(*_states: object) -> None:
     no mass): it sends every call to the general path, which raises."""
 
 
-@dataclass(frozen=True, slots=True)
-class _OneState:
+# A call's C entry (its function's name in ENTRIES), the state vectors it takes, and its
+# answer's shape for n joints.
+EntryCall: TypeAlias = tuple[str, int, Callable[[int], tuple[int, ...]]]
+
+
+class BoundOnUse:
+    """Single-state calls bound on first use: the first read of a call binds it (its C entry
+    compiled, or loaded from the kernel cache: a StateCall takes the entry's address) and keeps
+    it, so that later reads are plain attribute reads, and a robot compiles only the entries
+    it calls. CALLS names the calls; other names are AttributeErrors.
+
+    Args:
+        tree: the packed tree.
+        constants: what the entries take besides it (gravity, or a frame's row).
+    """
+
+    CALLS: ClassVar[dict[str, EntryCall]]
+
+    def __init__(self, tree: np.ndarray, constants: np.ndarray) -> None:
+        self._tree, self._constants = tree, constants
+
+    def __getattr__(self, name: str) -> StateCall:
+        if name.startswith("_") or name not in self.CALLS:  # copy and pickle probe "_" names
+            raise AttributeError(name)
+        function, inputs, shape = self.CALLS[name]
+        call = self._state_call(function, inputs, shape(self._tree.shape[0]))
+        setattr(self, name, call)
+        return call
+
+    def _state_call(self, function: str, inputs: int, out_shape: tuple[int, ...]) -> StateCall:
+        """The StateCall of `function`'s C entry."""
+        return _state_call(function, self._tree, self._constants, inputs, out_shape)
+
+    def replaced(self, **calls: Callable[..., Any]) -> Self:
+        """A copy with `calls` in place of the calls of those names."""
+        replaced = copy.copy(self)
+        vars(replaced).update(calls)
+        return replaced
+
+
+class _OneState(BoundOnUse):
     """A robot's single-state calls that enter the compiled kernels directly (StateCall):
     each answers one state of C-contiguous float64 vectors, or returns None for anything
-    else, which the Robot's general path then converts, checks or batches."""
+    else, which the Robot's general path then converts, checks or batches. The regressor's
+    is at the default friction velocity. Its constants are the gravity."""
 
-    inverse_dynamics: StateCall
-    inverse_dynamics_regressor: StateCall  # at the default friction velocity
-    bias_forces: StateCall
-    gravity_torques: StateCall
-    coriolis_matrix: StateCall
-    mass_matrix: StateCall
-    mass_matrix_diagonal: StateCall
-    mass_matrix_inverse: StateCall
-    forward_dynamics: StateCall
-    kinetic_energy: StateCall
-    potential_energy: StateCall
+    CALLS: ClassVar[dict[str, EntryCall]] = {
+        "inverse_dynamics": ("inverse_dynamics", 3, lambda n: (n,)),
+        "inverse_dynamics_regressor": ("inverse_dynamics_regressor", 3,
+                                       lambda n: (n, parameter_count_of(n))),
+        "bias_forces": ("bias_forces", 2, lambda n: (n,)),
+        "gravity_torques": ("gravity_torques", 1, lambda n: (n,)),
+        "coriolis_matrix": ("coriolis_matrix", 2, lambda n: (n, n)),
+        "mass_matrix": ("mass_matrix", 1, lambda n: (n, n)),
+        "mass_matrix_diagonal": ("mass_matrix_diagonal", 1, lambda n: (n,)),
+        "mass_matrix_inverse": ("mass_matrix_inverse", 1, lambda n: (n, n)),
+        "forward_dynamics": ("forward_dynamics", 3, lambda n: (n,)),
+        "kinetic_energy": ("kinetic_energy", 2, lambda n: ()),
+        "potential_energy": ("potential_energy", 1, lambda n: ()),
+    }
 
-    @classmethod
-    def bind(cls, tree: np.ndarray, gravity: np.ndarray) -> _OneState:
-        n = tree.shape[0]
-
-        def call(function: str, inputs: int, *out_shape: int) -> StateCall:
-            return _state_call(function, tree, gravity, inputs, out_shape)
-
-        regressor_constants = np.append(gravity, FRICTION_VELOCITY)
-        return cls(
-            inverse_dynamics=call("inverse_dynamics", 3, n),
-            inverse_dynamics_regressor=_state_call(
-                "inverse_dynamics_regressor", tree, regressor_constants, 3,
-                (n, parameter_count_of(n))),
-            bias_forces=call("bias_forces", 2, n),
-            gravity_torques=call("gravity_torques", 1, n),
-            coriolis_matrix=call("coriolis_matrix", 2, n, n),
-            mass_matrix=call("mass_matrix", 1, n, n),
-            mass_matrix_diagonal=call("mass_matrix_diagonal", 1, n),
-            mass_matrix_inverse=call("mass_matrix_inverse", 1, n, n),
-            forward_dynamics=call("forward_dynamics", 3, n),
-            kinetic_energy=call("kinetic_energy", 2),
-            potential_energy=call("potential_energy", 1),
-        )
+    def _state_call(self, function: str, inputs: int, out_shape: tuple[int, ...]) -> StateCall:
+        constants = self._constants
+        if function == "inverse_dynamics_regressor":
+            constants = np.append(constants, FRICTION_VELOCITY)
+        return _state_call(function, self._tree, constants, inputs, out_shape)
 
 
-@dataclass(frozen=True, slots=True)
-class _OneFrame:
+class _OneFrame(BoundOnUse):
     """A frame's single-state calls, as _OneState's: its pose, its Jacobian, and its Λ and Λ⁻¹
-    by the "recursive" method (Λ[0, 0] is NaN where Λ does not exist)."""
+    by the "recursive" method (Λ[0, 0] is NaN where Λ does not exist). Its constants are the
+    frame's packed row."""
 
-    pose: StateCall
-    jacobian: StateCall
-    task_inertia: StateCall
-    task_inertia_inverse: StateCall
-
-    @classmethod
-    def bind(cls, tree: np.ndarray, row: np.ndarray) -> _OneFrame:
-        n = tree.shape[0]
-
-        def call(function: str, *out_shape: int) -> StateCall:
-            return _state_call(function, tree, row, 1, out_shape)
-
-        return cls(
-            pose=call("frame_pose", 4, 4),
-            jacobian=call("jacobian", 6, n),
-            task_inertia=call("operational_space_inertia", 6, 6),
-            task_inertia_inverse=call("operational_space_inertia_inverse", 6, 6),
-        )
+    CALLS: ClassVar[dict[str, EntryCall]] = {
+        "pose": ("frame_pose", 1, lambda n: (4, 4)),
+        "jacobian": ("jacobian", 1, lambda n: (6, n)),
+        "task_inertia": ("operational_space_inertia", 1, lambda n: (6, 6)),
+        "task_inertia_inverse": ("operational_space_inertia_inverse", 1, lambda n: (6, 6)),
+    }
 
 
 class _Task(NamedTuple):
@@ -282,9 +306,9 @@ class Robot:
         self._link_frame_constants: np.ndarray | None = None  # for "schur": _link_frames
         self._tasks: dict[tuple, _Task] = {}
         self._schur_tasks: set[tuple[str, ...]] = set()  # checked for the SCHUR_METHODS
-        self._one_state = _OneState.bind(self._tree, self._gravity)
+        self._one_state = _OneState(self._tree, self._gravity)
         self._one_frame = {
-            name: _OneFrame.bind(self._tree, row) for name, row in self._frame_rows.items()
+            name: _OneFrame(self._tree, row) for name, row in self._frame_rows.items()
         }
         self.massless_joints = joints_moving_no_mass(model, self._tree)
         if self.massless_joints:
@@ -294,13 +318,11 @@ class Robot:
         """M is singular at every configuration: warn, and send every call that needs M⁻¹
         (q̈, M⁻¹, Λ) to the general path, which raises SingularMassMatrixError."""
         self._warn_massless(stacklevel=5)  # the caller of Robot.from_urdf*
-        self._one_state = dataclasses.replace(
-            self._one_state, forward_dynamics=_general_path, mass_matrix_inverse=_general_path
+        self._one_state = self._one_state.replaced(
+            forward_dynamics=_general_path, mass_matrix_inverse=_general_path
         )
         self._one_frame = {
-            name: dataclasses.replace(
-                calls, task_inertia=_general_path, task_inertia_inverse=_general_path
-            )
+            name: calls.replaced(task_inertia=_general_path, task_inertia_inverse=_general_path)
             for name, calls in self._one_frame.items()
         }
 

@@ -3,8 +3,9 @@
 The kernels compile on first call and are cached on disk in kernel_cache_dir(), a folder keyed
 by the source of every kernel module of the package (jit.py). The single-state C entries
 (``state_entry``; a floating base's, ``floating_state_entry``; its constrained dynamics',
-``contact_state_entry``) compile, or load from the cache, all at once when ``state_entries()``
-(``floating_state_entries()``, ``contact_state_entries()``) is first called.
+``contact_state_entry``, each module imported by ``state_entries()``,
+``floating_state_entries()`` or ``contact_state_entries()``) compile, or load from the cache,
+each the first time it is used.
 """
 
 import importlib
@@ -20,7 +21,7 @@ CONTACT_ENTRY_MODULE = "contact_state_entry"
 
 @cache
 def state_entries() -> ModuleType:
-    """The module of single-state C entries, compiled or loaded from the cache on first use."""
+    """The module of single-state C entries (each compiled or loaded on first use)."""
     return importlib.import_module(f"{__name__}.{ENTRY_MODULE}")
 
 

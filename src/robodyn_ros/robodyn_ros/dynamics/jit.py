@@ -277,13 +277,47 @@ kernel that allocates their arrays (benchmarks/fd_study.py). There a rarely take
 row on a branching body) can call a routine instead."""
 
 
-def c_entry(signature: Signature) -> Callable[[Any], Any]:
-    """A C entry point with `signature` (numba's cfunc, cached): compiled, or loaded from the
-    kernel cache, when it is decorated, under the ModuleCompileLock of its module."""
+class CEntry:
+    """A C entry point (numba's cfunc with one signature, cached), compiled or loaded from the
+    kernel cache the first time it is used, under a lock of its own: a process compiles only
+    the entries it calls, and processes starting together on an empty cache compile different
+    entries side by side instead of waiting on one module's lock. The lock is taken before
+    those of the modules its callees live in, and no kernel takes an entry's lock, so no two
+    processes wait on each other in a cycle.
 
-    def decorate(function: Any) -> Any:
-        with kernel_cache(), module_compile_lock(function.__module__, kernel_cache_dir()):
-            return cfunc(signature, cache=True, fastmath=FASTMATH,
-                         error_model=ERROR_MODEL)(function)
+    Attributes of the compiled cfunc (``address``, ``ctypes``, ``cache_hits``) are read
+    through it, compiling it first.
+    """
+
+    def __init__(self, function: Any, signature: Signature) -> None:
+        self.function, self.signature = function, signature
+        self.__name__ = function.__name__
+        self.__module__ = function.__module__
+        self._compiled: Any = None
+
+    @property
+    def lock_name(self) -> str:
+        """The name of its lock file in the cache folder (without ``.lock``)."""
+        return f"{self.__module__}.{self.__name__}"
+
+    @property
+    def compiled(self) -> Any:
+        """The cfunc, compiled or loaded on first use."""
+        if self._compiled is None:
+            with kernel_cache(), module_compile_lock(self.lock_name, kernel_cache_dir()):
+                if self._compiled is None:  # another thread's, while this one waited
+                    self._compiled = cfunc(self.signature, cache=True, fastmath=FASTMATH,
+                                           error_model=ERROR_MODEL)(self.function)
+        return self._compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled, name)
+
+
+def c_entry(signature: Signature) -> Callable[[Any], CEntry]:
+    """A C entry point with `signature`: a CEntry, compiled or loaded on first use."""
+
+    def decorate(function: Any) -> CEntry:
+        return CEntry(function, signature)
 
     return decorate

@@ -14,8 +14,8 @@ runs the one-state algorithm the batch kernels loop over, with its own workspace
 inputs are NULL and never read. An entry cannot raise: where an answer does not exist its
 output holds NaN or inf, which StateCall turns into its "take the general path" answer.
 
-Compiled entries are cached on disk like the kernels; the module compiles (or loads) them when
-it is imported, which robodyn_ros.dynamics.state_entries does on first use.
+Compiled entries are cached on disk like the kernels; each compiles (or loads) the first time
+it is used (jit.CEntry), so a process compiles only the entries it calls.
 """
 
 import numpy as np

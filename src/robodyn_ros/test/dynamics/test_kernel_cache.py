@@ -14,12 +14,12 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
-from numba.core.ccallback import CFunc
 from numba.core.dispatcher import Dispatcher
 
-from robodyn_ros.dynamics.jit import KERNEL_SOURCES, PACKAGE, kernel_cache_dir
+from robodyn_ros.dynamics.jit import KERNEL_SOURCES, PACKAGE, CEntry, kernel_cache_dir
 
 DECORATORS = {"c_entry", "cached", "kernel", "kernel_helper", "long_kernel", "routine"}
 
@@ -56,31 +56,41 @@ def test_every_module_that_compiles_a_kernel_keys_the_cache() -> None:
         assert (PACKAGE / source).is_file(), source
 
 
-def test_every_kernel_caches_in_the_keyed_folder() -> None:
-    """Each numba function of each kernel module, dynamics/ or above, caches in
-    kernel_cache_dir(), which numba fixed when the function was decorated."""
-    folder = kernel_cache_dir()
+def kernel_functions() -> Iterator[tuple[str, str, object]]:
+    """(source, name, value) of each numba function and C entry each kernel module defines."""
     for source in KERNEL_SOURCES:
         module = importlib.import_module(f"robodyn_ros.{source.removesuffix('.py')}"
                                          .replace("/", "."))
         for name, value in vars(module).items():
-            if isinstance(value, (Dispatcher, CFunc)) and value.__module__ == module.__name__:
-                assert Path(value._cache.cache_path).parent == folder, f"{source}: {name}"
+            if isinstance(value, (Dispatcher, CEntry)) and value.__module__ == module.__name__:
+                yield source, name, value
+
+
+def test_every_kernel_caches_in_the_keyed_folder() -> None:
+    """Each numba function of each kernel module, dynamics/ or above, caches in
+    kernel_cache_dir(), which numba fixed when the function was decorated (a C entry: when it
+    was compiled, on first use; the first entry of each module is loaded here)."""
+    folder = kernel_cache_dir()
+    checked_entry: set[str] = set()
+    for source, name, value in kernel_functions():
+        if isinstance(value, CEntry):
+            if source in checked_entry:
+                continue
+            checked_entry.add(source)
+            value = value.compiled
+        assert Path(value._cache.cache_path).parent == folder, f"{source}: {name}"
 
 
 def test_every_kernel_compiles_under_its_module_lock() -> None:
-    """Each numba function of each kernel module loads or compiles under the lock of its
-    module: a dispatcher through its locked compile, a C entry when it is decorated (which
-    leaves the module's lock file in the cache folder)."""
+    """Each numba function of each kernel module loads or compiles under a lock: a dispatcher
+    under its module's, through its locked compile; a C entry under one of its own, when it is
+    first used (which leaves its lock file in the cache folder)."""
     folder = kernel_cache_dir()
-    for source in KERNEL_SOURCES:
-        module = importlib.import_module(f"robodyn_ros.{source.removesuffix('.py')}"
-                                         .replace("/", "."))
-        for name, value in vars(module).items():
-            if isinstance(value, Dispatcher) and value.__module__ == module.__name__:
-                assert "compile" in vars(value), f"{source}: {name} compiles unlocked"
-            if isinstance(value, CFunc) and value.__module__ == module.__name__:
-                assert (folder / f"{module.__name__}.lock").is_file(), f"{source}: {name}"
+    for source, name, value in kernel_functions():
+        if isinstance(value, Dispatcher):
+            assert "compile" in vars(value), f"{source}: {name} compiles unlocked"
+        elif value._compiled is not None:
+            assert (folder / f"{value.lock_name}.lock").is_file(), f"{source}: {name}"
 
 
 def kernel_module_imports() -> dict[str, set[str]]:
@@ -144,9 +154,9 @@ KERNEL_MODULES = {
 }
 
 # A process that imports the kernel modules, says "ready", waits for a line on stdin, then
-# calls the kernels named in argv[1] (or imports entries, which compiles its C entry), in that
-# order, and prints how many times it compiled each (a dispatcher's cache misses; a C entry
-# compiles where it did not load).
+# calls the kernels named in argv[1] (or imports entries and calls its C entry, which compiles
+# it), in that order, and prints how many times it compiled each (a dispatcher's cache misses;
+# a C entry compiles where it did not load).
 COMPILING_PROCESS = """
     import ctypes, importlib, json, sys
     import numpy as np

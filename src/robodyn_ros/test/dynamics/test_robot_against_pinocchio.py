@@ -242,7 +242,8 @@ def test_batches_agree_in_a_process_that_compiles_the_kernels_over_cached_routin
     C entries and the routines they call (articulated_task_inverse, aba_state, minv_aba) from
     the cache, built by another process, and compiles the batch kernels itself. Its kernels
     then run the routines' own builds, its C entries their copies (tolerances.BATCH_RTOL)."""
-    state_entries()  # the C entries and the routines they call are in the cache
+    for entry in state_entries().ENTRIES.values():  # in the cache, with the routines they call
+        assert entry.compiled is not None
     cache = tmp_path / "cache"
     shutil.copytree(kernel_cache_dir(), cache / kernel_cache_dir().name,
                     ignore=shutil.ignore_patterns("*.tmp.*"))  # builds another worker is writing
