@@ -546,8 +546,29 @@ def warm_up(serving: Serving) -> None:
             f"robot '{robot.model.name}' cannot serve quantities {list(settings.quantities)}"
             f"{f' of frames {list(frames)}' if frames else ''}: {type(error).__name__}: {error}"
         ) from error
+    warm_up_service(serving)
     gc.collect()
     gc.freeze()
+
+
+def warm_up_service(serving: Serving) -> None:
+    """Compute once, at rest, each quantity compute_dynamics answers (the operational space
+    of the node's frames), so that a controller's first call is answered as fast as the next:
+    each C entry compiles on its first use. A quantity that does not exist at rest (Λ where a
+    frame's Jacobian loses rank) is left to the first call, which computes it at the caller's
+    state and says why it does not exist there."""
+    robot = serving.robot
+    if isinstance(robot, FloatingBaseRobot):  # the service refuses a floating base
+        return
+    rest = np.zeros(robot.nv)
+    header = JointState().header
+    for quantity in QUANTITIES:
+        frames = serving.frames if quantity == "operational_space" else ()
+        settings = replace(serving.settings, quantities=(quantity,))
+        try:
+            compute(robot, header, rest, rest, rest, frames, settings)
+        except Exception:  # at rest only; a call computes at its own state
+            continue
 
 
 def main(args: list[str] | None = None) -> None:
