@@ -38,7 +38,12 @@ from typing import Any, ClassVar, NamedTuple
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import (
+    Executor,
+    ExternalShutdownException,
+    MultiThreadedExecutor,
+    SingleThreadedExecutor,
+)
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
@@ -326,11 +331,12 @@ def run_node(make_node: Callable[[], RobotNode], args: list[str] | None = None,
         The exit status: 0, or 1 when the node's parameters cannot start it (logged).
     """
     interrupt_on_signals()
-    start, spin, status = None, None, 0
+    start, spin, status, stop = None, None, 0, threading.Event()
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         start = _Background(lambda: _StartedNode.make(make_node, threads), "start")
-        spin = _Background(start.result().executor.spin, "executor")
+        executor = start.result().executor
+        spin = _Background(lambda: spin_until(executor, stop), "executor")
         spin.result()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -345,12 +351,25 @@ def run_node(make_node: Callable[[], RobotNode], args: list[str] | None = None,
             os._exit(status)
         started = start.value if start is not None else None
         if started is not None:
-            started.executor.shutdown(timeout_sec=5.0)
+            stop.set()
             if spin is not None:
                 spin.join(5.0)
+            started.executor.shutdown(timeout_sec=5.0)
             started.node.destroy_node()
         rclpy.try_shutdown()
     return status
+
+
+SPIN_CHECK = 0.1  # s: how often spin_until looks at its stop event while nothing is due
+
+
+def spin_until(executor: Executor, stop: threading.Event) -> None:
+    """Spin `executor` until `stop` is set. Set it and join the spinning thread before
+    shutting the executor down: rclpy's Executor.shutdown does not wait for a spin under way in
+    another thread, and a callback that ends after it fails on the executor's destroyed guard
+    condition (a traceback as the process ends)."""
+    while not stop.is_set():
+        executor.spin_once(timeout_sec=SPIN_CHECK)
 
 
 class _StartedNode(NamedTuple):

@@ -41,7 +41,7 @@ from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap, quaternion_from_rotation
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.preview_node import PreviewNode
-from robodyn_ros.ros.robot_node import RobotNode, ignore_signals, interrupt_on_signals
+from robodyn_ros.ros.robot_node import RobotNode, ignore_signals, interrupt_on_signals, spin_until
 from robodyn_ros.ros.sim_node import SimNode
 
 if TYPE_CHECKING:
@@ -155,7 +155,8 @@ def run_simulation(
     executor = SingleThreadedExecutor()
     for each in (*nodes, runner):
         executor.add_node(each)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    stop = threading.Event()
+    spinner = threading.Thread(target=spin_until, args=(executor, stop), daemon=True)
     spinner.start()
     transition(nodes[0], "activate")
     wall_start = time.perf_counter()
@@ -168,8 +169,9 @@ def run_simulation(
         reached = False
     finally:
         ignore_signals()
-        executor.shutdown(timeout_sec=5.0)
+        stop.set()
         spinner.join(timeout=5.0)
+        executor.shutdown(timeout_sec=5.0)
         for each in (*nodes, runner):
             each.destroy_node()
         rclpy.try_shutdown()
