@@ -178,7 +178,7 @@ class BoundOnUse:
         self._tree, self._constants = tree, constants
 
     def __getattr__(self, name: str) -> StateCall:
-        if name.startswith("_") or name not in self.CALLS:  # copy and pickle probe "_" names
+        if name not in self.CALLS:
             raise AttributeError(name)
         function, inputs, shape = self.CALLS[name]
         call = self._state_call(function, inputs, shape(self._tree.shape[0]))

@@ -30,6 +30,7 @@ import numpy as np
 NEVER_NS = 2**62  # ns: "heard" this long before the clock's origin: never
 DEFAULT_MAX_AGE = 0.5  # s: a joint not heard for longer makes the merged state incomplete
 FIELDS = ("position", "velocity", "effort")
+LAYOUTS_KEPT = 16  # name lists whose layout is kept: a driver's groups, not a flood of new ones
 
 
 class StateMergeError(ValueError):
@@ -130,7 +131,7 @@ class StateMerge:
         self._values = np.zeros((len(FIELDS), n))  # position, velocity, effort
         self._has = np.zeros((len(FIELDS), n), dtype=bool)  # whether the last message had it
         self._heard = np.full(n, -NEVER_NS, dtype=np.int64)  # ns
-        self._layout: _Layout | None = None
+        self._layouts: dict[tuple[str, ...], _Layout] = {}
 
     @property
     def heard_all(self) -> bool:
@@ -188,19 +189,22 @@ class StateMerge:
 
     def _index(self, names: tuple[str, ...], source: str) -> _Layout:
         """Where the robot's joints a message carries are, in the robot and in the message,
-        and their names; the last layout is kept, since a publisher sends the same names
-        every time."""
-        if self._layout is None or self._layout.names != names:
+        and their names; kept per name list, since each publisher (or each of a driver's
+        groups) sends the same names every time."""
+        layout = self._layouts.get(names)
+        if layout is None:
             if not names:
                 raise StateMergeError(f"{source}: name is empty (a JointState without joints)")
             where = {name: k for k, name in enumerate(names)}
             present = [(i, where[name]) for i, name in enumerate(self.joint_names)
                        if name in where]
-            self._layout = _Layout(names, np.array([i for i, _ in present], dtype=np.int64),
-                                   np.array([k for _, k in present], dtype=np.int64),
-                                   tuple(self.joint_names[i] for i, _ in present))
-        return self._layout
-
+            layout = _Layout(names, np.array([i for i, _ in present], dtype=np.int64),
+                             np.array([k for _, k in present], dtype=np.int64),
+                             tuple(self.joint_names[i] for i, _ in present))
+            if len(self._layouts) >= LAYOUTS_KEPT:
+                self._layouts.clear()
+            self._layouts[names] = layout
+        return layout
 
 
 def picked_fields(

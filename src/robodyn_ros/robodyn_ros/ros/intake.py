@@ -192,7 +192,6 @@ class InArrivalOrder(Intake):
     def __init__(self, topic: str) -> None:
         super().__init__(topic)
         self.states = StateGrouping()
-        self._held: Arrival | None = None
 
     def take(self, message: Any, info: MessageInfo) -> list[Arrival]:
         """`message` (just taken by the executor, with its MessageInfo) and the messages the
@@ -225,21 +224,6 @@ class InArrivalOrder(Intake):
     def mark_handled(self) -> None:
         """Count the newest merged state as handled (computed or refused)."""
         self.states.mark_handled()
-
-    def hold(self, newest: Arrival) -> Arrival | None:
-        """`newest` (the newest message merged) when its state is ready to compute
-        (StateGrouping.ready); otherwise None, and it is held for `release`."""
-        if self.states.ready:
-            self._held = None
-            return newest
-        self._held = newest
-        return None
-
-    def release(self) -> Arrival | None:
-        """The message held, if any, for its state to be computed without the rest (which did
-        not come in time); None when none is held, or it was computed since."""
-        held, self._held = self._held, None
-        return held
 
     def diagnostic_values(self) -> tuple[bool, dict[str, str]]:
         """Whether more than SUPERSEDED_WARN_SHARE of the merged states begun in the period

@@ -140,8 +140,8 @@ class JointStateMerge:
 
 class HeldStates:
     """Computes a merged state once it holds every joint the state before it held (a driver's
-    second half has come), or after joint_states_group_wait without the rest: a timer armed
-    when the intake holds a state, cancelled when one is computed.
+    second half has come), or after joint_states_group_wait without the rest: a state not
+    ready is held here, with a timer armed, cancelled when a state is computed.
 
     Args:
         node: the node, whose guard reports a failure of `compute` under "joint_states".
@@ -153,21 +153,25 @@ class HeldStates:
     def __init__(self, node: RobotNode, intake: InArrivalOrder,
                  compute: Callable[[Arrival], None], wait: float) -> None:
         self._intake, self._compute = intake, compute
+        self._held: Arrival | None = None  # the newest message of the state waiting
         self._timer = node.create_timer(wait, node.guard.callback("joint_states", self._expired))
         self._timer.cancel()
 
     def ready(self, newest: Arrival) -> Arrival | None:
-        """`newest` when its state is ready to compute; otherwise None, and the timer is armed
-        (from the first message of the state held)."""
-        ready = self._intake.hold(newest)
-        if ready is not None:
+        """`newest` (the newest message merged) when its state is ready to compute
+        (StateGrouping.ready); otherwise None: it is held, and the timer armed from the first
+        message of the state held."""
+        if self._intake.states.ready:
+            self._held = None
             self._timer.cancel()
-        elif self._timer.is_canceled():
+            return newest
+        self._held = newest
+        if self._timer.is_canceled():
             self._timer.reset()
-        return ready
+        return None
 
     def _expired(self) -> None:
         self._timer.cancel()
-        held = self._intake.release()
+        held, self._held = self._held, None
         if held is not None:
             self._compute(held)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from robodyn_ros.bag.typestore import typestore
+from robodyn_ros.ros.conversions import POINTS_PER_CHUNK
 
 JOINT_TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
 Request = TypeVar("Request")
@@ -48,12 +49,12 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def released_in_chunks(items: list[Any], chunk: int = 2000) -> None:
-    """Empty `items` from its end, `chunk` at a time: the last reference to a long
+def released_in_chunks(items: list[Any]) -> None:
+    """Empty `items` from its end, POINTS_PER_CHUNK at a time: the last reference to a long
     trajectory's points, dropped at once, frees them all in one call that holds the
     interpreter for tens of milliseconds."""
     while items:
-        del items[-chunk:]
+        del items[-POINTS_PER_CHUNK:]
 
 
 def deserialize_trajectory(serialized: SerializedTrajectory) -> Any:
