@@ -32,6 +32,7 @@ from robodyn_ros.ros.dynamics_node import DynamicsNode
 PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 TIP = "panda_hand_tcp"
 TOLERANCE = 1e-12  # the node calls the same Robot: only float formatting could differ
+COMPILE_PATIENCE = 600.0  # s: a request whose method's kernels compile first (empty cache)
 
 
 class Harness:
@@ -171,7 +172,7 @@ def test_compute_service_answers_for_the_state_sent(harness, robot) -> None:
     assert client.wait_for_service(timeout_sec=20.0)
     q, qd, _ = state(2, robot.nv)
     request = ComputeDynamics.Request(frames=[TIP, "panda_link4"], state=joint_state(robot, q, qd))
-    response = client.call(request, timeout_sec=20.0)
+    response = client.call(request, timeout_sec=COMPILE_PATIENCE)
     assert response is not None and response.success, response and response.message
     n = robot.nv
     np.testing.assert_allclose(
@@ -186,7 +187,7 @@ def test_compute_service_answers_for_the_state_sent(harness, robot) -> None:
     # methods asked in the request win over the node's parameters
     request.mass_matrix_method, request.forward_dynamics_method = "gdahj", "cholesky"
     request.state.effort = [0.0, *reversed(np.linspace(-1.0, 1.0, n).tolist())]
-    asked = client.call(request, timeout_sec=20.0).joint_space
+    asked = client.call(request, timeout_sec=COMPILE_PATIENCE).joint_space
     assert (asked.mass_matrix_method, asked.forward_dynamics_method) == ("gdahj", "cholesky")
     np.testing.assert_allclose(
         np.reshape(asked.mass_matrix, (n, n)), robot.mass_matrix(q, method="gdahj"), rtol=1e-12
@@ -339,7 +340,7 @@ def test_dynamics_node_serves_each_method(ros, load_robot) -> None:
         request = ComputeDynamics.Request(frames=[TIP], state=joint_state(robot, q, qd))
         for method in ("", "schur"):
             request.operational_space_method = method
-            response = client.call(request, timeout_sec=20.0)
+            response = client.call(request, timeout_sec=COMPILE_PATIENCE)
             assert response.success, response.message
             served = operational_space_dynamics(response.operational_space[0])
             expected = robot.operational_space(q, qd, TIP, method or "recursive",
@@ -348,7 +349,7 @@ def test_dynamics_node_serves_each_method(ros, load_robot) -> None:
                 np.testing.assert_allclose(getattr(served, name), getattr(expected, name),
                                            rtol=1e-12, err_msg=f"{method} {name}")
         request.frames = [TIP, "panda_link0"]
-        response = client.call(request, timeout_sec=20.0)
+        response = client.call(request, timeout_sec=COMPILE_PATIENCE)
         assert not response.success and "panda_link0" in response.message
         harness.node.set_parameters([Parameter("frames", value=[TIP, "panda_link0"])])
         result = harness.node.set_parameters(
