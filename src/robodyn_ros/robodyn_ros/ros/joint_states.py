@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from rclpy.clock import Clock, ClockType
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
@@ -154,8 +155,9 @@ class HeldStates:
                  compute: Callable[[Arrival], None], wait: float) -> None:
         self._intake, self._compute = intake, compute
         self._held: Arrival | None = None  # the newest message of the state waiting
-        self._timer = node.create_timer(wait, node.guard.callback("joint_states", self._expired))
-        self._timer.cancel()
+        self._timer = node.create_timer(  # steady: under use_sim_time a stalled /clock
+            wait, node.guard.callback("joint_states", self._expired),  # would hold it forever
+            clock=Clock(clock_type=ClockType.STEADY_TIME), autostart=False)
 
     def ready(self, newest: Arrival) -> Arrival | None:
         """`newest` (the newest message merged) when its state is ready to compute
