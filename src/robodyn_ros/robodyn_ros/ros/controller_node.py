@@ -45,7 +45,9 @@ the one in service; if either fails (a frame it lacks, a tip that moves no mass)
 refused with the reason and the controller goes on as it was. A robot put in service starts
 a new controller: targets set before are dropped (they were for the previous robot) and it
 holds the pose of the first state it gets until a new one arrives. Efforts with NaN or inf
-are not sent. Every callback runs under the node's guard (ros.guard).
+are not sent. In "service" mode one compute_dynamics call is in flight at a time; one unanswered
+within ``dynamics_timeout`` is given up (a WARN) and the newest merged state asked, so that a
+lost answer never stops the efforts. Every callback runs under the node's guard (ros.guard).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
+from rclpy.clock import Clock, ClockType
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -111,6 +114,10 @@ PARAMETERS = (
     ParameterSpec("dynamics_source", "in_process",
                   "in_process: the node's own Robot; service: ask compute_dynamics each cycle",
                   choices=("in_process", "service")),
+    ParameterSpec("dynamics_timeout", 1.0,
+                  "s, set at start: a compute_dynamics call unanswered this long is given up "
+                  "(reported) and the newest merged state asked instead",
+                  bounds=(1e-3, 3600.0), read_only=True),
     MAX_AGE_PARAMETER,
     GROUP_WAIT_PARAMETER,
     JOINTS_PARAMETER,
@@ -130,6 +137,7 @@ class ControllerNode(RobotNode):
         self._command_order = np.zeros(0, dtype=np.int64)
         self._q: np.ndarray | None = None  # the newest joint state's positions
         self._pending: Future | None = None  # the service call in flight, in "service" mode
+        self._pending_since = 0.0  # s, steady: when _pending was sent
         self._waiting: Arrival | None = None  # the newest merged state, waiting for _pending
         self._cycle_lock = threading.Lock()  # the merged state, _pending and _waiting
         self._cycles = 0
@@ -161,6 +169,10 @@ class ControllerNode(RobotNode):
                                        self.value("joint_states_group_wait"))
         self._efforts = self.create_lifecycle_publisher(Float64MultiArray, "effort_commands", 10)
         self._dynamics: Client[Any, Any] = self.create_client(ComputeDynamics, "compute_dynamics")
+        timeout = self.value("dynamics_timeout")
+        self.create_timer(  # steady: under use_sim_time a stalled /clock would hold it forever
+            timeout / 4, self.guard.callback("compute_dynamics", self._give_up_overdue_call),
+            clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._tf2 = Tf2Frames(self)
 
     # -- set-up -----------------------------------------------------------------------------
@@ -439,6 +451,7 @@ class ControllerNode(RobotNode):
                            position=q.tolist(), velocity=qd.tolist())
         request = ComputeDynamics.Request(state=state, frames=list(self.controller.task_frames))
         self._pending = self._dynamics.call_async(request)
+        self._pending_since = time.monotonic()
         self._pending.add_done_callback(self.guard.callback(
             "compute_dynamics answer", lambda future: self._on_dynamics(future, arrival, t, q, qd)
         ))
@@ -459,6 +472,23 @@ class ControllerNode(RobotNode):
         finally:
             with self._cycle_lock:
                 self._answer_waiting()
+
+    def _give_up_overdue_call(self) -> None:
+        """Give up the compute_dynamics call in flight once dynamics_timeout has passed without
+        its answer (lost: a service restarted, or a response sent before this client's reply
+        reader was matched), and ask the state that waited for it: without this, a lost answer
+        would stop the efforts for good."""
+        timeout = self.value("dynamics_timeout")
+        with self._cycle_lock:
+            pending = self._pending
+            if pending is None or pending.done() or \
+                    time.monotonic() - self._pending_since < timeout:
+                return
+            self._dynamics.remove_pending_request(pending)  # a late answer is dropped
+            self._pending = None
+            self.health.event("compute_dynamics", WARN, f"compute_dynamics call unanswered "
+                              f"after {timeout:g} s: given up, the newest state asked")
+            self._answer_waiting()
 
     def _command(self, state: ControllerState, arrival: Arrival) -> None:
         """The controller's efforts at `state`, published when finite, in the joints

@@ -5,6 +5,7 @@ diagnostics, and answers the next good message."""
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -14,6 +15,8 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewScenario
@@ -257,6 +260,78 @@ def test_controller_node_survives_hostile_inputs_floods_and_swaps(ros) -> None:
             assert controlling(), f"no efforts for the panda after {reason}"
     finally:
         peer.close()
+
+
+SILENT_SERVICE = "silent_first_call/compute_dynamics"  # not the module's dynamics node's
+
+
+class SilentFirstCall:
+    """A compute_dynamics service (SILENT_SERVICE) that never answers its first call (an
+    answer lost) and answers the others with the panda's joint-space dynamics (from Robot: the
+    oracle of the efforts), in an executor of its own that serves a call while the first one
+    hangs."""
+
+    def __init__(self, ros) -> None:
+        self.robot = Robot.from_urdf_string(PANDA)
+        self.calls = 0
+        self.release = threading.Event()
+        self.node = ros.create_node("silent_first_call_test")
+        self.node.create_service(ComputeDynamics, SILENT_SERVICE, self._answer,
+                                 callback_group=ReentrantCallbackGroup())
+        self.executor = MultiThreadedExecutor(num_threads=2)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def _answer(self, request, response):
+        self.calls += 1
+        if self.calls == 1:
+            self.release.wait()
+        q = np.array(request.state.position)
+        response.joint_space.mass_matrix = self.robot.mass_matrix(q).ravel().tolist()
+        response.joint_space.gravity_torques = self.robot.gravity_torques(q).tolist()
+        response.joint_space.bias_forces = response.joint_space.gravity_torques
+        response.success = True
+        return response
+
+    def close(self) -> None:
+        self.release.set()
+        self.executor.shutdown(timeout_sec=5.0)
+        self.thread.join(timeout=5.0)
+        self.node.destroy_node()
+
+
+def test_controller_node_gives_up_a_compute_dynamics_call_never_answered(ros) -> None:
+    """dynamics_source service: the first call's answer never comes; after dynamics_timeout
+    the call is given up (WARN) and the newest state asked, whose efforts are g at that
+    state. Without it, the efforts would wait for the lost answer for good."""
+    timeout = 0.2
+    server = SilentFirstCall(ros)
+    node = ControllerNode(parameter_overrides=[
+        Parameter("robot_description", value=PANDA), Parameter("diagnostic_period", value=0.2),
+        Parameter("dynamics_source", value="service"),
+        Parameter("dynamics_timeout", value=timeout)],
+        cli_args=["--ros-args", "-r", f"compute_dynamics:={SILENT_SERVICE}"])
+    peer = Peer(ros, node)
+    efforts: list[Float64MultiArray] = []
+    peer.peer.create_subscription(Float64MultiArray, "effort_commands", efforts.append, 100)
+    q = np.array(Q0)
+    try:
+        assert wait_for(node._dynamics.service_is_ready)
+        peer.publish(JointState, "joint_states", panda_state(q))
+        assert wait_for(lambda: server.calls == 1)
+
+        def answered() -> bool:
+            peer.publish(JointState, "joint_states", panda_state(q))
+            time.sleep(0.02)
+            return bool(efforts)
+
+        assert wait_for(answered), "no effort while the first call hangs"
+        assert np.allclose(efforts[0].data, server.robot.gravity_torques(q), rtol=0, atol=1e-9)
+        assert wait_for(lambda: peer.reported("compute_dynamics call unanswered after 0.2 s"))
+    finally:
+        peer.close()
+        server.close()
 
 
 # -- preview_node -------------------------------------------------------------------------------
