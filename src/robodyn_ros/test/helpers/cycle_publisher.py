@@ -2,9 +2,11 @@
 cycle, each as one message or split in two halves back to back, and records what the node
 under test answers (so that neither costs the node's process any time).
 
-Run as ``python cycle_publisher.py best-effort|reliable ANSWERS`` (ANSWERS:
+Run as ``python cycle_publisher.py best-effort|reliable ANSWERS NODE`` (ANSWERS:
 ``dynamics/joint_space``, whose answers are recorded by their position, or
-``effort_commands``, by their data). Commands on stdin, one a line:
+``effort_commands``, by their data; NODE: the name of the node under test). It prints
+``ready`` once NODE subscribes to joint_states and publishes ANSWERS as this process sees the
+graph (another node on joint_states does not make it ready). Commands on stdin, one a line:
 
 - ``send FIRST RATE DURATION SPLIT``: cycles FIRST, FIRST + 1, … at RATE Hz for DURATION s
   (SPLIT 1: as halves); prints ``sent COUNT``. Cycle k carries Q0 + k STEP on every joint.
@@ -53,6 +55,11 @@ def send(out, first: int, rate: float, duration: float, split: bool) -> int:
     return count
 
 
+def has_endpoint(endpoints: list, node_name: str) -> bool:
+    """Whether one of a topic's endpoints (TopicEndpointInfo) is the node `node_name`'s."""
+    return any(endpoint.node_name == node_name for endpoint in endpoints)
+
+
 def main() -> None:
     rclpy.init()
     node = rclpy.create_node("cycle_publisher")
@@ -64,7 +71,9 @@ def main() -> None:
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     threading.Thread(target=executor.spin, daemon=True).start()
-    while out.get_subscription_count() == 0:
+    while not (has_endpoint(node.get_subscriptions_info_by_topic("/joint_states"), sys.argv[3])
+               and has_endpoint(node.get_publishers_info_by_topic(f"/{sys.argv[2]}"),
+                                sys.argv[3])):
         time.sleep(0.01)
     print("ready", flush=True)
     for line in sys.stdin:

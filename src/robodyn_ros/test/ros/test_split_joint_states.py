@@ -46,11 +46,12 @@ PUBLISHER = Path(__file__).resolve().parents[1] / "helpers" / "cycle_publisher.p
 class CyclePublisher:
     """helpers/cycle_publisher.py in its own process (a driver): cycles sent on request."""
 
-    def __init__(self, qos: str, answers: str) -> None:
+    def __init__(self, qos: str, answers: str, node_name: str) -> None:
         test_folder = str(PUBLISHER.parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             [test_folder, *filter(None, [os.environ.get("PYTHONPATH")])])}
-        self.process = subprocess.Popen([sys.executable, str(PUBLISHER), qos, answers], env=env,
+        self.process = subprocess.Popen([sys.executable, str(PUBLISHER), qos, answers,
+                                         node_name], env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None and self.process.stdin is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
@@ -143,8 +144,8 @@ class Measure:
 
 
 @contextmanager
-def cycle_publisher(qos: str, answers: str) -> Iterator[CyclePublisher]:
-    out = CyclePublisher(qos, answers)
+def cycle_publisher(qos: str, answers: str, node_name: str) -> Iterator[CyclePublisher]:
+    out = CyclePublisher(qos, answers, node_name)
     try:
         yield out
     finally:
@@ -172,13 +173,13 @@ def dynamics(ros, tmp_path_factory) -> Iterator[NodeProcess]:
 @pytest.mark.parametrize(("qos", "rate"), [("best-effort", 1000.0), ("reliable", 1000.0),
                                            ("best-effort", 100.0)])
 def test_dynamics_node_computes_split_states_as_often_as_full_ones(dynamics, qos, rate) -> None:
-    with cycle_publisher(qos, "dynamics/joint_space") as out:
+    with cycle_publisher(qos, "dynamics/joint_space", dynamics.kind) as out:
         Measure(dynamics, out, complete_cycles).compare(rate)
 
 
 def test_dynamics_node_computes_split_states_at_5_hz(dynamics) -> None:
     """Halves at 5 Hz, best effort: each cycle's complete state is computed."""
-    with cycle_publisher("best-effort", "dynamics/joint_space") as out:
+    with cycle_publisher("best-effort", "dynamics/joint_space", dynamics.kind) as out:
         cycles = set(out.send(5.0, 1.0, split=True))
         assert wait_for(lambda: cycles <= complete_cycles(out.answers()), 2.0), \
             sorted(complete_cycles(out.answers()) & cycles)
@@ -225,10 +226,26 @@ def test_controller_node_computes_split_states_as_often_as_full_ones(ros,
     rate = 100.0
     cycles = round(rate * BLOCK) * (2 * BLOCKS + 1) + 10
     try:
-        with cycle_publisher("best-effort", "effort_commands") as out:
+        with cycle_publisher("best-effort", "effort_commands", node.kind) as out:
             Measure(node, out, lambda efforts: gravity_cycles(robot, efforts, cycles)).compare(rate)
     finally:
         node.close()
+
+
+def answered_after_a_burst(out: CyclePublisher) -> bool:
+    """Send 0.2 s of halves at 50 Hz; whether the node has answered any cycle yet (its first
+    calls may wait for a cold compile)."""
+    out.send(50.0, 0.2, split=True)
+    return len(out.answers()) > 0
+
+
+def settled_count(out: CyclePublisher) -> int:
+    """The count of answers once no new one has come for 0.5 s."""
+    previous, count = -1, len(out.answers())
+    while count != previous:
+        time.sleep(0.5)
+        previous, count = count, len(out.answers())
+    return count
 
 
 def test_controller_node_asks_the_dynamics_of_the_merged_state(ros, dynamics) -> None:
@@ -242,12 +259,10 @@ def test_controller_node_asks_the_dynamics_of_the_merged_state(ros, dynamics) ->
     controller = Peer(ros, node)
     robot = Robot.from_urdf_string(PANDA)
     try:
-        with cycle_publisher("best-effort", "effort_commands") as out:
+        with cycle_publisher("best-effort", "effort_commands", node.get_name()) as out:
             assert wait_for(node._dynamics.service_is_ready)
-            out.send(50.0, 0.2, split=True)  # the first calls may wait for a cold compile
-            assert wait_for(lambda: len(out.answers()) > 0, COMPILE_PATIENCE)
-            time.sleep(0.5)  # every answer of those in
-            before = len(out.answers())
+            assert wait_for(lambda: answered_after_a_burst(out), COMPILE_PATIENCE)
+            before = settled_count(out)
             cycles = out.send(50.0, 2.0, split=True)
             time.sleep(0.3)
             efforts = out.answers()[before:]
