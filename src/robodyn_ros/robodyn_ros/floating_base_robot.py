@@ -237,6 +237,30 @@ class FloatingBaseRobot:
         q[: floating_base.CONFIGURATION] = free_flyer.NEUTRAL
         return q
 
+    def standing(self, feet: Sequence[str], q: ArrayLike | None = None) -> FloatArray:
+        """q (default: neutral) with the base moved along the world's z so that the lowest
+        origin of the frames `feet` is at z = 0: the robot on level ground at z = 0.
+
+        Args:
+            feet: the frames on the ground (soles, point feet).
+            q: the configuration to move; its joints and base orientation are kept.
+
+        Returns:
+            The configuration, (nq,).
+
+        Raises:
+            ValueError: no frame given, or q not one configuration of this robot.
+            ModelError: a frame the robot lacks, named.
+        """
+        if not feet:
+            raise ValueError("standing: name at least one frame on the ground")
+        standing = self.neutral() if q is None else np.array(q, dtype=float)
+        if standing.shape != (self.nq,):
+            raise ValueError(f"standing: q has shape {standing.shape}, not ({self.nq},)")
+        lowest = min(self.frame_pose(standing, frame)[2, 3] for frame in feet)
+        standing[2] -= lowest  # q[:3] is the base's position in the world
+        return standing
+
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> FloatArray:
         """q ⊕ v dt: where the robot is after moving at the constant velocity v for dt seconds
         (the base along the screw motion exp(v dt) in its own frame, as Pinocchio's integrate).

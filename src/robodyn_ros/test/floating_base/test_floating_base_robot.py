@@ -206,3 +206,30 @@ def test_moving_the_world_moves_nothing_in_joint_space(
     assert_close(moved.centre_of_mass(moved_q), R0 @ robot.centre_of_mass(q) + shift, "CoM")
     assert_close(moved.potential_energy(moved_q) + moved.mass * shift @ moved.model.gravity,
                  robot.potential_energy(q), "V", scale=1e2)
+
+
+@pytest.mark.parametrize(("name", "feet"), [
+    ("talos_reduced", ("left_sole_link", "right_sole_link")),
+    ("solo12", ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")),
+])
+def test_standing_puts_the_lowest_foot_on_the_ground(name: str, feet: tuple[str, ...]) -> None:
+    """Pinocchio places the feet of the standing configuration: the lowest at z = 0 (1e-12 m),
+    the others at or above it; the joints and the base's orientation are those given."""
+    robot, oracle = robot_and_oracle(name)
+    q = random_states(robot, 1)[0][0]
+    standing = robot.standing(feet, q)
+    heights = [oracle.frame_pose(standing, foot)[2, 3] for foot in feet]
+    assert abs(min(heights)) < 1e-12, heights
+    assert np.array_equal(np.delete(standing, 2), np.delete(q, 2))
+    neutral = [oracle.frame_pose(robot.standing(feet), foot)[2, 3] for foot in feet]
+    assert max(np.abs(neutral)) < 1e-12, neutral  # level feet at neutral: all on the ground
+
+
+def test_standing_names_what_it_cannot_place() -> None:
+    robot, _ = robot_and_oracle("solo12")
+    with pytest.raises(ModelError, match="unknown frame 'no_such_foot'"):
+        robot.standing(["FL_FOOT", "no_such_foot"])
+    with pytest.raises(ValueError, match="at least one frame"):
+        robot.standing([])
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        robot.standing(["FL_FOOT"], np.zeros(3))
