@@ -28,26 +28,7 @@ URDF_HELP = f"URDF or .xacro file (default: the bundled Franka Emika Panda); {XA
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``robodyn`` console script."""
-    parser = argparse.ArgumentParser(
-        prog="robodyn", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="load a robot and print a summary of its dynamics")
-    demo.add_argument("--urdf", help=URDF_HELP)
-    demo.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
-    add_gravity_option(demo)
-    sim = commands.add_parser(
-        "sim", help="the simulated arm, dynamics and operational-space controller nodes, "
-        "driven through pose targets (ROS 2)"
-    )
-    sim.add_argument("--urdf", help=URDF_HELP)
-    sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml)")
-    sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
-    sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
-    add_gravity_option(sim)
-    add_bag_commands(commands)
-    add_preview_command(commands)
-    add_excite_command(commands)
+    parser = command_parser()
     try:
         options, xacro_args = split_xacro_arguments(sys.argv[1:] if argv is None else argv)
     except ValueError as error:
@@ -70,6 +51,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
         return 1
+
+
+def command_parser() -> argparse.ArgumentParser:
+    """The parser of ``robodyn``'s command line: every command and its options."""
+    parser = argparse.ArgumentParser(
+        prog="robodyn", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="load a robot and print a summary of its dynamics")
+    demo.add_argument("--urdf", help=URDF_HELP)
+    demo.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
+    add_gravity_option(demo)
+    sim = commands.add_parser(
+        "sim", help="the simulated arm, dynamics and operational-space controller nodes, "
+        "driven through pose targets (ROS 2)"
+    )
+    sim.add_argument("--urdf", help=URDF_HELP)
+    sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml)")
+    sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
+    sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
+    add_gravity_option(sim)
+    add_bag_commands(commands)
+    add_preview_command(commands)
+    add_excite_command(commands)
+    return parser
 
 
 def split_xacro_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
