@@ -45,6 +45,7 @@ setup(
             "pytest>=8",
             "pytest-xdist>=3.5",
             "hypothesis>=6.100",
+            "sybil>=9",
             "pin>=3.4",
             "example-robot-data>=4",
             "ruff>=0.6",
