@@ -2,7 +2,12 @@
 
 from robodyn_ros.model.model import FREE_FLYER_JOINTS, JOINT_KINDS, Model, ModelError
 from robodyn_ros.model.urdf import GRAVITY, URDFWarning, load_urdf, load_urdf_string
-from robodyn_ros.model.xacro import expand_xacro, read_robot_description, xacro_argument
+from robodyn_ros.model.xacro import (
+    description_file,
+    expand_xacro,
+    read_robot_description,
+    xacro_argument,
+)
 
 __all__ = [
     "FREE_FLYER_JOINTS",
@@ -11,6 +16,7 @@ __all__ = [
     "Model",
     "ModelError",
     "URDFWarning",
+    "description_file",
     "expand_xacro",
     "load_urdf",
     "load_urdf_string",

@@ -22,9 +22,10 @@ from xacro import substitution_args
 
 from robodyn_ros.model.model import ModelError
 
-__all__ = ["expand_xacro", "read_robot_description", "xacro_argument"]
+__all__ = ["description_file", "expand_xacro", "read_robot_description", "xacro_argument"]
 
 _XACRO_SUFFIX = ".xacro"
+_PACKAGE_URI = "package://"
 """The file name ending that marks a robot description as xacro (``arm.urdf.xacro``)."""
 
 _ARGUMENT_SEPARATOR = ":="  # name:=value, as the xacro command and ros2 launch take them
@@ -119,14 +120,32 @@ def _find_through_ament_index() -> Iterator[None]:
         substitution_args._eval_find = resolver
 
 
-def _package_share_directory(package: str) -> str:
-    """The share folder of `package` from the ament index, for ``$(find package)``.
+def description_file(location: str) -> Path:
+    """The path of a robot description file given as a path or as a ``package://pkg/path``
+    URI (pkg's share folder through the ament index, as robot_state_publisher resolves one).
+
+    Raises:
+        ModelError: a package URI without a package or a path, or a package the ament index
+            cannot find (named, with what to do).
+    """
+    if not location.startswith(_PACKAGE_URI):
+        return Path(location)
+    package, _, relative = location.removeprefix(_PACKAGE_URI).partition("/")
+    if not package or not relative:
+        raise ModelError(f"{location}: a package URI is package://<package>/<path in its share "
+                         "folder>")
+    return Path(_package_share_directory(package, location)) / relative
+
+
+def _package_share_directory(package: str, find: str | None = None) -> str:
+    """The share folder of `package` from the ament index, for ``$(find package)`` (or
+    `find`, what asked for it).
 
     Raises:
         ModelError: there is no ament index (ament_index_python is not installed or
             AMENT_PREFIX_PATH is not set), or the package is not in it.
     """
-    find = f"$(find {package})"
+    find = find or f"$(find {package})"
     prefixes = os.environ.get("AMENT_PREFIX_PATH")
     if not prefixes:
         raise ModelError(
@@ -139,7 +158,7 @@ def _package_share_directory(package: str) -> str:
     except ImportError:
         raise ModelError(
             f"{find}: ament_index_python is not installed, so package '{package}' cannot be "
-            "looked up: run in a ROS 2 environment, or write the path in place of $(find)"
+            "looked up: run in a ROS 2 environment, or write the file's path instead"
         ) from None
     try:
         return get_package_share_directory(package)

@@ -17,7 +17,7 @@ from robodyn_interfaces.srv import SetPayload
 from std_msgs.msg import String
 
 from robodyn_ros.floating_base_robot import FloatingBaseRobot
-from robodyn_ros.model import ModelError
+from robodyn_ros.model import ModelError, description_file, read_robot_description
 from robodyn_ros.model.armature import armature_mapping
 from robodyn_ros.model.model import checked_gravity
 from robodyn_ros.model.payload import Payload
@@ -34,13 +34,15 @@ SETTINGS_PARAMETERS = (ARMATURE_PARAMETER, GRAVITY_PARAMETER, LOCKED_JOINTS_PARA
                        FLOATING_BASE_PARAMETER)
 PAYLOAD_SERVICE = "set_payload"
 PAYLOAD_CONDITION = "payload"
+DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_file")
 
 
 def follow_robot_description(
     node: Node, guard: Guard, adopt: Callable[[Robot | FloatingBaseRobot], None]
 ) -> DescriptionFollower:
-    """Load the robot of the node's robot_description parameter now (when set), and of each
-    URDF the robot_description topic brings (transient local, as robot_state_publisher
+    """Load the robot of the node's robot_description parameter now (when set; else of the
+    file its robot_description_file parameter names, when set), and of each URDF the
+    robot_description topic brings (transient local, as robot_state_publisher
     publishes it), with the node's armature, gravity, locked_joints and floating_base
     parameters (a FloatingBaseRobot with floating_base true); serve set_payload.
 
@@ -67,7 +69,7 @@ def follow_robot_description(
     condition naming the others.
 
     Args:
-        node: the node; it must have declared robot_description and SETTINGS_PARAMETERS.
+        node: the node; it must have declared DESCRIPTION_PARAMETERS and SETTINGS_PARAMETERS.
         guard: the node's guard (its health takes the conditions).
         adopt: puts a robot in service; raises (any exception) to refuse it.
 
@@ -85,8 +87,11 @@ def follow_robot_description(
     node.create_service(SetPayload, PAYLOAD_SERVICE,
                         guard.service(PAYLOAD_SERVICE, follower.on_set_payload))
     description = node.get_parameter("robot_description").value
+    location = node.get_parameter("robot_description_file").value
     if description:
         follower.load(description, "the robot_description parameter")
+    elif location:
+        follower.load_file(location)
     return follower
 
 
@@ -186,20 +191,40 @@ class DescriptionFollower:
             stage = f"robot '{robot.model.name}' from {source} refused"
             self._adopt(robot)
         except Exception as error:  # any failure refuses the robot, with the reason
-            reason = f"{stage} ({type(error).__name__}: {error})"
-            if self._robot is None:  # no robot runs: reported until one loads
-                reason += "; no robot in service"
-                self._health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
-            else:  # the robot in service runs on as it was: reported once, as what happened
-                reason += f"; robot '{self._robot.model.name}' stays in service"
-                self._health.event(DESCRIPTION_CONDITION, ERROR, reason)
-            return reason
+            return self._refused(f"{stage} ({type(error).__name__}: {error})")
         self._robot, self._settings, self._invalid = robot, settings, ""
         self._health.clear_condition(DESCRIPTION_CONDITION)
         self._report_left_out(robot)
         self._node.get_logger().info(f"robot '{robot.model.name}' from {source} in service: "
                                      f"{len(robot.joint_names)} joints")
         return ""
+
+    def load_file(self, location: str, settings: RobotSettings | None = None) -> str:
+        """`load` the robot of a URDF or xacro file, a path or a package:// URI (the
+        robot_description_file parameter).
+
+        Returns:
+            Why it was refused ("" when it is in service): a file that cannot be found or read
+            is named.
+        """
+        source = f"robot_description_file '{location}'"
+        try:
+            urdf = read_robot_description(description_file(location))
+        except (OSError, ModelError) as error:
+            return self._refused(f"robot description from {source} does not load "
+                                 f"({type(error).__name__}: {error})")
+        return self.load(urdf, source, settings)
+
+    def _refused(self, reason: str) -> str:
+        """Report a robot refused for `reason`: until one loads while none is in service,
+        once while one is. Returns the reason, with which robot is in service."""
+        if self._robot is None:  # no robot runs: reported until one loads
+            reason += "; no robot in service"
+            self._health.set_condition(DESCRIPTION_CONDITION, ERROR, reason)
+        else:  # the robot in service runs on as it was: reported once, as what happened
+            reason += f"; robot '{self._robot.model.name}' stays in service"
+            self._health.event(DESCRIPTION_CONDITION, ERROR, reason)
+        return reason
 
     def on_parameters(self, changes: dict[str, Any]) -> SetParametersResult:
         """Load the robot of a robot_description change, or re-adopt the robot in service
@@ -212,12 +237,14 @@ class DescriptionFollower:
             RefusedError: an invalid armature, gravity or locked_joints, or an armature naming
                 a joint the robot in service lacks (the guard refuses the change with it).
         """
-        if not {*SETTINGS_PARAMETERS, "robot_description"} & set(changes):
+        if not {*SETTINGS_PARAMETERS, *DESCRIPTION_PARAMETERS} & set(changes):
             return SetParametersResult(successful=True)
         settings = self._changed_settings(changes)
         reason = ""
         if changes.get("robot_description"):
             reason = self.load(changes["robot_description"], "a parameter set", settings)
+        elif changes.get("robot_description_file"):
+            reason = self.load_file(changes["robot_description_file"], settings)
         elif settings is not None:
             reason = self._reconfigure(settings)
         if reason:

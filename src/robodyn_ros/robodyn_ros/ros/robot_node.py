@@ -60,8 +60,11 @@ SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FA
 
 COMMON_PARAMETERS = (
     ParameterSpec("robot_description", "",
-                  "the URDF; empty: the robot_description topic (transient local, as "
-                  "robot_state_publisher publishes it)"),
+                  "the URDF; empty: robot_description_file, or else the robot_description "
+                  "topic (transient local, as robot_state_publisher publishes it)"),
+    ParameterSpec("robot_description_file", "",
+                  "a URDF or .xacro file, a path or a package://<package>/<path> URI, loaded "
+                  "where robot_description is empty"),
     ParameterSpec("armature", "",
                   "rotor inertia per joint, added to M's diagonal (kg·m² or kg): YAML text of "
                   "a mapping joint → value, or the path of a YAML file of one"),

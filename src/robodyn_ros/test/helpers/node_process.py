@@ -36,13 +36,16 @@ def executable(kind: str) -> str:
 
 
 class NodeProcess:
-    """`kind` started with `params`; its diagnostic statuses heard here, in `statuses`.
+    """`kind` started with `params` (a params file, or the ROS arguments after --ros-args);
+    its diagnostic statuses heard here, in `statuses`.
 
     Args:
         ros: the test's rclpy context fixture (its node makes the listener).
+        cwd: the folder it runs in (default: the test's).
     """
 
-    def __init__(self, ros, kind: str, params: Path, tmp_path: Path) -> None:
+    def __init__(self, ros, kind: str, params: Path | list[str], tmp_path: Path,
+                 cwd: Path | None = None) -> None:
         self.kind = kind
         self.statuses: list[DiagnosticStatus] = []
         self.listener = ros.create_node(f"{kind}_process_test")
@@ -51,8 +54,9 @@ class NodeProcess:
         self.executor.add_node(self.listener)
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()
-        self.process = subprocess.Popen([executable(kind), "--ros-args", "--params-file",
-                                         str(params)], env=node_env(tmp_path),
+        ros_args = params if isinstance(params, list) else ["--params-file", str(params)]
+        self.process = subprocess.Popen([executable(kind), "--ros-args", *ros_args],
+                                        env=node_env(tmp_path), cwd=cwd,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def serving(self, patience: float = 600.0) -> bool:

@@ -17,7 +17,7 @@ import pytest
 
 from robodyn_ros import ModelError, Robot
 from robodyn_ros.cli import main
-from robodyn_ros.model import expand_xacro, read_robot_description
+from robodyn_ros.model import description_file, expand_xacro, read_robot_description
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 BUNDLED_PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
@@ -108,6 +108,21 @@ def test_find_resolves_a_package_of_the_ament_index(tmp_path, monkeypatch) -> No
     path = top_file(tmp_path, f"$(find {FIXTURE_PACKAGE})/urdf/panda_arm.xacro")
     robot = Robot.from_xacro(path, {"prefix": ""})
     assert robot.joint_names == Robot.from_urdf(BUNDLED_PANDA).joint_names
+
+
+def test_a_package_uri_resolves_through_the_ament_index(tmp_path, monkeypatch) -> None:
+    """package://pkg/path is pkg's share folder / path, as robot_state_publisher reads it; a
+    package the index lacks, or a URI without a path, is named."""
+    prefix = ament_prefix(tmp_path)
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
+    assert description_file(f"package://{FIXTURE_PACKAGE}/urdf/panda_arm.xacro") == (
+        prefix / "share" / FIXTURE_PACKAGE / "urdf" / "panda_arm.xacro")
+    assert description_file("urdf/arm.urdf") == Path("urdf/arm.urdf")
+    with pytest.raises(ModelError, match=r"^package://robodyn_no_such_package/a\.urdf: package "
+                       r"'robodyn_no_such_package' is not in the ament index"):
+        description_file("package://robodyn_no_such_package/a.urdf")
+    with pytest.raises(ModelError, match=r"package://<package>/<path"):
+        description_file(f"package://{FIXTURE_PACKAGE}")
 
 
 def test_a_missing_argument_is_named_with_the_file(panda_xacro) -> None:
