@@ -204,9 +204,9 @@ def run_sim(args: argparse.Namespace) -> int:
 
 
 def add_bag_commands(commands: argparse._SubParsersAction) -> None:
-    """`robodyn bag analyze`, `bag identify` and `bag replay`."""
-    bag = commands.add_parser("bag", help="analyse, identify from or replay a rosbag2 of joint "
-                              "states")
+    """`robodyn bag analyze`, `bag identify`, `bag record` and `bag replay`."""
+    bag = commands.add_parser("bag", help="analyse, identify from, record or replay a rosbag2 of "
+                              "joint states")
     actions = bag.add_subparsers(dest="bag_command", required=True)
     analyze = actions.add_parser(
         "analyze", help="the dynamics of a recorded run: residuals, cond(M), energy, Λ; a CSV, "
@@ -221,6 +221,13 @@ def add_bag_commands(commands: argparse._SubParsersAction) -> None:
     add_bag_output_options(analyze, "<bag>_dynamics")
     analyze.add_argument("--no-bag", action="store_true", help="skip the output bag")
     add_identify_command(actions)
+    record = actions.add_parser("record", help="record topics to a new rosbag2 until Ctrl-C "
+                                "(ROS 2)")
+    record.add_argument("bag", help="the new rosbag2 folder")
+    record.add_argument("--topics", nargs="+", default=None, metavar="TOPIC",
+                        help="the topics (default: /joint_states and the dynamics topics)")
+    record.add_argument("--duration", type=float, default=None, help="s; default: until Ctrl-C")
+    record.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3")
     replay = actions.add_parser("replay", help="publish a bag's joint states and /clock (ROS 2)")
     replay.add_argument("bag", help="rosbag2 folder (sqlite3 or mcap)")
     replay.add_argument("--topic", default="/joint_states", help="the topic to publish")
@@ -314,11 +321,20 @@ def run_bag_identify(args: argparse.Namespace) -> int:
 
 
 def run_bag(args: argparse.Namespace) -> int:
-    """`robodyn bag analyze` (prints the report), `bag identify` or `bag replay`."""
+    """`robodyn bag analyze` (prints the report), `bag identify`, `bag record` or `bag
+    replay`."""
     if args.bag_command == "identify":
         return run_bag_identify(args)
-    if args.bag_command == "replay":
+    if args.bag_command in ("record", "replay"):
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    if args.bag_command == "record":
+        from robodyn_ros.ros.bag_record import DEFAULT_TOPICS, record_bag
+
+        counts = record_bag(args.bag, args.topics or DEFAULT_TOPICS, args.duration, args.storage)
+        recorded = ", ".join(f"{count} of {topic}" for topic, count in counts.items())
+        print(f"recorded to {args.bag}: {recorded or 'nothing (no topic was published)'}")
+        return 0
+    if args.bag_command == "replay":
         from robodyn_ros.ros.bag_replay import replay_bag
 
         count = replay_bag(args.bag, args.topic, args.rate)
