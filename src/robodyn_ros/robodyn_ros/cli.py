@@ -47,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_excite(args)
         if args.command == "bag":
             return run_bag(args)
+        if args.command == "send-trajectory":
+            return run_send_trajectory(args)
         return run_demo(args.urdf, args.frame, args.gravity, args.xacro_args)
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
@@ -75,6 +77,14 @@ def command_parser() -> argparse.ArgumentParser:
     add_bag_commands(commands)
     add_preview_command(commands)
     add_excite_command(commands)
+    send = commands.add_parser(
+        "send-trajectory", help="publish a JointTrajectory YAML file (robodyn excite's) until "
+        "the controller confirms it took it (ROS 2)")
+    send.add_argument("file", help="the trajectory, in the YAML form of ros2 topic pub")
+    send.add_argument("--topic", default="joint_trajectory", help="the controller's topic")
+    send.add_argument("--node", default="controller_node", help="the controller node's name")
+    send.add_argument("--patience", type=float, default=30.0,
+                      help="s to wait for the controller to appear")
     return parser
 
 
@@ -317,6 +327,16 @@ def run_bag_identify(args: argparse.Namespace) -> int:
         files += write_identification_plots(folder, result)
     print(files[0].read_text(), end="")
     print(f"written to {folder}: {', '.join(path.name for path in files)}")
+    return 0
+
+
+def run_send_trajectory(args: argparse.Namespace) -> int:
+    """`robodyn send-trajectory`: the file's trajectory sent until the controller took it."""
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    from robodyn_ros.ros.trajectory_sender import send_trajectory
+
+    sends = send_trajectory(args.file, args.topic, args.node, args.patience)
+    print(f"{args.node} took the trajectory of {args.file} (sent {sends} time(s))")
     return 0
 
 

@@ -238,8 +238,8 @@ def write_excitation(folder: Path, robot: Robot, excitation: Excitation,
     if verdict.clean:
         documents.append((TRAJECTORY_FILE, joint_trajectory_message(
             robot, excitation.trajectory, samples),
-            "# ros2 topic pub --once joint_trajectory trajectory_msgs/msg/JointTrajectory "
-            "\"$(cat <this file>)\"\n"))
+            "# robodyn send-trajectory <this file>   (or: ros2 topic pub --once "
+            "joint_trajectory trajectory_msgs/msg/JointTrajectory \"$(cat <this file>)\")\n"))
     written = []
     for name, document, comment in documents:
         path = folder / name
