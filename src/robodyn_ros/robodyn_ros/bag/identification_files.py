@@ -49,7 +49,9 @@ def write_identification(folder: Path, result: BagIdentification, urdf: str) -> 
     found = result.found
     if isinstance(found, PayloadIdentification):
         payload = folder / "payload.yaml"
-        payload.write_text(yaml.safe_dump(payload_document(result, found), sort_keys=False))
+        document = payload_document(result, found)
+        payload.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
+                           encoding="utf-8")
         return [report, payload]
     model = result.robot.model
     identified = folder / f"{model.name}_identified.urdf"
@@ -58,7 +60,9 @@ def write_identification(folder: Path, result: BagIdentification, urdf: str) -> 
               "and standard errors in parameters.yaml")
     identified.write_text(identified_urdf(urdf, model, found.parameters, header=header))
     parameters = folder / "parameters.yaml"
-    parameters.write_text(yaml.safe_dump(parameters_document(result, found), sort_keys=False))
+    document = parameters_document(result, found)
+    parameters.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
+                          encoding="utf-8")
     return [report, identified, parameters]
 
 
@@ -111,7 +115,7 @@ def read_parameters(path: str | Path, robot: Robot) -> np.ndarray:
             with a finite number.
     """
     try:
-        document = yaml.safe_load(Path(path).read_text())
+        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as error:
         raise BagError(f"parameters file {path}: cannot be read: {error}") from None
     values = document.get(PARAMETERS_KEY) if isinstance(document, Mapping) else None

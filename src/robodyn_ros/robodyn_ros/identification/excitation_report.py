@@ -243,8 +243,9 @@ def write_excitation(folder: Path, robot: Robot, excitation: Excitation,
     written = []
     for name, document, comment in documents:
         path = folder / name
-        path.write_text(comment + yaml.safe_dump(document, sort_keys=False,
-                                                 default_flow_style=None, width=100))
+        path.write_text(comment + yaml.safe_dump(document, sort_keys=False, allow_unicode=True,
+                                                 default_flow_style=None, width=100),
+                        encoding="utf-8")
         written.append(path)
     return written
 

@@ -122,10 +122,12 @@ def test_the_identified_model_predicts_a_held_out_run(hidden, identified) -> Non
 def test_base_parameters_come_back_within_three_standard_errors(hidden, identified) -> None:
     robot, true, _ = hidden
     output, _ = identified
-    document = yaml.safe_load((output / "parameters.yaml").read_text())
+    text = (output / "parameters.yaml").read_text(encoding="utf-8")
+    document = yaml.safe_load(text)
     base = base_parameters(robot)
     entries = document["base_parameters"]
     assert [entry["name"] for entry in entries] == list(base.names)
+    assert "·" in text and "\\xB7" not in text  # the names as a person reads them
     values = np.array([entry["value"] for entry in entries])
     errors = np.array([entry["standard_error"] for entry in entries])
     z = (values - base.of(true)) / errors
