@@ -88,6 +88,18 @@ def command_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def refuse_earlier_output(folder: Path, marker: str, what: str) -> None:
+    """Every command that writes a folder refuses one an earlier run wrote (its `marker`
+    file there) rather than mixing or replacing its files.
+
+    Raises:
+        ValueError: the folder holds `marker`, naming the folder and `what` it holds.
+    """
+    if (folder / marker).exists():
+        raise ValueError(f"output folder {folder} already holds {what} ({marker}); choose "
+                         "another (--output) or remove it")
+
+
 def split_xacro_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """The command line without its ``NAME:=VALUE`` items, and those items as xacro arguments.
 
@@ -302,9 +314,7 @@ def run_bag_identify(args: argparse.Namespace) -> int:
 
     bag = Path(args.bag)
     folder = Path(args.output) if args.output else bag.parent / f"{bag.name}_identified"
-    if (folder / "report.txt").exists():
-        raise ValueError(f"output folder {folder} already holds an identification; choose "
-                         "another (--output)")
+    refuse_earlier_output(folder, "report.txt", "an identification")
     if args.parameters and not args.payload_frame:
         raise ValueError("--parameters gives the robot's own parameters for --payload-frame")
     fit = checked_kinds([kind.strip() for kind in args.fit.split(",") if kind.strip()])
@@ -403,8 +413,15 @@ def run_preview(args: argparse.Namespace) -> int:
     """Print the metrics table of every scenario; write the plots."""
     from robodyn_ros.parallel import backend
     from robodyn_ros.sim.preview import preview
-    from robodyn_ros.sim.preview_report import metrics_table, read_scenarios_file, write_plots
+    from robodyn_ros.sim.preview_report import (
+        JOINTS_PLOT,
+        metrics_table,
+        read_scenarios_file,
+        write_plots,
+    )
 
+    if not args.no_plots:
+        refuse_earlier_output(Path(args.output), JOINTS_PLOT, "a preview's plots")
     robot = carrying(load_robot(args.urdf, args.xacro_args, args.gravity), args.payload)
     scenarios, settings, start = read_scenarios_file(
         robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
@@ -523,6 +540,7 @@ def run_excite(args: argparse.Namespace) -> int:
     then not written)."""
     from robodyn_ros.identification.excitation import ExcitationSettings, optimise_excitation
     from robodyn_ros.identification.excitation_report import (
+        EXCITATION_FILE,
         SCENARIO_FILE,
         TRAJECTORY_FILE,
         excitation_summary,
@@ -538,11 +556,12 @@ def run_excite(args: argparse.Namespace) -> int:
                                                                          * args.duration))
     if samples < 1:
         raise ValueError(f"--samples must be at least 1; got {samples}")
+    folder = Path(args.output)
+    refuse_earlier_output(folder, EXCITATION_FILE, "an excitation")
     path = args.urdf or bundled_urdf("panda")
     robot = load_robot(path, args.xacro_args, args.gravity)
     excitation = optimise_excitation(robot, settings)
     verdict = verify_in_preview(robot, excitation.trajectory, samples)
-    folder = Path(args.output)
     files = write_excitation(folder, robot, excitation, verdict, samples)
     print(excitation_summary(robot, excitation, verdict), end="")
     print(f"written to {folder}: {', '.join(file.name for file in files)}")
@@ -554,12 +573,8 @@ def run_excite(args: argparse.Namespace) -> int:
         print(f"robodyn: the preview finds the trajectory outside the limits; {TRAJECTORY_FILE} "
               "is not written", file=sys.stderr)
         return 1
-    message = folder / TRAJECTORY_FILE
-    print(f"play it (controller_node with joint_impedance, or a trajectory controller): ros2 topic "
-          f"pub --once joint_trajectory trajectory_msgs/msg/JointTrajectory \"$(cat {message})\"")
-    if message.stat().st_size > 128 * 1024:  # the longest single argument Linux passes on
-        print(f"  ({message.name} is longer than the 128 KiB a shell passes as one argument: "
-              "take fewer --samples or a lower --rate)")
+    print("play it (controller_node with joint_impedance, or a trajectory controller): "
+          f"robodyn send-trajectory {folder / TRAJECTORY_FILE}")
     return 0
 
 

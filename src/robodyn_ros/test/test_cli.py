@@ -63,3 +63,23 @@ def test_preview_names_a_bad_scenario_field(tmp_path, capsys) -> None:
                          "position: [0.3, 0.0, 0.5]}\n")
     assert main(["preview", str(bundled_urdf("panda")), str(scenarios), "--no-plots"]) == 1
     assert "scenario 'up': pose_target.frame 'nowhere' is not a frame" in capsys.readouterr().err
+
+
+def test_an_output_folder_of_an_earlier_run_is_refused(tmp_path, capsys) -> None:
+    """One rule for every command that writes a folder (excite, preview, bag analyze and bag
+    identify): a folder an earlier run wrote is refused, naming it, before any work, and its
+    files are left as they were."""
+    (tmp_path / "preview_joints.png").write_bytes(b"earlier")
+    (tmp_path / "excitation.yaml").write_text("earlier\n")
+    scenarios = share_directory() / "config" / "preview.yaml"
+    commands = {
+        "preview": ["preview", str(bundled_urdf("panda")), str(scenarios),
+                    "--output", str(tmp_path)],
+        "excite": ["excite", "--duration", "1", "--output", str(tmp_path)],
+    }
+    for command, arguments in commands.items():
+        assert main(arguments) == 1, command
+        err = capsys.readouterr().err
+        assert f"output folder {tmp_path} already holds" in err, err
+    assert (tmp_path / "preview_joints.png").read_bytes() == b"earlier"
+    assert (tmp_path / "excitation.yaml").read_text() == "earlier\n"

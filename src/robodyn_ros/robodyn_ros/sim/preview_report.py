@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 SETTINGS = ("horizon", "dt", "integrator", "forward_dynamics_method", "tolerance",
             "control_period")
+JOINTS_PLOT = "preview_joints.png"
+PATHS_PLOT = "preview_paths.png"
 
 
 def read_scenarios_file(
@@ -62,7 +64,7 @@ def metrics_table(results: list[PreviewResult]) -> str:
 
 
 def write_plots(folder: str | Path, results: list[PreviewResult]) -> list[Path]:
-    """preview_joints.png (each scenario's joint positions) and preview_paths.png (the frame
+    """JOINTS_PLOT (each scenario's joint positions) and PATHS_PLOT (the frame
     paths seen from above and from the side) in `folder`; the written paths."""
     import matplotlib
 
@@ -79,7 +81,7 @@ def write_plots(folder: str | Path, results: list[PreviewResult]) -> list[Path]:
         ax.set_ylabel("q, rad")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time, s")
-    joints = _saved(pyplot, figure, folder / "preview_joints.png")
+    joints = _saved(pyplot, figure, folder / JOINTS_PLOT)
     figure, (top, side) = pyplot.subplots(1, 2, figsize=(11, 5), layout="constrained")
     for result in results:
         path = result.frame_path[:, :3, 3]
@@ -91,7 +93,7 @@ def write_plots(folder: str | Path, results: list[PreviewResult]) -> list[Path]:
         ax.set_aspect("equal", adjustable="datalim")
         ax.grid(alpha=0.3)
     top.legend()
-    return [joints, _saved(pyplot, figure, folder / "preview_paths.png")]
+    return [joints, _saved(pyplot, figure, folder / PATHS_PLOT)]
 
 
 def _saved(pyplot: ModuleType, figure: Figure, path: Path) -> Path:
