@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 from sybil import Sybil
-from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 
 from robodyn_ros.cli import command_parser, split_xacro_arguments
 
-ROOT = Path(__file__).resolve().parents[3]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+from helpers.docs import PAGES, ROOT, page_commands
 
 
 def run_blocks(page: Path) -> list[str]:
@@ -66,17 +65,10 @@ def test_a_block_that_fails_is_named_by_its_line(tmp_path: Path) -> None:
     assert run_blocks(page) == ["line 2: needs a robot"]
 
 
-def shell_commands(text: str) -> list[list[str]]:
-    """The commands of a bash block, as words: continuation lines joined, comments dropped."""
-    joined = text.replace("\\\n", " ")
-    return [words for line in joined.splitlines() if (words := shlex.split(line, comments=True))]
-
-
 def robodyn_commands(page: Path) -> list[list[str]]:
     """The arguments of every ``robodyn`` command (or ``.venv/bin/robodyn``) of the page's bash
     blocks."""
-    blocks = Sybil([CodeBlockParser(language="bash")]).parse(page)
-    return [words[1:] for block in blocks for words in shell_commands(block.parsed)
+    return [words[1:] for words in page_commands(page)
             if words[0] in ("robodyn", ".venv/bin/robodyn")]
 
 

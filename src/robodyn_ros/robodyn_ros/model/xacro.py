@@ -25,8 +25,9 @@ from robodyn_ros.model.model import ModelError
 __all__ = ["description_file", "expand_xacro", "read_robot_description", "xacro_argument"]
 
 _XACRO_SUFFIX = ".xacro"
-_PACKAGE_URI = "package://"
 """The file name ending that marks a robot description as xacro (``arm.urdf.xacro``)."""
+
+_PACKAGE_URI = "package://"  # package://<package>/<path in its share folder>
 
 _ARGUMENT_SEPARATOR = ":="  # name:=value, as the xacro command and ros2 launch take them
 # xacro keeps the state of an expansion (the file and macro stacks, the arguments, the

@@ -39,8 +39,6 @@ GRAPH_PERIOD = 0.1  # s between looks at the graph for topics not yet subscribed
 class RecordedTopic:
     """A topic being recorded: its connection in the bag and the messages written."""
 
-    name: str
-    msgtype: str
     connection: Any
     count: int = 0
 
@@ -76,7 +74,7 @@ class BagRecorder:
                 raise BagError(f"topic {name}: type {msgtype} has no message definition in "
                                "rosbags' typestore, so it cannot be recorded")
             connection = self.writer.add_connection(name, msgtype, typestore=self._store)
-            topic = RecordedTopic(name, msgtype, connection)
+            topic = RecordedTopic(connection)
             self.recorded[name] = topic
             self.node.create_subscription(
                 message_class(msgtype), name, lambda raw, topic=topic: self._write(topic, raw),

@@ -6,28 +6,17 @@ keeps running."""
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 
+from helpers.docs import ROOT, page_commands
 from helpers.node_process import NodeProcess
 from helpers.nodes import wait_for
 
-ROOT = Path(__file__).resolve().parents[4]
 VENV_BIN = ".venv/bin/"
-
-
-def documented_node_commands() -> list[list[str]]:
-    """The `.venv/bin/<node> --ros-args ...` commands of docs/ros.md's bash blocks, as words."""
-    text = (ROOT / "docs" / "ros.md").read_text(encoding="utf-8").replace("\\\n", " ")
-    blocks = text.split("```bash\n")[1:]
-    lines = [line for block in blocks for line in block.split("```")[0].splitlines()]
-    return [words for line in lines if (words := shlex.split(line, comments=True))
-            and words[0].startswith(VENV_BIN) and words[0].endswith("_node")]
-
-
-COMMANDS = documented_node_commands()
+COMMANDS = [words for words in page_commands(ROOT / "docs" / "ros.md")
+            if words[0].startswith(VENV_BIN) and words[0].endswith("_node")]
 
 
 def test_ros_md_shows_how_to_start_each_node() -> None:
