@@ -345,7 +345,12 @@ def run_send_trajectory(args: argparse.Namespace) -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     from robodyn_ros.ros.trajectory_sender import send_trajectory
 
-    sends = send_trajectory(args.file, args.topic, args.node, args.patience)
+    try:
+        sends = send_trajectory(args.file, args.topic, args.node, args.patience)
+    except KeyboardInterrupt:
+        print(f"robodyn: interrupted; whether {args.node} took the trajectory is not known",
+              file=sys.stderr)
+        return 1
     print(f"{args.node} took the trajectory of {args.file} (sent {sends} time(s))")
     return 0
 

@@ -249,7 +249,7 @@ class FloatingBaseRobot:
             The configuration, (nq,).
 
         Raises:
-            ValueError: no frame given, or q not one configuration of this robot.
+            ValueError: no frame given, or q not one finite configuration of this robot.
             ModelError: a frame the robot lacks, named.
         """
         if not feet:
@@ -257,6 +257,9 @@ class FloatingBaseRobot:
         standing = self.neutral() if q is None else np.array(q, dtype=float)
         if standing.shape != (self.nq,):
             raise ValueError(f"standing: q has shape {standing.shape}, not ({self.nq},)")
+        if not np.isfinite(standing).all():
+            raise ValueError(f"standing: q is not finite at index(es) "
+                             f"{np.flatnonzero(~np.isfinite(standing)).tolist()}")
         lowest = min(self.frame_pose(standing, frame)[2, 3] for frame in feet)
         standing[2] -= lowest  # q[:3] is the base's position in the world
         return standing

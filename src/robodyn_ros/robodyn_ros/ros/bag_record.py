@@ -13,12 +13,14 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import rclpy
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -29,6 +31,7 @@ from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.bag.writing import open_writer
 from robodyn_ros.ros.bag_replay import message_class
+from robodyn_ros.ros.robot_node import spin_until
 
 DEFAULT_TOPICS = ("/joint_states", "/dynamics/joint_space", "/dynamics/operational_space")
 QUEUE = 1000  # messages the middleware keeps for each topic
@@ -92,6 +95,19 @@ class BagRecorder:
         return ReliabilityPolicy.BEST_EFFORT
 
 
+def _resolved(node: Node, topic: str) -> str:
+    """The full name of `topic` (a relative name in the node's namespace, as ros2 bag takes
+    it).
+
+    Raises:
+        BagError: not a valid topic name, with rcl's reason.
+    """
+    try:
+        return node.resolve_topic_name(topic)
+    except RuntimeError as error:  # rclpy's RCLError
+        raise BagError(f"topic '{topic}': not a topic name ({error})") from None
+
+
 def _single_type(name: str, types: list[str]) -> str:
     if len(types) != 1:
         raise BagError(f"topic {name} is published with several types ({', '.join(types)}); "
@@ -108,26 +124,37 @@ def record_bag(bag: str | Path, topics: Sequence[str] = DEFAULT_TOPICS,
         The count of messages written per topic recorded.
 
     Raises:
-        BagError: the folder exists, an unknown storage, or a topic that cannot be recorded.
+        BagError: the folder exists, an unknown storage, a topic name that is not one, or a
+            topic that cannot be recorded.
     """
-    names = [name if name.startswith("/") else f"/{name}" for name in topics]
+    with stopped_by_signals() as stop:
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+        node = rclpy.create_node("bag_record")
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            names = [_resolved(node, topic) for topic in topics]
+            if duration is not None:
+                node.create_timer(duration, stop.set, clock=Clock(clock_type=ClockType.STEADY_TIME))
+            with open_writer(bag, storage) as writer:
+                recorder = BagRecorder(node, writer, names)
+                spin_until(executor, stop)
+                return {name: topic.count for name, topic in recorder.recorded.items()}
+        finally:
+            executor.shutdown()
+            node.destroy_node()
+            rclpy.try_shutdown()
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[threading.Event]:
+    """An event that SIGINT and SIGTERM set while the block runs (a recording ends between two
+    messages, never inside a write); the former handlers are restored after."""
     stop = threading.Event()
     handlers = {signum: signal.signal(signum, lambda *_: stop.set())
                 for signum in (signal.SIGINT, signal.SIGTERM)}
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("bag_record")
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
     try:
-        with open_writer(bag, storage) as writer:
-            recorder = BagRecorder(node, writer, names)
-            deadline = None if duration is None else time.monotonic() + duration
-            while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
-                executor.spin_once(timeout_sec=0.1)
-            return {name: topic.count for name, topic in recorder.recorded.items()}
+        yield stop
     finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
         for signum, handler in handlers.items():
             signal.signal(signum, handler)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,15 @@ import rclpy
 import yaml
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robodyn_ros.ros.robot_node import spin_until
 
 SEND_TRIES = 3
 CONFIRM_WAIT = 3.0  # s after a publication for the node's count to rise
@@ -55,7 +62,7 @@ def trajectory_from_yaml(path: str | Path) -> JointTrajectory:
         message.header.stamp.sec = int(stamp.get("sec", 0))
         message.header.stamp.nanosec = int(stamp.get("nanosec", 0))
         message.points = [_point(point) for point in document["points"]]
-    except (KeyError, TypeError, ValueError, AssertionError) as error:
+    except (AttributeError, KeyError, TypeError, ValueError, AssertionError) as error:
         raise TrajectoryError(f"{path}: {type(error).__name__}: {error}") from error
     return message
 
@@ -85,14 +92,17 @@ class Confirmation:
                 continue
             values = {kv.key: kv.value for kv in status.values}
             with self.changed:
-                if HANDLED in values:
+                if values.get(HANDLED, "").isdigit():
                     self.handled = int(values[HANDLED])
-                if status.level >= DiagnosticStatus.WARN and "joint_trajectory" in (
-                        status.message + values.get("last error", "")):
-                    self.refusal = status.message
+                if status.level >= DiagnosticStatus.WARN and "joint_trajectory" in status.message:
+                    self.refusal = status.message  # this period's worst: not an earlier one
                 self.changed.notify_all()
 
-    def wait(self, done: Any, timeout: float) -> bool:
+    def forget_refusal(self) -> None:
+        with self.changed:
+            self.refusal = ""
+
+    def wait(self, done: Callable[[], bool], timeout: float) -> bool:
         with self.changed:
             return self.changed.wait_for(done, timeout)
 
@@ -109,18 +119,17 @@ def send_trajectory(path: str | Path, topic: str = "joint_trajectory",
             within `patience` s, no confirmation after SEND_TRIES sends, or the node's refusal.
     """
     message = trajectory_from_yaml(path)
-    rclpy.init()
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("send_trajectory")
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    spinning = threading.Thread(target=executor.spin, daemon=True)
+    stop = threading.Event()
+    spinning = threading.Thread(target=spin_until, args=(executor, stop), daemon=True)
+    spinning.start()
     try:
         confirmation = Confirmation(node_name)
         node.create_subscription(DiagnosticArray, "/diagnostics", confirmation.on_diagnostics, 50)
-        publisher = node.create_publisher(JointTrajectory, topic, QoSProfile(
-            depth=1, reliability=ReliabilityPolicy.RELIABLE,
-            durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        spinning.start()
+        publisher = _reliable_publisher(node, topic)
         deadline = time.monotonic() + patience
         while publisher.get_subscription_count() == 0 or confirmation.handled is None:
             if time.monotonic() > deadline:
@@ -129,7 +138,7 @@ def send_trajectory(path: str | Path, topic: str = "joint_trajectory",
             time.sleep(0.05)
         before = confirmation.handled
         for sent in range(1, SEND_TRIES + 1):
-            confirmation.refusal = ""  # a refusal before this send was of another trajectory
+            confirmation.forget_refusal()  # one before this send was of another trajectory
             publisher.publish(message)
             if confirmation.wait(lambda: (confirmation.handled or 0) > before, CONFIRM_WAIT):
                 confirmation.wait(lambda: bool(confirmation.refusal), CONFIRM_WAIT)
@@ -138,7 +147,22 @@ def send_trajectory(path: str | Path, topic: str = "joint_trajectory",
                 return sent
         raise TrajectoryError(f"{node_name} did not report taking it after {SEND_TRIES} sends")
     finally:
-        executor.shutdown()
+        stop.set()  # the spin ends before the executor is shut down (robot_node.spin_until)
         spinning.join(timeout=5.0)
+        executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+def _reliable_publisher(node: Node, topic: str) -> Publisher:
+    """A reliable, transient-local JointTrajectory publisher on `topic`.
+
+    Raises:
+        TrajectoryError: `topic` is not a topic name, with rcl's reason.
+    """
+    try:
+        return node.create_publisher(JointTrajectory, topic, QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    except InvalidTopicNameException as error:
+        raise TrajectoryError(f"topic '{topic}': not a topic name ({error})") from None

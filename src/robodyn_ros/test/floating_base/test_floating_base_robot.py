@@ -233,3 +233,7 @@ def test_standing_names_what_it_cannot_place() -> None:
         robot.standing([])
     with pytest.raises(ValueError, match=r"shape \(3,\)"):
         robot.standing(["FL_FOOT"], np.zeros(3))
+    q = robot.neutral()
+    q[[2, 9]] = np.inf, np.nan
+    with pytest.raises(ValueError, match=r"not finite at index\(es\) \[2, 9\]"):
+        robot.standing(["FL_FOOT"], q)

@@ -100,3 +100,11 @@ def test_an_existing_folder_is_refused_by_name(tmp_path) -> None:
     _, err = process.communicate(timeout=120)
     assert process.returncode == 1, err
     assert f"bag {tmp_path / 'run'}: already exists" in err, err
+
+
+def test_a_name_that_is_not_a_topic_is_refused_by_name(tmp_path) -> None:
+    process = recorder(tmp_path, "--topics", "/joint_states", "bad name", "--duration", "5")
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert "topic 'bad name': not a topic name" in err, err
+    assert not (tmp_path / "run").exists()

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from robodyn_ros.ros.trajectory_sender import TrajectoryError, trajectory_from_yaml
+
 from helpers.node_process import NodeProcess, node_env, params_file
 from helpers.robots import PANDA, PANDA_JOINTS, Q0
 
@@ -63,6 +65,29 @@ def test_a_file_that_is_not_a_trajectory_is_named(tmp_path) -> None:
     done = send(tmp_path, file)
     assert done.returncode == 1
     assert f"{file}: not a JointTrajectory" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "joint_names: [a]\npoints: [1, 2]\n",                                  # points not mappings
+    "joint_names: [a]\npoints: [{positions: [0.1]}]\n",                    # no time_from_start
+    "joint_names: [a]\npoints: [{positions: [x], time_from_start: {}}]\n",  # not a number
+    "joint_names: [a]\npoints: [{positions: [0.1], time_from_start: 2}]\n",  # not sec, nanosec
+    "joint_names: 3\npoints: []\n",                                          # names not a list
+    "points: [\n",                                                              # not YAML
+])
+def test_a_malformed_trajectory_file_is_named(tmp_path, text) -> None:
+    file = tmp_path / "broken.yaml"
+    file.write_text(text)
+    with pytest.raises(TrajectoryError, match=f"^{file}: "):
+        trajectory_from_yaml(file)
+
+
+def test_a_topic_that_is_not_a_name_is_refused(tmp_path) -> None:
+    file = trajectory_file(tmp_path / "wave.yaml", list(Q0))
+    done = send(tmp_path, file, "--topic", "bad name")
+    assert done.returncode == 1
+    assert "topic 'bad name': not a topic name" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_no_controller_is_said_after_the_patience(tmp_path) -> None:
