@@ -42,12 +42,15 @@ $(ROS_STAMP): $(STAMP) cmake/ros_wheels.cmake $(wildcard $(INTERFACES)/* $(INTER
 	$(ROS_ENV) cmake --install build/robodyn_interfaces > /dev/null
 	touch $@
 
+# `robodyn warmup` compiles the kernels on every core once per install (seconds when cached)
 run: $(STAMP) $(ROS_STAMP)
+	$(BIN)/robodyn warmup
 	ROS_LOG_DIR=$(CURDIR)/build/ros_log $(BIN)/robodyn sim
 
 test: $(STAMP) $(ROS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/robodyn warmup
 	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PACKAGE)/test
 
 # the benchmarks' extras (matplotlib for the studies' plots)

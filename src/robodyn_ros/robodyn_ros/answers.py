@@ -16,8 +16,9 @@ import numpy as np
 from robodyn_ros._state_call import all_finite
 from robodyn_ros.dynamics.inertia_diagonal import mass_matrix_diagonal
 from robodyn_ros.dynamics.pivots import articulated_pivots
+from robodyn_ros.dynamics.tree import pack_tree
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
-from robodyn_ros.model import Model
+from robodyn_ros.model import Model, load_urdf_string
 from robodyn_ros.model.model import FREE_FLYER_DOF
 
 PIVOT_RTOL = 1e-12
@@ -56,6 +57,16 @@ def joints_moving_no_mass(model: Model, tree: np.ndarray) -> tuple[str, ...]:
     them everywhere."""
     everywhere = np.flatnonzero(singular_joints(tree, sample_states(model)).all(axis=0))
     return tuple(model.joint_names[int(i)] for i in everywhere)
+
+
+def load_checks_pivots_first(urdf: str) -> None:
+    """Load, on a new machine compile, the kernels joints_moving_no_mass calls at a robot's
+    load, in the other order (the pivots first): a helper that compiles ahead
+    (compile_ahead) does this while its caller loads the robot of `urdf`."""
+    model = load_urdf_string(urdf)
+    tree, states = pack_tree(model), sample_states(model)
+    articulated_pivots(tree, states, np.zeros(len(states)), np.empty(states.shape))
+    mass_matrix_diagonal(tree, states, np.empty(states.shape))
 
 
 def check_finite(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robodyn_ros.compile_ahead import CompileAhead, robot_calls, robot_load_step
 from robodyn_ros.identification.estimation import PRIOR_WEIGHT
 from robodyn_ros.model import ModelError, read_robot_description, xacro_argument
 from robodyn_ros.resources import bundled_urdf, share_directory
@@ -49,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_bag(args)
         if args.command == "send-trajectory":
             return run_send_trajectory(args)
+        if args.command == "warmup":
+            return run_warmup(args)
         return run_demo(args.urdf, args.frame, args.gravity, args.xacro_args)
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
@@ -65,6 +68,13 @@ def command_parser() -> argparse.ArgumentParser:
     demo.add_argument("--urdf", help=URDF_HELP)
     demo.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
     add_gravity_option(demo)
+    warmup = commands.add_parser(
+        "warmup", help="compile the kernels the nodes and commands call into the on-disk "
+        "cache, on every core (once per install; make run and make test run it)")
+    warmup.add_argument("--urdf", help=URDF_HELP)
+    warmup.add_argument("--frame", help="end-effector frame (default: the last URDF link)")
+    warmup.add_argument("--helpers", type=int, default=None,
+                        help="helper processes (default: one per spare core)")
     sim = commands.add_parser(
         "sim", help="the simulated arm, dynamics and operational-space controller nodes, "
         "driven through pose targets (ROS 2)"
@@ -191,25 +201,48 @@ def run_demo(urdf: str | None, frame: str | None,
              gravity: tuple[float, float, float] | None = None,
              xacro_args: Mapping[str, str] | None = None) -> int:
     """Print mass, M(q), gravity torques, the end-effector pose and Λ at a few
-    configurations, a consistency check and a timing line."""
+    configurations, a consistency check and a timing line. On a new machine the kernels
+    compile meanwhile in helper processes, with progress on stderr (compile_ahead)."""
     start = time.perf_counter()
     path = urdf or bundled_urdf("panda")
-    robot = load_robot(path, xacro_args, gravity)
-    frame = frame or robot.frame_names[-1]
-    model = robot.model
-    print(f"robot '{model.name}' from {path}")
-    print(f"  {robot.nv} joints: {', '.join(robot.joint_names)}")
-    print(f"  {len(robot.frame_names)} frames; end effector '{frame}'")
-    print(f"  moving mass {model.total_mass:.3f} kg")
-    np.set_printoptions(precision=4, suppress=True, linewidth=110)
-    for name, q in demo_configurations(robot).items():
-        print_configuration(robot, name, q, frame)
-    first_calls = time.perf_counter() - start
-    print_consistency(robot)
+    text = read_robot_description(path, xacro_args)
+    with CompileAhead(progress) as compile_ahead:
+        compile_ahead.ahead([robot_load_step(text)])
+        robot = Robot.from_urdf_string(text, source=os.fspath(path), gravity=gravity)
+        frame = frame or robot.frame_names[-1]
+        compile_ahead.ahead(robot_calls(robot, DEMO_CALLS, frame))
+        model = robot.model
+        print(f"robot '{model.name}' from {path}")
+        print(f"  {robot.nv} joints: {', '.join(robot.joint_names)}")
+        print(f"  {len(robot.frame_names)} frames; end effector '{frame}'")
+        print(f"  moving mass {model.total_mass:.3f} kg")
+        np.set_printoptions(precision=4, suppress=True, linewidth=110)
+        for name, q in demo_configurations(robot).items():
+            print_configuration(robot, name, q, frame)
+        first_calls = time.perf_counter() - start
+        print_consistency(robot)
     print_timing(robot, frame)
     print(f"start-up: load and first call of each function {first_calls:.2f} s "
           "(includes compiling the kernels the first time they run on this machine)")
     return 0
+
+
+def run_warmup(args: argparse.Namespace) -> int:
+    """`robodyn warmup`: every kernel the package's nodes and commands call, compiled or
+    loaded, with progress on stderr."""
+    from robodyn_ros.warmup import warm_up
+
+    if args.helpers is not None and args.helpers < 0:
+        raise ValueError(f"--helpers must be a number of processes >= 0; got {args.helpers}")
+    path = args.urdf or bundled_urdf("panda")
+    warm_up(read_robot_description(path, args.xacro_args), os.fspath(path), args.frame,
+            args.helpers, progress)
+    return 0
+
+
+def progress(line: str) -> None:
+    """A line of progress, on stderr (stdout carries the command's results)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def run_sim(args: argparse.Namespace) -> int:
@@ -444,6 +477,13 @@ def run_preview(args: argparse.Namespace) -> int:
     return 0
 
 
+DEMO_CALLS = (("frame_pose", 0), ("gravity_torques", 0), ("mass_matrix", 0), ("jacobian", 0),
+              ("operational_space_inertia", 0), ("inverse_dynamics", 0),
+              ("forward_dynamics", 0))
+"""The Robot functions `robodyn demo` calls, in its order: (function, batch) pairs, batch 0
+for one state (compile_ahead.robot_calls)."""
+
+
 def demo_configurations(robot: Robot) -> dict[str, np.ndarray]:
     """Zero, mid-range (middle of finite limits, 0 elsewhere) and a seeded random state."""
     lower, upper = robot.per_coordinate(robot.model.lower), robot.per_coordinate(robot.model.upper)
@@ -472,13 +512,16 @@ def print_configuration(robot: Robot, name: str, q: np.ndarray, frame: str) -> N
 
 
 def print_consistency(robot: Robot) -> None:
-    """Forward dynamics undoes inverse dynamics, and M is symmetric positive definite."""
+    """Forward dynamics undoes inverse dynamics, and M is symmetric positive definite, over
+    100 random states, one at a time."""
     rng = np.random.default_rng(1)
-    q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 100, robot.nv))
-    roundtrip = robot.forward_dynamics(q, qd, robot.inverse_dynamics(q, qd, qdd))
-    smallest = np.linalg.eigvalsh(robot.mass_matrix(q))[:, 0].min()
-    print(f"\nchecks over 100 random states: max |ABA(RNEA(q̈)) - q̈| = "
-          f"{np.abs(roundtrip - qdd).max():.1e}, smallest eigenvalue of M = {smallest:.3e}")
+    roundtrip, smallest = 0.0, np.inf
+    for q, qd, qdd in rng.uniform(-1.0, 1.0, (100, 3, robot.nv)):
+        tau = robot.inverse_dynamics(q, qd, qdd)
+        roundtrip = max(roundtrip, np.abs(robot.forward_dynamics(q, qd, tau) - qdd).max())
+        smallest = min(smallest, np.linalg.eigvalsh(robot.mass_matrix(q))[0])
+    print(f"\nchecks over 100 random states: max |ABA(RNEA(q̈)) - q̈| = {roundtrip:.1e}, "
+          f"smallest eigenvalue of M = {smallest:.3e}")
 
 
 def print_timing(robot: Robot, frame: str) -> None:

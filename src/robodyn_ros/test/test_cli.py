@@ -10,6 +10,7 @@ import pytest
 
 from robodyn_ros.cli import main
 from robodyn_ros.resources import bundled_urdf, share_directory
+from robodyn_ros.robot import Robot
 
 
 @pytest.mark.parametrize("ament_prefix", [None, "/nonexistent"], ids=["plain", "ros-sourced"])
@@ -25,6 +26,18 @@ def test_demo_prints_the_dynamics_summary(ament_prefix) -> None:
     for line in ("robot 'panda'", "7 joints", "joint-space inertia M(q)",
                  "max |ABA(RNEA(q̈)) - q̈|", "timing, one call from Python"):
         assert line in result.stdout, f"'{line}' missing from:\n{result.stdout}"
+
+
+def test_warmup_makes_every_step_and_refuses_a_negative_helper_count(capsys) -> None:
+    """On the cache the suite has filled, `robodyn warmup` makes every step it lists (each
+    Robot function, a simulation step, each built-in controller and a preview) and says so."""
+    from robodyn_ros.warmup import package_steps
+
+    assert main(["warmup"]) == 0
+    steps = len(package_steps(Robot.from_urdf(bundled_urdf("panda")), "panda_hand_tcp"))
+    assert f"warm: {steps} steps" in capsys.readouterr().err
+    assert main(["warmup", "--helpers", "-1"]) == 1
+    assert "--helpers must be a number of processes >= 0; got -1" in capsys.readouterr().err
 
 
 def test_demo_names_a_missing_urdf(tmp_path, capsys) -> None:

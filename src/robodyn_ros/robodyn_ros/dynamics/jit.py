@@ -150,19 +150,19 @@ def copy_each_inlining_once() -> None:
 copy_each_inlining_once()
 
 
-class ModuleCompileLock:
-    """The lock under which processes load or compile the kernels of one module in one cache
-    folder: an exclusive flock on ``<module>.lock`` there, taken inside numba's global compiler
-    lock.
+class CompileLock:
+    """The lock under which processes load or compile one kernel (or C entry) in one cache
+    folder: an exclusive flock on ``<module>.<function>.lock`` there, taken inside numba's
+    global compiler lock.
 
     numba's Dispatcher.compile and CFunc.compile hold the global compiler lock (an RLock of
     the process) and look in the disk cache before they compile and save, so a second process
-    that waits here finds the first one's build and loads it. Re-entry is counted: a kernel's
-    compile that compiles a routine of its own module holds the lock already. A compile takes
-    locks only down the calls, into its own module and those it imports, so two processes
-    never wait on each other in a cycle. The operating system releases a flock when the
-    process that holds it ends, killed or not. A folder that cannot hold a lock file leaves
-    the compile unlocked.
+    that waits here finds the first one's build and loads it. Re-entry is counted. A compile
+    takes locks only down the calls, its own and then its callees' (kernels do not recurse),
+    so two processes never wait on each other in a cycle, and processes starting together
+    compile different kernels side by side, even of one module. The operating system
+    releases a flock when the process that holds it ends, killed or not. A folder that cannot
+    hold a lock file leaves the compile unlocked.
     """
 
     def __init__(self, path: Path) -> None:
@@ -205,12 +205,13 @@ def _locked_file(path: Path) -> int | None:
 
 
 @cache
-def module_compile_lock(module: str, folder: Path) -> ModuleCompileLock:
-    """The one ModuleCompileLock of `module`'s kernels in the cache folder `folder`."""
-    return ModuleCompileLock(folder / f"{module}.lock")
+def compile_lock(name: str, folder: Path) -> CompileLock:
+    """The one CompileLock of the kernel `name` (module.function) in the cache folder
+    `folder`."""
+    return CompileLock(folder / f"{name}.lock")
 
 
-def compile_under(lock: ModuleCompileLock, dispatcher: Dispatcher) -> None:
+def compile_under(lock: CompileLock, dispatcher: Dispatcher) -> None:
     """Make `dispatcher` load or compile each new build under `lock`.
 
     Every compile of a numba dispatcher goes through its ``compile`` method (the first call
@@ -234,12 +235,13 @@ def compile_under(lock: ModuleCompileLock, dispatcher: Dispatcher) -> None:
 
 def cached(decorator: Callable[[Any], Dispatcher]) -> Callable[[Any], Dispatcher]:
     """`decorator` (numba's njit, with cache=True) applied inside kernel_cache(), each of its
-    builds loaded or compiled under the ModuleCompileLock of the function's module."""
+    builds loaded or compiled under the function's CompileLock."""
 
     def decorate(function: Any) -> Dispatcher:
         with kernel_cache():
             dispatcher = decorator(function)
-        compile_under(module_compile_lock(function.__module__, kernel_cache_dir()), dispatcher)
+        name = f"{function.__module__}.{function.__qualname__}"
+        compile_under(compile_lock(name, kernel_cache_dir()), dispatcher)
         return dispatcher
 
     return decorate
@@ -281,9 +283,8 @@ class CEntry:
     """A C entry point (numba's cfunc with one signature, cached), compiled or loaded from the
     kernel cache the first time it is used, under a lock of its own: a process compiles only
     the entries it calls, and processes starting together on an empty cache compile different
-    entries side by side instead of waiting on one module's lock. The lock is taken before
-    those of the modules its callees live in, and no kernel takes an entry's lock, so no two
-    processes wait on each other in a cycle.
+    entries side by side. The lock is taken before those of its callees, and no kernel takes
+    an entry's lock, so no two processes wait on each other in a cycle.
 
     Attributes of the compiled cfunc (``address``, ``ctypes``, ``cache_hits``) are read
     through it, compiling it first.
@@ -304,7 +305,7 @@ class CEntry:
     def compiled(self) -> Any:
         """The cfunc, compiled or loaded on first use."""
         if self._compiled is None:
-            with kernel_cache(), module_compile_lock(self.lock_name, kernel_cache_dir()):
+            with kernel_cache(), compile_lock(self.lock_name, kernel_cache_dir()):
                 if self._compiled is None:  # another thread's, while this one waited
                     self._compiled = cfunc(self.signature, cache=True, fastmath=FASTMATH,
                                            error_model=ERROR_MODEL)(self.function)

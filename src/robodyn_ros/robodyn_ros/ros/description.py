@@ -4,7 +4,7 @@ puts on it; each new robot is checked before it replaces the one in service."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from robodyn_interfaces.srv import SetPayload
 from std_msgs.msg import String
 
+from robodyn_ros.compile_ahead import CompileAhead, WarmUpStep, robot_load_step
 from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model import ModelError, description_file, read_robot_description
 from robodyn_ros.model.armature import armature_mapping
@@ -36,9 +37,13 @@ PAYLOAD_SERVICE = "set_payload"
 PAYLOAD_CONDITION = "payload"
 DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_file")
 
+KernelSteps = Callable[[Robot | FloatingBaseRobot], Sequence[WarmUpStep]]
+"""The calls a node's adopt makes with a robot (compile_ahead)."""
+
 
 def follow_robot_description(
-    node: Node, guard: Guard, adopt: Callable[[Robot | FloatingBaseRobot], None]
+    node: Node, guard: Guard, adopt: Callable[[Robot | FloatingBaseRobot], None],
+    kernel_steps: KernelSteps,
 ) -> DescriptionFollower:
     """Load the robot of the node's robot_description parameter now (when set; else of the
     file its robot_description_file parameter names, when set), and of each URDF the
@@ -48,11 +53,13 @@ def follow_robot_description(
 
     Each robot is built from its URDF and handed to `adopt`, which prepares everything the
     node will serve with it (warming up what it will compute) and puts it in service last, or
-    raises. A URDF that does not load or a robot `adopt` refuses leaves the robot in service
-    as it was; the reason is logged and reported at ERROR in the node's next diagnostics, and
-    in each until a robot loads while none is in service (a robot in service runs on: the
-    diagnostics then report it, the refusal as their "last error"). The node hands parameter
-    changes to `DescriptionFollower.on_parameters`.
+    raises. On a new machine, helper processes compile the kernels of the robot's load and of
+    `kernel_steps` meanwhile (compile_ahead), and the node logs their progress. A URDF that
+    does not load or a robot `adopt` refuses leaves the robot in service as it was; the reason
+    is logged and reported at ERROR in the node's next diagnostics, and in each until a robot
+    loads while none is in service (a robot in service runs on: the diagnostics then report
+    it, the refusal as their "last error"). The node hands parameter changes to
+    `DescriptionFollower.on_parameters`.
 
     A change of the armature, gravity, locked_joints or floating_base parameter hands the robot
     in service, so changed (built anew from its description for locked_joints, floating_base
@@ -72,11 +79,12 @@ def follow_robot_description(
         node: the node; it must have declared DESCRIPTION_PARAMETERS and SETTINGS_PARAMETERS.
         guard: the node's guard (its health takes the conditions).
         adopt: puts a robot in service; raises (any exception) to refuse it.
+        kernel_steps: the calls `adopt` will make with a robot, as WarmUpSteps.
 
     Returns:
         The follower (its `robot` is the robot in service).
     """
-    follower = DescriptionFollower(node, guard, adopt)
+    follower = DescriptionFollower(node, guard, adopt, kernel_steps)
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     node.create_subscription(
         String, "robot_description",
@@ -143,8 +151,10 @@ class DescriptionFollower:
     """The robot description and settings a node follows, and the robot they gave it."""
 
     def __init__(self, node: Node, guard: Guard,
-                 adopt: Callable[[Robot | FloatingBaseRobot], None]) -> None:
+                 adopt: Callable[[Robot | FloatingBaseRobot], None],
+                 kernel_steps: KernelSteps) -> None:
         self._node, self._health, self._adopt = node, guard.health, adopt
+        self._kernel_steps = kernel_steps
         self._robot: Robot | FloatingBaseRobot | None = None  # the robot in service
         self._description: tuple[str, str] | None = None  # the last URDF and its source
         self._settings: RobotSettings | None = None  # None while a parameter is invalid
@@ -183,13 +193,16 @@ class DescriptionFollower:
             if settings is None:
                 raise RefusedError(f"no robot is served with an invalid parameter: "
                                    f"{self._invalid}")
-            robot = settings.robot(urdf)
-            for payload in self._payloads.values():
-                if payload.frame in robot.frame_names:
-                    robot = robot.with_payload(payload.frame, payload.mass, payload.com,
-                                               payload.inertia)
-            stage = f"robot '{robot.model.name}' from {source} refused"
-            self._adopt(robot)
+            with CompileAhead(self._node.get_logger().info) as compile_ahead:
+                compile_ahead.ahead([robot_load_step(urdf)])
+                robot = settings.robot(urdf)
+                for payload in self._payloads.values():
+                    if payload.frame in robot.frame_names:
+                        robot = robot.with_payload(payload.frame, payload.mass, payload.com,
+                                                   payload.inertia)
+                stage = f"robot '{robot.model.name}' from {source} refused"
+                compile_ahead.ahead(self._kernel_steps(robot))
+                self._adopt(robot)
         except Exception as error:  # any failure refuses the robot, with the reason
             return self._refused(f"{stage} ({type(error).__name__}: {error})")
         self._robot, self._settings, self._invalid = robot, settings, ""

@@ -65,6 +65,7 @@ from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 
+from robodyn_ros.compile_ahead import WarmUpStep
 from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.robot import Robot
@@ -261,6 +262,10 @@ class DynamicsNode(RobotNode):
         self._serve(bind(robot, self._settings()))
 
     adopt_floating = adopt  # this node serves floating bases as it serves fixed ones
+
+    def kernel_steps(self, robot: Robot | FloatingBaseRobot) -> list[WarmUpStep]:
+        """warm_up's computations with this robot."""
+        return warm_up_steps(bind(robot, self._settings()))
 
     def release(self) -> None:
         self._serving = self._base = None
@@ -528,47 +533,64 @@ def method_problem(robot: Robot | FloatingBaseRobot, method: str, frames: Sequen
 def warm_up(serving: Serving) -> None:
     """Compute once, at rest, what the node publishes with these settings (loading, on a new
     install compiling, the kernels, so that the first joint state is answered as fast as the
-    others); then exempt what exists now from the garbage collector's scans, which shortens
-    the pauses of a cycle.
+    others), then each quantity compute_dynamics answers (warm_up_steps); then exempt what
+    exists now from the garbage collector's scans, which shortens the pauses of a cycle.
+
+    A quantity compute_dynamics answers that does not exist at rest (Λ where a frame's
+    Jacobian loses rank) is left to the first call, which computes it at the caller's state
+    and says why it does not exist there.
 
     Raises:
         RefusedError: naming what failed and why (the robot cannot serve these settings).
     """
     robot, settings = serving.robot, serving.settings
-    rest = np.zeros(robot.nv)  # q̇ and τ; q too for a fixed base
-    q = robot.neutral() if isinstance(robot, FloatingBaseRobot) else rest
-    frames = serving.frames if "operational_space" in settings.quantities else ()
-    header = JointState().header
+    published, *service = warm_up_steps(serving)
     try:
-        compute(robot, header, q, rest, rest, frames, settings)
+        published.run()
     except Exception as error:  # whatever fails refuses the robot, with the reason
+        frames = published.arguments[1]
         raise RefusedError(
             f"robot '{robot.model.name}' cannot serve quantities {list(settings.quantities)}"
             f"{f' of frames {list(frames)}' if frames else ''}: {type(error).__name__}: {error}"
         ) from error
-    warm_up_service(serving)
+    for step in service:
+        try:
+            step.run()
+        except Exception:  # at rest only; a call computes at its own state
+            continue
     gc.collect()
     gc.freeze()
 
 
-def warm_up_service(serving: Serving) -> None:
-    """Compute once, at rest, each quantity compute_dynamics answers (the operational space
-    of the node's frames), so that a controller's first call is answered as fast as the next:
-    each C entry compiles on its first use. A quantity that does not exist at rest (Λ where a
-    frame's Jacobian loses rank) is left to the first call, which computes it at the caller's
-    state and says why it does not exist there."""
-    robot = serving.robot
-    if isinstance(robot, FloatingBaseRobot):  # the service refuses a floating base
-        return
-    rest = np.zeros(robot.nv)
-    header = JointState().header
+def warm_up_steps(serving: Serving) -> list[WarmUpStep]:
+    """The computations of warm_up: what the node publishes, then (a fixed base only: the
+    service refuses a floating one) each quantity compute_dynamics answers, alone, the
+    operational space of the node's frames, as each C entry compiles on its first use."""
+    robot, settings = serving.robot, serving.settings
+    frames = serving.frames if "operational_space" in settings.quantities else ()
+    steps = [WarmUpStep(f"dynamics of {', '.join(settings.quantities)} ({robot_kind(robot)})",
+                        compute_at_rest, (robot, frames, settings))]
+    if isinstance(robot, FloatingBaseRobot):
+        return steps
     for quantity in QUANTITIES:
-        frames = serving.frames if quantity == "operational_space" else ()
-        settings = replace(serving.settings, quantities=(quantity,))
-        try:
-            compute(robot, header, rest, rest, rest, frames, settings)
-        except Exception:  # at rest only; a call computes at its own state
-            continue
+        quantity_frames = serving.frames if quantity == "operational_space" else ()
+        alone = replace(settings, quantities=(quantity,))
+        steps.append(WarmUpStep(f"compute_dynamics {quantity}", compute_at_rest,
+                                (robot, quantity_frames, alone)))
+    return steps
+
+
+def robot_kind(robot: Robot | FloatingBaseRobot) -> str:
+    """"floating base" or "fixed base", for a step's name (their kernels differ)."""
+    return "floating base" if isinstance(robot, FloatingBaseRobot) else "fixed base"
+
+
+def compute_at_rest(robot: Robot | FloatingBaseRobot, frames: Sequence[str],
+                    settings: Settings) -> None:
+    """compute() at rest: q = 0 (a floating base's neutral), q̇ = 0, τ = 0."""
+    rest = np.zeros(robot.nv)  # q̇ and τ; q too for a fixed base
+    q = robot.neutral() if isinstance(robot, FloatingBaseRobot) else rest
+    compute(robot, JointState().header, q, rest, rest, frames, settings)
 
 
 def main(args: list[str] | None = None) -> None:

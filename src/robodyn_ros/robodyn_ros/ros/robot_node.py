@@ -32,7 +32,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import rclpy
@@ -48,6 +48,7 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
+from robodyn_ros.compile_ahead import WarmUpStep
 from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros import parameters
@@ -164,6 +165,11 @@ class RobotNode(LifecycleNode):
     def adopt(self, robot: Robot) -> None:
         """Put `robot` in service; raise (any exception) to refuse it."""
 
+    def kernel_steps(self, robot: Robot | FloatingBaseRobot) -> Sequence[WarmUpStep]:
+        """The calls adopt (or adopt_floating) will make with `robot`, as WarmUpSteps, for
+        helper processes to compile ahead on a new machine (compile_ahead); none by default."""
+        return ()
+
     def adopt_floating(self, robot: FloatingBaseRobot) -> None:
         """Put a floating-base robot in service; raise to refuse it.
 
@@ -196,7 +202,8 @@ class RobotNode(LifecycleNode):
         before = self._entities()
         try:
             self.create_interfaces()
-            self.follower = follow_robot_description(self, self.guard, self._adopt)
+            self.follower = follow_robot_description(self, self.guard, self._adopt,
+                                                     self.kernel_steps)
         except Exception as error:  # the interfaces could not be made: back to unconfigured
             self.health.fault("configure", error)
             self._created = [e for e in self._entities() if e not in before]

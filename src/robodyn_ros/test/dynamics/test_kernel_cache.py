@@ -2,18 +2,19 @@
 package that compiles a kernel, in whichever layer it lives (numba checks a cached kernel only
 against its own file, not the helpers inlined into it), and every kernel caches there. Processes
 that start on an empty cache at once compile each kernel once between them: the others wait
-for the module's lock and load the build."""
+for the kernel's lock and load the build. compile_ahead's helper processes build on that: they
+make a caller's steps ahead of it, mark each in the cache folder, and end with their caller."""
 
 from __future__ import annotations
 
 import ast
-import graphlib
 import importlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,10 +82,10 @@ def test_every_kernel_caches_in_the_keyed_folder() -> None:
         assert Path(value._cache.cache_path).parent == folder, f"{source}: {name}"
 
 
-def test_every_kernel_compiles_under_its_module_lock() -> None:
-    """Each numba function of each kernel module loads or compiles under a lock: a dispatcher
-    under its module's, through its locked compile; a C entry under one of its own, when it is
-    first used (which leaves its lock file in the cache folder)."""
+def test_every_kernel_compiles_under_its_own_lock() -> None:
+    """Each numba function of each kernel module loads or compiles under a lock of its own: a
+    dispatcher through its locked compile; a C entry when it is first used (which leaves its
+    lock file in the cache folder)."""
     folder = kernel_cache_dir()
     for source, name, value in kernel_functions():
         if isinstance(value, Dispatcher):
@@ -93,33 +94,8 @@ def test_every_kernel_compiles_under_its_module_lock() -> None:
             assert (folder / f"{value.lock_name}.lock").is_file(), f"{source}: {name}"
 
 
-def kernel_module_imports() -> dict[str, set[str]]:
-    """Each kernel module (as its import name) → the kernel modules it imports."""
-    modules = {f"robodyn_ros.{source.removesuffix('.py').replace('/', '.')}": PACKAGE / source
-               for source in KERNEL_SOURCES}
-    graph = {}
-    for module, path in modules.items():
-        imported: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom):
-                imported.add(node.module or "")
-            elif isinstance(node, ast.Import):
-                imported.update(alias.name for alias in node.names)
-        graph[module] = imported & modules.keys()
-    return graph
-
-
-def test_kernel_modules_import_one_another_without_a_cycle() -> None:
-    """A compile holds its module's lock and then those of the modules its callees live in,
-    which it imports: with no cycle among the kernel modules' imports, two processes never
-    hold each a lock the other waits for."""
-    graph = kernel_module_imports()
-    assert graph["robodyn_ros.dynamics.task_space"]  # the graph is read
-    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a cycle
-
-
 # Kernels of two modules, one importing the other, and a C entry above them: a compile of
-# twice_shifted takes high's lock, again for shifted (the same module), then low's for scaled.
+# twice_shifted takes its lock, then shifted's (the same module), then scaled's.
 KERNEL_MODULES = {
     "low": """
         from robodyn_ros.dynamics.jit import routine
@@ -236,9 +212,9 @@ def test_processes_on_an_empty_cache_compile_each_kernel_once(tmp_path: Path) ->
 
 HOLDING_PROCESS = """
     import time
-    from robodyn_ros.dynamics.jit import kernel_cache_dir, module_compile_lock
+    from robodyn_ros.dynamics.jit import compile_lock, kernel_cache_dir
 
-    with module_compile_lock("low", kernel_cache_dir()):
+    with compile_lock("low.scaled", kernel_cache_dir()):
         print("ready", flush=True)
         time.sleep(600)
 """
@@ -252,3 +228,126 @@ def test_a_process_killed_holding_a_lock_blocks_no_other(tmp_path: Path) -> None
     report = _finish(_compiling(environment, "scaled"))
     assert report["answers"] == {"scaled": 2.0}
     assert report["compiles"]["scaled"] == 1
+
+
+# A caller that names the kernels of `argv[1]` as WarmUpSteps (a C entry's step imports
+# entries and calls it), compiles them ahead with one helper, makes each call itself, and
+# prints the log lines and answers as JSON.
+CALLER_PROCESS = """
+    import json, sys, time
+    from robodyn_ros.compile_ahead import CompileAhead, WarmUpStep
+    import steps
+
+    names = sys.argv[1].split(",")
+    lines = []
+    with CompileAhead(lines.append, helpers=1) as compile_ahead:
+        chosen = [WarmUpStep(name, getattr(steps, name)) for name in names]
+        compile_ahead.ahead(chosen)
+        answers = {name: getattr(steps, name)() for name in names}
+        if len(sys.argv) > 2:  # stay, to be killed
+            print(json.dumps({"lines": lines}), flush=True)
+            time.sleep(600)
+    marked = [step.mark.exists() for step in chosen]
+    print(json.dumps({"lines": lines, "answers": answers, "marked": marked}), flush=True)
+"""
+
+STEPS = """
+    import ctypes, importlib
+    import numpy as np
+    import high, low
+
+    def scaled():
+        return low.scaled(1.0)
+
+    def twice_shifted():
+        return high.twice_shifted(1.0)
+
+    def entries():
+        x, out = np.array([1.0]), np.zeros(1)
+        pointer = ctypes.POINTER(ctypes.c_double)
+        importlib.import_module("entries").shifted_entry.ctypes(
+            x.ctypes.data_as(pointer), out.ctypes.data_as(pointer))
+        return out[0]
+"""
+
+
+def _steps_folder(tmp_path: Path) -> dict[str, str]:
+    """_kernel_folder's, once, with the steps and the caller beside the kernel modules."""
+    modules = tmp_path / "modules"
+    if not modules.exists():
+        _kernel_folder(tmp_path)
+        (modules / "steps.py").write_text(textwrap.dedent(STEPS), encoding="utf-8")
+        (modules / "caller.py").write_text(textwrap.dedent(CALLER_PROCESS), encoding="utf-8")
+    return {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+            "PYTHONPATH": os.pathsep.join((str(modules), str(PACKAGE.parent)))}
+
+
+def _caller(tmp_path: Path, names: str, *extra: str) -> subprocess.Popen:
+    environment = _steps_folder(tmp_path)
+    return subprocess.Popen([sys.executable, str(tmp_path / "modules" / "caller.py"), names,
+                             *extra], env=environment, stdout=subprocess.PIPE, text=True)
+
+
+def _report(process: subprocess.Popen) -> dict:
+    out, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, out
+    return json.loads(out)
+
+
+def test_a_helper_compiles_the_steps_ahead_and_marks_them(tmp_path: Path) -> None:
+    """On an empty cache a helper starts, makes every step, marks it and reports it; the
+    caller's own calls answer right, and its log names the steps and their count. A second
+    caller, on the cache so marked, starts no helper."""
+    names = "twice_shifted,entries,scaled"
+    report = _report(_caller(tmp_path, names))
+    assert report["answers"] == {name: EXPECTED[name] for name in names.split(",")}
+    assert report["marked"] == [True, True, True]
+    assert "3 steps not yet in the cache" in report["lines"][0], report["lines"]
+    assert "3 of 3 steps compiled ahead or loaded" in report["lines"][-1], report["lines"]
+    again = _report(_caller(tmp_path, names))
+    assert again["answers"] == report["answers"]
+    assert again["lines"] == [], "a warm start started a helper"
+
+
+def test_steps_that_do_not_pickle_are_made_by_the_caller_alone(tmp_path: Path) -> None:
+    environment = _steps_folder(tmp_path)
+    code = textwrap.dedent("""
+        from robodyn_ros.compile_ahead import CompileAhead, WarmUpStep
+        lines = []
+        with CompileAhead(lines.append, helpers=1) as compile_ahead:
+            compile_ahead.ahead([WarmUpStep("a lambda", lambda: None)])
+        print(lines)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "compiled here only, the steps do not pickle" in done.stdout
+
+
+def test_a_helper_ends_with_its_caller(tmp_path: Path) -> None:
+    """A caller killed while its helper works leaves no helper behind."""
+    caller = _caller(tmp_path, "twice_shifted,entries", "stay")
+    assert caller.stdout is not None
+    json.loads(caller.stdout.readline())  # the steps are made; the helper may still run
+    helpers = _children(caller.pid)
+    caller.kill()
+    caller.wait()
+    deadline = time.monotonic() + 30.0
+    while any(_alive(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in helpers), "a helper outlived its caller"
+
+
+def _children(pid: int) -> list[int]:
+    """The pids of a process's children (from /proc)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(child) for child in children.read_text().split()] if children.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, ended but not reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"

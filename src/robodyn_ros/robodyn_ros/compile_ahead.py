@@ -1,0 +1,259 @@
+"""Kernels compiled ahead, in helper processes, while a process starts on a new machine.
+
+A process about to call kernels (a node adopting a robot, ``robodyn demo``) first names the
+calls it will make as WarmUpSteps. Where the kernel cache (dynamics.jit) has not seen a step,
+CompileAhead starts helper processes, one per spare core, that make the steps too, from the
+other end of the list. Every kernel loads or compiles under a lock of its own
+(dynamics.jit.CompileLock), so each compiles once, in whichever process reaches it first, and
+the others load it from the cache: the caller's own calls are unchanged, only sooner done. A
+helper reports each step it finished, which the caller logs as progress, and marks it in the
+cache folder, so that a warm start starts no helper.
+
+The helpers run ``python -m robodyn_ros.compile_ahead``: they read pickled lists of steps on
+stdin until it closes, and end with their caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from robodyn_ros.answers import load_checks_pivots_first
+from robodyn_ros.dynamics.jit import kernel_cache_dir
+
+HELPER_GRACE = 30.0
+"""s a closing CompileAhead waits for its helpers to finish the steps they took (loading from
+the cache, by then) before it stops them."""
+
+
+@dataclass(frozen=True)
+class WarmUpStep:
+    """One call that loads, on a new machine compiles, kernels: ``call(*arguments)``.
+
+    `call` is a module-level function and `arguments` picklable (a Robot pickles as its
+    Model), so that a helper process can make the call; `name` says what it compiles, for the
+    progress log, and with the call keys the step's mark in the cache folder.
+    """
+
+    name: str
+    call: Callable[..., object]
+    arguments: tuple[Any, ...] = ()
+
+    def run(self) -> None:
+        """Make the call."""
+        self.call(*self.arguments)
+
+    @property
+    def mark(self) -> Path:
+        """The file whose presence says the kernel cache holds this step's kernels."""
+        key = f"{self.call.__module__}.{self.call.__qualname__}: {self.name}"
+        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        return kernel_cache_dir() / "warm" / digest
+
+
+def spare_cores() -> int:
+    """The cores this process may run on, less the one it runs on."""
+    return max(0, len(os.sched_getaffinity(0)) - 1)
+
+
+class CompileAhead:
+    """Helper processes that compile a caller's WarmUpSteps ahead of it (module docstring).
+
+    Use as a context manager around the calls; `ahead` names them before they are made.
+    Leaving the block normally lets the helpers finish their steps (HELPER_GRACE); leaving it
+    by an exception stops them at once.
+
+    Args:
+        log: takes one line of progress (a node's logger, print).
+        helpers: how many helper processes at most (default: one per spare core).
+    """
+
+    def __init__(self, log: Callable[[str], object], helpers: int | None = None) -> None:
+        self.log = log
+        self.most_helpers = spare_cores() if helpers is None else helpers
+        self._helpers: list[subprocess.Popen] = []
+        self._readers: list[threading.Thread] = []
+        self._started = 0.0
+        self._pending = 0
+        self._finished = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> CompileAhead:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self.close(stop=kind is not None)
+
+    def ahead(self, steps: Sequence[WarmUpStep]) -> None:
+        """Give the helpers the steps the cache has not seen (starting them the first time
+        there are any), each helper from another point of the list, backwards."""
+        pending = [step for step in steps if not step.mark.exists()]
+        if not pending or self.most_helpers < 1:
+            return
+        try:
+            pickle.dumps(pending)
+        except Exception as error:
+            self.log(f"kernels: compiled here only, the steps do not pickle ({error})")
+            return
+        if not self._helpers:
+            self._start(min(self.most_helpers, len(pending)), len(pending))
+        else:
+            self._pending += len(pending)
+        backwards = pending[::-1]
+        for index, helper in enumerate(self._helpers):
+            shift = index * len(backwards) // len(self._helpers)
+            _send(helper.stdin, backwards[shift:] + backwards[:shift])
+
+    def close(self, stop: bool = False) -> None:
+        """End the helpers: let them finish (within HELPER_GRACE), or `stop` them now."""
+        for helper in self._helpers:
+            if helper.stdin is not None and not helper.stdin.closed:
+                try:
+                    helper.stdin.close()
+                except OSError:  # the helper is gone
+                    pass
+        deadline = time.monotonic() + (0.0 if stop else HELPER_GRACE)
+        for helper in self._helpers:
+            try:
+                helper.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                helper.kill()
+                helper.wait()
+        for reader in self._readers:
+            reader.join()
+        if self._helpers and not stop:
+            self.log(f"kernels: {self._finished} of {self._pending} steps compiled ahead or "
+                     f"loaded in {time.monotonic() - self._started:.1f} s; cached in "
+                     f"{kernel_cache_dir()}")
+        self._helpers, self._readers = [], []
+
+    def _start(self, count: int, pending: int) -> None:
+        """Start `count` helpers, each reading its steps on stdin and reporting on stdout."""
+        self._started, self._pending = time.monotonic(), pending
+        self.log(f"kernels: {pending} steps not yet in the cache {kernel_cache_dir()}: "
+                 f"compiling them for this machine, once, here and in {count} helper "
+                 f"process{'es' if count > 1 else ''}")
+        package_parent = str(Path(__file__).resolve().parent.parent)
+        path = os.environ.get("PYTHONPATH")
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [package_parent, path] if path else [package_parent])}
+        for _ in range(count):
+            helper = subprocess.Popen(
+                [sys.executable, "-m", "robodyn_ros.compile_ahead", str(os.getpid())],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=environment, text=False,
+            )
+            reader = threading.Thread(target=self._follow, args=(helper,), daemon=True,
+                                      name="compile-ahead reader")
+            reader.start()
+            self._helpers.append(helper)
+            self._readers.append(reader)
+
+    def _follow(self, helper: subprocess.Popen) -> None:
+        """Log each step a helper reports finished."""
+        assert helper.stdout is not None
+        for line in helper.stdout:
+            try:
+                report = json.loads(line)
+            except ValueError:  # not a report (a library's print)
+                continue
+            if not report["ok"]:
+                continue  # the caller's own call meets the same failure and reports it
+            with self._lock:
+                self._finished += 1
+                count = f"{self._finished} of {self._pending}"
+            if report["seconds"] >= 0.5:  # compiled, not loaded
+                self.log(f"kernels: {report['name']} compiled in {report['seconds']:.1f} s "
+                         f"({count})")
+
+
+def _send(stream: IO[bytes] | None, steps: list[WarmUpStep]) -> None:
+    """Write one list of steps to a helper (which may have ended: then nothing)."""
+    if stream is None:
+        return
+    try:
+        pickle.dump(steps, stream)
+        stream.flush()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def run_helper(caller: int, source: IO[bytes], report: IO[str]) -> None:
+    """A helper's loop: run each step of each list read from `source` until it closes,
+    mark it, and report it as a JSON line; end when the caller process ends."""
+    threading.Thread(target=_end_with, args=(caller,), daemon=True).start()
+    while True:
+        try:
+            steps: list[WarmUpStep] = pickle.load(source)
+        except EOFError:
+            return
+        for step in steps:
+            start = time.monotonic()
+            try:
+                step.run()
+            except Exception:  # the caller reports it from its own call
+                ok = False
+            else:
+                ok = True
+                _mark(step)
+            print(json.dumps({"name": step.name, "ok": ok,
+                              "seconds": time.monotonic() - start}), file=report, flush=True)
+
+
+def _mark(step: WarmUpStep) -> None:
+    try:
+        step.mark.parent.mkdir(parents=True, exist_ok=True)
+        step.mark.touch()
+    except OSError:  # a read-only cache: no mark, the next start compiles ahead again
+        pass
+
+
+def _end_with(caller: int) -> None:
+    """Exit this process once the caller has ended (checked twice a second)."""
+    while os.getppid() == caller:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+def call_at_rest(robot: Any, function: str, frame: str = "", batch: int = 0) -> None:
+    """A step's call: ``robot.<function>`` at rest (q = 0 moved inside the limits; q̇, q̈, τ
+    zero), of `frame` where the function takes one, for one state or for a batch of `batch`
+    (> 0) states."""
+    q = np.clip(np.zeros(robot.nv), robot.per_coordinate(robot.model.lower),
+                robot.per_coordinate(robot.model.upper))
+    rest = np.zeros(robot.nv)
+    if batch:
+        q, rest = np.tile(q, (batch, 1)), np.zeros((batch, robot.nv))
+    method = getattr(robot, function)
+    given = {"q": q, "qd": rest, "qdd": rest, "tau": rest, "frame": frame, "frames": frame}
+    method(*(given[name] for name in inspect.signature(method).parameters if name in given))
+
+
+def robot_calls(robot: Any, calls: Sequence[tuple[str, int]], frame: str) -> list[WarmUpStep]:
+    """Steps of `robot`'s functions called at rest (call_at_rest): (function, batch) pairs,
+    batch 0 for one state."""
+    return [WarmUpStep(f"{function}{f' of {batch} states' if batch else ''}", call_at_rest,
+                       (robot, function, frame, batch))
+            for function, batch in calls]
+
+
+def robot_load_step(urdf: str) -> WarmUpStep:
+    """The step of a robot's load (Robot.from_urdf_string of `urdf`), before it is built."""
+    return WarmUpStep("robot load checks", load_checks_pivots_first, (urdf,))
+
+
+if __name__ == "__main__":
+    run_helper(int(sys.argv[1]), sys.stdin.buffer, sys.stdout)
