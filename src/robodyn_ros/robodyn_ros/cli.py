@@ -30,8 +30,13 @@ URDF_HELP = f"URDF or .xacro file (default: the bundled Franka Emika Panda); {XA
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``robodyn`` console script."""
     parser = command_parser()
+    arguments = sys.argv[1:] if argv is None else argv
+    if list(arguments[:1]) == ["launch"]:  # its NAME:=VALUE items: the launch file's arguments
+        args, stray = parser.parse_known_args([item for item in arguments if ":=" not in item])
+        args.arguments += [*stray, *(item for item in arguments if ":=" in item)]
+        return run_launch(args)
     try:
-        options, xacro_args = split_xacro_arguments(sys.argv[1:] if argv is None else argv)
+        options, xacro_args = split_xacro_arguments(arguments)
     except ValueError as error:
         parser.error(str(error))
     args = parser.parse_args(options)
@@ -85,6 +90,7 @@ def command_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
     add_gravity_option(sim)
     add_bag_commands(commands)
+    add_launch_command(commands)
     add_preview_command(commands)
     add_excite_command(commands)
     send = commands.add_parser(
@@ -386,6 +392,55 @@ def run_send_trajectory(args: argparse.Namespace) -> int:
         return 1
     print(f"{args.node} took the trajectory of {args.file} (sent {sends} time(s))")
     return 0
+
+
+def add_launch_command(commands: argparse._SubParsersAction) -> None:
+    """`robodyn launch FILE [NAME:=VALUE ...]`."""
+    from robodyn_ros.ros.launch_arguments import LAUNCH_FILE_NAMES
+
+    launch = commands.add_parser(
+        "launch", help="start a launch file's nodes, one process each, with its arguments, "
+        "where ROS 2's launch tool is not installed; until Ctrl-C (ROS 2)")
+    launch.add_argument("file", choices=LAUNCH_FILE_NAMES, help="the package's launch file")
+    launch.add_argument("arguments", nargs="*", metavar="NAME:=VALUE",
+                        help="the launch file's arguments (--show-args lists them)")
+    launch.add_argument("--show-args", action="store_true",
+                        help="list the launch file's arguments, their defaults and meaning")
+
+
+def run_launch(args: argparse.Namespace) -> int:
+    """`robodyn launch`: the arguments listed, or the nodes run until a signal or until one
+    exits on its own (its status then 1); bad arguments are refused before any starts."""
+    import tempfile
+
+    from robodyn_ros.ros.launch_arguments import (
+        WITHOUT_ROBOT_STATE_PUBLISHER,
+        argument_values,
+        launch_file,
+        node_commands,
+        show_arguments,
+    )
+    from robodyn_ros.ros.supervisor import supervise
+
+    launch = launch_file(args.file)
+    if args.show_args:
+        print(show_arguments(launch))
+        return 0
+    try:
+        values = argument_values(launch, args.arguments)
+        with tempfile.TemporaryDirectory(prefix="robodyn_launch_") as folder:
+            commands = node_commands(launch, values, Path(folder) / "robot_description.yaml")
+            os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            if launch.robot_state_publisher:
+                print(f"[launch] {WITHOUT_ROBOT_STATE_PUBLISHER}", flush=True)
+            status = supervise(commands)
+    except (ModelError, OSError, ValueError) as error:
+        print(f"robodyn launch {args.file}: {error}", file=sys.stderr)
+        return 1
+    if status:
+        print(f"robodyn launch {args.file}: a node ended with an error (above)",
+              file=sys.stderr)
+    return status
 
 
 def run_bag(args: argparse.Namespace) -> int:
