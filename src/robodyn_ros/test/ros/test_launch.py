@@ -1,5 +1,7 @@
 """The launch files start executables the package installs, with files it ships, and declare,
-with a description, every argument they use.
+with a description, every argument they use: the arguments of `robodyn launch`'s table
+(robodyn_ros.ros.launch_arguments), which runs the same nodes where ROS 2's launch tool is not
+installed, and whose --show-args prints what the files declare.
 
 The files are read as Python syntax trees: launch and launch_ros come with a ROS install, not
 with the PyPI wheels. Where launch_ros is importable, each file's description is also built.
@@ -16,6 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from robodyn_ros.cli import main
+from robodyn_ros.ros.launch_arguments import launch_file as robodyn_launch
+
 PACKAGE = Path(__file__).resolve().parents[2]
 RSP = ("robot_state_publisher", "robot_state_publisher", "robot_state_publisher")
 
@@ -29,22 +34,6 @@ STARTS = {
         ("robodyn_ros", "preview_node", "preview_node"),
     },
     "dynamics.launch.py": {RSP, ("robodyn_ros", "dynamics_node", "dynamics_node")},
-}
-COMMON_ARGUMENTS = {
-    "namespace", "use_sim_time", "log_level", "description_file", "xacro_args", "params_file",
-    "frame_prefix",
-}
-ARGUMENTS = {
-    "sim.launch.py": COMMON_ARGUMENTS,
-    "dynamics.launch.py": COMMON_ARGUMENTS | {"joint_states", "start_robot_state_publisher"},
-}
-COMMON_DEFAULTS = {"namespace": "", "log_level": "info", "xacro_args": "", "frame_prefix": ""}
-DEFAULTS = {
-    "sim.launch.py": COMMON_DEFAULTS | {"use_sim_time": "true"},
-    "dynamics.launch.py": COMMON_DEFAULTS | {
-        "use_sim_time": "false", "joint_states": "joint_states",
-        "start_robot_state_publisher": "false",
-    },
 }
 SHARED_PARAMETERS = {"robot_description", "use_sim_time", "frame_prefix"}  # every node's
 LAUNCH_FILES = sorted(STARTS)
@@ -150,6 +139,7 @@ def test_nodes_started(launch_file: str) -> None:
     assert len(calls(launch_file, "Node")) == len(nodes(launch_file))  # none twice
     assert set(nodes(launch_file)) == STARTS[launch_file]
     assert robodyn_nodes(launch_file) <= console_scripts()
+    assert set(robodyn_launch(launch_file).nodes) == robodyn_nodes(launch_file)
 
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
@@ -208,15 +198,43 @@ def test_params_files_set_only_parameters_the_nodes_declare(params_file: str) ->
 
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
-def test_arguments_declared_with_descriptions(launch_file: str) -> None:
+def test_arguments_declared_are_robodyn_launchs(launch_file: str) -> None:
+    """Each file declares the arguments of `robodyn launch`'s table, in its order, with its
+    defaults and descriptions: the two cannot drift apart."""
     arguments = declared(launch_file)
     assert len(calls(launch_file, "DeclareLaunchArgument")) == len(arguments)  # none twice
-    assert set(arguments) == ARGUMENTS[launch_file]
-    for name, default in DEFAULTS[launch_file].items():
-        assert ast.literal_eval(arguments[name]["default_value"]) == default, name
-    for name, argument in arguments.items():
-        description = ast.literal_eval(argument.get("description", ast.Constant("")))
-        assert isinstance(description, str) and description.strip(), f"{name}: no description"
+    table = robodyn_launch(launch_file).arguments
+    assert list(arguments) == [argument.name for argument in table]
+    for argument in table:
+        default = arguments[argument.name]["default_value"]
+        if argument.in_share:
+            assert share_file(default) == PACKAGE / argument.default, argument.name
+        else:
+            assert ast.literal_eval(default) == argument.default, argument.name
+        description = ast.literal_eval(arguments[argument.name].get("description",
+                                                                    ast.Constant("")))
+        assert description.strip() and description == argument.description, argument.name
+
+
+SHOWN = re.compile(r"^    '(\w+)':\n        (.+)\n        \(default: '(.*)'\)$", re.M)
+
+
+@pytest.mark.parametrize("launch_file", LAUNCH_FILES)
+def test_robodyn_launch_shows_the_arguments_declared(launch_file: str, capsys) -> None:
+    """`robodyn launch FILE --show-args` lists what the file declares: names, descriptions and
+    defaults (a share folder's file as its path)."""
+    assert main(["launch", launch_file, "--show-args"]) == 0
+    shown = SHOWN.findall(capsys.readouterr().out)
+    arguments = declared(launch_file)
+    assert [name for name, _, _ in shown] == list(arguments)
+    for name, description, default in shown:
+        assert description == ast.literal_eval(arguments[name]["description"]), name
+        declared_default = arguments[name]["default_value"]
+        if isinstance(declared_default, ast.Constant):
+            assert default == declared_default.value, name
+        else:  # a file of the share folder
+            relative = share_file(declared_default).relative_to(PACKAGE)
+            assert Path(default).is_file() and Path(default).parts[-2:] == relative.parts, name
 
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
@@ -234,6 +252,9 @@ def test_robot_state_publisher_runs_in_the_simulation_and_on_request_on_a_robot(
     (rule,) = remapped["remappings"].elts
     assert ast.literal_eval(rule.elts[0]) == "joint_states"
     assert is_configuration(rule.elts[1], "joint_states")
+    assert robodyn_launch("dynamics.launch.py").remapped_topics == ("joint_states",)
+    assert robodyn_launch("sim.launch.py").remapped_topics == ()
+    assert "remappings" not in nodes("sim.launch.py")[("robodyn_ros", "sim_node", "sim_node")]
 
 
 @pytest.mark.skipif(
@@ -249,5 +270,6 @@ def test_launch_description_builds(launch_file: str) -> None:  # where ROS 2 is 
     spec.loader.exec_module(module)
     description = module.generate_launch_description()
     arguments = description.get_launch_arguments()
-    assert {argument.name for argument in arguments} == ARGUMENTS[launch_file]
+    assert [argument.name for argument in arguments] == \
+        robodyn_launch(launch_file).argument_names()
     assert all(argument.description for argument in arguments)
