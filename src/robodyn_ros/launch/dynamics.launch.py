@@ -5,6 +5,10 @@
     ros2 launch robodyn_ros dynamics.launch.py start_robot_state_publisher:=true
     ros2 launch robodyn_ros dynamics.launch.py --show-args
 
+Where ROS 2 comes from its PyPI wheels, without this launch tool, `robodyn launch dynamics`
+takes the same arguments (robodyn_ros.ros.launch_arguments, which test_launch.py checks
+against this file).
+
 dynamics_node gets the robot description (xacro's output for `description_file`; a plain URDF
 passes through unchanged; it must be the robot the joint states come from), `use_sim_time`
 (default false: a real robot runs on wall time) and `frame_prefix`, after its section of

@@ -6,6 +6,10 @@ each, beside robot_state_publisher.
         xacro_args:="prefix:=left_" namespace:=left frame_prefix:=left_ log_level:=debug
     ros2 launch robodyn_ros sim.launch.py --show-args
 
+Where ROS 2 comes from its PyPI wheels, without this launch tool, `robodyn launch sim`
+takes the same arguments (robodyn_ros.ros.launch_arguments, which test_launch.py checks
+against this file).
+
 Every node gets the robot description (xacro's output for `description_file`; a plain URDF
 passes through unchanged), `use_sim_time` (default true: sim_node publishes /clock) and
 `frame_prefix`, after the sections of `params_file` (default config/sim.yaml, the file
