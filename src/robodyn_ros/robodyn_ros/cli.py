@@ -3,6 +3,7 @@
 A robot description is a URDF file or a xacro file (its name ends in ``.xacro``); the xacro
 file's arguments are ``NAME:=VALUE`` items anywhere on the command line, as the ``xacro``
 command and ``ros2 launch`` take them: ``robodyn demo --urdf arm.urdf.xacro prefix:=left_``.
+``robodyn launch`` takes its launch file's arguments so: ``robodyn launch sim namespace:=left``.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ class _Started:
         # a process group of its own: a terminal's Ctrl-C reaches the supervisor alone, which
         # then signals each process once
         self.process = subprocess.Popen(
-            command.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            errors="replace", env=env, process_group=0,
+            command.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, errors="replace", env=env, process_group=0,
         )
         self._copy = threading.Thread(target=self._copy_output, args=(output,), daemon=True)
         self._copy.start()

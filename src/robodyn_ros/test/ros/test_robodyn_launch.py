@@ -10,15 +10,19 @@ import sys
 
 import numpy as np
 import pytest
+import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from sensor_msgs.msg import JointState
 
 from robodyn_ros import Robot
 from robodyn_ros.cli import main
-from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.model import read_robot_description
+from robodyn_ros.resources import bundled_urdf, share_directory
+from robodyn_ros.ros.launch_arguments import DYNAMICS, argument_values, node_commands
 from robodyn_ros.ros.supervisor import Command, supervise
 
 from helpers.launched import STARTED, Launched, Listener, alive, dynamics_answer
+from helpers.node_process import executable
 from helpers.nodes import wait_for
 from helpers.robots import Q0
 
@@ -98,6 +102,36 @@ def test_a_node_that_exits_ends_the_launch_with_its_status(tmp_path) -> None:
         assert "no_such_parameter" in launched.output
     finally:
         launched.close()
+
+
+XACRO = """<?xml version="1.0"?>
+<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="arm">
+  <xacro:arg name="prefix" default=""/>
+  <link name="$(arg prefix)base"/>
+</robot>
+"""
+
+
+def test_a_node_is_given_every_argument(tmp_path) -> None:
+    """The node's executable beside this Python; --ros-args with the log level, namespace,
+    remap and params_file; the description, expanded with xacro_args, in a params file after
+    it; then use_sim_time, and frame_prefix as a string whatever it looks like."""
+    description = tmp_path / "arm.urdf.xacro"
+    description.write_text(XACRO)
+    values = argument_values(DYNAMICS, [
+        f"description_file:={description}", "xacro_args:=prefix:=left_", "namespace:=left",
+        "joint_states:=/arm/joint_states", "log_level:=DEBUG", "frame_prefix:=1"])
+    robot_params = tmp_path / "robot.yaml"
+    (command,) = node_commands(DYNAMICS, values, robot_params)
+    assert command == Command("dynamics_node", [
+        executable("dynamics_node"), "--ros-args", "--log-level", "debug", "-r", "__ns:=/left",
+        "-r", "joint_states:=/arm/joint_states",
+        "--params-file", str(share_directory() / "config" / "dynamics.yaml"),
+        "--params-file", str(robot_params), "-p", "use_sim_time:=false",
+        "-p", 'frame_prefix:="1"'])
+    urdf = yaml.safe_load(robot_params.read_text())["/**"]["ros__parameters"]["robot_description"]
+    assert urdf == read_robot_description(description, {"prefix": "left_"})
+    assert '<link name="left_base"/>' in urdf
 
 
 def supervised(grace: float, **codes: str) -> tuple[int, str]:
