@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -412,8 +413,6 @@ def add_launch_command(commands: argparse._SubParsersAction) -> None:
 def run_launch(args: argparse.Namespace) -> int:
     """`robodyn launch`: the arguments listed, or the nodes run until a signal or until one
     exits on its own (its status then 1); bad arguments are refused before any starts."""
-    import tempfile
-
     from robodyn_ros.ros.launch_arguments import (
         WITHOUT_ROBOT_STATE_PUBLISHER,
         argument_values,
@@ -423,11 +422,11 @@ def run_launch(args: argparse.Namespace) -> int:
     )
     from robodyn_ros.ros.supervisor import supervise
 
-    launch = launch_file(args.file)
-    if args.show_args:
-        print(show_arguments(launch))
-        return 0
     try:
+        launch = launch_file(args.file)
+        if args.show_args:
+            print(show_arguments(launch))
+            return 0
         values = argument_values(launch, args.arguments)
         with tempfile.TemporaryDirectory(prefix="robodyn_launch_") as folder:
             commands = node_commands(launch, values, Path(folder) / "robot_description.yaml")
@@ -439,8 +438,8 @@ def run_launch(args: argparse.Namespace) -> int:
         print(f"robodyn launch {args.file}: {error}", file=sys.stderr)
         return 1
     if status:
-        print(f"robodyn launch {args.file}: a node ended with an error (above)",
-              file=sys.stderr)
+        print(f"robodyn launch {args.file}: not every node ended cleanly; the [launch] lines "
+              "above say which and how", file=sys.stderr)
     return status
 
 

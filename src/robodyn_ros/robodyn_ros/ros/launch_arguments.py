@@ -192,25 +192,15 @@ def node_commands(launch: LaunchFile, values: dict[str, str], robot_params: Path
     ``-p`` for use_sim_time and frame_prefix, which override params_file's.
 
     Raises:
-        ValueError: an argument's value is invalid (named, with why); or
-            start_robot_state_publisher is true (it cannot be started here).
-        ModelError: description_file does not expand with xacro_args.
-        OSError: description_file or params_file cannot be read.
+        ValueError: an argument's value is invalid, or its file does not load (named, with
+            why); or start_robot_state_publisher is true (it cannot be started here).
+        OSError: description_file cannot be read.
     """
     log_level = checked_choice(values, "log_level", LOG_LEVELS)
     use_sim_time = checked_boolean(values, "use_sim_time")
-    if ROBOT_STATE_PUBLISHER in values and checked_boolean(values, ROBOT_STATE_PUBLISHER):
-        raise ValueError(f"{ROBOT_STATE_PUBLISHER}:=true: robot_state_publisher cannot be "
-                         "started here (ROS 2's wheels do not have it); run it from a ROS 2 "
-                         "install, or use `ros2 launch robodyn_ros "
-                         f"{launch.file_name}` there")
+    check_no_robot_state_publisher(launch, values)
+    check_ros_names(launch, values)
     namespace = values["namespace"]
-    if NAMESPACE.fullmatch(namespace) is None:
-        raise ValueError(f"namespace {namespace!r} is not a ROS namespace (names of letters, "
-                         "digits and _ separated by /, none starting with a digit)")
-    for topic in launch.remapped_topics:
-        if TOPIC.fullmatch(values[topic]) is None:
-            raise ValueError(f"{topic} {values[topic]!r} is not a ROS topic name")
     params_file = checked_params_file(values["params_file"])
     description = robot_description(values)
     executables = {node: node_executable(node) for node in launch.nodes}
@@ -228,13 +218,38 @@ def node_commands(launch: LaunchFile, values: dict[str, str], robot_params: Path
     return [Command(node, [executables[node], *ros_args]) for node in launch.nodes]
 
 
+def check_no_robot_state_publisher(launch: LaunchFile, values: dict[str, str]) -> None:
+    """Refuse start_robot_state_publisher true: robot_state_publisher has no wheel.
+
+    Raises:
+        ValueError: it is true (or neither true nor false).
+    """
+    if ROBOT_STATE_PUBLISHER in values and checked_boolean(values, ROBOT_STATE_PUBLISHER):
+        raise ValueError(f"{ROBOT_STATE_PUBLISHER}:=true: robot_state_publisher cannot be "
+                         "started here (ROS 2's wheels do not have it); run it from a ROS 2 "
+                         f"install, or use `ros2 launch robodyn_ros {launch.file_name}` there")
+
+
+def check_ros_names(launch: LaunchFile, values: dict[str, str]) -> None:
+    """The namespace and the remapped topics are names ROS takes.
+
+    Raises:
+        ValueError: one is not, named.
+    """
+    if NAMESPACE.fullmatch(values["namespace"]) is None:
+        raise ValueError(f"namespace {values['namespace']!r} is not a ROS namespace (names of "
+                         "letters, digits and _ separated by /, none starting with a digit)")
+    for topic in launch.remapped_topics:
+        if TOPIC.fullmatch(values[topic]) is None:
+            raise ValueError(f"{topic} {values[topic]!r} is not a ROS topic name")
+
+
 def robot_description(values: dict[str, str]) -> str:
     """The URDF of description_file (a path or a package:// URI) expanded with xacro_args.
 
     Raises:
         ValueError: xacro_args is not space-separated name:=value items, or description_file
-            is not a file.
-        ModelError: the file does not expand (or xacro_args are given for a plain URDF).
+            is not a file or does not expand (or xacro_args are given for a plain URDF).
         OSError: the file cannot be read.
     """
     try:
