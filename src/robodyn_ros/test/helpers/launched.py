@@ -3,6 +3,7 @@ its nodes publish, and dynamics_node's answer to a state."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -51,11 +52,12 @@ class Launched:
         self.process.send_signal(signum)
         return self.ended()
 
-    def ended(self) -> int:
+    def ended(self, patience: float = STOP_PATIENCE) -> int:
+        """Wait at most `patience` s for the command to end; its exit status."""
         try:
-            status = self.process.wait(timeout=STOP_PATIENCE)
+            status = self.process.wait(timeout=patience)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"robodyn launch still running {STOP_PATIENCE} s on:\n{self.output}")
+            pytest.fail(f"robodyn launch still running {patience} s on:\n{self.output}")
         self._reader.join(timeout=10.0)
         return status
 
@@ -66,7 +68,7 @@ class Launched:
             self.process.wait()
         for pid in self.node_pids().values():
             if alive(pid):
-                subprocess.run(["kill", "-KILL", str(pid)], check=False)
+                os.kill(pid, signal.SIGKILL)
 
 
 def alive(pid: int) -> bool:

@@ -97,7 +97,7 @@ def test_a_node_that_exits_ends_the_launch_with_its_status(tmp_path) -> None:
     params.write_text("/**/dynamics_node:\n  ros__parameters:\n    no_such_parameter: 1\n")
     launched = Launched(["dynamics", f"params_file:={params}"], tmp_path)
     try:
-        assert launched.ended() == 1, launched.output
+        assert launched.ended(START_PATIENCE) == 1, launched.output
         assert "[launch] dynamics_node exited on its own with status 1" in launched.output
         assert "no_such_parameter" in launched.output
     finally:
