@@ -6,7 +6,7 @@ task on a parallel backend, so that M and Λ are reduced where they are computed
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -23,11 +23,16 @@ WINDOW = 11  # samples in the default differentiation window
 class FrameMeasures:
     """Per sample for one frame: the eigenvalues of Λ (B, 6), ascending, inf where Λ⁻¹ is
     singular (Λ mixes kg and kg·m² since Λ⁻¹ is [linear; angular]); the manipulability
-    √det(J Jᵀ) (Yoshikawa) (B,)."""
+    √det(J Jᵀ) (Yoshikawa) (B,); the eigenvalues of the translational inertia (B, 3), kg, and
+    of the rotational inertia (B, 3), kg·m², each ascending: the inverses of Λ⁻¹'s linear and
+    angular blocks, the mass (inertia) the frame's point presents to a force (torque) while
+    it is free to turn (move) (Khatib 1995), inf where that block is singular."""
 
     frame: str
     inertia_eigenvalues: np.ndarray
     manipulability: np.ndarray
+    translational_inertia: np.ndarray
+    rotational_inertia: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,8 +103,9 @@ def analyze(
     torque, condition, kinetic, potential, *per_frame = (
         np.concatenate(parts) for parts in zip(*results, strict=True)
     )
+    per_measure = len(fields(FrameMeasures)) - 1  # every field but the frame's name
     measures = tuple(
-        FrameMeasures(frame, per_frame[2 * k], per_frame[2 * k + 1])
+        FrameMeasures(frame, *per_frame[per_measure * k : per_measure * (k + 1)])
         for k, frame in enumerate(frames)
     )
     residual = None if run.effort is None else run.effort - torque
@@ -117,7 +123,7 @@ def check_frames(robot: Robot, frames: Sequence[str]) -> None:
 
 class ChunkDynamics:
     """The per-sample results of one time chunk (q, q̇, q̈): (τ, cond(M), T, V, then per
-    frame the eigenvalues of Λ and the manipulability). Picklable, for process and Dask
+    frame what frame_measures gives). Picklable, for process and Dask
     workers: the robot travels with it (about 10 kB)."""
 
     def __init__(self, robot: Robot, frames: tuple[str, ...], mass_matrix_method: str) -> None:
@@ -144,14 +150,21 @@ def matrix_condition(M: np.ndarray) -> np.ndarray:
     return eigenvalues[..., -1] / eigenvalues[..., 0]
 
 
-def frame_measures(robot: Robot, q: np.ndarray, frame: str) -> tuple[np.ndarray, np.ndarray]:
-    """(eigenvalues of Λ (B, 6) ascending, manipulability (B,)) of a frame, Λ's from Λ⁻¹'s,
-    which exists everywhere: inf where Λ⁻¹ has a zero eigenvalue."""
-    inverse_eigenvalues = np.linalg.eigvalsh(
-        robot.operational_space_inertia(q, frame, inverse=True)
-    )
-    with np.errstate(divide="ignore"):
-        eigenvalues = np.where(inverse_eigenvalues > 0.0, 1.0 / inverse_eigenvalues, np.inf)
+def frame_measures(robot: Robot, q: np.ndarray, frame: str) -> tuple[np.ndarray, ...]:
+    """A frame's measures of FrameMeasures, in its field order after `frame`: the eigenvalues
+    of Λ (B, 6), the manipulability (B,), the translational (B, 3) and the rotational
+    inertia's (B, 3) eigenvalues, all from Λ⁻¹, which exists everywhere: inf where it, or
+    its block, has a zero eigenvalue."""
+    inverse = robot.operational_space_inertia(q, frame, inverse=True)
     J = robot.jacobian(q, frame)
     manipulability = np.sqrt(np.clip(np.linalg.det(J @ np.swapaxes(J, -1, -2)), 0.0, None))
-    return eigenvalues[:, ::-1], manipulability
+    return (_inverse_eigenvalues(inverse), manipulability,
+            _inverse_eigenvalues(inverse[:, :3, :3]), _inverse_eigenvalues(inverse[:, 3:, 3:]))
+
+
+def _inverse_eigenvalues(inverse: np.ndarray) -> np.ndarray:
+    """The eigenvalues of the inverses of symmetric positive semidefinite matrices
+    (B, m, m), ascending, inf for a zero eigenvalue: (B, m)."""
+    eigenvalues = np.linalg.eigvalsh(inverse)
+    with np.errstate(divide="ignore"):
+        return np.where(eigenvalues > 0.0, 1.0 / eigenvalues, np.inf)[:, ::-1]

@@ -66,7 +66,7 @@ def analyze_bag(bag: str | Path, robot: Robot, options: AnalysisOptions) -> Anal
     report = text_report(analysis)
     files[1].write_text(report)
     if options.plots:
-        files += write_plots(folder, analysis)
+        files += write_plots(folder, robot, analysis)
     if options.dynamics_bag:
         files.append(folder / "dynamics")
         with progress_bar(show, len(run), "output bag") as progress:

@@ -5,6 +5,9 @@ its output bag holds what Robot computes, and bad bags give errors naming what i
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 import pytest
 
@@ -17,14 +20,17 @@ from robodyn_ros.bag import (
     read_joint_states,
     write_joint_states,
 )
+from robodyn_ros.bag.plots import analysis_figures
 from robodyn_ros.bag.reading import open_bag
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.bag.writing import header, open_writer
 from robodyn_ros.cli import main
 from robodyn_ros.parallel import backend
+from robodyn_ros.plotting import CLIPPED, EDGE, pyplot
 from robodyn_ros.testing.trajectories import sine_trajectory
 
 from helpers.cases import BUNDLED_PANDA, case_named
+from helpers.figures import drawn, legend_labels
 from helpers.tolerances import assert_as_serial
 
 SAMPLES, RATE = 2000, 500.0
@@ -114,6 +120,11 @@ def check_against_references(case, analysis, trajectory) -> None:
         )
         J = oracle.jacobian(q, TIP)
         assert frame.manipulability[k] == pytest.approx(np.sqrt(np.linalg.det(J @ J.T)), rel=1e-9)
+        for rows, eigenvalues in ((slice(0, 3), frame.translational_inertia),
+                                  (slice(3, 6), frame.rotational_inertia)):
+            block = J[rows] @ np.linalg.solve(M, J[rows].T)  # that of Λ⁻¹ = J M⁻¹ Jᵀ
+            np.testing.assert_allclose(eigenvalues[k], np.linalg.eigvalsh(np.linalg.inv(block)),
+                                       rtol=1e-7)
     np.testing.assert_allclose(analysis.velocity, trajectory.qd, rtol=0, atol=0)  # recorded
 
 
@@ -174,6 +185,67 @@ def test_positions_only_are_differentiated(tmp_path, case, recorded) -> None:
     np.testing.assert_allclose(analysis.torque[inside], exact[inside], atol=SECOND_DERIVATIVE_ATOL)
     np.testing.assert_allclose(analysis.torque, exact, atol=0.1)
     np.testing.assert_allclose(analysis.rms_residual(), SIGMA, rtol=RMS_TOLERANCE)
+
+
+@pytest.fixture(scope="module")
+def differentiated(tmp_path_factory, case, recorded):
+    """The analysis of a run recorded without velocities, with TIP: its figures by name."""
+    bag = write_bag(tmp_path_factory.mktemp("plots") / "run", "mcap", case, recorded,
+                    velocity=False)
+    run = read_joint_states(bag, "/joint_states", case.robot.joint_names)
+    return analyze(case.robot, run, frames=(TIP,))
+
+
+def test_every_plot_has_units_and_a_legend_where_lines_share_an_axis(case, differentiated):
+    figures = analysis_figures(case.robot, differentiated)
+    assert set(figures) == {"torque_residual", "mass_matrix_condition", "energy",
+                            f"inertia_eigenvalues_{TIP}"}
+    try:
+        for name, figure in figures.items():
+            for axes in figure.axes:
+                assert re.fullmatch(r".+ \[.+\]", axes.get_ylabel()), (name, axes.get_ylabel())
+            assert figure.axes[-1].get_xlabel() == "time [s]", name
+        residual = figures["torque_residual"]
+        assert [axes.get_ylabel() for axes in residual.axes] == ["residual [N·m]"] * 7
+        assert [axes.get_title(loc="left") for axes in residual.axes] == list(
+            case.robot.joint_names)
+        for axes in residual.axes:  # the first and last WINDOW // 2 samples, shaded
+            assert len(drawn(axes, EDGE)) == 2
+        assert "derivative edge" in legend_labels(residual)
+        assert {"kinetic", "potential", "total", "derivative edge"} <= legend_labels(
+            figures["energy"])
+        translational, rotational = figures[f"inertia_eigenvalues_{TIP}"].axes
+        assert translational.get_ylabel() == "mass [kg]"
+        assert rotational.get_ylabel() == "inertia [kg·m²]"
+        frame = differentiated.frames[0]
+        for axes, eigenvalues in ((translational, frame.translational_inertia),
+                                  (rotational, frame.rotational_inertia)):
+            lines = np.column_stack([line.get_ydata() for line in axes.get_lines()])
+            np.testing.assert_array_equal(lines, eigenvalues)
+        assert {"smallest eigenvalue", "largest eigenvalue"} <= legend_labels(
+            figures[f"inertia_eigenvalues_{TIP}"])
+    finally:
+        for figure in figures.values():
+            pyplot().close(figure)
+
+
+def test_an_edge_spike_does_not_set_the_residual_range(case, differentiated) -> None:
+    """A -22 N·m residual at the first sample (what a differentiation's edge can give): the
+    range stays that of the bulk (σ = 0.2), the spike marked where it leaves the axis."""
+    residual = differentiated.residual.copy()
+    residual[0, 3] = -22.0
+    spiked = dataclasses.replace(differentiated, residual=residual)
+    figure = analysis_figures(case.robot, spiked)["torque_residual"]
+    try:
+        axes = figure.axes[3]
+        low, high = axes.get_ylim()
+        bulk = np.diff(np.percentile(residual[:, 3], [1, 99]))[0]
+        assert bulk / (high - low) > 0.6, (low, high)
+        assert any(differentiated.run.times[0] in line.get_xdata()
+                   for line in drawn(axes, CLIPPED))
+        assert "beyond the axis" in legend_labels(figure)
+    finally:
+        pyplot().close(figure)
 
 
 @pytest.mark.parametrize("name", ["processes", "threads"])
