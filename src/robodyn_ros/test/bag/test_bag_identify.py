@@ -20,15 +20,19 @@ import yaml
 
 from robodyn_ros import Robot
 from robodyn_ros.bag import write_joint_states
+from robodyn_ros.bag.identification import IdentificationOptions, identify_bag
+from robodyn_ros.bag.identification_plots import efforts_figure
 from robodyn_ros.cli import main
 from robodyn_ros.identification.base_parameters import base_parameters
 from robodyn_ros.identification.excitation import ExcitationSettings, optimise_excitation
 from robodyn_ros.model.inertia import rotation_from_rpy
 from robodyn_ros.model.model import FRICTION_VELOCITY
+from robodyn_ros.plotting import pyplot
 from robodyn_ros.testing.perturbed_robot import perturbed_parameters
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 from robodyn_ros.testing.trajectories import Trajectory, sine_trajectory
 
+from helpers.figures import legend_labels
 from helpers.robots import PANDA
 
 SIGMA = 0.3  # N·m, the effort noise
@@ -149,6 +153,33 @@ def test_the_identified_urdf_loads_strictly_with_the_identified_bodies(hidden, i
     joints = parameters[10 * n :].reshape(n, 4)
     np.testing.assert_allclose(back[10 * n :].reshape(n, 4)[:, :3], joints[:, :3], atol=1e-12)
     assert {"efforts_fit.png", "efforts_validation.png"} <= {p.name for p in output.iterdir()}
+
+
+def test_the_efforts_figure_has_units_and_a_residual_panel_per_joint(hidden) -> None:
+    """Under each joint's measured and predicted efforts, the residuals measured − predicted
+    of the description and of the identified model, with their RMS over the run."""
+    robot, _, bags = hidden
+    result = identify_bag(bags["fit"], robot, IdentificationOptions())
+    figure = efforts_figure(result, result.fit, "fit")
+    try:
+        assert len(figure.axes) == 2 * robot.nv
+        measured = result.fit.run.effort[result.fit.shown]
+        predicted = result.predicted_efforts(result.fit)
+        rms = result.rms_residuals(result.fit)
+        for k, joint in enumerate(robot.joint_names):
+            efforts, residuals = figure.axes[2 * k : 2 * k + 2]
+            assert efforts.get_title(loc="left") == joint
+            assert (efforts.get_ylabel(), residuals.get_ylabel()) == ("effort [N·m]",
+                                                                      "residual [N·m]")
+            lines = {line.get_label(): line.get_ydata() for line in residuals.get_lines()}
+            for model in ("description", "identified"):
+                np.testing.assert_allclose(lines[model], measured[:, k] - predicted[model][:, k])
+                assert f"{model} {rms[model][k]:.3g} N·m" in residuals.get_title(loc="right")
+        assert figure.axes[-1].get_xlabel() == "time [s]"
+        assert {"measured", "description", "identified", "derivative edge"} <= legend_labels(
+            figure)
+    finally:
+        pyplot().close(figure)
 
 
 def test_a_load_on_the_tool_frame_is_found_from_the_identified_robot(hidden, identified):
