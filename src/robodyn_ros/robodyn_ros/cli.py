@@ -527,7 +527,7 @@ def run_preview(args: argparse.Namespace) -> int:
           f"{settings.control_every} step(s)")
     print(metrics_table(results))
     if not args.no_plots:
-        written = write_plots(args.output, results)
+        written = write_plots(args.output, robot, scenarios, results)
         print(f"plots: {', '.join(str(path) for path in written)}")
     return 0
 

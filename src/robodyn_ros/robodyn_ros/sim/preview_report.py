@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robodyn_ros.plotting import (
+    START,
+    TARGET,
+    axis_label,
+    draw_limits,
+    joint_unit,
+    pyplot,
+    robust_range,
+    saved,
+)
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
-from robodyn_ros.sim.scenarios import Scenario, ScenarioError, scenario_from_mapping
+from robodyn_ros.sim.scenarios import (
+    JointTrajectory,
+    PoseTarget,
+    Scenario,
+    ScenarioError,
+    WholeBodyPose,
+    scenario_from_mapping,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -63,43 +80,129 @@ def metrics_table(results: list[PreviewResult]) -> str:
     return "\n".join(rows)
 
 
-def write_plots(folder: str | Path, results: list[PreviewResult]) -> list[Path]:
-    """JOINTS_PLOT (each scenario's joint positions) and PATHS_PLOT (the frame
-    paths seen from above and from the side) in `folder`; the written paths."""
-    import matplotlib
+def write_plots(folder: str | Path, robot: Robot, scenarios: Sequence[Scenario],
+                results: list[PreviewResult]) -> list[Path]:
+    """JOINTS_PLOT (joints_figure) and PATHS_PLOT (paths_figure) in `folder` (created).
 
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
+    Args:
+        folder: the output folder.
+        robot: the robot previewed.
+        scenarios: the scenarios, in the order of `results`.
+        results: what the preview predicted for them.
 
+    Returns:
+        The written paths.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    figure, axes = pyplot.subplots(len(results), 1, figsize=(10, 2.6 * len(results)),
-                                   squeeze=False, layout="constrained")
-    for ax, result in zip(axes[:, 0], results, strict=True):
-        ax.plot(result.times, result.q)
-        ax.set_title(result.name)
-        ax.set_ylabel("q, rad")
+    return [saved(joints_figure(robot, results), folder / JOINTS_PLOT),
+            saved(paths_figure(robot, scenarios, results), folder / PATHS_PLOT)]
+
+
+def joints_figure(robot: Robot, results: list[PreviewResult]) -> Figure:
+    """A panel per joint: its position in every scenario (a colour each, named in the legend
+    above) against the joint's limits.
+
+    Args:
+        robot: the robot previewed (joint names, kinds and limits).
+        results: the preview's results.
+
+    Returns:
+        The figure.
+    """
+    model = robot.model
+    n = robot.nv
+    columns = 1 if n < 4 else 2
+    rows = -(-n // columns)
+    figure, axes = pyplot().subplots(rows, columns, figsize=(6 * columns, 1.9 * rows + 0.9),
+                                     sharex=True, squeeze=False, layout="constrained")
+    for k, ax in enumerate(axes.T.ravel()):  # down the first column, then the second
+        if k >= n:
+            ax.set_visible(False)
+            continue
+        lines = [ax.plot(result.times, result.q[:, k], lw=1.2, label=result.name)[0]
+                 for result in results]
+        unit = joint_unit("position", model.joint_kinds[k])
+        data = robust_range(np.concatenate([line.get_ydata() for line in lines]), (0, 100))
+        draw_limits(ax, float(model.lower[k]), float(model.upper[k]), unit, data)
+        ax.set_title(model.joint_names[k], loc="left", fontsize=8)
+        ax.set_ylabel(axis_label("q", unit), fontsize=8)
         ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel("time, s")
-    joints = _saved(pyplot, figure, folder / JOINTS_PLOT)
-    figure, (top, side) = pyplot.subplots(1, 2, figsize=(11, 5), layout="constrained")
-    for result in results:
+    for column in range(columns):  # the lowest panel of each column
+        lowest = axes[(n - 1 - column * rows if column == columns - 1 else rows - 1), column]
+        lowest.xaxis.set_tick_params(labelbottom=True)
+        lowest.set_xlabel(axis_label("time", "s"))
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6),
+                  fontsize=8)
+    figure.suptitle("joint positions predicted by the preview, against the joint limits",
+                    fontsize=10)
+    return figure
+
+
+def paths_figure(robot: Robot, scenarios: Sequence[Scenario],
+                 results: list[PreviewResult]) -> Figure:
+    """Each scenario's frame path in the world, seen from above (x–y) and from the side
+    (x–z): its start (a circle) and, where the scenario has one (scenario_target), its
+    target (a cross) in its colour; the frame named in the title, or per scenario in the
+    legend when they differ.
+
+    Args:
+        robot: the robot previewed.
+        scenarios: the scenarios, in the order of `results`.
+        results: the preview's results.
+
+    Returns:
+        The figure.
+    """
+    from matplotlib.lines import Line2D
+
+    figure, (top, side) = pyplot().subplots(1, 2, figsize=(11, 5.4), layout="constrained")
+    frames = sorted({result.frame for result in results})
+    for scenario, result in zip(scenarios, results, strict=True):
         path = result.frame_path[:, :3, 3]
-        top.plot(path[:, 0], path[:, 1], label=result.name)
-        side.plot(path[:, 0], path[:, 2], label=result.name)
-    for ax, vertical in ((top, "y, m"), (side, "z, m")):
-        ax.set_xlabel("x, m")
-        ax.set_ylabel(vertical)
+        target = scenario_target(robot, scenario)
+        label = result.name if len(frames) == 1 else f"{result.name} ({result.frame})"
+        for ax, vertical in ((top, 1), (side, 2)):
+            line = ax.plot(path[:, 0], path[:, vertical], lw=1.3, label=label)[0]
+            ax.plot(path[0, 0], path[0, vertical], "o", color=line.get_color(), mfc="white",
+                    ms=7, gid=START, label="_start")
+            if target is not None:
+                ax.plot(target[0], target[vertical], "x", color=line.get_color(), ms=9,
+                        mew=2, gid=TARGET, label="_target")
+    for ax, axis, view in ((top, "y", "from above"), (side, "z", "from the side")):
+        ax.set_xlabel(axis_label("x", "m"))
+        ax.set_ylabel(axis_label(axis, "m"))
+        ax.set_title(f"{view} (x and {axis}, world frame)", fontsize=9)
         ax.set_aspect("equal", adjustable="datalim")
         ax.grid(alpha=0.3)
-    top.legend()
-    return [joints, _saved(pyplot, figure, folder / PATHS_PLOT)]
+    handles, labels = top.get_legend_handles_labels()
+    handles += [Line2D([], [], ls="none", marker="o", mfc="white", color="0.3", ms=7),
+                Line2D([], [], ls="none", marker="x", color="0.3", ms=9, mew=2)]
+    labels += ["start", "target"]
+    figure.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6),
+                  fontsize=8)
+    figure.suptitle(f"path of {', '.join(frames)} predicted by the preview", fontsize=10)
+    return figure
 
 
-def _saved(pyplot: ModuleType, figure: Figure, path: Path) -> Path:
-    figure.savefig(path, dpi=110)
-    pyplot.close(figure)
-    return path
+def scenario_target(robot: Robot, scenario: Scenario) -> np.ndarray | None:
+    """Where a scenario drives its frame, m in the world: a pose target's position, a joint
+    trajectory's frame at its last waypoint; None for a torque profile (no target).
+
+    Args:
+        robot: the robot previewed.
+        scenario: the scenario.
+
+    Returns:
+        (3,) or None.
+    """
+    if isinstance(scenario, PoseTarget | WholeBodyPose):
+        return scenario.position
+    if isinstance(scenario, JointTrajectory):
+        return robot.frame_pose(scenario.positions[-1], scenario.frame)[:3, 3]
+    return None
 
 
-__all__ = ["SETTINGS", "metrics_table", "read_scenarios_file", "write_plots"]
+__all__ = ["JOINTS_PLOT", "PATHS_PLOT", "SETTINGS", "joints_figure", "metrics_table",
+           "paths_figure", "read_scenarios_file", "scenario_target", "write_plots"]
