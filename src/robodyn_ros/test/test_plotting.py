@@ -65,6 +65,18 @@ def test_a_spike_does_not_set_the_range_and_is_marked(axes, spike_at) -> None:
     assert "beyond the axis" in axes.get_legend_handles_labels()[1]
 
 
+def test_edge_samples_are_left_out_of_the_range_however_many(axes) -> None:
+    """A short run: its 10 edge samples (5 %) all spike, more than the percentiles drop;
+    left out as edges, they still do not set the range."""
+    t, y = noise(0)
+    t, y = t[:200], y[:200]
+    edge = edge_samples(200, 5)
+    y[edge] = np.linspace(-22.0, 22.0, 10)
+    set_robust_ylim(axes, [axes.plot(t, y)[0]], ~edge)
+    assert bulk_share(axes, y[~edge]) > 0.6, axes.get_ylim()
+    assert sorted(clipped_times(axes)) == sorted(t[edge])
+
+
 def test_without_the_rule_the_spike_sets_the_range(axes) -> None:
     """The check above fails on matplotlib's own range: the test sees the flat line."""
     t, y = noise(0)
