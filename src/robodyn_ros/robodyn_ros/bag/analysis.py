@@ -1,6 +1,7 @@
 """What the dynamics say about a recorded run, per sample: inverse-dynamics torques and their
 residual against the measured efforts, cond(M), kinetic and potential energy, and for chosen
-frames the eigenvalues of Λ and the manipulability. Computed in time chunks, one chunk per
+frames the eigenvalues of Λ, of its translational and its rotational inertia, and the
+manipulability. Computed in time chunks, one chunk per
 task on a parallel backend, so that M and Λ are reduced where they are computed."""
 
 from __future__ import annotations

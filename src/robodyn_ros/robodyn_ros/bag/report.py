@@ -28,6 +28,11 @@ def csv_columns(analysis: Analysis) -> dict[str, np.ndarray]:
     for measures in analysis.frames:
         for k in range(6):
             columns[f"lambda{k}_{measures.frame}"] = measures.inertia_eigenvalues[:, k]
+        for k in range(3):
+            columns[f"translational_inertia{k}_kg_{measures.frame}"] = (
+                measures.translational_inertia[:, k])
+            columns[f"rotational_inertia{k}_kgm2_{measures.frame}"] = (
+                measures.rotational_inertia[:, k])
         columns[f"manipulability_{measures.frame}"] = measures.manipulability
     return columns
 

@@ -134,6 +134,8 @@ def check_csv(path, analysis) -> None:
     joint = analysis.joint_names[3]
     np.testing.assert_allclose(table[f"residual_{joint}"], analysis.residual[:, 3], rtol=1e-8)
     np.testing.assert_allclose(table["cond_M"], analysis.mass_matrix_condition, rtol=1e-8)
+    np.testing.assert_allclose(table[f"rotational_inertia2_kgm2_{TIP}"],
+                               analysis.frames[0].rotational_inertia[:, 2], rtol=1e-8)
     np.testing.assert_allclose(table["time_s"], analysis.run.times, atol=1e-9)
 
 
