@@ -47,11 +47,12 @@ def simulation_step(robot: Robot, integrator: str, dt: float) -> None:
 def first_efforts(robot: Robot, controller: str, frame: str) -> None:
     """A built-in controller's efforts at rest, with its required parameters (`frame` for
     the controlled frame) and the feed-forward terms where it has them."""
-    law = load_controller(controller)()
-    law.configure(robot, {
+    required: dict[str, dict[str, object]] = {
         "operational_space": {"frame": frame},
         "joint_impedance": {"stiffness": 1.0, "damping": 1.0, "feedforward": True},
-    }.get(controller, {}))
+    }
+    law = load_controller(controller)()
+    law.configure(robot, required.get(controller, {}))
     law.update(ControllerState(t=0.0, q=np.zeros(robot.nv), qd=np.zeros(robot.nv)))
 
 
