@@ -6,8 +6,10 @@ CompileAhead starts helper processes, one per spare core, that make the steps to
 other end of the list. Every kernel loads or compiles under a lock of its own
 (dynamics.jit.CompileLock), so each compiles once, in whichever process reaches it first, and
 the others load it from the cache: the caller's own calls are unchanged, only sooner done. A
-helper reports each step it finished, which the caller logs as progress, and marks it in the
-cache folder, so that a warm start starts no helper.
+caller may also leave steps to the helpers alone, which go on after it has gone on (a node's
+service quantities, after the node is in service). A helper reports each step it finished,
+which the caller logs as progress, and marks it in the cache folder, so that a warm start
+starts no helper.
 
 The helpers run ``python -m robodyn_ros.compile_ahead``: they read pickled lists of steps on
 stdin until it closes, and end with their caller.
@@ -33,10 +35,6 @@ import numpy as np
 
 from robodyn_ros.answers import load_checks_pivots_first
 from robodyn_ros.dynamics.jit import kernel_cache_dir
-
-HELPER_GRACE = 30.0
-"""s a closing CompileAhead waits for its helpers to finish the steps they took (loading from
-the cache, by then) before it stops them."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +71,9 @@ class CompileAhead:
     """Helper processes that compile a caller's WarmUpSteps ahead of it (module docstring).
 
     Use as a context manager around the calls; `ahead` names them before they are made.
-    Leaving the block normally lets the helpers finish their steps (HELPER_GRACE); leaving it
-    by an exception stops them at once.
+    Leaving the block normally lets the helpers finish their steps in the background (those
+    the caller made load at once; the others compile), each logged as it ends; leaving it by
+    an exception stops them at once.
 
     Args:
         log: takes one line of progress (a node's logger, print).
@@ -87,6 +86,7 @@ class CompileAhead:
         self._helpers: list[subprocess.Popen] = []
         self._readers: list[threading.Thread] = []
         self._started = 0.0
+        self._running = 0
         self._pending = 0
         self._finished = 0
         self._lock = threading.Lock()
@@ -118,27 +118,24 @@ class CompileAhead:
             _send(helper.stdin, backwards[shift:] + backwards[:shift])
 
     def close(self, stop: bool = False) -> None:
-        """End the helpers: let them finish (within HELPER_GRACE), or `stop` them now."""
+        """Close the helpers' input: they finish the steps they have, or end now (`stop`)."""
         for helper in self._helpers:
             if helper.stdin is not None and not helper.stdin.closed:
                 try:
                     helper.stdin.close()
                 except OSError:  # the helper is gone
                     pass
-        deadline = time.monotonic() + (0.0 if stop else HELPER_GRACE)
-        for helper in self._helpers:
-            try:
-                helper.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if stop:
                 helper.kill()
-                helper.wait()
+        if stop:
+            self.wait()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Close the helpers' input and wait until they have ended (at most `timeout` s)."""
+        self.close()
+        deadline = None if timeout is None else time.monotonic() + timeout
         for reader in self._readers:
-            reader.join()
-        if self._helpers and not stop:
-            self.log(f"kernels: {self._finished} of {self._pending} steps compiled ahead or "
-                     f"loaded in {time.monotonic() - self._started:.1f} s; cached in "
-                     f"{kernel_cache_dir()}")
-        self._helpers, self._readers = [], []
+            reader.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _start(self, count: int, pending: int) -> None:
         """Start `count` helpers, each reading its steps on stdin and reporting on stdout."""
@@ -146,6 +143,7 @@ class CompileAhead:
         self.log(f"kernels: {pending} steps not yet in the cache {kernel_cache_dir()}: "
                  f"compiling them for this machine, once, here and in {count} helper "
                  f"process{'es' if count > 1 else ''}")
+        self._running = count
         package_parent = str(Path(__file__).resolve().parent.parent)
         path = os.environ.get("PYTHONPATH")
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -163,7 +161,8 @@ class CompileAhead:
             self._readers.append(reader)
 
     def _follow(self, helper: subprocess.Popen) -> None:
-        """Log each step a helper reports finished."""
+        """Log each step a helper reports finished, and once the last helper has ended, how
+        many steps they made."""
         assert helper.stdout is not None
         for line in helper.stdout:
             try:
@@ -176,8 +175,22 @@ class CompileAhead:
                 self._finished += 1
                 count = f"{self._finished} of {self._pending}"
             if report["seconds"] >= 0.5:  # compiled, not loaded
-                self.log(f"kernels: {report['name']} compiled in {report['seconds']:.1f} s "
+                self._say(f"kernels: {report['name']} compiled in {report['seconds']:.1f} s "
                          f"({count})")
+        helper.wait()
+        with self._lock:
+            self._running -= 1
+            if self._running:
+                return
+        self._say(f"kernels: {self._finished} of {self._pending} steps compiled ahead or loaded "
+                  f"in {time.monotonic() - self._started:.1f} s; cached in {kernel_cache_dir()}")
+
+    def _say(self, line: str) -> None:
+        """Log a line from a reader thread, which may outlive the caller's logger."""
+        try:
+            self.log(line)
+        except Exception:  # a logger already shut down: the line is lost, nothing else
+            pass
 
 
 def _send(stream: IO[bytes] | None, steps: list[WarmUpStep]) -> None:

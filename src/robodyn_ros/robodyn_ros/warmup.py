@@ -3,8 +3,9 @@
 On a new install (pip, colcon, a fresh clone) each process compiles the kernels it calls the
 first time, and caches them on disk (dynamics.jit). ``robodyn warmup`` makes those calls ahead,
 on every core (compile_ahead): every Robot function at rest for one state and for a batch,
-a simulation step, each built-in controller's first efforts and a one-step preview, with the
-default methods and settings the nodes start with. The nodes and commands then start warm.
+a simulation step, each built-in controller's first efforts, a one-step preview and
+dynamics_node's warm-up, with the default methods and settings the nodes start with. The
+nodes and commands then start warm.
 """
 
 from __future__ import annotations
@@ -65,7 +66,9 @@ def package_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
     steps += [WarmUpStep(f"controller {name}", first_efforts, (robot, name, frame))
               for name in BUILTIN_CONTROLLERS]
     steps.append(WarmUpStep("preview", warm_up_preview, (robot, PreviewSettings())))
-    return steps
+    from robodyn_ros.ros.dynamics_node import default_warm_up_steps  # ROS 2, its messages
+
+    return steps + default_warm_up_steps(robot, frame)
 
 
 def warm_up(urdf_text: str, source: str, frame: str | None, helpers: int | None,
@@ -85,6 +88,7 @@ def warm_up(urdf_text: str, source: str, frame: str | None, helpers: int | None,
         compile_ahead.ahead(steps)
         for step in steps:
             step.run()
+        compile_ahead.wait()  # every step marked, so that no start compiles ahead again
     log(f"warm: {len(steps)} steps in {time.monotonic() - start:.1f} s on "
         f"{1 + (spare_cores() if helpers is None else helpers)} processes")
     return robot

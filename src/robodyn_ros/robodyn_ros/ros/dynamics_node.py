@@ -54,7 +54,7 @@ import gc
 import sys
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +89,7 @@ from robodyn_ros.ros.joint_states import (
 )
 from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
 from robodyn_ros.ros.parameters import ParameterSpec
-from robodyn_ros.ros.robot_node import RobotNode, run_node
+from robodyn_ros.ros.robot_node import COMMON_PARAMETERS, RobotNode, run_node
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
@@ -173,6 +173,27 @@ class Serving:
     left_out: tuple[str, ...]
     messages: CycleMessages
     odometry: OdometryFrames | None
+
+
+def settings_of(value: Callable[[str], Any]) -> Settings:
+    """The settings of the parameters, each read by `value` (a parameter's name → value)."""
+    return Settings(
+        quantities=tuple(value("quantities")),
+        frames=tuple(value("frames") or ()),
+        methods=tuple(value(name) for name in METHOD_PARAMETERS),
+        singular_threshold=value("singular_threshold"),
+        frame_prefix=value("frame_prefix"),
+        max_age=value("joint_states_max_age"),
+        world_frame=value("world_frame"),
+    )
+
+
+def default_warm_up_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
+    """warm_up_steps of the parameters' defaults, with `frame` the one frame (robodyn
+    warmup)."""
+    defaults = {spec.name: spec.default for spec in (*COMMON_PARAMETERS, *PARAMETERS)}
+    defaults["frames"] = [frame]
+    return warm_up_steps(bind(robot, settings_of(defaults.__getitem__)))
 
 
 def bind(robot: Robot | FloatingBaseRobot, settings: Settings) -> Serving:
@@ -289,15 +310,7 @@ class DynamicsNode(RobotNode):
 
     def _settings(self) -> Settings:
         """The settings of the parameters (with a change being checked)."""
-        return Settings(
-            quantities=tuple(self.value("quantities")),
-            frames=tuple(self.value("frames") or ()),
-            methods=tuple(self.value(name) for name in METHOD_PARAMETERS),
-            singular_threshold=self.value("singular_threshold"),
-            frame_prefix=self.value("frame_prefix"),
-            max_age=self.value("joint_states_max_age"),
-            world_frame=self.value("world_frame"),
-        )
+        return settings_of(self.value)
 
     def apply(self, changes: dict[str, Any]) -> None:
         """Serve a change of the settings with the robot in service. The change is judged on
@@ -531,29 +544,37 @@ def method_problem(robot: Robot | FloatingBaseRobot, method: str, frames: Sequen
 
 
 def warm_up(serving: Serving) -> None:
-    """Compute once, at rest, what the node publishes with these settings (loading, on a new
-    install compiling, the kernels, so that the first joint state is answered as fast as the
-    others), then each quantity compute_dynamics answers (warm_up_steps); then exempt what
-    exists now from the garbage collector's scans, which shortens the pauses of a cycle.
+    """Compute once, at rest, each quantity the node publishes with these settings (loading,
+    on a new install compiling, the kernels, so that the first joint state is answered as
+    fast as the others), then each other quantity compute_dynamics answers whose kernels are
+    cached (warm_up_steps); then exempt what exists now from the garbage collector's scans,
+    which shortens the pauses of a cycle.
 
-    A quantity compute_dynamics answers that does not exist at rest (Λ where a frame's
-    Jacobian loses rank) is left to the first call, which computes it at the caller's state
-    and says why it does not exist there.
+    On a new machine the quantities compute_dynamics answers compile in helper processes
+    meanwhile (compile_ahead) and go on after the node is in service: the first call loads
+    them, or waits for a kernel still compiling. A quantity that does not exist at rest (Λ
+    where a frame's Jacobian loses rank) is left to the first call, which computes it at the
+    caller's state and says why it does not exist there.
 
     Raises:
         RefusedError: naming what failed and why (the robot cannot serve these settings).
     """
-    robot, settings = serving.robot, serving.settings
-    published, *service = warm_up_steps(serving)
-    try:
-        published.run()
-    except Exception as error:  # whatever fails refuses the robot, with the reason
-        frames = published.arguments[1]
-        raise RefusedError(
-            f"robot '{robot.model.name}' cannot serve quantities {list(settings.quantities)}"
-            f"{f' of frames {list(frames)}' if frames else ''}: {type(error).__name__}: {error}"
-        ) from error
-    for step in service:
+    robot = serving.robot
+    steps = warm_up_steps(serving)
+    published = steps[-len(serving.settings.quantities):] if serving.settings.quantities else []
+    for step in published:
+        try:
+            step.run()
+        except Exception as error:  # whatever fails refuses the robot, with the reason
+            settings, frames = step.arguments[2], step.arguments[1]
+            raise RefusedError(
+                f"robot '{robot.model.name}' cannot serve quantity {settings.quantities[0]}"
+                f"{f' of frames {list(frames)}' if frames else ''}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+    for step in steps[:len(steps) - len(published)]:
+        if not step.mark.exists():  # not cached yet: a helper compiles it
+            continue
         try:
             step.run()
         except Exception:  # at rest only; a call computes at its own state
@@ -563,21 +584,19 @@ def warm_up(serving: Serving) -> None:
 
 
 def warm_up_steps(serving: Serving) -> list[WarmUpStep]:
-    """The computations of warm_up: what the node publishes, then (a fixed base only: the
-    service refuses a floating one) each quantity compute_dynamics answers, alone, the
-    operational space of the node's frames, as each C entry compiles on its first use."""
+    """The computations of warm_up, one quantity each: the quantities compute_dynamics
+    answers and the node does not publish (none for a floating base, which the service
+    refuses), then those it publishes, in the order it computes them; the operational space
+    of the node's frames. A helper that compiles these ahead takes them from the end: what the
+    node publishes first."""
     robot, settings = serving.robot, serving.settings
-    frames = serving.frames if "operational_space" in settings.quantities else ()
-    steps = [WarmUpStep(f"dynamics of {', '.join(settings.quantities)} ({robot_kind(robot)})",
-                        compute_at_rest, (robot, frames, settings))]
-    if isinstance(robot, FloatingBaseRobot):
-        return steps
-    for quantity in QUANTITIES:
-        quantity_frames = serving.frames if quantity == "operational_space" else ()
-        alone = replace(settings, quantities=(quantity,))
-        steps.append(WarmUpStep(f"compute_dynamics {quantity}", compute_at_rest,
-                                (robot, quantity_frames, alone)))
-    return steps
+    methods = f"{robot_kind(robot)}; {', '.join(settings.methods)}"
+    answered = () if isinstance(robot, FloatingBaseRobot) else QUANTITIES
+    service_only = [quantity for quantity in answered if quantity not in settings.quantities]
+    return [WarmUpStep(f"{quantity} ({methods})", compute_at_rest,
+                       (robot, serving.frames if quantity == "operational_space" else (),
+                        replace(settings, quantities=(quantity,))))
+            for quantity in (*service_only, *settings.quantities)]
 
 
 def robot_kind(robot: Robot | FloatingBaseRobot) -> str:

@@ -247,6 +247,7 @@ CALLER_PROCESS = """
         if len(sys.argv) > 2:  # stay, to be killed
             print(json.dumps({"lines": lines}), flush=True)
             time.sleep(600)
+    compile_ahead.wait(timeout=120)
     marked = [step.mark.exists() for step in chosen]
     print(json.dumps({"lines": lines, "answers": answers, "marked": marked}), flush=True)
 """
