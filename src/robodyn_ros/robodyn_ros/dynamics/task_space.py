@@ -634,8 +634,8 @@ def operational_space_dynamics(tree, gravity, frames, rows, settings, q, qd, qua
         for r in range(m):
             J[r] = J_full[rows[r]]
             Jdot_qd[r] = Jdot_full[rows[r]]
-        rnea(tree, gravity, q[b], qd[b], zero, None, bias, rnea_ws)
-        rnea(tree, gravity, q[b], zero, zero, None, g, rnea_ws)
+        for velocity, forces in ((qd[b], bias), (zero, g)):  # b(q, q̇), then g(q): one RNEA
+            rnea(tree, gravity, q[b], velocity, zero, None, forces, rnea_ws)
         MinvJT = Minv @ J.T
         if not setting.given_inverse:
             out.Lambda_inv[b] = J @ MinvJT
