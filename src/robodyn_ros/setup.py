@@ -65,6 +65,7 @@ setup(
             "preview_node = robodyn_ros.ros.preview_node:main",
         ],
         "robodyn_ros.controllers": [
+            "computed_torque = robodyn_ros.control.computed_torque:ComputedTorque",
             "gravity_compensation = robodyn_ros.control.gravity_compensation:GravityCompensation",
             "joint_impedance = robodyn_ros.control.joint_impedance:JointImpedance",
             "operational_space = robodyn_ros.control.operational_space_controller:OperationalSpace",

@@ -36,6 +36,7 @@ ENTRY_POINT_GROUP = "robodyn_ros.controllers"
 
 # name → "module:Class", imported on first use
 BUILTIN_CONTROLLERS: Mapping[str, str] = {
+    "computed_torque": "robodyn_ros.control.computed_torque:ComputedTorque",
     "gravity_compensation": "robodyn_ros.control.gravity_compensation:GravityCompensation",
     "joint_impedance": "robodyn_ros.control.joint_impedance:JointImpedance",
     "operational_space": "robodyn_ros.control.operational_space_controller:OperationalSpace",

@@ -110,7 +110,8 @@ QUEUE_DEPTH = 10  # messages the middleware keeps for each input, all taken at o
 PARAMETERS = (
     ParameterSpec("controller", "gravity_compensation",
                   "the controller plugin (robodyn_ros.controllers entry points: "
-                  "gravity_compensation, joint_impedance, operational_space, or your own)"),
+                  "computed_torque, gravity_compensation, joint_impedance, operational_space, or "
+                  "your own)"),
     ParameterSpec("dynamics_source", "in_process",
                   "in_process: the node's own Robot; service: ask compute_dynamics each cycle",
                   choices=("in_process", "service")),
