@@ -200,7 +200,7 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
                             "floating-base robot (Robot.from_urdf(..., floating_base=True))")
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
-    rollout_of = compiled_rollout if settings.compiled else _stepped_rollout
+    rollout_of = compiled_rollout if runs_compiled(settings, scenario) else _stepped_rollout
     trajectory, smallest = rollout_of(robot, settings, q, qd, scenario, times)
     samples = sample_steps(settings)
     metrics = _metrics(robot, scenario, q, trajectory, smallest)
@@ -211,6 +211,13 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     if on_done is not None:
         on_done(result)
     return result
+
+
+def runs_compiled(settings: PreviewSettings, scenario: Scenario) -> bool:
+    """Whether the rollout kernel runs the scenario: settings it takes (fixed step, ABA) and a
+    controller with a compiled law (control.compiled_laws; computed torque has none)."""
+    tracker = scenario.controller if isinstance(scenario, JointTrajectory) else None
+    return settings.compiled and tracker in (None, "joint_impedance")
 
 
 def sample_steps(settings: PreviewSettings) -> np.ndarray:
@@ -344,9 +351,11 @@ def _controller(
         return lambda k, state: reference[k, 0]
     if isinstance(scenario, JointTrajectory):
         reference = scenario.reference(times[:-1], q)
-        controller = load_controller("joint_impedance")()
-        controller.configure(robot, {"stiffness": scenario.stiffness,
-                                     "damping": scenario.damping, "feedforward": True})
+        controller = load_controller(scenario.controller)()
+        controller.configure(robot, {"kp": scenario.stiffness, "kd": scenario.damping}
+                             if scenario.controller == "computed_torque" else
+                             {"stiffness": scenario.stiffness, "damping": scenario.damping,
+                              "feedforward": True})
 
         def track(k: int, state: ControllerState) -> np.ndarray:
             controller.set_target(*reference[k])
@@ -412,6 +421,7 @@ __all__ = [
     "compiled_rollout",
     "preview",
     "preview_one",
+    "runs_compiled",
     "sample_steps",
     "smallest_singular_values",
     "warm_up",

@@ -2,9 +2,10 @@
 
 - `PoseTarget`: the operational-space controller (control.operational_space_controller) drives
   `frame` to a pose with gains kp, kd and a null-space posture.
-- `JointTrajectory`: a joint-impedance tracker (control.joint_impedance, with inverse-dynamics
-  feed-forward) follows waypoints from the start posture at t = 0, interpolated by a clamped
-  cubic spline (zero velocity at both ends) and held after the last one.
+- `JointTrajectory`: a joint tracker follows waypoints from the start posture at t = 0,
+  interpolated by a clamped cubic spline (zero velocity at both ends) and held after the last
+  one: joint impedance with inverse-dynamics feed-forward (control.joint_impedance, the
+  default) or computed torque (control.computed_torque).
 - `TorqueProfile`: open-loop joint efforts, linear between waypoints, held after the last one
   (on a floating base: the base wrench first, then the joints; zero floats it free).
 - `WholeBodyPose`: a floating-base robot held on contacts drives its centre of mass and a
@@ -49,12 +50,17 @@ class PoseTarget:
     null_damping: np.ndarray
 
 
+TRACKERS = ("joint_impedance", "computed_torque")
+"""The controllers a JointTrajectory is followed with."""
+
+
 @dataclass(frozen=True, eq=False)
 class JointTrajectory:
     """Follow positions (W, n) at times (W,) s (> 0; from the start posture at 0) with
-    stiffness (N·m/rad, default 100) and damping (N·m·s/rad, default 5; light wrist joints
-    limit it: D dt / I stays below about 2 for an explicit step) per joint; `frame` is the
-    frame whose path is reported."""
+    `controller` (TRACKERS) and its gains per joint: joint_impedance's stiffness (N·m/rad,
+    default 100) and damping (N·m·s/rad, default 5; light wrist joints limit it: D dt / I stays
+    below about 2 for an explicit step), or computed_torque's, per unit of inertia, kp (1/s²,
+    default 400) and kd (1/s, default 2√kp); `frame` is the frame whose path is reported."""
 
     name: str
     frame: str
@@ -62,6 +68,7 @@ class JointTrajectory:
     positions: np.ndarray
     stiffness: np.ndarray
     damping: np.ndarray
+    controller: str = "joint_impedance"
 
     def reference(self, t: np.ndarray, q0: np.ndarray) -> np.ndarray:
         """(len(t), 3, n): q*, q̇*, q̈* at times t, starting from q0 at t = 0."""
@@ -232,8 +239,16 @@ def _pose_target(fields: _Fields) -> PoseTarget:
 def _joint_trajectory(fields: _Fields) -> JointTrajectory:
     n = fields.robot.nv
     times, positions = fields.waypoints("positions")
-    return JointTrajectory(fields.name, fields.frame(), times, positions,
-                           fields.gains("stiffness", n, 100.0), fields.gains("damping", n, 5.0))
+    controller = fields.values.get("controller", "joint_impedance")
+    if controller not in TRACKERS:
+        raise fields.error("controller", f"must be one of {', '.join(TRACKERS)}; got "
+                           f"{controller!r}")
+    if controller == "computed_torque":
+        kp = fields.gains("kp", n, 400.0)
+        gains = kp, fields.gains("kd", n, 2.0 * np.sqrt(kp))
+    else:
+        gains = fields.gains("stiffness", n, 100.0), fields.gains("damping", n, 5.0)
+    return JointTrajectory(fields.name, fields.frame(), times, positions, *gains, controller)
 
 
 def _torque_profile(fields: _Fields) -> TorqueProfile:
@@ -260,6 +275,7 @@ _READERS: dict[str, Callable[[_Fields], Scenario]] = {
 __all__ = [
     "FLOATING_KINDS",
     "KINDS",
+    "TRACKERS",
     "FixedScenario",
     "JointTrajectory",
     "PoseTarget",
