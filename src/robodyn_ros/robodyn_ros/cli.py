@@ -84,12 +84,20 @@ def command_parser() -> argparse.ArgumentParser:
                         help="helper processes (default: one per spare core)")
     sim = commands.add_parser(
         "sim", help="the simulated arm, dynamics and operational-space controller nodes, "
-        "driven through pose targets (ROS 2)"
+        "driven through pose targets; or, with --trajectory, a joint trajectory played and "
+        "recorded (ROS 2)"
     )
     sim.add_argument("--urdf", help=URDF_HELP)
-    sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml)")
+    sim.add_argument("--params", help="ROS parameters file (default: config/sim.yaml; with "
+                     "--trajectory, the params.yaml beside the trajectory, robodyn excite's)")
     sim.add_argument("--frame", default="panda_hand_tcp", help="the controlled frame")
     sim.add_argument("--seconds-per-target", type=float, default=3.0, help="sim time")
+    sim.add_argument("--trajectory", help="a JointTrajectory YAML file (robodyn excite's): "
+                     "played by sim_node and controller_node instead of the pose targets")
+    sim.add_argument("--record", metavar="BAG", help="with --trajectory: the new rosbag2 "
+                     "folder that joint_states are recorded to, until the trajectory ends")
+    sim.add_argument("--storage", default="sqlite3", choices=("sqlite3", "mcap"),
+                     help="the bag's storage (default sqlite3)")
     add_gravity_option(sim)
     add_bag_commands(commands)
     add_launch_command(commands)
@@ -254,8 +262,11 @@ def progress(line: str) -> None:
 
 
 def run_sim(args: argparse.Namespace) -> int:
-    """The ROS 2 simulation in one process; 0 when every target was reached."""
+    """The ROS 2 simulation in one process; 0 when every target was reached (or, with
+    --trajectory, the trajectory was played and recorded)."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    if args.trajectory is not None or args.record is not None:
+        return run_sim_trajectory(args)
     from robodyn_ros.ros.simulation import run_simulation
 
     urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
@@ -264,6 +275,37 @@ def run_sim(args: argparse.Namespace) -> int:
                              gravity=args.gravity, xacro_args=args.xacro_args)
     print("\nall targets reached" if reached else "\nsome targets were not reached")
     return 0 if reached else 1
+
+
+def run_sim_trajectory(args: argparse.Namespace) -> int:
+    """`robodyn sim --trajectory FILE --record BAG`: prints what was recorded."""
+    from robodyn_ros.identification.excitation_report import PARAMS_FILE
+    from robodyn_ros.ros.trajectory_run import play_and_record
+
+    if args.trajectory is None or args.record is None:
+        raise ValueError("--trajectory and --record go together: the trajectory to play and "
+                         "the bag to record it to")
+    trajectory = Path(args.trajectory)
+    params = Path(args.params) if args.params else trajectory.parent / PARAMS_FILE
+    if not params.is_file():
+        raise ValueError(f"{params}: no such parameters file (robodyn excite writes "
+                         f"{PARAMS_FILE} beside the trajectory; or give --params)")
+    urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
+    try:
+        run = play_and_record(urdf, params, trajectory, Path(args.record), args.storage,
+                              args.gravity, args.xacro_args)
+    except KeyboardInterrupt:
+        print(f"robodyn: interrupted; {args.record} holds what was recorded until then",
+              file=sys.stderr)
+        return 1
+    except RuntimeError as error:  # a node that did not configure or activate (its log: why)
+        print(f"robodyn: {error}", file=sys.stderr)
+        return 1
+    errors = ", ".join(f"{name} {error:.2g}" for name, error in
+                       zip(run.joint_names, run.tracking_error, strict=True))
+    print(f"recorded to {run.bag}: {run.messages} joint_states over {run.duration:.2f} s of "
+          f"sim time; largest tracking error, rad: {errors}")
+    return 0
 
 
 def add_bag_commands(commands: argparse._SubParsersAction) -> None:
@@ -633,6 +675,11 @@ def add_excite_command(commands: argparse._SubParsersAction) -> None:
     excite.add_argument("--seed", type=int, default=0, help="of the random start")
     excite.add_argument("--max-iterations", type=int, default=MAX_ITERATIONS,
                         help=f"of the optimiser (default {MAX_ITERATIONS})")
+    excite.add_argument("--control-period", type=float,
+                        help="s between the commands of the controller that plays it (computed "
+                        "torque, held in between), a whole number of ms; the preview checks it "
+                        "so (default: sim_node's publish_period in config/sim.yaml, "
+                        "the simulation's control period)")
     excite.add_argument("--output", default="excitation", help="output folder")
     add_gravity_option(excite)
 
@@ -646,6 +693,7 @@ def run_excite(args: argparse.Namespace) -> int:
         EXCITATION_FILE,
         SCENARIO_FILE,
         TRAJECTORY_FILE,
+        Playback,
         excitation_summary,
         verify_in_preview,
         write_excitation,
@@ -659,12 +707,14 @@ def run_excite(args: argparse.Namespace) -> int:
                                                                          * args.duration))
     if samples < 1:
         raise ValueError(f"--samples must be at least 1; got {samples}")
+    playback = Playback(simulation_control_period() if args.control_period is None
+                        else args.control_period)
     folder = Path(args.output)
     refuse_earlier_output(folder, EXCITATION_FILE, "an excitation")
     path = args.urdf or bundled_urdf("panda")
     robot = load_robot(path, args.xacro_args, args.gravity)
     excitation = optimise_excitation(robot, settings)
-    verdict = verify_in_preview(robot, excitation.trajectory, samples)
+    verdict = verify_in_preview(robot, excitation.trajectory, samples, playback)
     files = write_excitation(folder, robot, excitation, verdict, samples)
     print(excitation_summary(robot, excitation, verdict), end="")
     print(f"written to {folder}: {', '.join(file.name for file in files)}")
@@ -676,9 +726,27 @@ def run_excite(args: argparse.Namespace) -> int:
         print(f"robodyn: the preview finds the trajectory outside the limits; {TRAJECTORY_FILE} "
               "is not written", file=sys.stderr)
         return 1
-    print("play it (controller_node with joint_impedance, or a trajectory controller): "
-          f"robodyn send-trajectory {folder / TRAJECTORY_FILE}")
+    urdf_option = f" --urdf {path}" if args.urdf else ""
+    print(f"play and record it: robodyn sim --trajectory {folder / TRAJECTORY_FILE} "
+          f"--record BAG{urdf_option}{same_robot}")
     return 0
+
+
+def simulation_control_period() -> float:
+    """sim_node's publish_period in the package's config/sim.yaml: the period at which the
+    simulation, in lockstep, runs its controller.
+
+    Raises:
+        ValueError: the file does not give it.
+    """
+    import yaml
+
+    path = share_directory() / "config" / "sim.yaml"
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        return float(document["/**/sim_node"]["ros__parameters"]["publish_period"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{path}: no sim_node publish_period") from None
 
 
 if __name__ == "__main__":

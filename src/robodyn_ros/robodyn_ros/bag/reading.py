@@ -10,10 +10,18 @@ refuses such a state. Every field's length must be the names'.
 Stamps are the messages' header stamps (the bag's receive times when every header stamp is
 zero). Samples recorded out of stamp order are sorted with a BagWarning; two samples with one
 stamp are an error, since no time derivative exists between them.
+
+A bag whose metadata's custom_data has EFFORT_LAG_KEY (s) recorded efforts that lag its states
+by that much: each sample's effort is then the recorded ones interpolated at its stamp plus the
+lag (the last sample's, past the end, the last recorded). `robodyn sim --record` writes half the
+publish period there: sim_node's effort at a stamp is the command it held over the period before
+it, so the effort about the stamp, as the derivatives of the states there see it, is the mean of
+that one and the next.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import warnings
 from collections.abc import Iterator, Sequence
@@ -42,6 +50,9 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 STORAGE_SUFFIXES = {".db3": "sqlite3", ".mcap": "mcap"}
 # what rosbags, sqlite3 and the mcap parser raise on a damaged file
 READ_ERRORS = (ReaderError, sqlite3.Error, OSError, EOFError, ValueError, KeyError, IndexError)
+
+EFFORT_LAG_KEY = "robodyn_ros.effort_lag"
+"""The key of a bag's custom_data that says how far its efforts lag its states, s."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,7 +131,33 @@ def read_joint_states(
         connections = topic_connections(reader, path, topic)
         names = tuple(joint_names)
         columns = _read_columns(reader, connections, path, topic, names)
-    return _recorded_run(path, topic, names, columns)
+        lag = effort_lag(reader, path)
+    run = _recorded_run(path, topic, names, columns)
+    if lag == 0.0 or run.effort is None:
+        return run
+    times = run.stamps * 1e-9
+    aligned = np.column_stack([np.interp(times + lag, times, column) for column in run.effort.T])
+    return dataclasses.replace(run, effort=aligned)
+
+
+def effort_lag(reader: Reader, bag: Path) -> float:
+    """The lag of the bag's efforts behind its states, s: EFFORT_LAG_KEY of its custom_data,
+    or 0.
+
+    Raises:
+        BagError: a value that is not a number ≥ 0.
+    """
+    metadata = getattr(reader.storage, "metadata", None)  # a folder's metadata.yaml
+    custom = getattr(metadata, "custom", None) or {}
+    text = custom.get(EFFORT_LAG_KEY, "0")
+    try:
+        lag = float(text)
+    except ValueError:
+        lag = float("nan")
+    if not (np.isfinite(lag) and lag >= 0.0):
+        raise BagError(f"bag {bag}: custom_data {EFFORT_LAG_KEY} must be seconds ≥ 0; got "
+                       f"{text!r}")
+    return lag
 
 
 def topic_info(reader: Reader, bag: Path, topic: str) -> TopicInfo:

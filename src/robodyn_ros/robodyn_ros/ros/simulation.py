@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
+from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 from robodyn_interfaces.action import Preview
@@ -108,6 +110,79 @@ def _rotation_x(angle: float) -> np.ndarray:
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
+@dataclass
+class NodesInProcess:
+    """Nodes configured in this process, spun by one executor with a runner node of the
+    caller's, every node active but the simulation (the first), which `start` activates.
+
+    Attributes:
+        robot: the robot of the nodes' description.
+        nodes: the nodes, sim_node first.
+        runner: a plain node for the caller's subscriptions and publishers.
+    """
+
+    robot: Robot
+    nodes: list[RobotNode]
+    runner: Node
+
+    def start(self) -> None:
+        """Activate the simulation, once what listens to it is in place."""
+        transition(self.nodes[0], "activate")
+
+
+@contextmanager
+def nodes_in_process(
+    urdf: Path,
+    params_file: Path,
+    node_types: Sequence[Callable[..., RobotNode]],
+    gravity: tuple[float, float, float] | None = None,
+    xacro_args: Mapping[str, str] | None = None,
+) -> Iterator[NodesInProcess]:
+    """The nodes of `node_types` (sim_node's first) with the parameters of `params_file`,
+    configured and activated one by one (the simulation left for NodesInProcess.start), on
+    one executor spun in a thread of its own; every node's robot_description is the URDF text
+    of `urdf` (a xacro file expanded with `xacro_args`), and `gravity` (the base frame's,
+    m/s²) every node's gravity parameter when given. Ctrl-C or SIGTERM raise
+    KeyboardInterrupt in the block; the nodes are torn down after it whatever happens.
+
+    Raises:
+        RuntimeError: a transition failed (the node's log says why).
+    """
+    description = read_robot_description(urdf, xacro_args)
+    overrides: list[Parameter[Any]] = [Parameter("robot_description", value=description)]
+    if gravity is not None:
+        overrides.append(Parameter("gravity", value=list(gravity)))
+    robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity)
+    interrupt_on_signals()  # Ctrl-C or SIGTERM: KeyboardInterrupt here, then the tear-down
+    rclpy.init(args=["--ros-args", "--params-file", str(params_file)],
+               signal_handler_options=SignalHandlerOptions.NO)
+    overrides.append(Parameter("autostart", value=False))  # the transitions are driven here
+    nodes: list[RobotNode] = []
+    runner = rclpy.create_node("simulation_runner")
+    executor = SingleThreadedExecutor()
+    stop = threading.Event()
+    spinner = threading.Thread(target=spin_until, args=(executor, stop), daemon=True)
+    try:
+        nodes += [node_type(parameter_overrides=overrides) for node_type in node_types]
+        for node in nodes:
+            transition(node, "configure")
+        for node in nodes[1:]:  # the simulation starts last, once its controller is listening
+            transition(node, "activate")
+        for each in (*nodes, runner):
+            executor.add_node(each)
+        spinner.start()
+        yield NodesInProcess(robot, nodes, runner)
+    finally:
+        ignore_signals()
+        stop.set()
+        if spinner.is_alive():
+            spinner.join(timeout=5.0)
+        executor.shutdown(timeout_sec=5.0)
+        for each in (*nodes, runner):
+            each.destroy_node()
+        rclpy.try_shutdown()
+
+
 def run_simulation(
     urdf: Path,
     params_file: Path,
@@ -118,63 +193,29 @@ def run_simulation(
     gravity: tuple[float, float, float] | None = None,
     xacro_args: Mapping[str, str] | None = None,
 ) -> bool:
-    """Run the four nodes in this process, configured and activated one by one, send the
-    default targets one after the other (each for `seconds_per_target` of sim time), print
-    the tracking error and a summary;
-    True when every target was reached within `tolerance` (m, rad). `urdf` is a URDF file or
-    a xacro file, expanded with `xacro_args` (name → value); every node's robot_description
-    is its URDF text. `gravity` (the base frame's, m/s²) is every node's gravity parameter
-    when given."""
-    description = read_robot_description(urdf, xacro_args)
-    overrides: list[Parameter[Any]] = [Parameter("robot_description", value=description)]
-    if gravity is not None:
-        overrides.append(Parameter("gravity", value=list(gravity)))
-    robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity)
-    interrupt_on_signals()  # Ctrl-C or SIGTERM: KeyboardInterrupt here, then the tear-down
-    rclpy.init(args=["--ros-args", "--params-file", str(params_file)],
-               signal_handler_options=SignalHandlerOptions.NO)
-    overrides.append(Parameter("autostart", value=False))  # the transitions are driven here
-    nodes = [
-        SimNode(parameter_overrides=overrides),
-        DynamicsNode(parameter_overrides=overrides),
-        ControllerNode(parameter_overrides=overrides),
-        PreviewNode(parameter_overrides=overrides),
-    ]
-    for node in nodes:
-        transition(node, "configure")
-    for node in nodes[1:]:  # the simulation starts last, once its controller is listening
-        transition(node, "activate")
-    runner = rclpy.create_node("simulation_runner")
-    preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
-                        _controller_gains(nodes[2]), nodes[0].get_parameter("dt").value,
-                        nodes[0].get_parameter("publish_period").value)
-    observer = Observer(JointStateMap(robot.joint_names))
-    runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
-    runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
-    targets_out = runner.create_publisher(PoseStamped, "target_pose", 10)
-    executor = SingleThreadedExecutor()
-    for each in (*nodes, runner):
-        executor.add_node(each)
-    stop = threading.Event()
-    spinner = threading.Thread(target=spin_until, args=(executor, stop), daemon=True)
-    spinner.start()
-    transition(nodes[0], "activate")
-    wall_start = time.perf_counter()
-    try:
-        reached = _follow_targets(robot, frame, observer, targets_out, preview,
-                                  seconds_per_target, tolerance, print_every)
-        _print_summary(observer, time.perf_counter() - wall_start)
-    except KeyboardInterrupt:
-        print("\ninterrupted")
-        reached = False
-    finally:
-        ignore_signals()
-        stop.set()
-        spinner.join(timeout=5.0)
-        executor.shutdown(timeout_sec=5.0)
-        for each in (*nodes, runner):
-            each.destroy_node()
-        rclpy.try_shutdown()
+    """Run the four nodes in this process (nodes_in_process), send the default targets one
+    after the other (each for `seconds_per_target` of sim time), print the tracking error and
+    a summary; True when every target was reached within `tolerance` (m, rad). `urdf`,
+    `gravity` and `xacro_args` as nodes_in_process takes them."""
+    with nodes_in_process(urdf, params_file, (SimNode, DynamicsNode, ControllerNode, PreviewNode),
+                          gravity, xacro_args) as simulation:
+        robot, nodes, runner = simulation.robot, simulation.nodes, simulation.runner
+        preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
+                            _controller_gains(nodes[2]), nodes[0].get_parameter("dt").value,
+                            nodes[0].get_parameter("publish_period").value)
+        observer = Observer(JointStateMap(robot.joint_names))
+        runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
+        runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
+        targets_out = runner.create_publisher(PoseStamped, "target_pose", 10)
+        simulation.start()
+        wall_start = time.perf_counter()
+        try:
+            reached = _follow_targets(robot, frame, observer, targets_out, preview,
+                                      seconds_per_target, tolerance, print_every)
+            _print_summary(observer, time.perf_counter() - wall_start)
+        except KeyboardInterrupt:
+            print("\ninterrupted")
+            reached = False
     return reached
 
 

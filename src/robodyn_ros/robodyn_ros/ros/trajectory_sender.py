@@ -129,23 +129,8 @@ def send_trajectory(path: str | Path, topic: str = "joint_trajectory",
     try:
         confirmation = Confirmation(node_name)
         node.create_subscription(DiagnosticArray, "/diagnostics", confirmation.on_diagnostics, 50)
-        publisher = _reliable_publisher(node, topic)
-        deadline = time.monotonic() + patience
-        while publisher.get_subscription_count() == 0 or confirmation.handled is None:
-            if time.monotonic() > deadline:
-                raise TrajectoryError(f"no subscriber of {topic} reporting as {node_name} on "
-                                      f"/diagnostics within {patience:g} s")
-            time.sleep(0.05)
-        before = confirmation.handled
-        for sent in range(1, SEND_TRIES + 1):
-            confirmation.forget_refusal()  # one before this send was of another trajectory
-            publisher.publish(message)
-            if confirmation.wait(lambda: (confirmation.handled or 0) > before, CONFIRM_WAIT):
-                confirmation.wait(lambda: bool(confirmation.refusal), CONFIRM_WAIT)
-                if confirmation.refusal:
-                    raise TrajectoryError(f"{node_name} refused it: {confirmation.refusal}")
-                return sent
-        raise TrajectoryError(f"{node_name} did not report taking it after {SEND_TRIES} sends")
+        return publish_until_taken(reliable_publisher(node, topic), confirmation, message,
+                                   patience)
     finally:
         stop.set()  # the spin ends before the executor is shut down (robot_node.spin_until)
         spinning.join(timeout=5.0)
@@ -154,7 +139,45 @@ def send_trajectory(path: str | Path, topic: str = "joint_trajectory",
         rclpy.try_shutdown()
 
 
-def _reliable_publisher(node: Node, topic: str) -> Publisher:
+def publish_until_taken(publisher: Publisher, confirmation: Confirmation,
+                        message: JointTrajectory, patience: float) -> int:
+    """Publish `message` until the node `confirmation` listens to counts it taken: once the
+    topic has a subscriber and the node reports, up to SEND_TRIES sends, each waited for
+    CONFIRM_WAIT s (the module docstring).
+
+    Args:
+        publisher: the trajectory's publisher (an executor spins its node).
+        confirmation: subscribed to /diagnostics on that node.
+        message: the trajectory.
+        patience: s to wait for a subscriber and the node's diagnostics.
+
+    Returns:
+        How many times it was sent.
+
+    Raises:
+        TrajectoryError: no subscriber or no diagnostics of the node within `patience` s, no
+            confirmation after SEND_TRIES sends, or the node's refusal.
+    """
+    node_name, topic = confirmation.node_name, publisher.topic_name
+    deadline = time.monotonic() + patience
+    while publisher.get_subscription_count() == 0 or confirmation.handled is None:
+        if time.monotonic() > deadline:
+            raise TrajectoryError(f"no subscriber of {topic} reporting as {node_name} on "
+                                  f"/diagnostics within {patience:g} s")
+        time.sleep(0.05)
+    before = confirmation.handled
+    for sent in range(1, SEND_TRIES + 1):
+        confirmation.forget_refusal()  # one before this send was of another trajectory
+        publisher.publish(message)
+        if confirmation.wait(lambda: (confirmation.handled or 0) > before, CONFIRM_WAIT):
+            confirmation.wait(lambda: bool(confirmation.refusal), CONFIRM_WAIT)
+            if confirmation.refusal:
+                raise TrajectoryError(f"{node_name} refused it: {confirmation.refusal}")
+            return sent
+    raise TrajectoryError(f"{node_name} did not report taking it after {SEND_TRIES} sends")
+
+
+def reliable_publisher(node: Node, topic: str) -> Publisher:
     """A reliable, transient-local JointTrajectory publisher on `topic`.
 
     Raises:

@@ -33,8 +33,11 @@ from robodyn_ros.identification.excitation import (
 from robodyn_ros.identification.excitation_report import (
     EXCITATION_FILE,
     LEAD_IN,
+    PARAMS_FILE,
     SCENARIO_FILE,
+    TRACKING_TOLERANCE,
     TRAJECTORY_FILE,
+    Playback,
     verify_in_preview,
     write_excitation,
 )
@@ -45,6 +48,7 @@ from helpers.robots import CHAIN, PANDA
 DENSE = 20_000  # times of the dense grid, over one period
 SLACK = 1e-3  # share of a margin limit the trajectory may pass it by between check points
 SAMPLES = 30  # waypoints of the previewed and written trajectories
+PLAYBACK = Playback(0.01)  # as config/sim.yaml's simulation plays it: a command every 10 ms
 
 
 @pytest.fixture(scope="module")
@@ -149,10 +153,11 @@ def test_the_optimum_excites_better_than_the_random_start(excitations, name: str
 @pytest.mark.parametrize("name", ["panda", "chain"])
 def test_the_preview_plays_the_optimum_within_the_limits(excitations, name: str) -> None:
     robot, excitation = excitations[name]
-    verdict = verify_in_preview(robot, excitation.trajectory, SAMPLES)
+    verdict = verify_in_preview(robot, excitation.trajectory, SAMPLES, PLAYBACK)
     assert verdict.clean, verdict.problems
     assert verdict.metrics.effort_ratio < 1.0
     assert not verdict.metrics.limit_violations.any()
+    assert (verdict.tracking_error < TRACKING_TOLERANCE).all()
     np.testing.assert_array_equal(verdict.effort_limit, robot.model.effort_limit)
 
 
@@ -175,10 +180,11 @@ def test_a_trajectory_beyond_the_limits_fails_the_preview_and_is_not_written(
     no JointTrajectory."""
     robot, excitation = excitations["chain"]
     violent = violent_motion(excitation.trajectory)
-    verdict = verify_in_preview(robot, violent, SAMPLES)
+    verdict = verify_in_preview(robot, violent, SAMPLES, PLAYBACK)
     assert not verdict.clean
     assert all(re.match(r"joint_\d: (commanded effort .* beyond its limit|stopped at a "
-                        r"position limit for \d+ steps)", problem) for problem in verdict.problems)
+                        r"position limit for \d+ steps|left the trajectory by)", problem)
+               for problem in verdict.problems)
     written = write_excitation(tmp_path, robot, dataclasses.replace(excitation, trajectory=violent),
                                verdict, SAMPLES)
     assert [path.name for path in written] == [EXCITATION_FILE, SCENARIO_FILE]
@@ -205,8 +211,12 @@ def test_excite_writes_the_files_and_preview_plays_the_scenario(tmp_path, chain,
                  "--gravity", "0,0,-9.81", "--output", str(output)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "preview: clean" in out and "condition number of the base regressor" in out
-    assert f"written to {output}" in out and str(output / TRAJECTORY_FILE) in out
+    assert ("preview (computed torque, Kp 400 1/s², Kd 40 1/s, a command every 0.01 s): clean"
+            in out), out
+    assert "condition number of the base regressor" in out
+    assert f"written to {output}" in out
+    assert (f"robodyn sim --trajectory {output / TRAJECTORY_FILE} --record BAG --urdf {urdf} "
+            "--gravity 0,0,-9.81") in out
     assert f"robodyn preview {urdf} {output / SCENARIO_FILE} --gravity 0,0,-9.81" in out
 
     document = yaml.safe_load((output / EXCITATION_FILE).read_text())
@@ -230,6 +240,18 @@ def test_excite_writes_the_files_and_preview_plays_the_scenario(tmp_path, chain,
                              trajectory.states(times), strict=True):
         np.testing.assert_allclose([point[field] for point in message["points"]], states,
                                    atol=1e-6)
+    parameters = yaml.safe_load((output / PARAMS_FILE).read_text())
+    sim, controller = (parameters[f"/**/{node}"]["ros__parameters"]
+                       for node in ("sim_node", "controller_node"))
+    assert (sim["publish_period"], sim["dt"], sim["lockstep"]) == (0.01, 0.001, True)
+    np.testing.assert_allclose(sim["initial_positions"], trajectory.positions(np.zeros(1))[0],
+                               atol=1e-6)
+    assert controller["controller"] == "computed_torque"
+    assert controller["controller_parameters"] == {"kp": 400.0, "kd": 40.0}
+    assert controller["joints"] == sim["joints"] == list(chain.joint_names)
+    assert document["preview"]["controller"] == "computed_torque"
+    assert document["preview"]["control_period"] == 0.01
+    assert max(document["preview"]["tracking_error"]) < TRACKING_TOLERANCE
     filled = joint_trajectory_of(message)
     assert list(filled.joint_names) == list(chain.joint_names)
     assert filled.points[-1].time_from_start.sec == 6
@@ -270,7 +292,7 @@ def test_excite_exits_1_when_the_preview_finds_the_limits_crossed(
                  str(tmp_path / "out")])
     captured = capsys.readouterr()
     assert code == 1
-    assert "preview: OUTSIDE THE LIMITS" in captured.out
+    assert "): OUTSIDE THE LIMITS" in captured.out
     assert "the preview finds the trajectory outside the limits" in captured.err
     assert not (tmp_path / "out" / TRAJECTORY_FILE).exists()
     assert (tmp_path / "out" / EXCITATION_FILE).exists()
@@ -296,6 +318,10 @@ def limited(urdf: str, joint: str, **limits: str) -> str:
     (["--duration", "2", "--margin", "1.5"], None, "the margin must be in (0, 1]; got 1.5"),
     (["--duration", "2", "--samples", "0"], None, "--samples must be at least 1; got 0"),
     (["--duration", "2", "--rate", "0"], None, "--rate must be a number of waypoints per second"),
+    (["--duration", "2", "--control-period", "0.0125"], None,
+     "the control period must be 0 (every step) or a whole number of steps of 0.001 s; got "
+     "0.0125"),
+    (["--duration", "2", "--control-period", "-0.01"], None, "the control period must be"),
     (["--duration", "2"], "missing", "nowhere.urdf"),
     (["--duration", "2"], limited(PANDA, "panda_joint3", velocity="0"),
      "the limits of panda_joint3 leave no room to move"),
@@ -304,7 +330,8 @@ def limited(urdf: str, joint: str, **limits: str) -> str:
     (["--duration", "2"], limited(PANDA, "panda_joint2", effort="1"),
      "no feasible start in 20 random postures: the efforts"),
 ], ids=["duration-0", "duration-negative", "duration-nan", "harmonics-0", "harmonics-1",
-        "margin-0", "margin-above-1", "samples-0", "rate-0", "unknown-urdf", "no-velocity",
+        "margin-0", "margin-above-1", "samples-0", "rate-0", "control-period-fraction",
+        "control-period-negative", "unknown-urdf", "no-velocity",
         "no-range", "too-weak"])
 def test_bad_input_is_a_clear_error(tmp_path, capsys, options, urdf, message) -> None:
     path = tmp_path / "nowhere.urdf"

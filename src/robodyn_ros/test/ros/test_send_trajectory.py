@@ -94,4 +94,4 @@ def test_no_controller_is_said_after_the_patience(tmp_path) -> None:
     file = trajectory_file(tmp_path / "wave.yaml", list(Q0))
     done = send(tmp_path, file, "--topic", "nobody/joint_trajectory", "--patience", "1")
     assert done.returncode == 1
-    assert "no subscriber of nobody/joint_trajectory" in done.stderr, done.stderr
+    assert "no subscriber of /nobody/joint_trajectory" in done.stderr, done.stderr
