@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.optimize
 
+from robodyn_ros.blas_threads import one_blas_thread
 from robodyn_ros.identification.base_parameters import BaseParameters, base_parameters
 from robodyn_ros.identification.errors import IdentificationError
 from robodyn_ros.model.model import FRICTION_VELOCITY
@@ -435,6 +436,12 @@ def optimise_excitation(robot: Robot, settings: ExcitationSettings) -> Excitatio
             efforts cannot hold the robot still at any mean posture tried).
     """
     started = time.perf_counter()
+    with one_blas_thread():  # small products and decompositions: threads only wait (blas_threads)
+        return _optimised(robot, settings, started)
+
+
+def _optimised(robot: Robot, settings: ExcitationSettings, started: float) -> Excitation:
+    """optimise_excitation's work, `started` at that perf_counter time."""
     limits = ExcitationLimits.of(robot, settings.margin)
     base = base_parameters(robot)
     layout = _Layout(robot.nv, settings, limits)
