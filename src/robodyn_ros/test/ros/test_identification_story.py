@@ -120,3 +120,42 @@ def test_the_parameters_the_run_determines_are_the_descriptions(story, robots) -
     assert len(determined) >= 20, determined
     for name in determined:
         assert found[name] == pytest.approx(true[name], rel=PARAMETER_TOLERANCE), name
+
+
+def test_sim_refuses_what_it_cannot_play_naming_it(story, tmp_path) -> None:
+    """Each a one-line error and exit status 1: options that go together, a missing params
+    file, a bag that exists, a file that is no trajectory (all before a node starts), and a
+    trajectory of joints the robot lacks (the nodes then torn down)."""
+    trajectory = story / "excitation1" / "joint_trajectory.yaml"
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "joint_trajectory.yaml").write_text(trajectory.read_text())
+    (tmp_path / "exists").mkdir()
+    notes = tmp_path / "notes" / "joint_trajectory.yaml"
+    notes.parent.mkdir()
+    notes.write_text("just: words\n")
+    (notes.parent / "params.yaml").write_text((trajectory.parent / "params.yaml").read_text())
+    strangers = tmp_path / "strangers" / "joint_trajectory.yaml"
+    strangers.parent.mkdir()
+    document = yaml.safe_load(trajectory.read_text())
+    strangers.write_text(yaml.safe_dump(document | {"joint_names": [
+        f"elbow_{k}" for k in range(7)]}))
+    (strangers.parent / "params.yaml").write_text((trajectory.parent / "params.yaml").read_text())
+    for arguments, message in [
+        (["--trajectory", str(trajectory)], "--trajectory and --record go together"),
+        (["--record", str(tmp_path / "bag")], "--trajectory and --record go together"),
+        (["--trajectory", str(lone / "joint_trajectory.yaml"), "--record",
+          str(tmp_path / "bag")], f"{lone / 'params.yaml'}: no such parameters file"),
+        (["--trajectory", str(trajectory), "--record", str(tmp_path / "exists")],
+         f"bag {tmp_path / 'exists'}: already exists"),
+        (["--trajectory", str(notes), "--record", str(tmp_path / "bag")],
+         f"{notes}: not a JointTrajectory"),
+        (["--trajectory", str(strangers), "--record", str(tmp_path / "bag2")],
+         "joint_trajectory.joint_names"),
+    ]:
+        done = subprocess.run([ROBODYN, "sim", *arguments], cwd=ROOT, env=node_env(tmp_path),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1, (arguments, done.stdout, done.stderr)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("robodyn: ")]
+        assert len(errors) == 1 and message in errors[0], (arguments, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
