@@ -51,6 +51,7 @@ TRAJECTORY_FILE = "joint_trajectory.yaml"
 SCENARIO_FILE = "preview_scenario.yaml"
 PARAMS_FILE = "params.yaml"
 CONTROLLER = "computed_torque"
+"""The controller plugin that plays the trajectory, in the preview and in controller_node."""
 
 
 @dataclass(frozen=True)

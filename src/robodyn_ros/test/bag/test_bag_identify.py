@@ -4,7 +4,7 @@ viscous and Coulomb friction and torque offsets; testing.perturbed_robot) runs a
 trajectory (robodyn excite's) to fit and another motion to check, and its efforts come from
 Pinocchio given the true bodies and armature, plus the friction and offsets, plus Gaussian
 noise of σ. The identification must find it again from the
-bag: base parameters within 3 standard errors of the true ones, a held-out run's efforts
+bag: base parameters within Z_BOUND standard errors of the true ones, a held-out run's efforts
 predicted to 1.1 σ RMS per joint (the description is far off on it), every body a rigid body,
 an identified URDF that loads with the strict inertia check; then a load held on the tool
 frame, identified with the first identification's parameters: its mass within 2 %, its centre
@@ -36,6 +36,7 @@ from helpers.figures import legend_labels
 from helpers.robots import PANDA
 
 SIGMA = 0.3  # N·m, the effort noise
+Z_BOUND = 3.8  # Šidák's: the largest |z| of 69 independent standard normals, at 99 %
 RATE, SAMPLES = 250.0, 7500  # 30 s a run
 PERIOD = 10.0  # s, of the excitation trajectory
 TOOL = "panda_hand_tcp"
@@ -123,7 +124,9 @@ def test_the_identified_model_predicts_a_held_out_run(hidden, identified) -> Non
     assert changed.model.total_mass > 0.0
 
 
-def test_base_parameters_come_back_within_three_standard_errors(hidden, identified) -> None:
+def test_base_parameters_come_back_within_their_standard_errors(hidden, identified) -> None:
+    """Each base parameter's error in its standard errors is a standard normal value: the
+    largest of the 69 stays below Z_BOUND with 99 % probability (below 3 only with 83 %)."""
     robot, true, _ = hidden
     output, _ = identified
     text = (output / "parameters.yaml").read_text(encoding="utf-8")
@@ -135,7 +138,7 @@ def test_base_parameters_come_back_within_three_standard_errors(hidden, identifi
     values = np.array([entry["value"] for entry in entries])
     errors = np.array([entry["standard_error"] for entry in entries])
     z = (values - base.of(true)) / errors
-    assert np.abs(z).max() <= 3.0, f"worst: {entries[int(np.abs(z).argmax())]['name']}, z {z}"
+    assert np.abs(z).max() <= Z_BOUND, f"worst: {entries[int(np.abs(z).argmax())]['name']}, z {z}"
     assert len(entries) == 69  # 43 of the bodies (Gaz et al. 2019), with armature and friction
 
 
