@@ -691,6 +691,7 @@ def run_excite(args: argparse.Namespace) -> int:
     from robodyn_ros.identification.excitation import ExcitationSettings, optimise_excitation
     from robodyn_ros.identification.excitation_report import (
         EXCITATION_FILE,
+        PARAMS_FILE,
         SCENARIO_FILE,
         TRAJECTORY_FILE,
         Playback,
@@ -723,8 +724,8 @@ def run_excite(args: argparse.Namespace) -> int:
         same_robot += " --gravity " + ",".join(f"{value:g}" for value in args.gravity)
     print(f"preview it: robodyn preview {path} {folder / SCENARIO_FILE}{same_robot}")
     if not verdict.clean:
-        print(f"robodyn: the preview finds the trajectory outside the limits; {TRAJECTORY_FILE} "
-              "is not written", file=sys.stderr)
+        print(f"robodyn: the preview finds the trajectory outside the limits (or off its "
+              f"track); {TRAJECTORY_FILE} and {PARAMS_FILE} are not written", file=sys.stderr)
         return 1
     urdf_option = f" --urdf {path}" if args.urdf else ""
     print(f"play and record it: robodyn sim --trajectory {folder / TRAJECTORY_FILE} "
