@@ -51,6 +51,7 @@ def first_efforts(robot: Robot, controller: str, frame: str) -> None:
     required: dict[str, dict[str, object]] = {
         "operational_space": {"frame": frame},
         "joint_impedance": {"stiffness": 1.0, "damping": 1.0, "feedforward": True},
+        "computed_torque": {"kp": 1.0, "kd": 2.0},
     }
     law = load_controller(controller)()
     law.configure(robot, required.get(controller, {}))

@@ -580,7 +580,7 @@ def damped_task_inertia(Lambda_inv, threshold, damping, Lambda, info):
     else:
         lam2 = (damping * s_max) ** 2 * (1.0 - (s_min / cutoff) ** 2) if cutoff > 0.0 else 1.0
         inverse = np.maximum(s, 0.0) / (s * s + lam2)
-    Lambda[:, :] = (V * inverse) @ V.T
+    np.dot(V * inverse, V.T, Lambda)
     info[0] = np.sum(s >= cutoff) if s_max > 0.0 else 0
     info[1] = s_max / s_min if s_min > 0.0 else np.inf
 
@@ -632,17 +632,21 @@ def operational_space_dynamics(tree, gravity, frames, rows, settings, q, qd, qua
             classical_acceleration_into(v, a, body, origin, Jdot_full[6 * k : 6 * k + 6])
         J, Jdot_qd = out.J[b], out.Jdot_qd[b]
         for r in range(m):
-            J[r] = J_full[rows[r]]
             Jdot_qd[r] = Jdot_full[rows[r]]
+            for column in range(n):
+                J[r, column] = J_full[rows[r], column]
         for velocity, forces in ((qd[b], bias), (zero, g)):  # b(q, q̇), then g(q): one RNEA
             rnea(tree, gravity, q[b], velocity, zero, None, forces, rnea_ws)
+        # products written into their outputs (np.dot's out): an array assigned into a slice
+        # compiles numba's shape-mismatch error path, seconds per kernel
         MinvJT = Minv @ J.T
         if not setting.given_inverse:
-            out.Lambda_inv[b] = J @ MinvJT
+            np.dot(J, MinvJT, out.Lambda_inv[b])
         Lambda = out.Lambda[b]
         damped_task_inertia(out.Lambda_inv[b], setting.singular_threshold,
                             setting.singular_damping, Lambda, out.info[b])
-        Jbar = out.Jbar[b]
-        Jbar[:, :] = MinvJT @ Lambda
-        out.p[b] = Jbar.T @ g
-        out.mu[b] = Jbar.T @ (bias - g) - Lambda @ Jdot_qd
+        Jbar, mu = out.Jbar[b], out.mu[b]
+        np.dot(MinvJT, Lambda, Jbar)
+        np.dot(Jbar.T, g, out.p[b])
+        np.dot(Jbar.T, bias - g, mu)
+        mu -= Lambda @ Jdot_qd
