@@ -24,22 +24,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike
 
-from robodyn_ros.control.plugin import (
-    Controller,
-    ControllerState,
-    _vector,
-    boolean,
-    joint_vector,
-)
+from robodyn_ros.control.joint_target import JointTargetController
+from robodyn_ros.control.plugin import ControllerState, boolean
 from robodyn_ros.model.model import FRICTION_VELOCITY
 
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot
 
 
-class ComputedTorque(Controller):
+class ComputedTorque(JointTargetController):
     """The inverse dynamics of the reference acceleration corrected by PD feedback."""
 
     name: ClassVar[str] = "computed_torque"
@@ -51,39 +45,18 @@ class ComputedTorque(Controller):
     }
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
-        n = robot.nv
-        for required in ("kp", "kd"):
-            if required not in parameters:
-                raise ValueError(f"{type(self).__name__}: parameter '{required}' is required")
-        kp = joint_vector(parameters, "kp", n, nonnegative=True)
-        kd = joint_vector(parameters, "kd", n, nonnegative=True)
-        assert kp is not None and kd is not None  # required: checked above
-        self.kp, self.kd = kp, kd
+        self.kp, self.kd = self._configure_gains_and_target(robot, parameters, ("kp", "kd"))
         self.friction_feedforward = boolean(parameters, "friction_feedforward", True)
-        self.damping = np.asarray(robot.per_coordinate(robot.model.damping), dtype=float)
-        self.friction = np.asarray(robot.per_coordinate(robot.model.friction), dtype=float)
-        self.q_target = joint_vector(parameters, "target", n)
-        self.qd_target = np.zeros(n)
-        self.qdd_target = np.zeros(n)
-
-    def set_target(
-        self, q: ArrayLike, qd: ArrayLike | None = None, qdd: ArrayLike | None = None
-    ) -> None:
-        """Target position q* and optionally velocity q̇* and acceleration q̈* (default 0)."""
-        n = self.robot.nv
-        self.q_target, self.qd_target, self.qdd_target = (
-            np.zeros(n) if value is None
-            else _vector(value, name, n, nonnegative=False, broadcast=False)
-            for value, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+        self.joint_damping = np.asarray(robot.per_coordinate(robot.model.damping), dtype=float)
+        self.joint_friction = np.asarray(robot.per_coordinate(robot.model.friction), dtype=float)
 
     def update(self, state: ControllerState) -> np.ndarray:
         self._check_state(state)
-        if self.q_target is None:
-            self.q_target = state.q.copy()
-        acceleration = (self.qdd_target + self.kp * (self.q_target - state.q)
+        q_target = self._held_target(state)
+        acceleration = (self.qdd_target + self.kp * (q_target - state.q)
                         + self.kd * (self.qd_target - state.qd))
         tau = self._mass_matrix(state) @ acceleration + self._bias(state)
         if self.friction_feedforward:
-            tau += (self.damping * self.qd_target
-                    + self.friction * np.tanh(self.qd_target / FRICTION_VELOCITY))
+            tau += (self.joint_damping * self.qd_target
+                    + self.joint_friction * np.tanh(self.qd_target / FRICTION_VELOCITY))
         return np.asarray(tau, dtype=float)

@@ -19,21 +19,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike
 
-from robodyn_ros.control.plugin import (
-    Controller,
-    ControllerState,
-    _vector,
-    boolean,
-    joint_vector,
-)
+from robodyn_ros.control.joint_target import JointTargetController
+from robodyn_ros.control.plugin import ControllerState, boolean
 
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot
 
 
-class JointImpedance(Controller):
+class JointImpedance(JointTargetController):
     """A spring-damper per joint about a target position, plus gravity compensation."""
 
     name: ClassVar[str] = "joint_impedance"
@@ -45,41 +39,16 @@ class JointImpedance(Controller):
     }
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
-        n = robot.nv
-        for required in ("stiffness", "damping"):
-            if required not in parameters:
-                raise ValueError(f"{type(self).__name__}: parameter '{required}' is required")
-        stiffness = joint_vector(parameters, "stiffness", n, nonnegative=True)
-        damping = joint_vector(parameters, "damping", n, nonnegative=True)
-        assert stiffness is not None and damping is not None  # required: checked above
-        self.stiffness, self.damping = stiffness, damping
+        self.stiffness, self.damping = self._configure_gains_and_target(
+            robot, parameters, ("stiffness", "damping"))
         self.feedforward = boolean(parameters, "feedforward", False)
-        self.q_target = joint_vector(parameters, "target", n)
-        self.qd_target = np.zeros(n)
-        self.qdd_target = np.zeros(n)
-
-    def set_target(
-        self, q: ArrayLike, qd: ArrayLike | None = None, qdd: ArrayLike | None = None
-    ) -> None:
-        """Target position q* and optionally velocity q̇* and acceleration q̈* (default 0)."""
-        n = self.robot.nv
-        self.q_target = _vector(q, "q", n, nonnegative=False, broadcast=False)
-        self.qd_target = (
-            np.zeros(n) if qd is None else _vector(qd, "qd", n, nonnegative=False, broadcast=False)
-        )
-        self.qdd_target = (
-            np.zeros(n)
-            if qdd is None
-            else _vector(qdd, "qdd", n, nonnegative=False, broadcast=False)
-        )
 
     def update(self, state: ControllerState) -> np.ndarray:
         self._check_state(state)
-        if self.q_target is None:
-            self.q_target = state.q.copy()
+        q_target = self._held_target(state)
         g = self._gravity(state)
         tau = (
-            self.stiffness * (self.q_target - state.q)
+            self.stiffness * (q_target - state.q)
             - self.damping * (state.qd - self.qd_target)
             + g
         )
