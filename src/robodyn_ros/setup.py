@@ -39,6 +39,7 @@ setup(
         "rosbags>=0.10",
         "matplotlib>=3.8",
         "pyyaml",
+        "threadpoolctl>=3.1",
     ],
     extras_require={
         "test": [

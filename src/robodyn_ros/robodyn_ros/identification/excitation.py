@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
+from threadpoolctl import threadpool_limits
 
-from robodyn_ros.blas_threads import one_blas_thread
 from robodyn_ros.identification.base_parameters import BaseParameters, base_parameters
 from robodyn_ros.identification.errors import IdentificationError
 from robodyn_ros.model.model import FRICTION_VELOCITY
@@ -436,7 +436,9 @@ def optimise_excitation(robot: Robot, settings: ExcitationSettings) -> Excitatio
             efforts cannot hold the robot still at any mean posture tried).
     """
     started = time.perf_counter()
-    with one_blas_thread():  # small products and decompositions: threads only wait (blas_threads)
+    # small products and decompositions (69 x 69 on the Panda): BLAS threads only wait for
+    # each other, and for a core on a busy machine
+    with threadpool_limits(limits=1, user_api="blas"):
         return _optimised(robot, settings, started)
 
 
