@@ -104,7 +104,7 @@ class CompileAhead:
         if not pending or self.most_helpers < 1:
             return
         try:
-            pickle.dumps(pending)
+            backwards = [pickle.dumps(step) for step in reversed(pending)]
         except Exception as error:
             self.log(f"kernels: compiled here only, the steps do not pickle ({error})")
             return
@@ -112,7 +112,6 @@ class CompileAhead:
             self._start(min(self.most_helpers, len(pending)), len(pending))
         else:
             self._pending += len(pending)
-        backwards = pending[::-1]
         for index, helper in enumerate(self._helpers):
             shift = index * len(backwards) // len(self._helpers)
             _send(helper.stdin, backwards[shift:] + backwards[:shift])
@@ -193,8 +192,8 @@ class CompileAhead:
             pass
 
 
-def _send(stream: IO[bytes] | None, steps: list[WarmUpStep]) -> None:
-    """Write one list of steps to a helper (which may have ended: then nothing)."""
+def _send(stream: IO[bytes] | None, steps: list[bytes]) -> None:
+    """Write one list of pickled steps to a helper (which may have ended: then nothing)."""
     if stream is None:
         return
     try:
@@ -205,25 +204,27 @@ def _send(stream: IO[bytes] | None, steps: list[WarmUpStep]) -> None:
 
 
 def run_helper(caller: int, source: IO[bytes], report: IO[str]) -> None:
-    """A helper's loop: run each step of each list read from `source` until it closes,
-    mark it, and report it as a JSON line; end when the caller process ends."""
+    """A helper's loop: run each step of each list of pickled steps read from `source` until
+    it closes, mark it, and report it as a JSON line; end when the caller process ends."""
     threading.Thread(target=_end_with, args=(caller,), daemon=True).start()
     while True:
         try:
-            steps: list[WarmUpStep] = pickle.load(source)
+            pickled: list[bytes] = pickle.load(source)
         except EOFError:
             return
-        for step in steps:
-            start = time.monotonic()
+        for payload in pickled:
+            start, name, ok = time.monotonic(), "", False
             try:
+                step: WarmUpStep = pickle.loads(payload)
+                name = step.name
                 step.run()
             except Exception:  # the caller reports it from its own call
-                ok = False
+                pass
             else:
                 ok = True
                 _mark(step)
-            print(json.dumps({"name": step.name, "ok": ok,
-                              "seconds": time.monotonic() - start}), file=report, flush=True)
+            print(json.dumps({"name": name, "ok": ok, "seconds": time.monotonic() - start}),
+                  file=report, flush=True)
 
 
 def _mark(step: WarmUpStep) -> None:
@@ -242,11 +243,10 @@ def _end_with(caller: int) -> None:
 
 
 def call_at_rest(robot: Any, function: str, frame: str = "", batch: int = 0) -> None:
-    """A step's call: ``robot.<function>`` at rest (q = 0 moved inside the limits; q̇, q̈, τ
-    zero), of `frame` where the function takes one, for one state or for a batch of `batch`
-    (> 0) states."""
-    q = np.clip(np.zeros(robot.nv), robot.per_coordinate(robot.model.lower),
-                robot.per_coordinate(robot.model.upper))
+    """A step's call: ``robot.<function>`` at rest (Robot.default_positions; q̇, q̈, τ zero),
+    of `frame` where the function takes one, for one state or for a batch of `batch` (> 0)
+    states."""
+    q = robot.default_positions()
     rest = np.zeros(robot.nv)
     if batch:
         q, rest = np.tile(q, (batch, 1)), np.zeros((batch, robot.nv))

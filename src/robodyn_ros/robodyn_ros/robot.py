@@ -630,6 +630,12 @@ class Robot:
         """
         return np.asarray(per_joint)
 
+    def default_positions(self) -> np.ndarray:
+        """q = 0 moved to the nearest point inside the position limits: where a simulation
+        starts and where warm-ups compute, a configuration every joint can take."""
+        return np.clip(np.zeros(self.nv), self.per_coordinate(self.model.lower),
+                       self.per_coordinate(self.model.upper))
+
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(tree, gravity): the packed model the dynamics kernels take, for a caller of a

@@ -20,7 +20,6 @@ from robodyn_ros.compile_ahead import (
     WarmUpStep,
     robot_calls,
     robot_load_step,
-    spare_cores,
 )
 from robodyn_ros.control.plugin import BUILTIN_CONTROLLERS, ControllerState, load_controller
 from robodyn_ros.robot import Robot
@@ -46,8 +45,9 @@ def simulation_step(robot: Robot, integrator: str, dt: float) -> None:
 
 
 def first_efforts(robot: Robot, controller: str, frame: str) -> None:
-    """A built-in controller's efforts at rest, with its required parameters (`frame` for
-    the controlled frame) and the feed-forward terms where it has them."""
+    """A built-in controller's efforts at rest (Robot.default_positions), with its required
+    parameters (`frame` for the controlled frame) and the feed-forward terms where it has
+    them."""
     required: dict[str, dict[str, object]] = {
         "operational_space": {"frame": frame},
         "joint_impedance": {"stiffness": 1.0, "damping": 1.0, "feedforward": True},
@@ -55,7 +55,7 @@ def first_efforts(robot: Robot, controller: str, frame: str) -> None:
     }
     law = load_controller(controller)()
     law.configure(robot, required.get(controller, {}))
-    law.update(ControllerState(t=0.0, q=np.zeros(robot.nv), qd=np.zeros(robot.nv)))
+    law.update(ControllerState(t=0.0, q=robot.default_positions(), qd=np.zeros(robot.nv)))
 
 
 def package_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
@@ -73,9 +73,9 @@ def package_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
 
 
 def warm_up(urdf_text: str, source: str, frame: str | None, helpers: int | None,
-            log: Callable[[str], object]) -> Robot:
+            log: Callable[[str], object]) -> None:
     """Make every step of package_steps with the robot of `urdf_text`, here and in helper
-    processes (default: one per spare core); return the robot.
+    processes (default: one per spare core).
 
     Raises:
         ModelError: the URDF does not load.
@@ -91,5 +91,4 @@ def warm_up(urdf_text: str, source: str, frame: str | None, helpers: int | None,
             step.run()
         compile_ahead.wait()  # every step marked, so that no start compiles ahead again
     log(f"warm: {len(steps)} steps in {time.monotonic() - start:.1f} s on "
-        f"{1 + (spare_cores() if helpers is None else helpers)} processes")
-    return robot
+        f"{1 + compile_ahead.most_helpers} processes")

@@ -189,9 +189,8 @@ class ControllerNode(RobotNode):
         """
         order = command_order(robot, self.value("joints"))
         controller = self._configured(robot)
-        q = np.clip(np.zeros(robot.nv), robot.per_coordinate(robot.model.lower),
-                    robot.per_coordinate(robot.model.upper))
-        self._configured(robot).update(ControllerState(t=0.0, q=q, qd=np.zeros(robot.nv)))
+        self._configured(robot).update(ControllerState(t=0.0, q=robot.default_positions(),
+                                                       qd=np.zeros(robot.nv)))
         self.controller, self._command_order = controller, order
         self._q = self._trajectory = None
         self._trajectories.cancel()

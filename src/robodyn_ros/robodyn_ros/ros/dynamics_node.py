@@ -189,11 +189,11 @@ def settings_of(value: Callable[[str], Any]) -> Settings:
 
 
 def default_warm_up_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
-    """warm_up_steps of the parameters' defaults, with `frame` the one frame (robodyn
+    """The WarmUpPlan steps of the parameters' defaults, with `frame` the one frame (robodyn
     warmup)."""
     defaults = {spec.name: spec.default for spec in (*COMMON_PARAMETERS, *PARAMETERS)}
     defaults["frames"] = [frame]
-    return warm_up_steps(bind(robot, settings_of(defaults.__getitem__)))
+    return WarmUpPlan.of(bind(robot, settings_of(defaults.__getitem__))).steps
 
 
 def bind(robot: Robot | FloatingBaseRobot, settings: Settings) -> Serving:
@@ -286,7 +286,7 @@ class DynamicsNode(RobotNode):
 
     def kernel_steps(self, robot: Robot | FloatingBaseRobot) -> list[WarmUpStep]:
         """warm_up's computations with this robot."""
-        return warm_up_steps(bind(robot, self._settings()))
+        return WarmUpPlan.of(bind(robot, self._settings())).steps
 
     def release(self) -> None:
         self._serving = self._base = None
@@ -547,7 +547,7 @@ def warm_up(serving: Serving) -> None:
     """Compute once, at rest, each quantity the node publishes with these settings (loading,
     on a new install compiling, the kernels, so that the first joint state is answered as
     fast as the others), then each other quantity compute_dynamics answers whose kernels are
-    cached (warm_up_steps); then exempt what exists now from the garbage collector's scans,
+    cached (WarmUpPlan); then exempt what exists now from the garbage collector's scans,
     which shortens the pauses of a cycle.
 
     On a new machine the quantities compute_dynamics answers compile in helper processes
@@ -559,20 +559,18 @@ def warm_up(serving: Serving) -> None:
     Raises:
         RefusedError: naming what failed and why (the robot cannot serve these settings).
     """
-    robot = serving.robot
-    steps = warm_up_steps(serving)
-    published = steps[-len(serving.settings.quantities):] if serving.settings.quantities else []
-    for step in published:
+    plan = WarmUpPlan.of(serving)
+    for quantity, step in plan.published.items():
         try:
             step.run()
         except Exception as error:  # whatever fails refuses the robot, with the reason
-            settings, frames = step.arguments[2], step.arguments[1]
+            frames = quantity_frames(serving, quantity)
             raise RefusedError(
-                f"robot '{robot.model.name}' cannot serve quantity {settings.quantities[0]}"
+                f"robot '{serving.robot.model.name}' cannot serve quantity {quantity}"
                 f"{f' of frames {list(frames)}' if frames else ''}: "
                 f"{type(error).__name__}: {error}"
             ) from error
-    for step in steps[:len(steps) - len(published)]:
+    for step in plan.service_only.values():
         if not step.mark.exists():  # not cached yet: a helper compiles it
             continue
         try:
@@ -583,20 +581,40 @@ def warm_up(serving: Serving) -> None:
     gc.freeze()
 
 
-def warm_up_steps(serving: Serving) -> list[WarmUpStep]:
-    """The computations of warm_up, one quantity each: the quantities compute_dynamics
-    answers and the node does not publish (none for a floating base, which the service
-    refuses), then those it publishes, in the order it computes them; the operational space
-    of the node's frames. A helper that compiles these ahead takes them from the end: what the
-    node publishes first."""
-    robot, settings = serving.robot, serving.settings
-    methods = f"{robot_kind(robot)}; {', '.join(settings.methods)}"
-    answered = () if isinstance(robot, FloatingBaseRobot) else QUANTITIES
-    service_only = [quantity for quantity in answered if quantity not in settings.quantities]
-    return [WarmUpStep(f"{quantity} ({methods})", compute_at_rest,
-                       (robot, serving.frames if quantity == "operational_space" else (),
-                        replace(settings, quantities=(quantity,))))
-            for quantity in (*service_only, *settings.quantities)]
+@dataclass(frozen=True)
+class WarmUpPlan:
+    """The computations of warm_up, one quantity each (quantity → its WarmUpStep): those the
+    node publishes, in the order it computes them, and those only compute_dynamics answers
+    (none for a floating base, which the service refuses)."""
+
+    published: dict[str, WarmUpStep]
+    service_only: dict[str, WarmUpStep]
+
+    @classmethod
+    def of(cls, serving: Serving) -> WarmUpPlan:
+        robot, settings = serving.robot, serving.settings
+        methods = f"{robot_kind(robot)}; {', '.join(settings.methods)}"
+
+        def step(quantity: str) -> WarmUpStep:
+            return WarmUpStep(f"{quantity} ({methods})", compute_at_rest,
+                              (robot, quantity_frames(serving, quantity),
+                               replace(settings, quantities=(quantity,))))
+
+        answered = () if isinstance(robot, FloatingBaseRobot) else QUANTITIES
+        return cls({quantity: step(quantity) for quantity in settings.quantities},
+                   {quantity: step(quantity) for quantity in answered
+                    if quantity not in settings.quantities})
+
+    @property
+    def steps(self) -> list[WarmUpStep]:
+        """Every step, those only the service answers first: a helper that compiles them
+        ahead takes them from the end, what the node publishes first."""
+        return [*self.service_only.values(), *self.published.values()]
+
+
+def quantity_frames(serving: Serving, quantity: str) -> tuple[str, ...]:
+    """The frames a quantity is computed for: the node's, for the operational space."""
+    return serving.frames if quantity == "operational_space" else ()
 
 
 def robot_kind(robot: Robot | FloatingBaseRobot) -> str:

@@ -199,10 +199,11 @@ def run_simulation(
     `gravity` and `xacro_args` as nodes_in_process takes them."""
     with nodes_in_process(urdf, params_file, (SimNode, DynamicsNode, ControllerNode, PreviewNode),
                           gravity, xacro_args) as simulation:
-        robot, nodes, runner = simulation.robot, simulation.nodes, simulation.runner
+        robot, runner = simulation.robot, simulation.runner
+        sim_node, _, controller_node, _ = simulation.nodes
         preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
-                            _controller_gains(nodes[2]), nodes[0].get_parameter("dt").value,
-                            nodes[0].get_parameter("publish_period").value)
+                            _controller_gains(controller_node), sim_node.get_parameter("dt").value,
+                            sim_node.get_parameter("publish_period").value)
         observer = Observer(JointStateMap(robot.joint_names))
         runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
         runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)

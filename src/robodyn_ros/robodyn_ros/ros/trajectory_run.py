@@ -149,8 +149,9 @@ def play_and_record(
     with open_writer(bag, storage) as writer, nodes_in_process(
             urdf, params_file, (SimNode, ControllerNode), gravity, xacro_args) as simulation:
         robot = simulation.robot
+        sim_node, controller_node = simulation.nodes
         joint_map = JointStateMap(robot.joint_names)
-        confirmation = Confirmation(simulation.nodes[1].get_name())
+        confirmation = Confirmation(controller_node.get_name())
         simulation.runner.create_subscription(DiagnosticArray, "/diagnostics",
                                               confirmation.on_diagnostics, 50)
         publisher = reliable_publisher(simulation.runner, "joint_trajectory")
@@ -172,7 +173,7 @@ def play_and_record(
             tracker.start = start
             stamp = round(start * 1e9)
             message.header.stamp = Time(sec=stamp // 10**9, nanosec=stamp % 10**9)
-            publish_period = simulation.nodes[0].get_parameter("publish_period").value
+            publish_period = sim_node.get_parameter("publish_period").value
             writer.set_custom_data(EFFORT_LAG_KEY, repr(0.5 * publish_period))
             publish_until_taken(publisher, confirmation, message, PATIENCE)
             end, _ = tracker.spin_until(executor, start + tracker.reference.duration + SETTLE,

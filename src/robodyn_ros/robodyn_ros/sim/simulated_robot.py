@@ -155,7 +155,7 @@ class SimulatedRobot:
 
     def default_positions(self) -> np.ndarray:
         """q = 0 moved to the nearest point inside the position limits."""
-        return np.clip(np.zeros(self.robot.nv), self._lower, self._upper)
+        return self.robot.default_positions()
 
     def reset(self, q: ArrayLike | None = None, qd: ArrayLike | None = None) -> None:
         """Set the state (defaults: `default_positions()`, rest) and time to 0. Positions
