@@ -179,7 +179,7 @@ def panda_node(kind, *parameters: Parameter) -> Iterator[tuple[Node, Callable[[]
 def call(peer: Peer, kind, service: str, request):
     client = peer.peer.create_client(kind, service)
     try:
-        assert client.wait_for_service(timeout_sec=10.0), service
+        assert client.wait_for_service(timeout_sec=PATIENCE), service
         future = client.call_async(request)
         assert wait_for(future.done)
         return future.result()

@@ -22,7 +22,7 @@ from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
-from helpers.nodes import Peer, dynamics_peer, panda_state, wait_for
+from helpers.nodes import PATIENCE, Peer, dynamics_peer, panda_state, wait_for
 from helpers.robots import PANDA, PANDA_JOINTS, TIP
 
 PREFIX = "left_"
@@ -48,7 +48,7 @@ def test_dynamics_outputs_carry_the_prefixed_frames(ros) -> None:
                                     for a in arrays if a.status[0].name.startswith(name)))
 
         client = peer.peer.create_client(ComputeDynamics, "compute_dynamics")
-        assert client.wait_for_service(timeout_sec=10.0)
+        assert client.wait_for_service(timeout_sec=PATIENCE)
         for frame in (PREFIX + TIP, TIP):  # a frame named with the prefix or without
             future = client.call_async(ComputeDynamics.Request(
                 state=panda_state(Q), frames=[frame]))

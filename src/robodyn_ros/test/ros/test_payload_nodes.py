@@ -19,7 +19,15 @@ from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
-from helpers.nodes import TOLERANCE, Peer, dynamics_peer, new_state, published_answer, wait_for
+from helpers.nodes import (
+    PATIENCE,
+    TOLERANCE,
+    Peer,
+    dynamics_peer,
+    new_state,
+    published_answer,
+    wait_for,
+)
 from helpers.robots import CHAIN, PANDA, PANDA_JOINTS, TOOL
 
 HAND = "panda_hand"
@@ -36,7 +44,7 @@ def set_payload(peer: Peer, frame: str, mass: float, com=(0.0, 0.0, 0.0),
     """Call the node's set_payload service from the test node and wait for the answer."""
     client = peer.peer.create_client(SetPayload, "set_payload")
     try:
-        assert client.wait_for_service(timeout_sec=10.0)
+        assert client.wait_for_service(timeout_sec=PATIENCE)
         request = SetPayload.Request(frame=frame, inertia=inertia_message(mass, com, inertia))
         future = client.call_async(request)
         assert wait_for(future.done)
