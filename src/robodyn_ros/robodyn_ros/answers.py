@@ -14,12 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from robodyn_ros._state_call import all_finite
+from robodyn_ros.configuration import configuration_joints, neutral
 from robodyn_ros.dynamics.inertia_diagonal import mass_matrix_diagonal
 from robodyn_ros.dynamics.pivots import articulated_pivots
 from robodyn_ros.dynamics.tree import pack_tree
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
 from robodyn_ros.model import Model, load_urdf_string
-from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.model.model import FREE_FLYER_DOF, MULTI_DOF_JOINTS
 
 PIVOT_RTOL = 1e-12
 """A pivot D_i at or below this times the largest diagonal entry of M counts as zero. A joint
@@ -31,23 +32,30 @@ SAMPLE_STATES = 4
 
 
 def sample_states(model: Model, count: int = SAMPLE_STATES) -> np.ndarray:
-    """(count, n): q = 0, then uniform in each joint's limits (±π where it has none), from a
-    fixed seed so that a load always finds the same. A floating base's free-flyer joints stay
-    at 0, the only place its kernels put them (dynamics.floating_base)."""
+    """(count, nq): the neutral configuration, then each joint of one degree of freedom
+    uniform in its limits (±π where it has none), from a fixed seed so that a load always finds
+    the same. A free flyer or planar joint stays at its neutral: a vanishing pivot does not
+    depend on where it is. A floating base's free-flyer joints stay at 0, the only place its
+    kernels put them (dynamics.floating_base)."""
     lower = np.where(np.isfinite(model.lower), model.lower, -np.pi)
     upper = np.where(np.isfinite(model.upper), model.upper, np.pi)
     random = np.random.default_rng(0).uniform(lower, upper, (count - 1, model.nv))
     if model.floating_base:
         random[:, :FREE_FLYER_DOF] = 0.0
-    return np.ascontiguousarray(np.vstack([np.zeros(model.nv), random]))
+    states = np.tile(neutral(model), (count, 1))
+    for joint in configuration_joints(model):
+        if joint.kind not in MULTI_DOF_JOINTS:
+            states[1:, joint.q] = random[:, joint.v]
+    return states
 
 
 def singular_joints(tree: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """(B, n) bool: whether each joint's articulated pivot vanishes at each state of Q (B, n)."""
-    diagonal = np.empty(Q.shape)
+    """(B, n) bool: whether each joint's articulated pivot vanishes at each state of Q
+    (B, nq)."""
+    diagonal = np.empty((Q.shape[0], tree.shape[0]))
     mass_matrix_diagonal(tree, Q, diagonal)
     floor = PIVOT_RTOL * diagonal.max(axis=1)
-    pivots = np.empty(Q.shape)
+    pivots = np.empty(diagonal.shape)
     articulated_pivots(tree, Q, floor, pivots)
     return pivots <= floor[:, None]
 
@@ -65,8 +73,9 @@ def load_checks_pivots_first(urdf: str) -> None:
     (compile_ahead) does this while its caller loads the robot of `urdf`."""
     model = load_urdf_string(urdf)
     tree, states = pack_tree(model), sample_states(model)
-    articulated_pivots(tree, states, np.zeros(len(states)), np.empty(states.shape))
-    mass_matrix_diagonal(tree, states, np.empty(states.shape))
+    per_row = np.empty((len(states), model.nv))
+    articulated_pivots(tree, states, np.zeros(len(states)), per_row)
+    mass_matrix_diagonal(tree, states, per_row)
 
 
 def check_finite(

@@ -8,7 +8,7 @@ Options every iterative method takes (anything else raises ValueError naming it)
   of the constraint forces between two iterates ‖f⁽ⁱ⁾ − f⁽ⁱ⁻¹⁾‖ / ‖f⁽ⁱ⁾‖ ≤ tol (Sharf &
   D'Eleuterio §5; they advise tol ≈ TOL/10 of the integrator).
 - ``max_iterations`` (default 10 000): the cap on iterations (sweeps) per state.
-- ``initial_guess``: a q̈ to start from, shaped like q (a warm start from the previous step).
+- ``initial_guess``: a q̈ to start from, shaped like τ (a warm start from the previous step).
   The constraint-force methods turn it into constraint forces by one Newton–Euler pass.
 - ``info`` (default False): return ``(qdd, IterationInfo)`` instead of ``qdd``.
 
@@ -96,20 +96,21 @@ class IterativeMethod:
         guess = options.get("initial_guess")
         if guess is not None:
             guess = np.array(guess, dtype=float)  # a copy: the kernel writes q̈ over it
-            if guess.shape != q.shape:
+            if guess.shape != tau.shape:
                 raise ValueError(
-                    f"forward_dynamics: initial_guess must have the shape of q, {q.shape}; "
+                    f"forward_dynamics: initial_guess must have the shape of τ, {tau.shape}; "
                     f"got {guess.shape}"
                 )
         parameters = [float(options.get(name, math.nan)) for name in self.parameters]
         settings = self.settings(self.variant, guess is not None, tol, max_iterations, *parameters)
-        batch = q.reshape(-1, q.shape[-1]).shape
+        batch = tau.reshape(-1, tau.shape[-1]).shape
         wrenches = np.zeros((*batch, 6)) if f_ext is None else f_ext.reshape((*batch, 6))
         qdd = np.empty(batch) if guess is None else guess.reshape(batch)
         stats = np.empty((batch[0], 2))
-        run(self.kernel, (*constants, settings), q.reshape(batch), qd.reshape(batch),
-            tau.reshape(batch), wrenches, qdd, stats)
-        return finish(self.name, qdd.reshape(q.shape), stats, tol, bool(options.get("info", False)))
+        run(self.kernel, (*constants, settings), q.reshape(batch[0], q.shape[-1]),
+            qd.reshape(batch), tau.reshape(batch), wrenches, qdd, stats)
+        return finish(self.name, qdd.reshape(tau.shape), stats, tol,
+                      bool(options.get("info", False)))
 
 
 def finish(

@@ -33,9 +33,11 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
+from robodyn_ros import configuration
 from robodyn_ros._state_call import StateCall
 from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_no_mass
 from robodyn_ros.batch_threads import per_state_part, run_batch
+from robodyn_ros.configuration import check_configuration, configuration_description
 from robodyn_ros.dynamics import (
     conjugate_gradient,
     constraint_iterations,
@@ -61,7 +63,12 @@ from robodyn_ros.inertial_parameters import (
 from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
-from robodyn_ros.model.model import FREE_FLYER_JOINTS, FRICTION_VELOCITY, checked_gravity
+from robodyn_ros.model.model import (
+    FREE_FLYER_JOINTS,
+    FRICTION_VELOCITY,
+    MULTI_DOF_JOINTS,
+    checked_gravity,
+)
 from robodyn_ros.model.payload import checked_payload, with_payload
 from robodyn_ros.operational_space import (
     SCHUR_METHODS,
@@ -136,12 +143,14 @@ _ITERATIVE_FORWARD_DYNAMICS = {
 
 
 def _state_call(
-    function: str, tree: np.ndarray, constants: np.ndarray, inputs: int, out_shape: tuple
+    function: str, tree: np.ndarray, constants: np.ndarray, inputs: int, out_shape: tuple,
+    first_extra: int,
 ) -> StateCall:
-    """The StateCall of `function`'s C entry (dynamics.state_entry) on these arrays."""
+    """The StateCall of `function`'s C entry (dynamics.state_entry) on these arrays; q has
+    first_extra = nq − nv numbers more than the other vectors."""
     entries = state_entries()
     return StateCall(entries.ENTRIES[function].address, tree, constants, inputs, out_shape,
-                     symmetric=function in entries.SYMMETRIC_ANSWERS)
+                     first_extra, symmetric=function in entries.SYMMETRIC_ANSWERS)
 
 
 def _with_gravity(model: Model, gravity: Sequence[float] | np.ndarray | None) -> Model:
@@ -170,12 +179,13 @@ class BoundOnUse:
     Args:
         tree: the packed tree.
         constants: what the entries take besides it (gravity, or a frame's row).
+        first_extra: nq − nv, what a configuration has more than a velocity.
     """
 
     CALLS: ClassVar[dict[str, EntryCall]]
 
-    def __init__(self, tree: np.ndarray, constants: np.ndarray) -> None:
-        self._tree, self._constants = tree, constants
+    def __init__(self, tree: np.ndarray, constants: np.ndarray, first_extra: int = 0) -> None:
+        self._tree, self._constants, self._first_extra = tree, constants, first_extra
 
     def __getattr__(self, name: str) -> StateCall:
         if name not in self.CALLS:
@@ -187,7 +197,8 @@ class BoundOnUse:
 
     def _state_call(self, function: str, inputs: int, out_shape: tuple[int, ...]) -> StateCall:
         """The StateCall of `function`'s C entry."""
-        return _state_call(function, self._tree, self._constants, inputs, out_shape)
+        return _state_call(function, self._tree, self._constants, inputs, out_shape,
+                           self._first_extra)
 
     def replaced(self, **calls: Callable[..., Any]) -> Self:
         """A copy with `calls` in place of the calls of those names."""
@@ -221,7 +232,7 @@ class _OneState(BoundOnUse):
         constants = self._constants
         if function == "inverse_dynamics_regressor":
             constants = np.append(constants, FRICTION_VELOCITY)
-        return _state_call(function, self._tree, constants, inputs, out_shape)
+        return _state_call(function, self._tree, constants, inputs, out_shape, self._first_extra)
 
 
 class _OneFrame(BoundOnUse):
@@ -289,7 +300,7 @@ class Robot:
         the functions that need M⁻¹ raise SingularMassMatrixError."""
         self.model = model
         self.threads = threads
-        self.nq = self.nv = model.nv
+        self.nq, self.nv = model.nq, model.nv
         self.joint_names = model.joint_names
         self.mimic_joints: tuple[str, ...] = ()  # joints that follow another (MimicRobot)
         self.coupling: Coupling | None = None  # how they follow (mimic_robot.Coupling)
@@ -301,15 +312,26 @@ class Robot:
         }
         self._gravity = np.array(model.gravity, dtype=float)
         assert model.armature is not None  # Model makes it an array
-        self._no_armature_methods = methods.CONSTRAINT_FORCE_METHODS if model.armature.any() else ()
+        self._multi_dof_joints = tuple(
+            joint.name for joint in configuration.configuration_joints(model)
+            if joint.kind in MULTI_DOF_JOINTS)
+        self._refused_methods = (methods.CONSTRAINT_FORCE_METHODS
+                                 if model.armature.any() or self._multi_dof_joints else ())
         self._tree_under_gravity = (self._tree, self._gravity)  # what most kernels take first
         self._link_frame_constants: np.ndarray | None = None  # for "schur": _link_frames
         self._tasks: dict[tuple, _Task] = {}
         self._schur_tasks: set[tuple[str, ...]] = set()  # checked for the SCHUR_METHODS
-        self._one_state = _OneState(self._tree, self._gravity)
+        extra = self.nq - self.nv
+        self._one_state = _OneState(self._tree, self._gravity, extra)
         self._one_frame = {
-            name: _OneFrame(self._tree, row) for name, row in self._frame_rows.items()
+            name: _OneFrame(self._tree, row, extra) for name, row in self._frame_rows.items()
         }
+        if self.nq != self.nv:  # every configuration's rotations are checked (_checked)
+            self._one_state = self._one_state.replaced(
+                **dict.fromkeys(_OneState.CALLS, _general_path))
+            self._one_frame = {name: calls.replaced(**dict.fromkeys(_OneFrame.CALLS,
+                                                                    _general_path))
+                               for name, calls in self._one_frame.items()}
         self.massless_joints = joints_moving_no_mass(model, self._tree)
         if self.massless_joints:
             self._refuse_inverses()
@@ -332,6 +354,10 @@ class Robot:
         if self.model.floating_base and set(self.massless_joints) & set(FREE_FLYER_JOINTS):
             base = (f" (a floating base whose body, the root link '{self.model.root_link}' "
                     "with its fixed links, is massless and moves with the joint below it)")
+        elif any(self.model.joint_kinds[self.joint_names.index(name)] in MULTI_DOF_JOINTS
+                 for name in self.massless_joints):
+            base = (" (a free-flyer or planar joint whose body, with its fixed links, is "
+                    "massless and moves with a joint below it)")
         warnings.warn(
             f"robot '{self.model.name}': joint(s) {', '.join(map(repr, self.massless_joints))} "
             f"move no mass at any configuration{base}, so M(q) is singular and q̈, M⁻¹ and Λ "
@@ -632,9 +658,35 @@ class Robot:
 
     def default_positions(self) -> np.ndarray:
         """q = 0 moved to the nearest point inside the position limits: where a simulation
-        starts and where warm-ups compute, a configuration every joint can take."""
+        starts and where warm-ups compute, a configuration every joint can take. A free
+        flyer or planar joint is at its neutral (the identity)."""
+        if self.nq != self.nv:
+            return configuration.neutral_within_limits(self.model)
         return np.clip(np.zeros(self.nv), self.per_coordinate(self.model.lower),
                        self.per_coordinate(self.model.upper))
+
+    def neutral(self) -> np.ndarray:
+        """The neutral configuration (pinocchio.neutral): zero, and the identity rotation of
+        every free flyer and planar joint."""
+        return configuration.neutral(self.model)
+
+    def integrate(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
+        """q ⊕ v: the configuration reached from q (..., nq) by the velocity v (..., nv)
+        held for unit time, joint by joint (robodyn_ros.configuration, pinocchio.integrate).
+
+        Raises:
+            ValueError: the last axes are not nq and nv, or the batch shapes do not broadcast.
+        """
+        return configuration.integrate(self.model, q, v)
+
+    def difference(self, q0: ArrayLike, q1: ArrayLike) -> FloatArray:
+        """q1 ⊖ q0 (..., nv): the velocity that integrate takes from q0 to q1 in unit time
+        (pinocchio.difference).
+
+        Raises:
+            ValueError: a last axis is not nq, or the batch shapes do not broadcast.
+        """
+        return configuration.difference(self.model, q0, q1)
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -908,8 +960,8 @@ class Robot:
             qdd = self._one_state.forward_dynamics(q, qd, tau)
             if qdd is not None:
                 return qdd
-        if method in self._no_armature_methods:
-            self._refuse_armature(method, "forward_dynamics")
+        if method in self._refused_methods:
+            self._refuse_constraint_forces(method, "forward_dynamics")
         kernel = methods.FORWARD_DYNAMICS.get(method)
         if kernel is None or options:
             return self._iterate(method, q, qd, tau, f_ext, options)
@@ -1214,7 +1266,7 @@ class Robot:
         """The joint vectors called `names` (q first) as the kernels take them: as given when
         they already are C-contiguous float64 arrays of one shape (n,) or (B, n), else
         converted and checked (_checked)."""
-        if _ready(self.nv, *vectors):
+        if _ready(self.nq, self.nv, *vectors):
             return vectors
         return self._checked(names, vectors)
 
@@ -1250,7 +1302,7 @@ class Robot:
         Returns:
             out.
         """
-        if names is not None and not _ready(self.nv, *vectors):
+        if names is not None and not _ready(self.nq, self.nv, *vectors):
             vectors = self._checked(names, vectors)
         q = vectors[0]
         out = np.empty((*q.shape[:-1], *shape))
@@ -1265,8 +1317,8 @@ class Robot:
         kernel = table.get(method)
         if kernel is None:
             raise _unknown_method(method, tuple(table), function)
-        if method in self._no_armature_methods:
-            self._refuse_armature(method, function)
+        if method in self._refused_methods:
+            self._refuse_constraint_forces(method, function)
         return kernel
 
     def _task_method(self, method: str, frames: tuple[str, ...],
@@ -1307,8 +1359,17 @@ class Robot:
 
     # -- argument checks --------------------------------------------------------------------
 
-    def _refuse_armature(self, method: str, function: str) -> None:
-        """The ValueError of a constraint-force method asked about a robot with armature."""
+    def _refuse_constraint_forces(self, method: str, function: str) -> None:
+        """The ValueError of a constraint-force method asked about a robot with a free-flyer
+        or planar joint, or with armature."""
+        if self._multi_dof_joints:
+            raise ValueError(
+                f"{function}: method '{method}' takes joints of one degree of freedom, each "
+                "moving a body of its own (the constraint-force formulation inverts each "
+                "body's inertia), and this robot's free-flyer or planar joint(s) "
+                f"{', '.join(map(repr, self._multi_dof_joints))} take a row per degree of "
+                f"freedom with massless bodies between; use {_ARMATURE_METHODS[function]}"
+            )
         assert self.model.armature is not None  # Model makes it an array
         armed = np.flatnonzero(self.model.armature)
         joints = [self.joint_names[i] for i in armed]
@@ -1342,22 +1403,34 @@ class Robot:
         return row
 
     def _checked(self, names: tuple[str, ...], vectors: tuple) -> tuple[np.ndarray, ...]:
-        """The joint vectors called `names` (q first) as C-contiguous float64 arrays of one
-        shape, (n,) or (B, n), or an error naming the argument."""
+        """The joint vectors called `names` (q first) as C-contiguous float64 arrays, q (nq,)
+        or (B, nq) and the others (nv,) or (B, nv) of its batch, or an error naming the
+        argument."""
         q = _as_float_array(vectors[0], names[0])
-        if q.ndim not in (1, 2) or q.shape[-1] != self.nv:
-            joints = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
+        if q.ndim not in (1, 2) or q.shape[-1] != self.nq:
             raise ValueError(
-                f"{names[0]} must have shape ({self.nv},) or (B, {self.nv}), one value per "
-                f"joint ({joints}); got shape {q.shape}"
+                f"{names[0]} must have shape ({self.nq},) or (B, {self.nq}): "
+                f"{self._configuration_layout()}; got shape {q.shape}"
             )
+        if self.nq != self.nv:
+            check_configuration(self.model, q, names[0])
         arrays = [q]
+        shape = (*q.shape[:-1], self.nv)
         for name, vector in zip(names[1:], vectors[1:], strict=True):
             x = _as_float_array(vector, name)
-            if x.shape != q.shape:
-                raise ValueError(f"{name} must have the shape of q, {q.shape}; got {x.shape}")
+            if x.shape != shape:
+                raise ValueError(
+                    f"{name} must have shape {shape}, one value per velocity coordinate of "
+                    f"q's states; got {x.shape}")
             arrays.append(x)
         return tuple(arrays)
+
+    def _configuration_layout(self) -> str:
+        """What q holds, for errors: one value per joint, or the multi-DOF joints' layout."""
+        if self.nq == self.nv:
+            joints = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
+            return f"one value per joint ({joints})"
+        return configuration_description(self.model)
 
     def _wrenches(self, f_ext: ArrayLike | None, q: ArrayLike) -> np.ndarray | None:
         """f_ext as the kernels take it, (..., n, 6) for the states of q; None when absent."""
@@ -1365,7 +1438,7 @@ class Robot:
             return None
         (q,) = self._inputs(("q",), q)
         f_ext = _as_float_array(f_ext, "f_ext")
-        expected = (*q.shape, 6)
+        expected = (*q.shape[:-1], self.nv, 6)
         if f_ext.shape != expected:
             raise ValueError(
                 f"f_ext must have shape {expected}: one [force; torque] per moving body "
@@ -1374,11 +1447,13 @@ class Robot:
         return f_ext
 
 
-def _ready(n: int, q: object, *others: object) -> bool:
-    """True when q is a C-contiguous float64 (n,) or (B, n) array and the others match it."""
+def _ready(nq: int, nv: int, q: object, *others: object) -> bool:
+    """True when q is a C-contiguous float64 (nq,) or (B, nq) array and the others are (nv,)
+    or (B, nv) of its batch; a configuration with multi-DOF joints is never ready, for its
+    joints' unit norms are checked (check_configuration)."""
     if not (
-        type(q) is _ARRAY and q.dtype is _FLOAT and 0 < q.ndim < 3 and q.shape[-1] == n
-        and q.flags.c_contiguous
+        type(q) is _ARRAY and q.dtype is _FLOAT and 0 < q.ndim < 3 and q.shape[-1] == nq
+        and q.flags.c_contiguous and nq == nv
     ):
         return False
     for x in others:

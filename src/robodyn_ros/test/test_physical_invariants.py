@@ -214,11 +214,11 @@ def test_a_single_state_in_any_form_gives_the_same_answer(panda, function: str) 
 
 def test_mismatched_state_shapes(panda) -> None:
     z = np.zeros(7)
-    with pytest.raises(ValueError, match=r"qd must have the shape of q, \(7,\); got \(6,\)"):
+    with pytest.raises(ValueError, match=r"qd must have shape \(7,\), one value per .*got \(6,\)"):
         panda.bias_forces(z, np.zeros(6))
-    with pytest.raises(ValueError, match=r"qdd must have the shape of q, \(2, 7\); got \(7,\)"):
+    with pytest.raises(ValueError, match=r"qdd must have shape \(2, 7\).*got \(7,\)"):
         panda.inverse_dynamics(np.zeros((2, 7)), np.zeros((2, 7)), z)
-    with pytest.raises(ValueError, match="tau must have the shape of q"):
+    with pytest.raises(ValueError, match="tau must have shape"):
         panda.forward_dynamics(z, z, np.zeros((1, 7)))
 
 

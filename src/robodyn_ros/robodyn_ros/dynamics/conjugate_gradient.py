@@ -120,9 +120,9 @@ def cg_forward_dynamics(tree, gravity, settings, q, qd, tau, f_ext, qdd, ws):
     world_inertias(tree, X_world, inertia)
     velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias)
     # r0 = τ − b, b = g1(q, q̇, 0, f_ext) (Fijany & Scheid eq. 47)
-    newton_euler(tree, S_world, inertia, np.zeros(q.shape[0]), gravity_acceleration(gravity),
+    newton_euler(tree, S_world, inertia, np.zeros(tree.shape[0]), gravity_acceleration(gravity),
                  c, bias, rhs, ws.passes)
-    for i in range(q.shape[0]):
+    for i in range(tree.shape[0]):
         rhs[i] = tau[i] - rhs[i]
     return conjugate_gradient(tree, S_world, inertia, rhs, qdd, diag, settings, ws)
 
@@ -133,7 +133,7 @@ def forward_dynamics_cg(tree, gravity, settings, q, qd, tau, f_ext, qdd, stats):
     (B, n, 6), into qdd (B, n): from the q̈ it holds when settings.warm, else from q̈ = 0.
     stats (B, 2) gets the iterations and the relative residual. One signature for every use,
     so the kernel compiles once."""
-    B, n = q.shape
+    B, n = q.shape[0], tree.shape[0]
     if not settings.warm:
         qdd[:, :] = 0.0
     ws = cg_workspace(n)

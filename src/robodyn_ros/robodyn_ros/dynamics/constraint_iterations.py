@@ -320,7 +320,7 @@ def forward_dynamics_constraint_forces(tree, gravity, settings, q, qd, tau, f_ex
     of the q̈ that qdd holds when settings.warm, else from λ = 0. stats (B, 2): iterations,
     relative change. One signature for every use, so the kernel compiles once."""
     check_masses(tree)
-    B, n = q.shape
+    B, n = q.shape[0], tree.shape[0]
     ws, iw = system_workspace(n), iteration_workspace(n)
     for b in range(B):
         a_root = assemble(tree, gravity, q[b], qd[b], tau[b], f_ext[b], ws)

@@ -242,7 +242,7 @@ def assemble_links(tree, q, ws):
     """The projections, Φ_i, the W_i and the topology at q."""
     forward_kinematics(tree, q, ws.X_world, ws.S_world)
     world_inertias(tree, ws.X_world, ws.inertia)
-    for i in range(q.shape[0]):
+    for i in range(tree.shape[0]):
         store_link(tree, ws.X_world, ws.S_world, i, i, ws.Phi, ws.house, ws.pivot)
     store_topology(tree, ws)
 
@@ -251,7 +251,7 @@ def assemble_links(tree, q, ws):
 def assemble_matrix(tree, q, ws):
     """assemble_links and the blocks 𝒜_ii (Ad) and 𝒜_{p(i),i} (Ao) at q."""
     assemble_links(tree, q, ws)
-    assemble_blocks(ws, q.shape[0])
+    assemble_blocks(ws, tree.shape[0])
 
 
 @kernel_helper

@@ -30,7 +30,7 @@ from robodyn_ros.dynamics.spatial import (
     store,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, parent_of, subtree_ends
+from robodyn_ros.dynamics.tree import POSE, joint_start, parent_of, subtree_ends
 
 INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), see spatial.py
 
@@ -81,15 +81,24 @@ def coriolis(tree, q, qd, C, workspace):
 def body_velocity_terms(tree, qd, S_world, inertia, v, S_dot, inertia_rates, momentum):
     """Forward pass, world frame: each body's velocity v_i = v_λ + S_i q̇_i, its joint's
     Ṡ_i = v_i × S_i, the rate İ_i of its inertia I_i (n x 10, world_inertias) and its momentum
-    h_i = I_i v_i."""
-    for i in range(qd.shape[0]):
+    h_i = I_i v_i. The rows of a multi-DOF joint take v_i of its last row, its body's, as
+    Pinocchio's J̇ of a joint does."""
+    n = qd.shape[0]
+    for i in range(n):
         parent = parent_of(tree, i)
         S = vector6(S_world, i)
         vJ = scale6(qd[i], S)
         v_i = add6(vector6(v, parent), vJ) if parent >= 0 else vJ
         I_i = inertia_at(inertia, i)
         store(v, i, v_i)
-        store(S_dot, i, motion_cross_motion(v_i, S))
+        start = joint_start(tree, i)
+        if i + 1 < n and joint_start(tree, i + 1) == start:
+            pass  # not its joint's last row: that row stores this row's Ṡ
+        elif start == i:
+            store(S_dot, i, motion_cross_motion(v_i, S))
+        else:  # the last row of a multi-DOF joint (tree.py)
+            for j in range(start, i + 1):
+                store(S_dot, j, motion_cross_motion(v_i, vector6(S_world, j)))
         store(inertia_rates, i, inertia_rate(I_i, v_i))
         store(momentum, i, inertia_times(I_i, v_i))
 
@@ -133,9 +142,9 @@ def coriolis_entries(S_world, S_dot, end, F, G, H, C):
 
 @kernel
 def coriolis_matrix(tree, q, qd, C):
-    """C(q, q̇) for a state (n,) or a batch (B, n); C is (..., n, n)."""
+    """C(q, q̇) for a state or a batch, q (..., nq) and qd (..., n); C is (..., n, n)."""
     Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
-    B, n = Q.shape
+    B, n = QD.shape
     CC = C.reshape((B, n, n))
     workspace = coriolis_workspace(tree, n)
     for b in range(B):

@@ -42,7 +42,7 @@ def kinetic_energy_of(tree, q, qd, workspace):
     X_world, S_world, v = workspace.X_world, workspace.S_world, workspace.v
     forward_kinematics(tree, q, X_world, S_world)
     energy = 0.0
-    for i in range(q.shape[0]):
+    for i in range(tree.shape[0]):
         parent = parent_of(tree, i)
         v_i = scale6(qd[i], vector6(S_world, i))
         if parent >= 0:
@@ -62,7 +62,7 @@ def potential_energy_of(tree, gravity, q, workspace):
     forward_kinematics(tree, q, X_world, S_world)
     g = (gravity[0], gravity[1], gravity[2])
     energy = 0.0
-    for i in range(q.shape[0]):
+    for i in range(tree.shape[0]):
         X, body = pose_at(X_world, i, 0), body_inertia(tree, i)
         energy -= body[0] * dot3(g, add3(X[9:12], rotate(X, body[1:4])))
     return energy
@@ -72,7 +72,7 @@ def potential_energy_of(tree, gravity, q, workspace):
 def kinetic_energy(tree, q, qd, out):
     """T for a state (n,) or a batch (B, n); out is () or (B,)."""
     Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     OUT = out.reshape(B)
     workspace = energy_workspace(n)
     for b in range(B):
@@ -83,7 +83,7 @@ def kinetic_energy(tree, q, qd, out):
 def potential_energy(tree, gravity, q, out):
     """V for a state (n,) or a batch (B, n); out is () or (B,)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     OUT = out.reshape(B)
     workspace = energy_workspace(n)
     for b in range(B):

@@ -11,6 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.kinematics import joint_velocity_less_before
 from robodyn_ros.dynamics.spatial import (
     add6,
     dot6,
@@ -58,8 +59,9 @@ def world_inertias(tree, X_world, inertia):
 
 @kernel_helper
 def velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias):
-    """Forward pass: velocities v, velocity-product accelerations c_i = v_i × S_i q̇_i and bias
-    forces v_i ×* I_i v_i − f_ext,i (f_ext None or (n, 6) body-frame wrenches), world frame."""
+    """Forward pass: velocities v, velocity-product accelerations c_i = v_i × S_i q̇_i (on a
+    multi-DOF joint's rows, kinematics.joint_velocity_less_before) and bias forces
+    v_i ×* I_i v_i − f_ext,i (f_ext None or (n, 6) body-frame wrenches), world frame."""
     for i in range(qd.shape[0]):
         parent = parent_of(tree, i)
         vJ = scale6(qd[i], vector6(S_world, i))
@@ -69,7 +71,8 @@ def velocity_terms(tree, qd, f_ext, X_world, S_world, inertia, v, c, bias):
             bias_i = add6(bias_i, scale6(-1.0, force_to_parent(pose_at(X_world, i, 0),
                                                                vector6(f_ext, i))))
         store(v, i, v_i)
-        store(c, i, motion_cross_motion(v_i, vJ))
+        store(c, i, motion_cross_motion(
+            joint_velocity_less_before(tree, i, qd, S_world, v_i), vJ))
         store(bias, i, bias_i)
 
 

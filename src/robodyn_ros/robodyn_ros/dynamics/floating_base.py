@@ -87,8 +87,9 @@ def base_frame_kinematics(tree, q, X_world, S_world):
         for c in range(6):
             S_world[k, c] = 0.0
         S_world[k, k] = 1.0
+    q_rows = q[CONFIGURATION - VELOCITY:]  # row i's position at q_rows[i]
     for i in range(VELOCITY, q.shape[0] - 1):
-        body_kinematics(tree, i, q[i - VELOCITY + CONFIGURATION], X_world, S_world)
+        body_kinematics(tree, i, q_rows, X_world, S_world)
 
 
 @kernel_helper

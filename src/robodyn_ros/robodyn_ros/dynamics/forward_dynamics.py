@@ -10,7 +10,7 @@ from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import inverse_dynamics
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
-from robodyn_ros.dynamics.kinematics import body_kinematics
+from robodyn_ros.dynamics.kinematics import body_kinematics, joint_velocity_less_before
 from robodyn_ros.dynamics.spatial import (
     add6,
     dot6,
@@ -25,7 +25,7 @@ from robodyn_ros.dynamics.spatial import (
     symmetric_times,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of
+from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, joint_start, parent_of
 
 LANES = 8
 """States a batch's ABA runs side by side, one per lane of the workspace. Their passes are
@@ -68,14 +68,14 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, lanes, workspace):
     X_world, S_world, v, c = workspace.X_world, workspace.S_world, workspace.v, workspace.c
     pA, U, D, u, IA = workspace.pA, workspace.U, workspace.D, workspace.u, workspace.IA
     first, count = lanes.first, lanes.count
-    n = Q.shape[1]
+    n = tree.shape[0]
 
     # forward pass: poses, velocities, velocity-product accelerations c, rigid-body bias forces
     for i in range(n):
-        parent = parent_of(tree, i)
+        parent, one_row = parent_of(tree, i), joint_start(tree, i) == i
         for lane in range(count):
             b = first + lane
-            X, S = body_kinematics(tree, i, Q[b, i], X_world[lane], S_world[lane])
+            X, S = body_kinematics(tree, i, Q[b], X_world[lane], S_world[lane])
             vJ = scale6(QD[b, i], S)
             v_i = add6(vector6(v[lane], parent), vJ) if parent >= 0 else vJ
             inertia = inertia_to_world(X, body_inertia(tree, i))
@@ -83,7 +83,11 @@ def aba(tree, gravity, Q, QD, TAU, F, QDD, lanes, workspace):
             if F is not None:
                 pA_i = add6(pA_i, scale6(-1.0, force_to_parent(X, vector6(F[b], i))))
             store(v[lane], i, v_i)
-            store(c[lane], i, motion_cross_motion(v_i, vJ))
+            if one_row:
+                store(c[lane], i, motion_cross_motion(v_i, vJ))
+            else:  # a multi-DOF joint's row (tree.py)
+                store(c[lane], i, motion_cross_motion(joint_velocity_less_before(
+                    tree, i, QD[b], S_world[lane], v_i), vJ))
             store(pA[lane], i, pA_i)
             store_inertia_matrix(IA[lane], i, inertia)
 
@@ -144,9 +148,9 @@ def aba_state(tree, gravity, q, qd, tau, f_ext, qdd, workspace):
 
 @kernel_helper
 def aba_batch(tree, gravity, Q, QD, TAU, F, QDD):
-    """aba for a batch (B, n): LANES states at a time; the last group ends at the last state
+    """aba for a batch (B, nq): LANES states at a time; the last group ends at the last state
     and so repeats a few states of the one before, which its lanes compute alike."""
-    B, n = Q.shape
+    B, n = QD.shape
     if B < LANES:
         workspace = aba_workspace(n, 1)
         for b in range(B):
@@ -159,9 +163,10 @@ def aba_batch(tree, gravity, Q, QD, TAU, F, QDD):
 
 @kernel
 def forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd):
-    """ABA for a state (n,) or a batch (B, n); f_ext None or (..., n, 6); qdd like q."""
+    """ABA for a state or a batch: q (..., nq), qd and tau (..., n); f_ext None or
+    (..., n, 6); qdd like qd."""
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
-    B, n = Q.shape
+    B, n = QD.shape
     if f_ext is None:
         aba_batch(tree, gravity, Q, QD, TAU, None, qdd.reshape((B, n)))
     else:
@@ -171,11 +176,11 @@ def forward_dynamics(tree, gravity, q, qd, tau, f_ext, qdd):
 @kernel
 def forward_dynamics_factored(tree, gravity, q, qd, tau, f_ext, qdd):
     """q̈ = M⁻¹(τ − b), b from RNEA and M factored as LᵀDL (the "cholesky" method), for a
-    state (n,) or a batch (B, n)."""
+    state or a batch (q (..., nq), the others (..., n))."""
     Q, TAU = np.atleast_2d(q), np.atleast_2d(tau)
-    B, n = Q.shape
+    B, n = TAU.shape
     QDD = qdd.reshape((B, n))
-    inverse_dynamics(tree, gravity, q, qd, np.zeros(q.shape), f_ext, qdd)  # b, into qdd
+    inverse_dynamics(tree, gravity, q, qd, np.zeros(tau.shape), f_ext, qdd)  # b, into qdd
     workspace, LD = crba_workspace(tree, n), np.empty((n, n))
     for b in range(B):
         factor_mass_matrix(tree, Q[b], LD, workspace)

@@ -73,7 +73,7 @@ def gdahj(tree, q, M, workspace):
     forward_pass(tree, X_world, S_world, terms, KT)
     backward_pass(tree, X_world, S_world, terms, DY)
     fill(M, end, KT, DY)
-    for i in range(q.shape[0]):
+    for i in range(tree.shape[0]):
         M[i, i] += armature(tree, i)
 
 
@@ -148,7 +148,7 @@ def fill(M, end, KT, DY):
 def mass_matrix(tree, q, M):
     """GDAHJ for a state (n,) or a batch (B, n); M is (..., n, n)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     MM = M.reshape((B, n, n))
     workspace = gdahj_workspace(tree, n)
     for b in range(B):

@@ -52,7 +52,7 @@ def inertia_diagonal(tree, q, diag, workspace):
     """diag M(q) for one state into diag (n), armature included; workspace from
     diagonal_workspace."""
     X_world, S_world, moments = workspace.X_world, workspace.S_world, workspace.moments
-    n = q.shape[0]
+    n = tree.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     # forward pass: each body's own moments about its joint's origin, h_i = m_i r_i and
     # k_i = R I_c Rᵀ − m_i r̂_i r̂_i, r_i the centre of mass from O_i
@@ -88,7 +88,7 @@ def inertia_diagonal(tree, q, diag, workspace):
 def mass_matrix_diagonal(tree, q, diag):
     """diag M(q) for a state (n,) or a batch (B, n); diag like q."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     OUT = diag.reshape((B, n))
     workspace = diagonal_workspace(n)
     for b in range(B):

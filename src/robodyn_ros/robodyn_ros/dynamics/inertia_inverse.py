@@ -54,7 +54,7 @@ def minv_aba(tree, q, Minv, workspace):
     root. A[i] (6 x n) holds the accelerations of body i. World frame."""
     end, X_world, S_world, IA = workspace.end, workspace.X_world, workspace.S_world, workspace.IA
     U, D, P, A = workspace.U, workspace.D, workspace.P, workspace.A
-    n = q.shape[0]
+    n = tree.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
     for i in range(n):
         store_inertia_matrix(IA, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
@@ -106,7 +106,7 @@ def minv_aba(tree, q, Minv, workspace):
 def mass_matrix_inverse(tree, q, Minv):
     """M⁻¹ by the O(n²) recursion for a state (n,) or a batch (B, n); Minv is (..., n, n)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     OUT = Minv.reshape((B, n, n))
     workspace = minv_workspace(tree, n)
     for b in range(B):
@@ -117,7 +117,7 @@ def mass_matrix_inverse(tree, q, Minv):
 def mass_matrix_inverse_factored(tree, q, Minv):
     """M⁻¹ by CRBA, LᵀDL and n solves for a state (n,) or a batch (B, n)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     OUT = Minv.reshape((B, n, n))
     workspace, LD, column = crba_workspace(tree, n), np.empty((n, n)), np.empty(n)
     for b in range(B):

@@ -87,7 +87,7 @@ def composite_inertia_matrix(tree, S_world, end, Ic, F, M, unit_axes):
 def mass_matrix(tree, q, M):
     """CRBA for a state (n,) or a batch (B, n); M is (..., n, n)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     MM = M.reshape((B, n, n))
     workspace = crba_workspace(tree, n)
     for b in range(B):

@@ -26,7 +26,10 @@ from robodyn_ros.dynamics.tree import (
     POSE,
     armature,
     body_inertia,
+    configuration_index,
     frame_axis,
+    joint_start,
+    joint_velocity_before,
     parent_of,
     subspace,
 )
@@ -48,13 +51,20 @@ def rnea_workspace(n):
 def body_motion(tree, i, q, qd, qdd, v_parent, a_parent):
     """Body i's pose in its parent X_i, and its velocity and acceleration in its own frame from
     its parent's: v_i = X_i v_λ + S_i q̇_i, a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i (RBDA
-    Table 5.1)."""
+    Table 5.1); on the rows of a multi-DOF joint, v_i less the joint's earlier rows' motion
+    (tree.joint_velocity_before), so that the joint's rows add up to X a_λ + S q̈ + X v_λ × S q̇
+    as a multi-DOF joint of RBDA Table 5.1 does."""
     S = subspace(tree, i)
-    X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, frame_axis(tree, i), q[i])
+    X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, frame_axis(tree, i), q,
+                     configuration_index(tree, i))
     vJ = scale6(qd[i], S)
     v_i = add6(motion_to_child(X_i, v_parent), vJ)
     a_i = add6(motion_to_child(X_i, a_parent), scale6(qdd[i], S))
-    a_i = add6(a_i, motion_cross_motion(v_i, vJ))
+    if joint_start(tree, i) == i:
+        a_i = add6(a_i, motion_cross_motion(v_i, vJ))
+    else:
+        v_before = add6(v_i, scale6(-1.0, joint_velocity_before(tree, i, qd)))
+        a_i = add6(a_i, motion_cross_motion(v_before, vJ))
     return X_i, v_i, a_i
 
 
@@ -73,7 +83,7 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
     v_root = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
     # forward pass: velocities, accelerations and the net force on each body
-    for i in range(q.shape[0]):
+    for i in range(tree.shape[0]):
         body, parent = body_inertia(tree, i), parent_of(tree, i)
         v_parent = vector6(workspace.v, parent) if parent >= 0 else v_root
         a_parent = vector6(workspace.a, parent) if parent >= 0 else a_root
@@ -89,7 +99,7 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
 
     # backward pass: joint torques, the rotor's a_i q̈_i added; each body's force is carried
     # by its parent
-    for i in range(q.shape[0] - 1, -1, -1):
+    for i in range(tree.shape[0] - 1, -1, -1):
         f_i = vector6(workspace.f, i)
         tau[i] = dot6(subspace(tree, i), f_i) + armature(tree, i) * qdd[i]
         parent = parent_of(tree, i)
@@ -101,9 +111,10 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
 
 @kernel
 def inverse_dynamics(tree, gravity, q, qd, qdd, f_ext, tau):
-    """RNEA for a state (n,) or a batch (B, n); f_ext None or (..., n, 6); tau like q."""
+    """RNEA for a state or a batch: q (..., nq), qd and qdd (..., n), f_ext None or
+    (..., n, 6); tau like qd."""
     Q, QD, QDD = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd)
-    B, n = Q.shape
+    B, n = QD.shape
     TAU = tau.reshape((B, n))
     workspace = rnea_workspace(n)
     if f_ext is None:
@@ -118,11 +129,11 @@ def inverse_dynamics(tree, gravity, q, qd, qdd, f_ext, tau):
 @kernel
 def bias_forces(tree, gravity, q, qd, tau):
     """C(q, q̇) q̇ + g(q): RNEA with q̈ = 0, for a state or a batch."""
-    inverse_dynamics(tree, gravity, q, qd, np.zeros(q.shape), None, tau)
+    inverse_dynamics(tree, gravity, q, qd, np.zeros(qd.shape), None, tau)
 
 
 @kernel
 def gravity_torques(tree, gravity, q, tau):
     """g(q): RNEA with q̇ = q̈ = 0, for a state or a batch."""
-    zero = np.zeros(q.shape)
+    zero = np.zeros(tau.shape)
     inverse_dynamics(tree, gravity, q, zero, zero, None, tau)

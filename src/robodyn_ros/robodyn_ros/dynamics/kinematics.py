@@ -5,10 +5,12 @@ import numpy as np
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
     add3,
+    add6,
     compose,
     joint_pose_and_subspace,
     pose_at,
     rotate,
+    scale6,
     store,
     vector6,
 )
@@ -17,7 +19,9 @@ from robodyn_ros.dynamics.tree import (
     FRAME_PLACEMENT,
     PLACEMENT,
     POSE,
+    configuration_index,
     frame_axis,
+    joint_start,
     parent_of,
     subspace,
 )
@@ -26,23 +30,35 @@ from robodyn_ros.dynamics.tree import (
 @kernel_helper
 def forward_kinematics(tree, q, X_world, S_world):
     """Forward pass: pose X_world[i] of every body in the world (n x 12), and its joint's
-    motion subspace in world axes about the world origin, S_world[i] (n x 6)."""
-    for i in range(q.shape[0]):
-        body_kinematics(tree, i, q[i], X_world, S_world)
+    motion subspace in world axes about the world origin, S_world[i] (n x 6), from the
+    configuration q (nq)."""
+    for i in range(tree.shape[0]):
+        body_kinematics(tree, i, q, X_world, S_world)
 
 
 @kernel_helper
-def body_kinematics(tree, i, q_i, X_world, S_world):
+def body_kinematics(tree, i, q, X_world, S_world):
     """Body i's step of forward_kinematics, its parent's pose already in X_world: stores and
     returns its pose X and its joint's world motion subspace S."""
     parent = parent_of(tree, i)
     placement = pose_at(tree, i, PLACEMENT)
     if parent >= 0:
         placement = compose(pose_at(X_world, parent, 0), placement)
-    X, S = joint_pose_and_subspace(placement, subspace(tree, i), frame_axis(tree, i), q_i)
+    X, S = joint_pose_and_subspace(placement, subspace(tree, i), frame_axis(tree, i), q,
+                                   configuration_index(tree, i))
     store(X_world, i, X)
     store(S_world, i, S)
     return X, S
+
+
+@kernel_helper
+def joint_velocity_less_before(tree, i, qd, S_world, v_i):
+    """v_i less what row i's joint's earlier rows add, Σ S_j q̇_j (world axes about the world
+    origin): the velocity whose product with the row's S_i q̇_i is its share of a multi-DOF
+    joint's velocity product v_λ × S q̇ (tree.py); v_i itself on a joint of one row."""
+    for j in range(joint_start(tree, i), i):
+        v_i = add6(v_i, scale6(-qd[j], vector6(S_world, j)))
+    return v_i
 
 
 @kernel_helper
@@ -102,7 +118,7 @@ def frame_poses(tree, frames, q, out):
     """Poses (4x4) of the given frames (F x 13 rows) for a state (n,) or a batch (B, n);
     out is (..., F, 4, 4)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     F = frames.shape[0]
     OUT = out.reshape((B, F, 4, 4))
     X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
@@ -114,9 +130,9 @@ def frame_poses(tree, frames, q, out):
 
 @kernel
 def frame_jacobian(tree, frame, q, out):
-    """Jacobian of one frame (a 13-row) for a state (n,) or a batch (B, n); out (..., 6, n)."""
+    """Jacobian of one frame (a 13-row) for a state (nq,) or a batch (B, nq); out (..., 6, n)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     OUT = out.reshape((B, 6, n))
     X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
     for b in range(B):

@@ -30,7 +30,7 @@ def articulated_pivots(tree, Q, floor, D):
     (U_i = I^A_i S_i vanishes with D_i, I^A_i being positive semi-definite), so one singular
     joint leaves the pivots of the others exact.
     """
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     X_world, S_world, IA = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6))
     for b in range(B):
         forward_kinematics(tree, Q[b], X_world, S_world)

@@ -38,6 +38,7 @@ from robodyn_ros.dynamics.tree import (
     PLACEMENT,
     POSE,
     armature,
+    configuration_index,
     frame_axis,
     is_chain,
     subspace,
@@ -106,12 +107,12 @@ def combine(first, X, second):
 @kernel_helper
 def stage_a(tree, q, Y, C, levels):
     """Level 0: each link alone and the pose of the next body; then the levels of doubling."""
-    n = q.shape[0]
+    n = tree.shape[0]
     for a in range(n):
         store(C, a, tree[a, BODY : BODY + COMPOSITE])
         if a + 1 < n:
             X = joint_pose(pose_at(tree, a + 1, PLACEMENT), subspace(tree, a + 1),
-                           frame_axis(tree, a + 1), q[a + 1])
+                           frame_axis(tree, a + 1), q, configuration_index(tree, a + 1))
             store(Y[0], a, X)
         else:
             store(Y[0], a, IDENTITY)
@@ -170,7 +171,7 @@ def recursive_doubling(tree, q, M, workspace):
     """M(q) for one state into M (n x n); workspace from doubling_workspace."""
     levels, Y, C, SP, F = workspace.levels, workspace.Y, workspace.C, workspace.SP, workspace.F
     stage_a(tree, q, Y, C, levels)
-    for x in range(q.shape[0]):  # Table 2, BEGIN14: the diagonal (+ armature), stage B's forces
+    for x in range(tree.shape[0]):  # Table 2, BEGIN14: the diagonal (+ armature), stage B's forces
         S = subspace(tree, x)
         f = body_inertia_times(composite_at(C, x), S)
         M[x, x] = dot6(S, f) + armature(tree, x)
@@ -186,7 +187,7 @@ def mass_matrix(tree, q, M):
     if not is_chain(tree):
         raise ValueError(CHAIN_ONLY)
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     MM = M.reshape((B, n, n))
     workspace = doubling_workspace(n)
     for b in range(B):

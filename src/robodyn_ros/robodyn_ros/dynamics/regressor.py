@@ -95,7 +95,7 @@ def unit_inertia_times(k, x):
 def regressor(tree, gravity, friction_velocity, q, qd, qdd, Y, workspace):
     """Y (n, PARAMETERS_PER_BODY n + PARAMETERS_PER_JOINT n) with τ = Y π for one state; Y
     is overwritten whole."""
-    n = q.shape[0]
+    n = tree.shape[0]
     Y[:, :] = 0.0
     a_root = (-gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0)  # the base accelerates at −g
     v_root = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -129,6 +129,6 @@ def regressor(tree, gravity, friction_velocity, q, qd, qdd, Y, workspace):
 @kernel
 def inverse_dynamics_regressor(tree, gravity, friction_velocity, q, qd, qdd, Y):
     """The regressor Y (B, n, p) for a batch q, qd, qdd (B, n); ε = friction_velocity."""
-    workspace = regressor_workspace(q.shape[1])
+    workspace = regressor_workspace(tree.shape[0])
     for b in range(q.shape[0]):
         regressor(tree, gravity, friction_velocity, q[b], qd[b], qdd[b], Y[b], workspace)

@@ -14,7 +14,7 @@ from robodyn_ros.dynamics.jit import kernel
 def mass_matrix(tree, q, M):
     """M(q) by n RNEA calls, for a state (n,) or a batch (B, n); M is (..., n, n)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     MM = M.reshape((B, n, n))
     workspace = rnea_workspace(n)
     no_gravity, zero, unit = np.zeros(3), np.zeros(n), np.zeros(n)

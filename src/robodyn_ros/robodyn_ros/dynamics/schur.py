@@ -230,7 +230,7 @@ def forward_dynamics_schur_bcr(tree, gravity, q, qd, tau, f_ext, qdd):
     O(N) block LDLᵀ, runs in link frames: schur_link_frames.py.)"""
     checked_topology(tree, True)
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     QDD = qdd.reshape((B, n))
     ws, cw = system_workspace(n), cyclic_reduction_workspace(n)
     for b in range(B):
@@ -249,7 +249,7 @@ def mass_matrix_inverse_exact(tree, q, Minv, cyclic):
     O(N²)."""
     chain = checked_topology(tree, cyclic)
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     OUT = Minv.reshape((B, n, n))
     ws, cw, lw = system_workspace(n), cyclic_reduction_workspace(n), leaf_first_workspace(n)
     unit, column = np.zeros(n), np.empty(n)

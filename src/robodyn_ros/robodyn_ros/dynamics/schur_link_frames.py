@@ -286,7 +286,7 @@ def kinematics_pass(links, q, qd, tau, f_ext, ws):
     X_Z, the velocities v, c = v × S q̇, and each body's known force
     f = S τ − v ×* I v + f_ext − Σ_children X_cᵀ S_c τ_c (link frames)."""
     X, joint, v, c, f = ws.X, ws.joint, ws.v, ws.c, ws.f
-    for j in range(q.shape[0]):
+    for j in range(links.shape[0]):
         p = int(links[j, LINK_PARENT])
         revolute = links[j, REVOLUTE] != 0.0
         angle = q[j] if revolute else 0.0
@@ -506,7 +506,7 @@ def forward_dynamics_schur(links, gravity, q, qd, tau, f_ext, qdd):
     """q̈ by the three passes, for a state (n,) or a batch (B, n); links from link_frames,
     f_ext None or (..., n, 6) body-frame wrenches."""
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
-    B, n = Q.shape
+    B, n = Q.shape[0], links.shape[0]
     QDD = qdd.reshape((B, n))
     ws = link_workspace(n)
     a_root = gravity_acceleration(gravity)

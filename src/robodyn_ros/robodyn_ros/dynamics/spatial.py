@@ -15,6 +15,7 @@ are inlined into the kernels that call them, and none makes an array view or all
 import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.tree import CONTINUED, FREE_FLYER, PLANAR
 
 
 @kernel_helper
@@ -111,29 +112,67 @@ def compose(A, B):
 
 
 @kernel_helper
-def joint_pose(placement, S, axis, q):
-    """placement · exp(S q): the pose of a body at joint position q, `placement` the pose of
-    its joint's frame (in the parent body, or in the world).
+def joint_pose(placement, S, axis, q, k):
+    """placement · M(q): the pose of a body with its joint at configuration q[k:] (k the
+    joint's tree.configuration_index), `placement` the pose of its joint's frame (in the parent
+    body, or in the world).
 
     A revolute joint about ±e_k of its frame (`axis` = k ≥ 0, tree.frame_axis), the usual URDF
     axes, turns two columns of the placement (Pinocchio's JointModelRX, RY and RZ do the same);
-    any other joint composes the placement with screw_motion(S, q).
+    any other joint composes the placement with joint_motion(S, axis, q, k).
     """
     if axis >= 0:
-        return turn_about_axis(placement, axis, S, q)[0]
-    return compose(placement, screw_motion(S, q))
+        return turn_about_axis(placement, axis, S, q[k])[0]
+    return compose(placement, joint_motion(S, axis, q, k))
 
 
 @kernel_helper
-def joint_pose_and_subspace(placement, S, axis, q):
-    """joint_pose(placement, S, axis, q) = X, and S in the placement's frame, motion_to_parent(X,
-    S). One branch on the joint's kind for both: in a helper with array arguments, a second
-    branch kept their reference counts inside the kernel's loop."""
+def joint_pose_and_subspace(placement, S, axis, q, k):
+    """joint_pose(placement, S, axis, q, k) = X, and S in the placement's frame,
+    motion_to_parent(X, S). One branch on the joint's kind for both: in a helper with array
+    arguments, a second branch kept their reference counts inside the kernel's loop."""
     if axis >= 0:
-        X, turning = turn_about_axis(placement, axis, S, q)
+        X, turning = turn_about_axis(placement, axis, S, q[k])
         return X, (*cross(X[9:12], turning), *turning)
-    X = compose(placement, screw_motion(S, q))
+    X = compose(placement, joint_motion(S, axis, q, k))
     return X, motion_to_parent(X, S)
+
+
+@kernel_helper
+def joint_motion(S, axis, q, k):
+    """The motion M(q) across a row's joint (tree.py): screw_motion(S, q[k]) for a joint of one
+    degree of freedom, the free flyer's or planar joint's pose on the first row of one, the
+    identity on the rows after it."""
+    if axis == FREE_FLYER:
+        return free_flyer_motion(q, k)
+    if axis == PLANAR:
+        return planar_motion(q, k)
+    if axis == CONTINUED:
+        return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0
+    return screw_motion(S, q[k])
+
+
+@kernel_helper
+def free_flyer_motion(q, k):
+    """The pose of a free flyer's configuration q[k : k + 7] = [x y z, qx qy qz qw], its
+    quaternion normalised (Pinocchio's JointModelFreeFlyer)."""
+    x, y, z, w = q[k + 3], q[k + 4], q[k + 5], q[k + 6]
+    s = 2.0 / (x * x + y * y + z * z + w * w)  # R = 1 + s w [u]× + s [u]×², u = (x, y, z)
+    return (
+        1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w),
+        s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w),
+        s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y),
+        q[k], q[k + 1], q[k + 2],
+    )
+
+
+@kernel_helper
+def planar_motion(q, k):
+    """The pose of a planar joint's configuration q[k : k + 4] = [x, y, cos θ, sin θ], the
+    rotation about z by θ with (cos θ, sin θ) normalised (Pinocchio's JointModelPlanar)."""
+    norm = np.sqrt(q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3])
+    c, s = q[k + 2] / norm, q[k + 3] / norm
+    return c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0, q[k], q[k + 1], 0.0
 
 
 @kernel_helper

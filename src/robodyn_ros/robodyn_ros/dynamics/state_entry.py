@@ -10,7 +10,8 @@ with one C signature,
 that views the pointers as arrays (tree (n, WIDTH); constants: gravity (3,), for the regressor
 gravity and the friction velocity (REGRESSOR_CONSTANTS,), for the frame entries the frame's row
 (FRAME_WIDTH,); the state vectors (n,); out shaped as the result) and
-runs the one-state algorithm the batch kernels loop over, with its own workspace. Unused
+runs the one-state algorithm the batch kernels loop over, with its own workspace. A
+configuration q has the tree's nq entries (tree.configuration_size), the other vectors n. Unused
 inputs are NULL and never read. An entry cannot raise: where an answer does not exist its
 output holds NaN or inf, which StateCall turns into its "take the general path" answer.
 
@@ -41,7 +42,7 @@ from robodyn_ros.dynamics.task_space import (
     articulated_workspace,
     invert_task_inertia,
 )
-from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH
+from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH, configuration_size
 
 _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)
@@ -58,101 +59,117 @@ def as_tree(tree, n):
     return carray(tree, (n, WIDTH))
 
 
+@kernel_helper
+def tree_and_configuration(tree, n, q):
+    """The packed tree (n, WIDTH) and the configuration (nq,) behind their pointers, nq from
+    the tree's joints."""
+    packed = as_tree(tree, n)
+    return packed, carray(q, configuration_size(packed))
+
+
 @entry
 def inverse_dynamics_entry(tree, gravity, n, q, qd, qdd, tau):
-    rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), carray(qdd, n), None,
-         carray(tau, n), rnea_workspace(n))
-
-
-@entry
-def bias_forces_entry(tree, gravity, n, q, qd, _x1, tau):
-    rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), np.zeros(n), None,
-         carray(tau, n), rnea_workspace(n))
-
-
-@entry
-def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
-    zero = np.zeros(n)
-    rnea(as_tree(tree, n), carray(gravity, 3), carray(q, n), zero, zero, None, carray(tau, n),
+    packed, config = tree_and_configuration(tree, n, q)
+    rnea(packed, carray(gravity, 3), config, carray(qd, n), carray(qdd, n), None, carray(tau, n),
          rnea_workspace(n))
 
 
 @entry
+def bias_forces_entry(tree, gravity, n, q, qd, _x1, tau):
+    packed, config = tree_and_configuration(tree, n, q)
+    rnea(packed, carray(gravity, 3), config, carray(qd, n), np.zeros(n), None, carray(tau, n),
+         rnea_workspace(n))
+
+
+@entry
+def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
+    packed, config = tree_and_configuration(tree, n, q)
+    zero = np.zeros(n)
+    rnea(packed, carray(gravity, 3), config, zero, zero, None, carray(tau, n), rnea_workspace(n))
+
+
+@entry
 def coriolis_matrix_entry(tree, gravity, n, q, qd, _x1, C):
-    packed = as_tree(tree, n)
-    coriolis(packed, carray(q, n), carray(qd, n), carray(C, (n, n)), coriolis_workspace(packed, n))
+    packed, config = tree_and_configuration(tree, n, q)
+    coriolis(packed, config, carray(qd, n), carray(C, (n, n)), coriolis_workspace(packed, n))
 
 
 @entry
 def inverse_dynamics_regressor_entry(tree, constants, n, q, qd, qdd, Y):
     """constants: gravity (3) then the friction velocity ε (REGRESSOR_CONSTANTS)."""
+    packed, config = tree_and_configuration(tree, n, q)
     values = carray(constants, REGRESSOR_CONSTANTS)
-    regressor(as_tree(tree, n), values[:3], values[3], carray(q, n), carray(qd, n),
-              carray(qdd, n), carray(Y, (n, REGRESSOR_COLUMNS_PER_JOINT * n)),
-              regressor_workspace(n))
+    regressor(packed, values[:3], values[3], config, carray(qd, n), carray(qdd, n),
+              carray(Y, (n, REGRESSOR_COLUMNS_PER_JOINT * n)), regressor_workspace(n))
 
 
 @entry
 def mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
-    packed = as_tree(tree, n)
-    crba(packed, carray(q, n), carray(M, (n, n)), crba_workspace(packed, n))
+    packed, config = tree_and_configuration(tree, n, q)
+    crba(packed, config, carray(M, (n, n)), crba_workspace(packed, n))
 
 
 @entry
 def mass_matrix_diagonal_entry(tree, gravity, n, q, _x1, _x2, diag):
-    inertia_diagonal(as_tree(tree, n), carray(q, n), carray(diag, n), diagonal_workspace(n))
+    packed, config = tree_and_configuration(tree, n, q)
+    inertia_diagonal(packed, config, carray(diag, n), diagonal_workspace(n))
 
 
 @entry
 def mass_matrix_inverse_entry(tree, gravity, n, q, _x1, _x2, Minv):
-    packed = as_tree(tree, n)
-    minv_aba(packed, carray(q, n), carray(Minv, (n, n)), minv_workspace(packed, n))
+    packed, config = tree_and_configuration(tree, n, q)
+    minv_aba(packed, config, carray(Minv, (n, n)), minv_workspace(packed, n))
 
 
 @entry
 def forward_dynamics_entry(tree, gravity, n, q, qd, tau, qdd):
-    aba_state(as_tree(tree, n), carray(gravity, 3), carray(q, n), carray(qd, n), carray(tau, n),
-              None, carray(qdd, n), aba_workspace(n, 1))
+    packed, config = tree_and_configuration(tree, n, q)
+    aba_state(packed, carray(gravity, 3), config, carray(qd, n), carray(tau, n), None,
+              carray(qdd, n), aba_workspace(n, 1))
 
 
 @entry
 def kinetic_energy_entry(tree, gravity, n, q, qd, _x1, T):
-    carray(T, 1)[0] = kinetic_energy_of(as_tree(tree, n), carray(q, n), carray(qd, n),
-                                        energy_workspace(n))
+    packed, config = tree_and_configuration(tree, n, q)
+    carray(T, 1)[0] = kinetic_energy_of(packed, config, carray(qd, n), energy_workspace(n))
 
 
 @entry
 def potential_energy_entry(tree, gravity, n, q, _x1, _x2, V):
-    carray(V, 1)[0] = potential_energy_of(as_tree(tree, n), carray(gravity, 3), carray(q, n),
-                                          energy_workspace(n))
+    packed, config = tree_and_configuration(tree, n, q)
+    carray(V, 1)[0] = potential_energy_of(packed, carray(gravity, 3), config, energy_workspace(n))
 
 
 @entry
 def frame_pose_entry(tree, frame, n, q, _x1, _x2, pose):
+    packed, config = tree_and_configuration(tree, n, q)
     X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
-    forward_kinematics(as_tree(tree, n), carray(q, n), X_world, S_world)
+    forward_kinematics(packed, config, X_world, S_world)
     frame_pose_into(X_world, carray(frame, FRAME_WIDTH), carray(pose, (4, 4)))
 
 
 @entry
 def jacobian_entry(tree, frame, n, q, _x1, _x2, J):
+    packed, config = tree_and_configuration(tree, n, q)
     X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
-    frame_jacobian_of(as_tree(tree, n), carray(frame, FRAME_WIDTH), carray(q, n), X_world,
-                      S_world, pose, carray(J, (6, n)))
+    frame_jacobian_of(packed, carray(frame, FRAME_WIDTH), config, X_world, S_world, pose,
+                      carray(J, (6, n)))
 
 
 @entry
 def operational_space_inertia_inverse_entry(tree, frame, n, q, _x1, _x2, Lambda_inv):
-    articulated_task_inverse(as_tree(tree, n), carray(frame, (1, FRAME_WIDTH)), carray(q, n),
+    packed, config = tree_and_configuration(tree, n, q)
+    articulated_task_inverse(packed, carray(frame, (1, FRAME_WIDTH)), config,
                              carray(Lambda_inv, (6, 6)), articulated_workspace(n))
 
 
 @entry
 def operational_space_inertia_entry(tree, frame, n, q, _x1, _x2, Lambda):
     """Λ; NaN in Λ[0, 0] where it does not exist, for the general path to raise."""
+    packed, config = tree_and_configuration(tree, n, q)
     Lambda_inv, out = np.empty((6, 6)), carray(Lambda, (6, 6))
-    articulated_task_inverse(as_tree(tree, n), carray(frame, (1, FRAME_WIDTH)), carray(q, n),
-                             Lambda_inv, articulated_workspace(n))
+    articulated_task_inverse(packed, carray(frame, (1, FRAME_WIDTH)), config, Lambda_inv,
+                             articulated_workspace(n))
     if not invert_task_inertia(Lambda_inv, out):
         out[0, 0] = np.nan
 

@@ -43,6 +43,7 @@ from robodyn_ros.dynamics.kinematics import (
     forward_kinematics,
     frame_jacobian_into,
     frame_origin,
+    joint_velocity_less_before,
 )
 from robodyn_ros.dynamics.linalg import invert_spd
 from robodyn_ros.dynamics.schur import tip_inertia, tip_inverse_inertia
@@ -120,7 +121,7 @@ def articulated_inertias(tree, q, ws, kept):
     the bodies' inertias into ws.IA."""
     X_world, IA = ws.X_world, ws.IA
     forward_kinematics(tree, q, X_world, ws.S_world)
-    for i in range(q.shape[0]):
+    for i in range(tree.shape[0]):
         store_inertia_matrix(IA, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
     articulated_pass(tree, ws, kept)
 
@@ -301,7 +302,7 @@ def path_system(tree, q, body, ws, aw, I_tip):
     inertia added, IA_c − U_c U_cᵀ / D_c at τ = 0 (RBDA Table 7.1): the backward pass stops at
     the path. A path body carrying no subtree keeps its exact inverse inertia."""
     X_world, S_world, IA, on_path = aw.X_world, aw.S_world, aw.IA, aw.on_path
-    n = q.shape[0]
+    n = tree.shape[0]
     on_path[:] = False
     j = body
     while j >= 0:
@@ -414,7 +415,7 @@ def operational_space_inertia(tree, frames, rows, q, inverse, out):
     frames' [linear; angular], F x 13 frame rows) by the dense route, for a state (n,) or a
     batch (B, n); out is (..., m, m)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     OUT = out.reshape((B, m, m))
     workspace = minv_workspace(tree, n)
@@ -429,7 +430,7 @@ def operational_space_inertia(tree, frames, rows, q, inverse, out):
 def operational_space_inertia_recursive(tree, frames, rows, q, inverse, out):
     """operational_space_inertia by the O(n) articulated-body recursion (trees)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     OUT = out.reshape((B, m, m))
     ws = articulated_workspace(n)
@@ -445,7 +446,7 @@ def schur_task_inertia(tree, frames, rows, q, inverse, out, cyclic):
     𝒜 reduced by elimination from the base or, when `cyclic`, by block cyclic reduction; Λ of
     one whole frame by the direct form (schur_direct_inertia)."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     OUT = out.reshape((B, m, m))
     ws, aw, sw = schur_workspace_of(n)
@@ -479,7 +480,7 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
     O(n), no matrix formed. A wrench [F; N] at the frame origin p is the force F with moment
     N + p × F about the world origin, then in the body's coordinates."""
     Q = np.atleast_2d(q)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     FORCE, OUT = force.reshape((B, m)), out.reshape((B, m))
     workspace, zero, qdd = aba_workspace(n, 1), np.zeros(n), np.empty(n)
@@ -522,8 +523,10 @@ def velocity_product_accelerations(tree, S_world, qd, v, a):
         v_parent = vector6(v, parent) if parent >= 0 else zero
         a_parent = vector6(a, parent) if parent >= 0 else zero
         vJ = scale6(qd[i], vector6(S_world, i))
-        store(v, i, add6(v_parent, vJ))
-        store(a, i, add6(a_parent, motion_cross_motion(v_parent, vJ)))
+        v_i = add6(v_parent, vJ)
+        store(v, i, v_i)
+        v_before = joint_velocity_less_before(tree, i, qd, S_world, v_i)
+        store(a, i, add6(a_parent, motion_cross_motion(v_before, vJ)))
 
 
 @kernel_helper
@@ -547,7 +550,7 @@ def classical_accelerations(tree, frames, rows, q, qd, out):
     (B, n): the classical acceleration [a_p; α] of each frame origin at q̈ = 0, world-aligned
     axes (velocity_product_accelerations, then classical_acceleration_into); M never enters."""
     Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
-    B, n = Q.shape
+    B, n = Q.shape[0], tree.shape[0]
     m = rows.shape[0]
     OUT = out.reshape((B, m))
     X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
@@ -613,7 +616,7 @@ def operational_space_dynamics(tree, gravity, frames, rows, settings, q, qd, qua
     only by reading its class (docs/development.md)."""
     setting = TaskSettings(*settings)
     out = TaskQuantities(*quantities)
-    B, n = q.shape
+    B, n = q.shape[0], tree.shape[0]
     m, F6 = rows.shape[0], 6 * frames.shape[0]
     workspace = minv_workspace(tree, n)
     X_world, S_world = workspace.X_world, workspace.S_world

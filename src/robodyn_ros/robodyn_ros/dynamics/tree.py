@@ -9,7 +9,18 @@ Every call from Python pays for each array argument, so the Model's arrays trave
                  (3x3 row-major), in body coordinates (BODY_SIZE = 13)
     ARMATURE     the joint's armature, added to M's diagonal (1)
     AXIS         k where the joint is a rotation about ±e_k of its frame (0, 1, 2 for x, y,
-                 z), the usual URDF axes; −1 for any other joint (1)
+                 z), the usual URDF axes; −1 for any other joint of one degree of freedom;
+                 FREE_FLYER, PLANAR or CONTINUED for the rows of a multi-DOF joint (below) (1)
+    Q_INDEX      the index of the joint's configuration in q (Pinocchio's idx_q) (1)
+    JOINT_START  the joint's first row (1)
+
+A joint of several degrees of freedom (a free flyer, 6; planar, 3) takes one row per velocity
+coordinate, all in its joint frame: the first (AXIS FREE_FLYER or PLANAR) carries the joint's
+placement and its motion M(q) from the joint's whole configuration q[Q_INDEX:]; the others
+(CONTINUED) sit at the identity in the row before, their bodies massless but for the last,
+which carries the child body. Their subspaces are the unit motions of the joint's velocity in
+the joint frame, Pinocchio's local velocity: free flyer [v; ω], planar (vx, vy, ω_z). A joint
+of one row has JOINT_START its own row and q[Q_INDEX] its position.
 
 A pose is 12 numbers: rotation R row-major (9) then translation p (3); it maps child
 coordinates to parent coordinates, x_parent = R x_child + p. Frames travel the same way: a
@@ -20,6 +31,7 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel_helper
 from robodyn_ros.model import Model
+from robodyn_ros.model.model import MULTI_DOF_JOINTS, configuration_layout
 
 PARENT = 0
 PLACEMENT = 1
@@ -29,7 +41,15 @@ COM = INERTIA + 1
 BODY_SIZE = 13
 ARMATURE = INERTIA + BODY_SIZE
 AXIS = ARMATURE + 1
-WIDTH = AXIS + 1
+Q_INDEX = AXIS + 1
+JOINT_START = Q_INDEX + 1
+WIDTH = JOINT_START + 1
+
+# AXIS of the rows of a multi-DOF joint (module doc)
+FREE_FLYER = -2
+PLANAR = -3
+CONTINUED = -4
+MULTI_DOF_AXES = {"floating": FREE_FLYER, "planar": PLANAR}
 
 FRAME_BODY = 0
 FRAME_PLACEMENT = 1
@@ -70,6 +90,14 @@ def pack_tree(model: Model) -> np.ndarray:
     tree[:, INERTIA:ARMATURE] = inertia_rows(model.spatial_inertia)
     tree[:, ARMATURE] = model.armature
     tree[:, AXIS] = frame_axes(model.motion_subspace)
+    layout = configuration_layout(model.joint_kinds)
+    tree[:, Q_INDEX] = layout.q_index
+    tree[:, JOINT_START] = layout.joint_start
+    for start in np.flatnonzero(layout.joint_start == np.arange(model.nv)):
+        kind = model.joint_kinds[start]
+        if kind in MULTI_DOF_AXES:
+            tree[start, AXIS] = MULTI_DOF_AXES[kind]
+            tree[start + 1:start + MULTI_DOF_JOINTS[kind].nv, AXIS] = CONTINUED
     return tree
 
 
@@ -126,8 +154,42 @@ def subspace(tree, i):
 
 @kernel_helper
 def frame_axis(tree, i):
-    """k where joint i is a rotation about ±e_k of its frame, −1 for any other joint."""
+    """k where joint i is a rotation about ±e_k of its frame, −1 for any other joint of one
+    degree of freedom, FREE_FLYER, PLANAR or CONTINUED for the rows of a multi-DOF joint."""
     return int(tree[i, AXIS])
+
+
+@kernel_helper
+def configuration_index(tree, i):
+    """Where row i's joint configuration starts in q (Pinocchio's idx_q)."""
+    return int(tree[i, Q_INDEX])
+
+
+@kernel_helper
+def joint_start(tree, i):
+    """The first row of row i's joint: i for a joint of one degree of freedom."""
+    return int(tree[i, JOINT_START])
+
+
+@kernel_helper
+def configuration_size(tree):
+    """nq: the length of a configuration of the tree, from its last joint."""
+    start = joint_start(tree, tree.shape[0] - 1)
+    axis = frame_axis(tree, start)
+    width = 7 if axis == FREE_FLYER else (4 if axis == PLANAR else 1)
+    return configuration_index(tree, start) + width
+
+
+@kernel_helper
+def joint_velocity_before(tree, i, qd):
+    """Σ S_j q̇_j over the rows j of row i's joint before i, in the joint frame: what row i's
+    velocity holds of its own joint's motion besides its own; zero for a one-row joint."""
+    motion = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for j in range(joint_start(tree, i), i):
+        S = subspace(tree, j)
+        motion = (motion[0] + qd[j] * S[0], motion[1] + qd[j] * S[1], motion[2] + qd[j] * S[2],
+                  motion[3] + qd[j] * S[3], motion[4] + qd[j] * S[4], motion[5] + qd[j] * S[5])
+    return motion
 
 
 @kernel_helper

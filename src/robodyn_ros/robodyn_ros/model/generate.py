@@ -217,6 +217,43 @@ class _RobotBuilder:
         )
 
 
+def with_joint_kinds(urdf: str, kinds: dict[str, str]) -> str:
+    """The URDF with the named joints made floating or planar (its plane the joint frame's
+    x-y plane, as URDF and Pinocchio's JointModelPlanar take it), their limits dropped.
+
+    Raises:
+        ValueError: a name that is not a joint of the URDF, or a kind that is neither.
+    """
+    root = ET.fromstring(urdf)
+    joints = {joint.get("name"): joint for joint in root.iter("joint")}
+    for name, kind in kinds.items():
+        if name not in joints or kind not in ("floating", "planar"):
+            raise ValueError(f"with_joint_kinds: no joint {name!r} to make {kind!r}")
+        joint = joints[name]
+        joint.set("type", kind)
+        for tag in ("axis", "limit", "dynamics"):
+            for element in joint.findall(tag):
+                joint.remove(element)
+        if kind == "planar":
+            ET.SubElement(joint, "axis", xyz="0 0 1")
+    return ET.tostring(root, encoding="unicode")
+
+
+def with_root_joint(urdf: str, kind: str, xyz: str = "0 0 0", rpy: str = "0 0 0") -> str:
+    """The URDF with a massless link ``world`` as its root and a floating or planar joint
+    ``root_joint`` (at `xyz`, `rpy`) from it to the URDF's root link."""
+    root = ET.fromstring(urdf)
+    children = {child.get("link") for child in root.iter("child")}
+    base = next(name for link in root.iter("link")
+                if (name := link.get("name")) is not None and name not in children)
+    ET.SubElement(root, "link", name="world")
+    joint = ET.SubElement(root, "joint", name="root_joint", type="fixed")
+    ET.SubElement(joint, "origin", xyz=xyz, rpy=rpy)
+    ET.SubElement(joint, "parent", link="world")
+    ET.SubElement(joint, "child", link=base)
+    return with_joint_kinds(ET.tostring(root, encoding="unicode"), {"root_joint": kind})
+
+
 def _moving_joint_kinds(rng: np.random.Generator, n: int, prismatic_fraction: float) -> list[str]:
     """``n`` joint kinds: ``round(prismatic_fraction * n)`` prismatic, the rest rotational."""
     n_prismatic = round(prismatic_fraction * n)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from urdf_parser_py.urdf import URDF
 
-from robodyn_ros.model.model import JOINT_KINDS, ModelError
+from robodyn_ros.model.model import SINGLE_DOF_KINDS, ModelError
 
 _LOCK_ATOL = 1e-9  # rad or m: a locked follower's position against its rule
 
@@ -45,7 +45,7 @@ def mimic_rules(robot: URDF, source: str) -> dict[str, Mimic]:
         ModelError: a joint mimics a joint that is not a moving joint of the robot (unknown,
             or fixed), or a chain of mimics closes on itself.
     """
-    moving = {joint.name: joint for joint in robot.joints if joint.type in JOINT_KINDS}
+    moving = {joint.name: joint for joint in robot.joints if joint.type in SINGLE_DOF_KINDS}
     declared = {name: joint.mimic for name, joint in moving.items() if joint.mimic is not None}
     rules = {}
     for name in declared:

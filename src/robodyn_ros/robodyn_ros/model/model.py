@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -11,7 +11,50 @@ if TYPE_CHECKING:
     from robodyn_ros.model.mimic import Mimic
     from robodyn_ros.model.payload import Payload
 
-JOINT_KINDS = ("revolute", "continuous", "prismatic")
+SINGLE_DOF_KINDS = ("revolute", "continuous", "prismatic")
+JOINT_KINDS = (*SINGLE_DOF_KINDS, "floating", "planar")
+
+
+class JointSize(NamedTuple):
+    """The configuration (nq) and velocity (nv) sizes of a joint."""
+
+    nq: int
+    nv: int
+
+
+MULTI_DOF_JOINTS = {"floating": JointSize(7, 6), "planar": JointSize(4, 3)}
+"""The joints of several degrees of freedom, as Pinocchio's JointModelFreeFlyer and
+JointModelPlanar. A free flyer's configuration is [x y z, qx qy qz qw] and its velocity
+[v; ω] in the joint frame; a planar joint's [x, y, cos θ, sin θ] and (vx, vy, ω_z) in the joint
+frame. Each takes one row of the Model per velocity coordinate (robodyn_ros.dynamics.tree)."""
+
+MULTI_DOF_SUFFIXES = {"floating": ("x", "y", "z", "rx", "ry", "rz"), "planar": ("x", "y", "rz")}
+"""The velocity coordinates of a multi-DOF joint: row names are the joint's name, '_', suffix."""
+
+
+class ConfigurationLayout(NamedTuple):
+    """Where each row's joint sits in the configuration and among the rows."""
+
+    q_index: np.ndarray  # (n,) int64: the first index of the row's joint in q (idx_q)
+    joint_start: np.ndarray  # (n,) int64: the joint's first row (idx_v)
+    nq: int
+
+
+def configuration_layout(joint_kinds: tuple[str, ...]) -> ConfigurationLayout:
+    """The layout of q for rows of these kinds: a multi-DOF joint is a run of its kind's nv
+    rows; every other row is a joint of its own with one coordinate."""
+    n = len(joint_kinds)
+    q_index, joint_start = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    row = nq = 0
+    while row < n:
+        size = MULTI_DOF_JOINTS.get(joint_kinds[row], JointSize(1, 1))
+        q_index[row:row + size.nv] = nq
+        joint_start[row:row + size.nv] = row
+        row += size.nv
+        nq += size.nq
+    if row != n:
+        raise ModelError(f"joint kinds end inside a multi-DOF joint: {joint_kinds!r}")
+    return ConfigurationLayout(q_index, joint_start, nq)
 
 FREE_FLYER_JOINTS = ("free_flyer_x", "free_flyer_y", "free_flyer_z",
                      "free_flyer_rx", "free_flyer_ry", "free_flyer_rz")
@@ -111,8 +154,13 @@ class Model:
 
     @property
     def nv(self) -> int:
-        """Number of joints (= velocity dimension = configuration dimension)."""
+        """Number of rows: the velocity dimension."""
         return len(self.joint_names)
+
+    @property
+    def nq(self) -> int:
+        """The configuration dimension: nv, plus one for each free flyer and planar joint."""
+        return configuration_layout(self.joint_kinds).nq
 
     @property
     def total_mass(self) -> float:

@@ -38,6 +38,9 @@ from robodyn_ros.model.model import (
     FREE_FLYER_DOF,
     FREE_FLYER_JOINTS,
     JOINT_KINDS,
+    MULTI_DOF_JOINTS,
+    MULTI_DOF_SUFFIXES,
+    SINGLE_DOF_KINDS,
     Model,
     ModelError,
 )
@@ -48,7 +51,6 @@ GRAVITY = (0.0, 0.0, -9.81)
 """Gravitational acceleration in the root frame, m/s² (REP 103: z up)."""
 
 _DEFAULT_AXIS = (1.0, 0.0, 0.0)  # URDF spec: the axis when <axis> is absent
-_UNSUPPORTED_KINDS = ("floating", "planar")
 # Numeric attributes (name → how many numbers) of the elements that matter to the dynamics.
 _NUMBER_ATTRIBUTES = {
     "origin": {"xyz": 3, "rpy": 3},
@@ -386,13 +388,16 @@ def _depth_first(root: str, child_joints: Mapping[str, list[Joint]]) -> Iterator
 
 def _check_joint(joint: Joint, source: str) -> None:
     subject = f"joint '{joint.name}'"
-    if joint.type in _UNSUPPORTED_KINDS:
-        raise ModelError(
-            f"{source}: {subject} is {joint.type}: floating and planar joints are not supported "
-            "(fixed-base robots only); remove it or make it fixed"
-        )
     if joint.type not in (*JOINT_KINDS, "fixed"):
         raise ModelError(f"{source}: {subject} has unsupported type '{joint.type}'")
+    if joint.type == "planar" and joint.axis is not None \
+            and not np.allclose(joint.axis, (0.0, 0.0, 1.0)):
+        axis = " ".join(f"{x:g}" for x in joint.axis)
+        raise ModelError(
+            f"{source}: {subject} is planar with <axis xyz=\"{axis}\">: "
+            "its plane must be the joint frame's x-y plane, the axis 0 0 1 (as Pinocchio's "
+            "JointModelPlanar); turn the joint's <origin> so that the plane's normal is z"
+        )
 
 
 def _origin_pose(origin: Pose | None) -> np.ndarray:
@@ -490,7 +495,7 @@ def _check_locked_joints(robot: URDF, locked: Mapping[str, float], source: str) 
                 f"{source}: locked joint '{name}' is not a joint of robot '{robot.name}'; "
                 f"its moving joints are: {moving}"
             )
-        if joint.type not in JOINT_KINDS:
+        if joint.type not in SINGLE_DOF_KINDS:
             raise ModelError(
                 f"{source}: locked joint '{name}' is {joint.type}; only revolute, continuous "
                 "and prismatic joints can be locked"
@@ -547,6 +552,7 @@ def _build_model(
     inertials = {link.name: _link_inertial(link, source, notes) for link in robot.links}
     if floating_base:
         _check_floating_base(robot, source)
+    _check_multi_dof_joints(robot, source, floating_base, bool(rules))
     flat = _flatten(tree, locked, source, floating_base)
     if not flat.joints:
         raise ModelError(
@@ -554,7 +560,7 @@ def _build_model(
             "joint left, so there is nothing to compute"
         )
     for joint in robot.joints:
-        if joint.mimic is not None and joint.type in JOINT_KINDS and not mimic \
+        if joint.mimic is not None and joint.type in SINGLE_DOF_KINDS and not mimic \
                 and joint.name not in locked:
             notes.append(
                 f"{source}: joint '{joint.name}' mimics joint '{joint.mimic.joint}'; loaded as "
@@ -600,6 +606,25 @@ def _check_floating_base(robot: URDF, source: str) -> None:
         )
 
 
+def _check_multi_dof_joints(robot: URDF, source: str, floating_base: bool, mimic: bool) -> None:
+    """Refuse a floating or planar joint where the robots cannot take one yet: beside
+    floating_base (whose robot computes in the base frame) or beside mimic joints (whose robot
+    couples coordinates of one degree of freedom)."""
+    free = [joint.name for joint in robot.joints if joint.type in MULTI_DOF_JOINTS]
+    if free and floating_base:
+        raise ModelError(
+            f"{source}: joint(s) {', '.join(map(repr, free))} are floating or planar, and "
+            "floating_base=True adds a free flyer of its own; load without floating_base (a "
+            "floating joint at the root is a floating base)"
+        )
+    if free and mimic:
+        raise ModelError(
+            f"{source}: joint(s) {', '.join(map(repr, free))} are floating or planar, which "
+            "a robot with mimic joints does not take yet; load with mimic=False (the followers "
+            "become independent joints) or lock them"
+        )
+
+
 def _free_flyer_joints(root: str) -> list[_MovingJoint]:
     """The floating base as six joints along and about the root link's axes, each placed at
     the identity in the one before: at q = 0 all six frames are the base frame, and their
@@ -641,10 +666,35 @@ def _flatten(
             placement = placement @ joint_transform(axis, locked[joint.name], prismatic=prismatic)
         if joint.type == "fixed" or joint.name in locked:
             flat.link_body[link], flat.link_placement[link] = parent_body, placement
+        elif joint.type in MULTI_DOF_JOINTS:
+            flat.joints.extend(_multi_dof_rows(joint, parent_body, placement, len(flat.joints)))
+            flat.link_body[link], flat.link_placement[link] = len(flat.joints) - 1, np.eye(4)
         else:
             flat.link_body[link], flat.link_placement[link] = len(flat.joints), np.eye(4)
             flat.joints.append(_moving_joint(joint, parent_body, placement, source))
     return flat
+
+
+def _multi_dof_rows(joint: Joint, parent: int, placement: np.ndarray, first: int
+                    ) -> list[_MovingJoint]:
+    """A floating or planar joint as one row per velocity coordinate (dynamics.tree): the
+    first at the joint's placement, each next at the identity in the one before, their
+    subspaces the unit motions of the joint's velocity in the joint frame."""
+    axes = {"floating": range(6), "planar": (0, 1, 5)}[joint.type]
+    rows = []
+    for k, (axis, suffix) in enumerate(zip(axes, MULTI_DOF_SUFFIXES[joint.type], strict=True)):
+        subspace = np.zeros(6)
+        subspace[axis] = 1.0
+        last = k == len(axes) - 1
+        rows.append(_MovingJoint(
+            name=f"{joint.name}_{suffix}", kind=joint.type,
+            child=joint.child if last else f"{joint.name}_{suffix}",
+            parent=parent if k == 0 else first + k - 1,
+            placement=placement if k == 0 else np.eye(4), motion_subspace=subspace,
+            lower=-np.inf, upper=np.inf, velocity_limit=np.inf, effort_limit=np.inf,
+            damping=0.0, friction=0.0,
+        ))
+    return rows
 
 
 def _body_inertias(flat: _Flattened, inertials: Mapping[str, _Inertial | None]) -> np.ndarray:

@@ -156,7 +156,7 @@ def test_options_are_checked(load_robot) -> None:
         robot.forward_dynamics(zero, zero, zero, method="jacobi", spectral_radius=0.5)
     with pytest.raises(ValueError, match=r"'aba' is direct and takes no options; got tol"):
         robot.forward_dynamics(zero, zero, zero, method="aba", tol=1e-6)
-    with pytest.raises(ValueError, match=r"initial_guess must have the shape of q"):
+    with pytest.raises(ValueError, match=r"initial_guess must have the shape of τ"):
         robot.forward_dynamics(zero, zero, zero, method="pcg", initial_guess=np.zeros(3))
     with pytest.raises(ValueError, match=r"tol > 0"):
         robot.forward_dynamics(zero, zero, zero, method="sor", tol=0.0)

@@ -158,7 +158,7 @@ def test_damped_lambda_is_exact_above_the_threshold(load_robot) -> None:
     [
         (lambda r, q: r.operational_space(q, q, "no_such_link"), "no_such_link"),
         (lambda r, q: r.operational_space(q, q, []), "at least one frame"),
-        (lambda r, q: r.operational_space(q, q[:3], PANDA_TCP), "qd must have the shape"),
+        (lambda r, q: r.operational_space(q, q[:3], PANDA_TCP), "qd must have shape"),
         (lambda r, q: r.operational_space(q, q, PANDA_TCP, method="fast"), "unknown method"),
         (lambda r, q: r.operational_space(q, q, PANDA_TCP, singular_threshold=0), "threshold"),
     ],

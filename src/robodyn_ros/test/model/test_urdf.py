@@ -290,14 +290,24 @@ def test_a_robot_without_moving_joints_is_rejected() -> None:
     )
 
 
-@pytest.mark.parametrize("kind", ["floating", "planar"])
-def test_floating_and_planar_joints_are_not_supported(kind: str) -> None:
-    model_error(
+@pytest.mark.parametrize(("kind", "nq", "suffixes"), [
+    ("floating", 7, ("x", "y", "z", "rx", "ry", "rz")),
+    ("planar", 4, ("x", "y", "rz")),
+])
+def test_floating_and_planar_joints_load_as_one_joint(kind: str, nq: int,
+                                                      suffixes: tuple[str, ...]) -> None:
+    """A row per velocity coordinate, named after the joint, the body on the last (the
+    dynamics against Pinocchio: test/dynamics/test_multi_dof_joints.py)."""
+    model = load(
         link("world"),
         link("body", inertial()),
         joint("free", "world", "body", kind=kind, body=""),
-        names=("'free'", kind, "not supported"),
     )
+    assert model.joint_names == tuple(f"free_{suffix}" for suffix in suffixes)
+    assert model.joint_kinds == (kind,) * len(suffixes)
+    assert (model.nq, model.nv) == (nq, len(suffixes))
+    assert model.frame_body[model.frame_names.index("body")] == len(suffixes) - 1
+    assert list(model.parent) == list(range(-1, len(suffixes) - 1))
 
 
 def test_locking_an_unknown_joint_names_it() -> None:

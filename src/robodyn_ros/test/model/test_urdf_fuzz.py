@@ -30,7 +30,7 @@ NUMBERS = st.sampled_from(
 # about 1e150 (test_urdf checks such axes against the unit one instead).
 AXIS_NUMBERS = st.sampled_from([0.0, -1.0, 1e-30, 0.5, 2.0, 1e30])
 INERTIA_ATTRIBUTES = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
-KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating")
+KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 ORACLE_RTOL = 1e-9
 RESIDUAL_RTOL = 1e-6
 
@@ -109,7 +109,8 @@ def test_a_mutated_description_is_refused_or_answered_right(xml: str, seed: int)
         event("refused")
         return
     rng = np.random.default_rng(seed)
-    q, qd = rng.uniform(-1.0, 1.0, (2, robot.nv))
+    step, qd = rng.uniform(-1.0, 1.0, (2, robot.nv))
+    q = robot.integrate(robot.neutral(), step)  # a free flyer's or planar joint's q is larger
     tau = rng.uniform(-10.0, 10.0, robot.nv)
     M, b = robot.mass_matrix(q), robot.bias_forces(q, qd)
     tau_of_qdd = robot.inverse_dynamics(q, qd, tau)

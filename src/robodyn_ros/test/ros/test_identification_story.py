@@ -4,12 +4,16 @@ played on sim_node and controller_node and recorded (`robodyn sim --trajectory .
 then `robodyn bag identify` of the first, validated on the second, and the identified URDF
 loaded. The simulated robot is the description, so the description is the oracle: on the
 validation run the identified model's torques must be the description's to TORQUE_TOLERANCE,
-and every base parameter the run determines to better than 1 % must be the description's to
-PARAMETER_TOLERANCE.
+and every base parameter the run determines to better than DETERMINED_PERCENT must be the
+description's to PARAMETER_TOLERANCE.
 
 Its figures, measured on two 4 s runs: they keep to their trajectories within 10 mrad; the
 identified model's torques differ from the description's by at most 0.004 N·m RMS on a joint
 (efforts up to 50 N·m); those base parameters are within 2 % of the description's. The
+relative errors the identification reports understate the real ones about 3 to 4 times (it
+takes the residuals as independent, and the filtered derivatives correlate neighbouring
+samples): parameters reported at 0.8 % are up to 3.5 % off, so the test holds those reported
+under 0.5 %. The
 description misses the recorded efforts by 0.01 N·m RMS at most; read without the lag of
 sim_node's efforts (half its publish period, in the bag's metadata), by up to 0.25 N·m.
 """
@@ -43,7 +47,9 @@ TORQUE_TOLERANCE = 0.05
 on each joint of the validation run."""
 PARAMETER_TOLERANCE = 0.03
 """The relative difference allowed between an identified base parameter and the
-description's, for those the run determines to 1 %."""
+description's, for those the run determines to DETERMINED_PERCENT."""
+DETERMINED_PERCENT = 0.5
+"""The reported relative error (%) under which a base parameter counts as determined."""
 WINDOW = 11  # samples: bag identify's default Savitzky–Golay window
 
 
@@ -116,8 +122,8 @@ def test_the_parameters_the_run_determines_are_the_descriptions(story, robots) -
     found = dict(zip(base.names, base.of(identified.inertial_parameters()), strict=True))
     document = yaml.safe_load((story / "identified" / "parameters.yaml").read_text())
     determined = [entry["name"] for entry in document["base_parameters"]
-                  if entry["relative_error_percent"] < 1.0 and entry["name"] in true]
-    assert len(determined) >= 20, determined
+                  if entry["relative_error_percent"] < DETERMINED_PERCENT and entry["name"] in true]
+    assert len(determined) >= 15, determined
     for name in determined:
         assert found[name] == pytest.approx(true[name], rel=PARAMETER_TOLERANCE), name
 

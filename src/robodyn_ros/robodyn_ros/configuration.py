@@ -1,0 +1,233 @@
+"""Configurations of any robot: their layout, neutral, integrate and difference, joint by joint.
+
+A configuration q has nq numbers and a velocity v nv (model.MULTI_DOF_JOINTS): a joint of one
+degree of freedom has one of each; a free flyer [x y z, qx qy qz qw] and [v; ω] in its joint
+frame (robodyn_ros.free_flyer); a planar joint [x, y, cos θ, sin θ] and (vx, vy, ω) in its
+joint frame. ``integrate`` and ``difference`` are Pinocchio's: q ⊕ v = q exp(v) joint by joint
+(the exponential of SE(3) or SE(2), q + v for the others) and q1 ⊖ q0 its inverse. Every
+function takes a leading batch shape (...) and returns float64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from robodyn_ros import free_flyer
+from robodyn_ros.model import Model
+from robodyn_ros.model.model import configuration_layout
+
+UNIT_TOLERANCE = 1e-6
+"""How far from 1 the norm of a configuration's rotation (a free flyer's quaternion, a planar
+joint's [cos θ, sin θ]) may be."""
+
+# Below this rotation angle (rad) the planar exponential's coefficients are their Taylor series
+# to θ²: the closed forms divide by θ, and the first omitted term is below θ⁴/120 ≈ 1e-18.
+SMALL_ANGLE = 1e-4
+
+
+class ConfigurationJoint(NamedTuple):
+    """One joint's place in q and v."""
+
+    name: str  # the joint's name (the URDF's for a multi-DOF joint)
+    kind: str  # model.JOINT_KINDS
+    q: slice  # its configuration in q
+    v: slice  # its velocity in v
+
+
+def configuration_joints(model: Model) -> Iterator[ConfigurationJoint]:
+    """The model's joints in q order, with their slices of q and v."""
+    layout = configuration_layout(model.joint_kinds)
+    for start in np.flatnonzero(layout.joint_start == np.arange(model.nv)):
+        rows = np.flatnonzero(layout.joint_start == start)
+        nq = (layout.q_index[rows[-1] + 1] if rows[-1] + 1 < model.nv else layout.nq) \
+            - layout.q_index[start]
+        kind = model.joint_kinds[start]
+        name = model.joint_names[start]
+        if len(rows) > 1:
+            name = name.rpartition("_")[0]
+        yield ConfigurationJoint(name, kind, slice(int(layout.q_index[start]),
+                                                   int(layout.q_index[start] + nq)),
+                                 slice(int(start), int(rows[-1] + 1)))
+
+
+def configuration_description(model: Model) -> str:
+    """What q holds, in words, for an error: the multi-DOF joints' layouts and the others'."""
+    parts = []
+    for joint in configuration_joints(model):
+        if joint.kind == "floating":
+            parts.append(f"q[{joint.q.start}:{joint.q.stop}] = free flyer '{joint.name}' "
+                         "[x y z, qx qy qz qw]")
+        elif joint.kind == "planar":
+            parts.append(f"q[{joint.q.start}:{joint.q.stop}] = planar '{joint.name}' "
+                         "[x, y, cos θ, sin θ]")
+    singles = model.nq - sum(j.q.stop - j.q.start for j in configuration_joints(model)
+                             if j.kind in ("floating", "planar"))
+    return "; ".join(parts) + f"; and one value for each of the {singles} other joints"
+
+
+def check_configuration(model: Model, q: np.ndarray, name: str = "q") -> None:
+    """Raise ValueError where a multi-DOF joint's rotation in q is not of unit norm.
+
+    Args:
+        model: the robot's model.
+        q: (..., nq) configurations.
+        name: the argument's name, for the error.
+
+    Raises:
+        ValueError: a finite quaternion or (cos θ, sin θ) of a norm off 1 by more than
+            UNIT_TOLERANCE, naming the joint and the first such state.
+    """
+    for joint in configuration_joints(model):
+        if joint.kind == "floating":
+            rotation = q[..., joint.q.start + 3:joint.q.stop]
+        elif joint.kind == "planar":
+            rotation = q[..., joint.q.start + 2:joint.q.stop]
+        else:
+            continue
+        norm = np.linalg.norm(rotation, axis=-1)
+        bad = np.isfinite(norm) & (np.abs(norm - 1.0) > UNIT_TOLERANCE)
+        if bad.any():
+            state = np.argwhere(np.atleast_1d(bad))[0]
+            what = "quaternion [qx qy qz qw]" if joint.kind == "floating" \
+                else "[cos θ, sin θ]"
+            where = f" of state {tuple(int(k) for k in state)}" if q.ndim > 1 else ""
+            raise ValueError(
+                f"{name}: joint '{joint.name}': its {what}{where} has norm "
+                f"{np.atleast_1d(norm)[tuple(state)]:.9g}, not 1; normalise it (integrate "
+                "keeps it so)"
+            )
+
+
+def neutral(model: Model) -> np.ndarray:
+    """The neutral configuration (pinocchio.neutral): zero, with the identity rotation of
+    every multi-DOF joint."""
+    q = np.zeros(model.nq)
+    for joint in configuration_joints(model):
+        if joint.kind == "floating":
+            q[joint.q] = free_flyer.NEUTRAL
+        elif joint.kind == "planar":
+            q[joint.q] = (0.0, 0.0, 1.0, 0.0)
+    return q
+
+
+def neutral_within_limits(model: Model) -> np.ndarray:
+    """neutral, each joint of one degree of freedom moved to the nearest point inside its
+    position limits."""
+    q = neutral(model)
+    for joint in configuration_joints(model):
+        if joint.kind not in ("floating", "planar"):
+            q[joint.q] = np.clip(0.0, model.lower[joint.v], model.upper[joint.v])
+    return q
+
+
+def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> np.ndarray:
+    """q ⊕ v: the configuration reached from q by the velocity v held for unit time.
+
+    Args:
+        model: the robot's model.
+        q: (..., nq) configurations.
+        v: (..., nv) velocities; the batch shapes broadcast.
+
+    Returns:
+        (..., nq).
+
+    Raises:
+        ValueError: the last axes are not nq and nv.
+    """
+    q, v = _configurations(model, q, "q"), _velocities(model, v, "v")
+    out = np.array(np.broadcast_to(q, (*np.broadcast_shapes(q.shape[:-1], v.shape[:-1]),
+                                       model.nq)))
+    for joint in configuration_joints(model):
+        if joint.kind == "floating":
+            out[..., joint.q] = free_flyer.integrate(q[..., joint.q], v[..., joint.v])
+        elif joint.kind == "planar":
+            out[..., joint.q] = _planar_integrate(q[..., joint.q], v[..., joint.v])
+        else:
+            out[..., joint.q] = q[..., joint.q] + v[..., joint.v]
+    return out
+
+
+def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
+    """q1 ⊖ q0: the velocity v with integrate(q0, v) = q1 (pinocchio.difference).
+
+    Args:
+        model: the robot's model.
+        q0: (..., nq) configurations, the start.
+        q1: (..., nq) configurations, the end; the batch shapes broadcast.
+
+    Returns:
+        (..., nv).
+
+    Raises:
+        ValueError: a last axis is not nq.
+    """
+    start, end = _configurations(model, q0, "q0"), _configurations(model, q1, "q1")
+    out = np.empty((*np.broadcast_shapes(start.shape[:-1], end.shape[:-1]), model.nv))
+    for joint in configuration_joints(model):
+        if joint.kind == "floating":
+            out[..., joint.v] = free_flyer.difference(start[..., joint.q], end[..., joint.q])
+        elif joint.kind == "planar":
+            out[..., joint.v] = _planar_difference(start[..., joint.q], end[..., joint.q])
+        else:
+            out[..., joint.v] = end[..., joint.q] - start[..., joint.q]
+    return out
+
+
+def _planar_integrate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """SE(2): q exp(v), v = (vx, vy, ω) in the joint frame; exp moves by V(θ) (vx, vy),
+    V = [[sin θ/θ, −(1 − cos θ)/θ], [(1 − cos θ)/θ, sin θ/θ]], and turns by θ = ω."""
+    theta = v[..., 2]
+    small = np.abs(theta) < SMALL_ANGLE
+    theta_large = np.where(small, 1.0, theta)
+    sinc = np.where(small, 1.0 - theta**2 / 6.0, np.sin(theta) / theta_large)
+    cosc = np.where(small, theta / 2.0 - theta**3 / 24.0, (1.0 - np.cos(theta)) / theta_large)
+    step = np.stack([sinc * v[..., 0] - cosc * v[..., 1], cosc * v[..., 0] + sinc * v[..., 1]],
+                    axis=-1)
+    c, s = _unit_angle(q)
+    position = q[..., :2] + np.stack([c * step[..., 0] - s * step[..., 1],
+                                      s * step[..., 0] + c * step[..., 1]], axis=-1)
+    turn_c, turn_s = np.cos(theta), np.sin(theta)
+    rotation = np.stack([c * turn_c - s * turn_s, s * turn_c + c * turn_s], axis=-1)
+    return np.concatenate([position, rotation], axis=-1)
+
+
+def _planar_difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """SE(2): log(q0⁻¹ q1), the inverse of _planar_integrate, θ in (−π, π]."""
+    c0, s0 = _unit_angle(q0)
+    c1, s1 = _unit_angle(q1)
+    theta = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+    dx, dy = q1[..., 0] - q0[..., 0], q1[..., 1] - q0[..., 1]
+    p = np.stack([c0 * dx + s0 * dy, -s0 * dx + c0 * dy], axis=-1)  # in q0's frame
+    small = np.abs(theta) < SMALL_ANGLE
+    theta_large = np.where(small, 1.0, theta)
+    # V⁻¹ = [[a, b], [−b, a]] with a = (θ/2) cot(θ/2) = (θ/2) sin θ / (1 − cos θ), b = θ/2
+    a = np.where(small, 1.0 - theta**2 / 12.0,
+                 theta_large / 2.0 * np.sin(theta) / np.where(small, 1.0, 1.0 - np.cos(theta)))
+    b = theta / 2.0
+    linear = np.stack([a * p[..., 0] + b * p[..., 1], -b * p[..., 0] + a * p[..., 1]], axis=-1)
+    return np.concatenate([linear, theta[..., None]], axis=-1)
+
+
+def _unit_angle(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cos θ, sin θ) of a planar configuration, normalised."""
+    norm = np.hypot(q[..., 2], q[..., 3])
+    return q[..., 2] / norm, q[..., 3] / norm
+
+
+def _configurations(model: Model, q: ArrayLike, name: str) -> np.ndarray:
+    return _trailing(q, model.nq, name, "configuration")
+
+
+def _velocities(model: Model, v: ArrayLike, name: str) -> np.ndarray:
+    return _trailing(v, model.nv, name, "velocity")
+
+
+def _trailing(values: ArrayLike, size: int, name: str, what: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim == 0 or array.shape[-1] != size:
+        raise ValueError(f"{name}: expected shape (..., {size}), a {what}; got {array.shape}")
+    return array
