@@ -17,12 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros import free_flyer
+from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
 from robodyn_ros.model import Model
 from robodyn_ros.model.model import configuration_layout
-
-UNIT_TOLERANCE = 1e-6
-"""How far from 1 the norm of a configuration's rotation (a free flyer's quaternion, a planar
-joint's [cos θ, sin θ]) may be."""
 
 # Below this rotation angle (rad) the planar exponential's coefficients are their Taylor series
 # to θ²: the closed forms divide by θ, and the first omitted term is below θ⁴/120 ≈ 1e-18.

@@ -326,12 +326,6 @@ class Robot:
         self._one_frame = {
             name: _OneFrame(self._tree, row, extra) for name, row in self._frame_rows.items()
         }
-        if self.nq != self.nv:  # every configuration's rotations are checked (_checked)
-            self._one_state = self._one_state.replaced(
-                **dict.fromkeys(_OneState.CALLS, _general_path))
-            self._one_frame = {name: calls.replaced(**dict.fromkeys(_OneFrame.CALLS,
-                                                                    _general_path))
-                               for name, calls in self._one_frame.items()}
         self.massless_joints = joints_moving_no_mass(model, self._tree)
         if self.massless_joints:
             self._refuse_inverses()

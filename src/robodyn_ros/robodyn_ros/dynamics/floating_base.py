@@ -21,11 +21,10 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import body_kinematics
-from robodyn_ros.dynamics.tree import POSE
+from robodyn_ros.dynamics.tree import POSE, UNIT_TOLERANCE
 
 CONFIGURATION = 7  # base position (3) then orientation quaternion (x, y, z, w)
 VELOCITY = 6  # base velocity [linear; angular] in the base frame
-UNIT_TOLERANCE = 1e-6  # |‖quaternion‖ − 1| a base orientation may be off by
 
 
 @kernel_helper

@@ -42,7 +42,14 @@ from robodyn_ros.dynamics.task_space import (
     articulated_workspace,
     invert_task_inertia,
 )
-from robodyn_ros.dynamics.tree import FRAME_WIDTH, POSE, WIDTH, configuration_size
+from robodyn_ros.dynamics.tree import (
+    FRAME_WIDTH,
+    POSE,
+    UNIT_TOLERANCE,
+    WIDTH,
+    configuration_size,
+    rotations_are_unit,
+)
 
 _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)
@@ -62,9 +69,15 @@ def as_tree(tree, n):
 @kernel_helper
 def tree_and_configuration(tree, n, q):
     """The packed tree (n, WIDTH) and the configuration (nq,) behind their pointers, nq from
-    the tree's joints."""
+    the tree's joints; a configuration whose free flyer or planar joint's rotation is off unit
+    norm (UNIT_TOLERANCE) becomes NaN, so that the answer is NaN and the general
+    path says why."""
     packed = as_tree(tree, n)
-    return packed, carray(q, configuration_size(packed))
+    nq = configuration_size(packed)
+    config = carray(q, nq)
+    if nq != n and not rotations_are_unit(packed, config, UNIT_TOLERANCE):
+        return packed, np.full(nq, np.nan)
+    return packed, config
 
 
 @entry

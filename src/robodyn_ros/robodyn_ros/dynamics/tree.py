@@ -50,6 +50,9 @@ FREE_FLYER = -2
 PLANAR = -3
 CONTINUED = -4
 MULTI_DOF_AXES = {"floating": FREE_FLYER, "planar": PLANAR}
+UNIT_TOLERANCE = 1e-6
+"""How far from 1 the norm of a configuration's rotation (a free flyer's quaternion, a planar
+joint's [cos θ, sin θ]) may be."""
 
 FRAME_BODY = 0
 FRAME_PLACEMENT = 1
@@ -178,6 +181,23 @@ def configuration_size(tree):
     axis = frame_axis(tree, start)
     width = 7 if axis == FREE_FLYER else (4 if axis == PLANAR else 1)
     return configuration_index(tree, start) + width
+
+
+@kernel_helper
+def rotations_are_unit(tree, q, tolerance):
+    """Whether every free flyer's quaternion and planar joint's (cos θ, sin θ) in q has a norm
+    within `tolerance` of 1 (true for a tree without them)."""
+    for i in range(tree.shape[0]):
+        axis, k = frame_axis(tree, i), configuration_index(tree, i)
+        if axis == FREE_FLYER:
+            norm = np.sqrt(q[k + 3] ** 2 + q[k + 4] ** 2 + q[k + 5] ** 2 + q[k + 6] ** 2)
+        elif axis == PLANAR:
+            norm = np.sqrt(q[k + 2] ** 2 + q[k + 3] ** 2)
+        else:
+            continue
+        if not abs(norm - 1.0) <= tolerance:
+            return False
+    return True
 
 
 @kernel_helper
