@@ -43,6 +43,7 @@ from robodyn_ros.dynamics import (
     floating_state_entries,
 )
 from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.model import Model
 from robodyn_ros.model.model import FREE_FLYER_DOF, FREE_FLYER_JOINTS, checked_gravity
 from robodyn_ros.model.payload import checked_payload, with_payload
@@ -328,13 +329,21 @@ class FloatingBaseRobot:
 
     # -- dynamics -----------------------------------------------------------------------------
 
-    def inverse_dynamics(self, q: ArrayLike, v: ArrayLike, vdot: ArrayLike) -> FloatArray:
-        """τ = M(q) v̇ + C(q, v) v + g(q) by the recursive Newton–Euler algorithm; τ[:6] is the
-        wrench [force; torque] the base needs, in the base frame.
+    def inverse_dynamics(self, q: ArrayLike, v: ArrayLike, vdot: ArrayLike, *,
+                         external_wrenches: ExternalWrenches | None = None) -> FloatArray:
+        """τ = M(q) v̇ + C(q, v) v + g(q) − Σ J_kᵀ w_k by the recursive Newton–Euler algorithm;
+        τ[:6] is the wrench [force; torque] the base needs, in the base frame.
+
+        Args:
+            q, v, vdot: the state and its acceleration.
+            external_wrenches: as in Robot.inverse_dynamics: frame → [fx fy fz tx ty tz] at the
+                frame's origin, world-aligned axes.
 
         Returns:
             τ, shape (..., nv).
         """
+        if external_wrenches:
+            return self.inverse_dynamics(q, v, vdot) - wrench_forces(self, q, external_wrenches)
         tau = self._one_state.inverse_dynamics(q, v, vdot)
         if tau is not None:
             return tau
@@ -375,18 +384,23 @@ class FloatingBaseRobot:
         return self.tree_robot.mass_matrix_inverse(self.base_frame_states(q).q, method)
 
     def forward_dynamics(
-        self, q: ArrayLike, v: ArrayLike, tau: ArrayLike, method: str = "aba", **options: Any
+        self, q: ArrayLike, v: ArrayLike, tau: ArrayLike, method: str = "aba", *,
+        external_wrenches: ExternalWrenches | None = None, **options: Any
     ) -> Any:
-        """v̇ = M⁻¹(τ − C v − g), τ[:6] a wrench on the base in the base frame (zero for a robot
-        that floats free).
+        """v̇ = M⁻¹(τ − C v − g + Σ J_kᵀ w_k), τ[:6] a wrench on the base in the base frame
+        (zero for a robot that floats free).
 
         Args:
             q, v, tau: the state and the efforts.
             method, options: as in Robot.forward_dynamics.
+            external_wrenches: as in Robot.forward_dynamics.
 
         Returns:
             v̇, shape (..., nv); ``(v̇, IterationInfo)`` when `info` is set.
         """
+        if external_wrenches:
+            (q,) = self._states(("q",), q)
+            tau = np.asarray(tau, dtype=float) + wrench_forces(self, q, external_wrenches)
         if method == "aba" and not options:
             vdot = self._one_state.forward_dynamics(q, v, tau)
             if vdot is not None:

@@ -22,6 +22,7 @@ from scipy.linalg import cho_solve
 from robodyn_ros.answers import PIVOT_RTOL, sample_states
 from robodyn_ros.dynamics.task_space import damped_task_inertia
 from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.model import Model, URDFWarning
 from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics, task_axes
@@ -132,15 +133,30 @@ class MimicRobot(Robot):
             "URDF with mimic=False, or lock them (locked_joints=)"
         )
 
+    # -- configurations: one angle or length per coordinate ----------------------------------
+
+    def neutral(self) -> np.ndarray:
+        return np.zeros(self.nq)
+
+    def integrate(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
+        return np.asarray(q, dtype=float) + np.asarray(v, dtype=float)
+
+    def difference(self, q0: ArrayLike, q1: ArrayLike) -> FloatArray:
+        return np.asarray(q1, dtype=float) - np.asarray(q0, dtype=float)
+
     # -- through the tree -------------------------------------------------------------------
 
     def inverse_dynamics(
-        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None, *,
+        external_wrenches: ExternalWrenches | None = None,
     ) -> FloatArray:
         q, qd, qdd = self._inputs(("q", "qd", "qdd"), q, qd, qdd)
         c = self.coupling
-        return c.forces(self._tree_robot.inverse_dynamics(
+        tau = c.forces(self._tree_robot.inverse_dynamics(
             c.positions(q), c.rates(qd), c.rates(qdd), f_ext))
+        if external_wrenches:
+            tau -= wrench_forces(self, q, external_wrenches)
+        return tau
 
     def inverse_dynamics_regressor(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
@@ -214,14 +230,16 @@ class MimicRobot(Robot):
 
     def forward_dynamics(  # type: ignore[override]  # direct methods only: no IterationInfo
         self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = "aba",
-        f_ext: ArrayLike | None = None, **options: Any,
+        f_ext: ArrayLike | None = None, *, external_wrenches: ExternalWrenches | None = None,
+        **options: Any,
     ) -> FloatArray:
         self._factored_method(method, "forward_dynamics")
         if options:
             raise ValueError(f"forward_dynamics: method '{method}' is direct and takes no "
                              f"options; got {', '.join(options)}")
         q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
-        bias = self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext)
+        bias = self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext,
+                                     external_wrenches=external_wrenches)
         factor = self._cholesky(q, "forward_dynamics")
         return _cholesky_solve(factor, (tau - bias)[..., None])[..., 0]
 

@@ -54,6 +54,7 @@ from robodyn_ros.dynamics import (
 )
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.inertial_parameters import (
     model_with_parameters,
     parameter_count_of,
@@ -700,26 +701,33 @@ class Robot:
     # -- inverse dynamics -------------------------------------------------------------------
 
     def inverse_dynamics(
-        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None, *,
+        external_wrenches: ExternalWrenches | None = None,
     ) -> FloatArray:
-        """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i by the recursive Newton–Euler
-        algorithm.
+        """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i − Σ J_kᵀ w_k by the recursive
+        Newton–Euler algorithm.
 
         Args:
             q, qd, qdd: joint positions, velocities and accelerations.
             f_ext: optional wrenches [force; torque], one per moving body, shape (..., n, 6):
                 row i acts on the child link of joint i, in that link's frame about its origin.
+            external_wrenches: optional frame → wrench [fx fy fz tx ty tz] at the frame's
+                origin in world-aligned axes, (6,) or one per state (robodyn_ros.
+                external_wrenches): a push, a tool's contact force.
 
         Returns:
-            τ, shaped like q.
+            τ, (..., nv).
         """
-        if f_ext is None:
+        if f_ext is None and external_wrenches is None:
             tau = self._one_state.inverse_dynamics(q, qd, qdd)
             if tau is not None:
                 return tau
-        return self._compute("inverse_dynamics", "τ", inverse_dynamics.inverse_dynamics,
-                             self._tree_under_gravity, ("q", "qd", "qdd"), (q, qd, qdd),
-                             (self.nv,), extras=(self._wrenches(f_ext, q),))
+        tau = self._compute("inverse_dynamics", "τ", inverse_dynamics.inverse_dynamics,
+                            self._tree_under_gravity, ("q", "qd", "qdd"), (q, qd, qdd),
+                            (self.nv,), extras=(self._wrenches(f_ext, q),))
+        if external_wrenches:
+            tau -= wrench_forces(self, q, external_wrenches)
+        return tau
 
     def bias_forces(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
         """C(q, q̇) q̇ + g(q): the Coriolis, centrifugal and gravity torques (τ at q̈ = 0).
@@ -905,20 +913,23 @@ class Robot:
     @overload
     def forward_dynamics(
         self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = ...,
-        f_ext: ArrayLike | None = ..., *, info: Literal[False] = ..., **options: Any,
+        f_ext: ArrayLike | None = ..., *, info: Literal[False] = ...,
+        external_wrenches: ExternalWrenches | None = ..., **options: Any,
     ) -> FloatArray: ...
 
     @overload
     def forward_dynamics(
         self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = ...,
-        f_ext: ArrayLike | None = ..., *, info: Literal[True], **options: Any,
+        f_ext: ArrayLike | None = ..., *, info: Literal[True],
+        external_wrenches: ExternalWrenches | None = ..., **options: Any,
     ) -> tuple[FloatArray, IterationInfo]: ...
 
     def forward_dynamics(
         self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = "aba",
-        f_ext: ArrayLike | None = None, **options: Any,
+        f_ext: ArrayLike | None = None, *, external_wrenches: ExternalWrenches | None = None,
+        **options: Any,
     ) -> FloatArray | tuple[FloatArray, IterationInfo]:
-        """q̈ = M⁻¹(τ − C q̇ − g + Σ Jᵢᵀ f_ext,i).
+        """q̈ = M⁻¹(τ − C q̇ − g + Σ Jᵢᵀ f_ext,i + Σ J_kᵀ w_k).
 
         Args:
             q, qd, tau: joint positions, velocities and efforts.
@@ -933,7 +944,7 @@ class Robot:
                 the constraint forces "jacobi", "gauss_seidel", "sor", "jacobi_si" and
                 "jacobi_cg" (on a tree with branches the block-Jacobi step is extrapolated to
                 converge).
-            f_ext: as in inverse_dynamics.
+            f_ext, external_wrenches: as in inverse_dynamics; the wrenches push (τ + Σ J_kᵀ w_k).
             **options: the iterative methods' `tol`, `max_iterations`, `initial_guess` (a q̈)
                 and `info` (return ``(qdd, IterationInfo)``), described in
                 robodyn_ros.iteration; "sor" also takes `omega` (default: Young's optimum) and
@@ -950,6 +961,9 @@ class Robot:
                 a_i q̈_i; the others include it in M) or with a massless body.
             ConvergenceError: an iterative method did not reach `tol` (unless `info` is set).
         """
+        if external_wrenches:
+            (q,) = self._inputs(("q",), q)
+            tau = np.asarray(tau, dtype=float) + wrench_forces(self, q, external_wrenches)
         if method == "aba" and f_ext is None and not options:
             qdd = self._one_state.forward_dynamics(q, qd, tau)
             if qdd is not None:

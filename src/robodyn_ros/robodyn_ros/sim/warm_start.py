@@ -111,9 +111,9 @@ class WarmStartedForwardDynamics:
         """q̈ at (q, q̇, τ), one state; ConvergenceError if the method does not converge and
         `require_convergence`."""
         past = self._histories.setdefault(stage, deque(maxlen=self.history))
-        guess: dict[str, Any] = {"initial_guess": extrapolate(past)} if past else {}
-        qdd, info = self.robot.forward_dynamics(q, qd, tau, self.method, info=True, **guess,
-                                                **self.options)
+        options: dict[str, Any] = {"initial_guess": extrapolate(past)} if past else {}
+        options.update(self.options)
+        qdd, info = self.robot.forward_dynamics(q, qd, tau, self.method, info=True, **options)
         self.calls += 1
         self.iterations += int(info.iterations)  # one state: a plain number
         self.last = info

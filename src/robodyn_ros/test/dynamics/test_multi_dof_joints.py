@@ -12,9 +12,7 @@ answer's scale).
 
 from __future__ import annotations
 
-import warnings
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -30,6 +28,7 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.testing.example_robots import example_robot_urdf
 
 from helpers.tolerances import assert_close
+from helpers.twins import Twin, twin_of
 
 ROOT_PLACEMENT = {"xyz": "0.1 -0.2 0.3", "rpy": "0.3 -0.2 0.1"}
 
@@ -54,66 +53,9 @@ CASES = {
 }
 
 
-@dataclass(frozen=True)
-class Twin:
-    """One URDF as robodyn's Robot and as Pinocchio's model, with the maps between their
-    coordinates."""
-
-    robot: Robot
-    model: pin.Model
-    q_rows: list[tuple[slice, slice, bool]]  # ours in q, theirs in q, continuous
-    v_order: np.ndarray  # v_theirs = v_ours[v_order]
-
-    def q_ours(self, q_pin: np.ndarray) -> np.ndarray:
-        q = np.empty(self.robot.nq)
-        for ours, theirs, continuous in self.q_rows:
-            q[ours] = np.arctan2(q_pin[theirs][1], q_pin[theirs][0]) if continuous \
-                else q_pin[theirs]
-        return q
-
-    def q_pin(self, q_ours: np.ndarray) -> np.ndarray:
-        q = np.empty(self.model.nq)
-        for ours, theirs, continuous in self.q_rows:
-            angle = q_ours[ours]
-            q[theirs] = (np.cos(angle[0]), np.sin(angle[0])) if continuous else angle
-        return q
-
-    def v_ours(self, v_pin: np.ndarray) -> np.ndarray:
-        v = np.empty(self.robot.nv)
-        v[self.v_order] = v_pin
-        return v
-
-    def matrix_ours(self, m_pin: np.ndarray) -> np.ndarray:
-        inverse = np.argsort(self.v_order)
-        return m_pin[np.ix_(inverse, inverse)]
-
-    def data(self) -> pin.Data:
-        return self.model.createData()
-
-    def state(self, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """A random state (q_pin, v, a, τ in Pinocchio's order): q the neutral moved by a
-        random velocity, so every free joint's rotation is random and of unit norm."""
-        rng = np.random.default_rng(seed)
-        step, v, a, tau = rng.uniform(-1.0, 1.0, (4, self.model.nv))
-        return pin.integrate(self.model, pin.neutral(self.model), 2.0 * step), v, a, tau
-
-
 @cache
 def twin(name: str) -> Twin:
-    text = CASES[name]()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the loader's notes about the URDFs' inertias
-        robot = Robot.from_urdf_string(text)
-    model = pin.buildModelFromXML(text)
-    ours = {joint.name: joint for joint in configuration_joints(robot.model)}
-    q_rows, v_order = [], np.empty(model.nv, dtype=int)
-    for i in range(1, model.njoints):
-        joint, name = model.joints[i], model.names[i]
-        mine = ours[name]
-        q_rows.append((mine.q, slice(joint.idx_q, joint.idx_q + joint.nq),
-                       joint.nq == 2 and joint.nv == 1))
-        v_order[joint.idx_v:joint.idx_v + joint.nv] = np.arange(mine.v.start, mine.v.stop)
-    return Twin(robot, model, q_rows, v_order)
+    return twin_of(CASES[name]())
 
 
 def _symmetric(upper: np.ndarray) -> np.ndarray:
