@@ -1,7 +1,7 @@
 """External wrenches on frames (robodyn_ros.external_wrenches), against Pinocchio's rnea and aba
 with fext: each wrench [force; torque] at a frame's origin in world-aligned axes becomes the
-force on its joint's body in that joint's frame (helpers.twins.external_forces), an independent
-path from ours (τ − Σ Jᵀ w). On a fixed arm, robots with a free flyer and a planar joint in the
+force on its joint's body in that joint's frame (testing.pinocchio_twin.external_forces), a path
+independent of ours (τ − Σ Jᵀ w). On a fixed arm, robots with a free flyer and a planar joint in the
 tree, and the FloatingBaseRobot; one state and a batch. Tolerance: helpers.tolerances.
 """
 
@@ -18,9 +18,9 @@ from robodyn_ros.model.generate import random_tree_urdf, with_joint_kinds, with_
 from robodyn_ros.robot import Robot
 from robodyn_ros.testing.example_robots import example_robot_urdf
 from robodyn_ros.testing.floating_pinocchio_oracle import FloatingPinocchioOracle
+from robodyn_ros.testing.pinocchio_twin import Twin, external_forces, twin_of
 
 from helpers.tolerances import assert_close
-from helpers.twins import Twin, external_forces, twin_of
 
 CASES = {
     "ur5": lambda: example_robot_urdf("ur5").read_text(),

@@ -26,9 +26,9 @@ from robodyn_ros.model import ModelError
 from robodyn_ros.model.generate import random_tree_urdf, with_joint_kinds, with_root_joint
 from robodyn_ros.robot import Robot
 from robodyn_ros.testing.example_robots import example_robot_urdf
+from robodyn_ros.testing.pinocchio_twin import Twin, twin_of
 
 from helpers.tolerances import assert_close
-from helpers.twins import Twin, twin_of
 
 ROOT_PLACEMENT = {"xyz": "0.1 -0.2 0.3", "rpy": "0.3 -0.2 0.1"}
 

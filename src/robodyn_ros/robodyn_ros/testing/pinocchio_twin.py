@@ -1,6 +1,7 @@
-"""A URDF as robodyn's Robot and as Pinocchio's model parsed from the same text, with the maps
-between their coordinates: joints matched by name, a continuous joint's (cos θ, sin θ) to our
-angle, a free flyer's and a planar joint's configurations alike on both sides."""
+"""A URDF as robodyn's Robot and as Pinocchio's model parsed from the same text (Pinocchio reads
+its floating and planar joints itself), with the maps between their coordinates: joints matched
+by name, a continuous joint's (cos θ, sin θ) to our angle, a free flyer's and a planar joint's
+configurations alike on both sides. Needs Pinocchio, a test and benchmark dependency."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
+import pinocchio as pin  # type: ignore[import-untyped]
 
 from robodyn_ros.configuration import configuration_joints
 from robodyn_ros.robot import Robot
