@@ -287,3 +287,37 @@ def twin_size(text: str) -> int:
     model = pin.buildModelFromXML(text)
     continuous = sum(1 for joint in model.joints[1:] if joint.nq == 2 and joint.nv == 1)
     return model.nq - continuous
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 12), data=st.data())
+def test_generated_trees_with_free_joints_match_pinocchio(seed: int, n: int, data) -> None:
+    """Any joints of a generated tree made free flyers or planar joints: τ, M, C, q̈ and a
+    Jacobian as Pinocchio's (q̈ where M is invertible; else it is refused, naming joints)."""
+    names = [f"joint_{i}" for i in range(n)]
+    kinds = data.draw(st.dictionaries(st.sampled_from(names),
+                                      st.sampled_from(["floating", "planar"]),
+                                      min_size=1, max_size=3))
+    case = twin_of(with_joint_kinds(random_tree_urdf(n, seed=seed), kinds))
+    robot, model, pin_data = case.robot, case.model, case.model.createData()
+    q_pin, v_pin, a_pin, tau_pin = case.state(seed)
+    q, v, a, tau = (case.q_ours(q_pin), case.v_ours(v_pin), case.v_ours(a_pin),
+                    case.v_ours(tau_pin))
+    assert_close(robot.inverse_dynamics(q, v, a),
+                 case.v_ours(pin.rnea(model, pin_data, q_pin, v_pin, a_pin)), "τ")
+    M = case.matrix_ours(_symmetric(pin.crba(model, pin_data, q_pin)))
+    assert_close(robot.mass_matrix(q), M, "M")
+    assert_close(robot.coriolis_matrix(q, v),
+                 case.matrix_ours(pin.computeCoriolisMatrix(model, pin_data, q_pin, v_pin)), "C")
+    link = robot.frame_names[-1]
+    pin.framesForwardKinematics(model, pin_data, q_pin)
+    J = pin.computeFrameJacobian(model, pin_data, q_pin, model.getFrameId(link, pin.BODY),
+                                 pin.LOCAL_WORLD_ALIGNED)
+    assert_close(robot.jacobian(q, link), J[:, np.argsort(case.v_order)], "J")
+    if robot.massless_joints:
+        with pytest.raises(np.linalg.LinAlgError, match="move no mass"):
+            robot.forward_dynamics(q, v, tau)
+        return
+    if np.linalg.cond(M) < 1e8:  # q̈ to 1e-9 needs M far from singular
+        assert_close(robot.forward_dynamics(q, v, tau),
+                     case.v_ours(pin.aba(model, pin_data, q_pin, v_pin, tau_pin)), "q̈")
