@@ -181,7 +181,9 @@ def _planar_integrate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     small = np.abs(theta) < SMALL_ANGLE
     theta_large = np.where(small, 1.0, theta)
     sinc = np.where(small, 1.0 - theta**2 / 6.0, np.sin(theta) / theta_large)
-    cosc = np.where(small, theta / 2.0 - theta**3 / 24.0, (1.0 - np.cos(theta)) / theta_large)
+    # (1 − cos θ)/θ = 2 sin²(θ/2)/θ: no cancellation for small θ
+    cosc = np.where(small, theta / 2.0 - theta**3 / 24.0,
+                    2.0 * np.sin(theta / 2.0) ** 2 / theta_large)
     step = np.stack([sinc * v[..., 0] - cosc * v[..., 1], cosc * v[..., 0] + sinc * v[..., 1]],
                     axis=-1)
     c, s = _unit_angle(q)
@@ -201,9 +203,9 @@ def _planar_difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
     p = np.stack([c0 * dx + s0 * dy, -s0 * dx + c0 * dy], axis=-1)  # in q0's frame
     small = np.abs(theta) < SMALL_ANGLE
     theta_large = np.where(small, 1.0, theta)
-    # V⁻¹ = [[a, b], [−b, a]] with a = (θ/2) cot(θ/2) = (θ/2) sin θ / (1 − cos θ), b = θ/2
+    # V⁻¹ = [[a, b], [−b, a]] with a = (θ/2) cot(θ/2), b = θ/2
     a = np.where(small, 1.0 - theta**2 / 12.0,
-                 theta_large / 2.0 * np.sin(theta) / np.where(small, 1.0, 1.0 - np.cos(theta)))
+                 theta_large / 2.0 / np.tan(theta_large / 2.0))
     b = theta / 2.0
     linear = np.stack([a * p[..., 0] + b * p[..., 1], -b * p[..., 0] + a * p[..., 1]], axis=-1)
     return np.concatenate([linear, theta[..., None]], axis=-1)
