@@ -42,7 +42,8 @@ ROBOTS = {
 # the targets on TALOS and Solo12: ours / Pinocchio at most
 TARGETS = {
     **dict.fromkeys(("inverse_dynamics", "mass_matrix", "forward_dynamics"), 0.5),
-    **dict.fromkeys(("mass_matrix_inverse", "jacobian", "gravity_torques"), 0.8),
+    **dict.fromkeys(("mass_matrix_inverse", "jacobian", "gravity_torques",
+                     "centroidal_momentum_matrix"), 0.8),
 }
 TARGET_ROBOTS = ("talos_reduced", "solo12")
 SEED = 1
@@ -118,6 +119,10 @@ def rows(twin: Twin, frame: str, wrapper: Robot | None) -> list[Row]:
         Row("jacobian", "computeFrameJacobian(LWA)", partial(robot.jacobian, q, frame),
             partial(pin.computeFrameJacobian, model, data, q_pin, frame_id, lwa),
             lambda answer: np.asarray(answer)[:, columns], of("jacobian", q, frame)),
+        Row("centroidal_momentum_matrix", "computeCentroidalMap",
+            partial(robot.centroidal_momentum_matrix, q),
+            partial(pin.computeCentroidalMap, model, data, q_pin),
+            lambda answer: np.asarray(answer)[:, columns], of("centroidal_momentum_matrix", q)),
         Row("kinetic_energy", "computeKineticEnergy", partial(robot.kinetic_energy, q, v),
             partial(pin.computeKineticEnergy, model, data, q_pin, v_pin), np.asarray,
             of("kinetic_energy", q, v)),
@@ -192,8 +197,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                           argv)
     budget_s = 0.003 if args.quick else 0.02
     report.print(f"Median of {args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; targets "
-                 "(✓/✗) on TALOS and Solo12: RNEA, CRBA and ABA ≤ 0.5; M⁻¹, the Jacobian and "
-                 "g(q) ≤ 0.8\n")
+                 "(✓/✗) on TALOS and Solo12: RNEA, CRBA and ABA ≤ 0.5; M⁻¹, the Jacobian, "
+                 "g(q) and A_g ≤ 0.8\n")
     runs = {name: bench_robot(name, args.repeat, budget_s) for name in args.robots}
     for name, (nv, results) in runs.items():
         report.print(robot_table(name, nv, results) + "\n")

@@ -158,6 +158,15 @@ class MimicRobot(Robot):
             tau -= wrench_forces(self, q, external_wrenches)
         return tau
 
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> FloatArray:
+        (q,) = self._inputs(("q",), q)
+        return self._tree_robot.centroidal_momentum_matrix(self.coupling.positions(q)) \
+            @ self.coupling.G
+
+    def centre_of_mass(self, q: ArrayLike) -> FloatArray:
+        (q,) = self._inputs(("q",), q)
+        return self._tree_robot.centre_of_mass(self.coupling.positions(q))
+
     def inverse_dynamics_regressor(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
         friction_velocity: float = FRICTION_VELOCITY,

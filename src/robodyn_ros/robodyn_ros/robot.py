@@ -39,6 +39,7 @@ from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_n
 from robodyn_ros.batch_threads import per_state_part, run_batch
 from robodyn_ros.configuration import check_configuration, configuration_description
 from robodyn_ros.dynamics import (
+    centroidal,
     conjugate_gradient,
     constraint_iterations,
     coriolis,
@@ -223,6 +224,8 @@ class _OneState(BoundOnUse):
         "coriolis_matrix": ("coriolis_matrix", 2, lambda n: (n, n)),
         "mass_matrix": ("mass_matrix", 1, lambda n: (n, n)),
         "mass_matrix_diagonal": ("mass_matrix_diagonal", 1, lambda n: (n,)),
+        "centroidal_momentum_matrix": ("centroidal_momentum_matrix", 1, lambda n: (6, n)),
+        "centre_of_mass": ("centre_of_mass", 1, lambda n: (3,)),
         "mass_matrix_inverse": ("mass_matrix_inverse", 1, lambda n: (n, n)),
         "forward_dynamics": ("forward_dynamics", 3, lambda n: (n,)),
         "kinetic_energy": ("kinetic_energy", 2, lambda n: ()),
@@ -1060,6 +1063,34 @@ class Robot:
                              (6, self.nv))
 
     # -- energy -----------------------------------------------------------------------------
+
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> FloatArray:
+        """A_g, (..., 6, nv): the robot's momentum [linear; angular about its centre of mass]
+        in world axes is A_g q̇ (Orin, Briggs & Goswami; Pinocchio's computeCentroidalMap)."""
+        A = self._one_state.centroidal_momentum_matrix(q)
+        if A is not None:
+            return A
+        return self._centroidal(q)[0]
+
+    def centre_of_mass(self, q: ArrayLike) -> FloatArray:
+        """The centre of mass of the moving bodies in the world, (..., 3)."""
+        com = self._one_state.centre_of_mass(q)
+        if com is not None:
+            return com
+        return self._centroidal(q)[1]
+
+    def com_jacobian(self, q: ArrayLike) -> FloatArray:
+        """J_c, (..., 3, nv): the centre of mass's velocity in the world is J_c q̇ (the linear
+        rows of A_g over the mass)."""
+        return self.centroidal_momentum_matrix(q)[..., :3, :] / self.model.total_mass
+
+    def _centroidal(self, q: ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """(A_g, c) by the general path."""
+        (q,) = self._inputs(("q",), q)
+        A, com = np.empty((*q.shape[:-1], 6, self.nv)), np.empty((*q.shape[:-1], 3))
+        self._run(centroidal.centroidal_momentum_matrix, (self._tree,), (q, A, com))
+        self._check("centroidal_momentum_matrix", False, (("A_g", A), ("c", com)), (q,))
+        return A, com
 
     def kinetic_energy(self, q: ArrayLike, qd: ArrayLike) -> FloatArray:
         """½ q̇ᵀ M(q) q̇, in J.

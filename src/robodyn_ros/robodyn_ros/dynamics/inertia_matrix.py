@@ -55,20 +55,26 @@ def floating_crba(tree, q, M, workspace):
 
 
 @kernel_helper
+def composite_forces(tree, S_world, Ic, F):
+    """Backward pass: the bodies' world inertias Ic (n x 10) become the composite inertias of
+    their subtrees, and F_i = Ic_i S_i (n x 6) the momentum [linear; angular about the world
+    origin] each subtree has per unit velocity of its joint (RBDA Table 6.2)."""
+    for i in range(Ic.shape[0] - 1, -1, -1):
+        parent = parent_of(tree, i)
+        if parent >= 0:
+            for k in range(INERTIA_SIZE):
+                Ic[parent, k] += Ic[i, k]
+        store(F, i, inertia_times(inertia_at(Ic, i), vector6(S_world, i)))
+
+
+@kernel_helper
 def composite_inertia_matrix(tree, S_world, end, Ic, F, M, unit_axes):
     """M (n x n) from the world motion subspaces S_world and the bodies' world inertias Ic
     (n x 10), which become the composite inertias of their subtrees, the joints' armature on
     its diagonal; F (n x 6) a workspace. The first unit_axes joints' subspaces are the unit
     vectors e_k (a floating base's free flyer), so their rows are read off F: M_kj = F_j[k]."""
     n = M.shape[0]
-    # backward pass: composite inertia Ic of each subtree, and F the force it needs to
-    # accelerate along its joint
-    for i in range(n - 1, -1, -1):
-        parent = parent_of(tree, i)
-        if parent >= 0:
-            for k in range(INERTIA_SIZE):
-                Ic[parent, k] += Ic[i, k]
-        store(F, i, inertia_times(inertia_at(Ic, i), vector6(S_world, i)))
+    composite_forces(tree, S_world, Ic, F)
     # M[i, j] = Sᵢᵀ Fⱼ for j in the subtree of i, which is the index range i .. end[i] − 1;
     # entries of joints on different branches are zero
     M[:, :] = 0.0

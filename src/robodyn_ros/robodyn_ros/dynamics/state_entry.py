@@ -22,6 +22,7 @@ it is used (jit.CEntry), so a process compiles only the entries it calls.
 import numpy as np
 from numba import carray, types
 
+from robodyn_ros.dynamics.centroidal import centroidal_map
 from robodyn_ros.dynamics.coriolis import coriolis, coriolis_workspace
 from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
@@ -123,6 +124,18 @@ def mass_matrix_entry(tree, gravity, n, q, _x1, _x2, M):
 
 
 @entry
+def centroidal_momentum_matrix_entry(tree, gravity, n, q, _x1, _x2, A):
+    packed, config = tree_and_configuration(tree, n, q)
+    centroidal_map(packed, config, carray(A, (6, n)), np.empty(3), crba_workspace(packed, n))
+
+
+@entry
+def centre_of_mass_entry(tree, gravity, n, q, _x1, _x2, com):
+    packed, config = tree_and_configuration(tree, n, q)
+    centroidal_map(packed, config, np.empty((6, n)), carray(com, 3), crba_workspace(packed, n))
+
+
+@entry
 def mass_matrix_diagonal_entry(tree, gravity, n, q, _x1, _x2, diag):
     packed, config = tree_and_configuration(tree, n, q)
     inertia_diagonal(packed, config, carray(diag, n), diagonal_workspace(n))
@@ -199,6 +212,8 @@ ENTRIES = {
     "coriolis_matrix": coriolis_matrix_entry,
     "mass_matrix": mass_matrix_entry,
     "mass_matrix_diagonal": mass_matrix_diagonal_entry,
+    "centroidal_momentum_matrix": centroidal_momentum_matrix_entry,
+    "centre_of_mass": centre_of_mass_entry,
     "mass_matrix_inverse": mass_matrix_inverse_entry,
     "forward_dynamics": forward_dynamics_entry,
     "kinetic_energy": kinetic_energy_entry,

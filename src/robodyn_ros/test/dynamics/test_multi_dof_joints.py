@@ -321,3 +321,24 @@ def test_generated_trees_with_free_joints_match_pinocchio(seed: int, n: int, dat
     if np.linalg.cond(M) < 1e8:  # q̈ to 1e-9 needs M far from singular
         assert_close(robot.forward_dynamics(q, v, tau),
                      case.v_ours(pin.aba(model, pin_data, q_pin, v_pin, tau_pin)), "q̈")
+
+
+@pytest.mark.parametrize("name", [*CASES, "ur5_fixed"])
+def test_centroidal_momentum_matrix_and_centre_of_mass(name: str) -> None:
+    """A_g and c against Pinocchio's computeCentroidalMap and data.com[0], on every root (a
+    fixed arm too), one state and a batch."""
+    if name == "ur5_fixed":
+        case = twin_of(example_robot_urdf("ur5").read_text())
+    else:
+        case = twin(name)
+    robot, data = case.robot, case.data()
+    q_pin = case.state(10)[0]
+    q = case.q_ours(q_pin)
+    A = pin.computeCentroidalMap(case.model, data, q_pin)[:, np.argsort(case.v_order)]
+    pin.centerOfMass(case.model, data, q_pin)
+    assert_close(robot.centroidal_momentum_matrix(q), A, "A_g")
+    assert_close(robot.centre_of_mass(q), data.com[0], "c")
+    assert_close(robot.com_jacobian(q), A[:3] / robot.model.total_mass, "J_c")
+    batch = np.stack([q, case.q_ours(case.state(11)[0])])
+    assert_close(robot.centroidal_momentum_matrix(batch)[0], A, "A_g of a batch")
+    assert_close(robot.centre_of_mass(batch)[0], data.com[0], "c of a batch")
