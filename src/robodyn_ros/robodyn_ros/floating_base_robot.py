@@ -429,30 +429,20 @@ class FloatingBaseRobot:
     def centre_of_mass(self, q: ArrayLike) -> FloatArray:
         """The centre of mass in the world, (..., 3)."""
         states = self.base_frame_states(q)
-        M = self.tree_robot.mass_matrix(states.q)
-        return _position(q) + _rotate(states.rotation, _com_in_base(M, self.mass))
+        return _position(q) + _rotate(states.rotation,
+                                      self.tree_robot.centre_of_mass(states.q))
 
     def com_jacobian(self, q: ArrayLike) -> FloatArray:
         """J_c, (..., 3, nv): the velocity of the centre of mass in the world, J_c v."""
-        states = self.base_frame_states(q)
-        M = self.tree_robot.mass_matrix(states.q)
-        return states.rotation @ M[..., _LINEAR, :] / self.mass
+        return self.centroidal_momentum_matrix(q)[..., _LINEAR, :] / self.mass
 
     def centroidal_momentum_matrix(self, q: ArrayLike) -> FloatArray:
         """A_g, (..., 6, nv): the momentum [linear; angular about the centre of mass] in world
-        axes, A_g v (Orin & Goswami; Pinocchio's computeCentroidalMap).
-
-        The base rows of M are the robot's momentum in the base frame about the base origin,
-        M[:6] v; A_g turns them to world axes and moves the angular part to the centre of mass.
-        """
+        axes, A_g v (Orin & Goswami; Pinocchio's computeCentroidalMap): the tree_robot's, in
+        the base frame, turned to world axes."""
         states = self.base_frame_states(q)
-        M = self.tree_robot.mass_matrix(states.q)
-        R = states.rotation
-        linear = R @ M[..., _LINEAR, :]
-        angular = R @ M[..., _ANGULAR, :]
-        offset = _rotate(R, _com_in_base(M, self.mass))  # from the base origin to the CoM
-        moment = np.cross(offset[..., None, :], np.swapaxes(linear, -1, -2), axis=-1)
-        return np.concatenate([linear, angular - np.swapaxes(moment, -1, -2)], axis=-2)
+        return _rotate_rows(states.rotation,
+                            self.tree_robot.centroidal_momentum_matrix(states.q))
 
     # -- frames -------------------------------------------------------------------------------
 
@@ -802,13 +792,6 @@ def _inverse_task(Lambda_inv: np.ndarray, frames: tuple[str, ...]) -> np.ndarray
             "rank); Λ⁻¹ (inverse=True) is defined everywhere"
         ) from None
     return np.swapaxes(lower_inverse, -1, -2) @ lower_inverse
-
-
-def _com_in_base(M: np.ndarray, mass: float) -> np.ndarray:
-    """The centre of mass in the base frame from M's base block, whose top right is −m [c]×
-    (the whole robot's spatial inertia about the base origin, [linear; angular])."""
-    block = M[..., _LINEAR, _ANGULAR]
-    return np.stack([block[..., 1, 2], block[..., 2, 0], block[..., 0, 1]], axis=-1) / mass
 
 
 def _base_orientation_error(name: str, q: np.ndarray, bad: int) -> ValueError:
