@@ -48,6 +48,7 @@ KERNEL_SOURCES = (
     "dynamics/inverse_dynamics.py",
     "dynamics/regressor.py",
     "dynamics/inertia_matrix.py",
+    "dynamics/centroidal.py",
     "dynamics/coriolis.py",
     "dynamics/gdahj.py",
     "dynamics/inertia_diagonal.py",
