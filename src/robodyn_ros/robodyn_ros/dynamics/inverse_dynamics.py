@@ -73,8 +73,10 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i for one state, written into tau; M
     includes the armature (tree.armature).
 
-    Each body's quantities are in its own frame (RBDA Table 5.1). f_ext is None or (n, 6): a
-    wrench on each body in the body frame about its origin. workspace: an RneaWorkspace
+    Each body's quantities are in its own frame (RBDA Table 5.1). qd and qdd None: at rest,
+    τ = g(q) − Σ Jᵢᵀ f_ext,i, without the velocity terms (a build of its own: numba prunes the
+    branches on None). f_ext is None or (n, 6): a wrench on each body in the body frame about
+    its origin. workspace: an RneaWorkspace
     (rnea_workspace), its arrays read where they are used: bound to names across the passes,
     they would be reference-counted at every call of this inlined helper.
     """
@@ -85,15 +87,21 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
     # forward pass: velocities, accelerations and the net force on each body
     for i in range(tree.shape[0]):
         body, parent = body_inertia(tree, i), parent_of(tree, i)
-        v_parent = vector6(workspace.v, parent) if parent >= 0 else v_root
         a_parent = vector6(workspace.a, parent) if parent >= 0 else a_root
-        X_i, v_i, a_i = body_motion(tree, i, q, qd, qdd, v_parent, a_parent)
-        h_i = body_inertia_times(body, v_i)
-        f_i = add6(body_inertia_times(body, a_i), motion_cross_force(v_i, h_i))
+        if qd is None:  # at rest: a_i = X_i a_λ, f_i = I_i a_i
+            X_i = joint_pose(pose_at(tree, i, PLACEMENT), subspace(tree, i), frame_axis(tree, i),
+                             q, configuration_index(tree, i))
+            a_i = motion_to_child(X_i, a_parent)
+            f_i = body_inertia_times(body, a_i)
+        else:
+            v_parent = vector6(workspace.v, parent) if parent >= 0 else v_root
+            X_i, v_i, a_i = body_motion(tree, i, q, qd, qdd, v_parent, a_parent)
+            h_i = body_inertia_times(body, v_i)
+            f_i = add6(body_inertia_times(body, a_i), motion_cross_force(v_i, h_i))
+            store(workspace.v, i, v_i)
         if f_ext is not None:
             f_i = add6(f_i, scale6(-1.0, vector6(f_ext, i)))
         store(workspace.Xup, i, X_i)
-        store(workspace.v, i, v_i)
         store(workspace.a, i, a_i)
         store(workspace.f, i, f_i)
 
@@ -101,7 +109,10 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
     # by its parent
     for i in range(tree.shape[0] - 1, -1, -1):
         f_i = vector6(workspace.f, i)
-        tau[i] = dot6(subspace(tree, i), f_i) + armature(tree, i) * qdd[i]
+        if qdd is None:
+            tau[i] = dot6(subspace(tree, i), f_i)
+        else:
+            tau[i] = dot6(subspace(tree, i), f_i) + armature(tree, i) * qdd[i]
         parent = parent_of(tree, i)
         if parent >= 0:
             f_parent = add6(vector6(workspace.f, parent),
@@ -134,6 +145,10 @@ def bias_forces(tree, gravity, q, qd, tau):
 
 @kernel
 def gravity_torques(tree, gravity, q, tau):
-    """g(q): RNEA with q̇ = q̈ = 0, for a state or a batch."""
-    zero = np.zeros(tau.shape)
-    inverse_dynamics(tree, gravity, q, zero, zero, None, tau)
+    """g(q): RNEA at rest, for a state or a batch."""
+    Q = np.atleast_2d(q)
+    B, n = Q.shape[0], tree.shape[0]
+    TAU = tau.reshape((B, n))
+    workspace = rnea_workspace(n)
+    for b in range(B):
+        rnea(tree, gravity, Q[b], None, None, None, TAU[b], workspace)

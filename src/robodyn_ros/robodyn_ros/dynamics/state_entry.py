@@ -98,8 +98,7 @@ def bias_forces_entry(tree, gravity, n, q, qd, _x1, tau):
 @entry
 def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
     packed, config = tree_and_configuration(tree, n, q)
-    zero = np.zeros(n)
-    rnea(packed, carray(gravity, 3), config, zero, zero, None, carray(tau, n), rnea_workspace(n))
+    rnea(packed, carray(gravity, 3), config, None, None, None, carray(tau, n), rnea_workspace(n))
 
 
 @entry
