@@ -256,6 +256,22 @@ def loglog_plot(series: Mapping[str, Sequence[tuple[int, float]]], title: str, p
 # -- generated pages --------------------------------------------------------------------------
 
 
+def add_robot_options(parser: argparse.ArgumentParser, robots: Sequence[str]) -> None:
+    """--robots (comma-separated, from `robots`, default all) and --repeat (timed loops per
+    call); check_robots refuses names it does not know."""
+    parser.add_argument("--robots", type=lambda text: text.split(","), default=list(robots),
+                        help=f"comma-separated, from {','.join(robots)} (default: all)")
+    parser.add_argument("--repeat", type=int, help="timed loops per call (default 9, quick 3)")
+
+
+def check_robots(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                 robots: Sequence[str]) -> None:
+    """Exit through the parser's error when --robots names a robot outside `robots`."""
+    unknown = [name for name in args.robots if name not in robots]
+    if unknown:
+        parser.error(f"unknown robots {unknown}; choose from {', '.join(robots)}")
+
+
 def add_docs_option(parser: argparse.ArgumentParser) -> None:
     """--docs: also write what the run prints to its page under docs/benchmarks/."""
     parser.add_argument(

@@ -26,7 +26,17 @@ from functools import partial
 import numpy as np
 import pinocchio as pin
 
-from common import Report, add_docs_option, format_us, interleaved_us, mark, markdown_table, pivot
+from common import (
+    Report,
+    add_docs_option,
+    add_robot_options,
+    check_robots,
+    format_us,
+    interleaved_us,
+    mark,
+    markdown_table,
+    pivot,
+)
 from robodyn_ros import Robot
 from robodyn_ros.model.generate import with_root_joint
 from robodyn_ros.testing import example_robot_urdf
@@ -178,15 +188,11 @@ def robot_table(name: str, nv: int, results: Sequence[Result]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--robots", type=lambda text: text.split(","), default=list(ROBOTS),
-                        help=f"comma-separated, from {','.join(ROBOTS)} (default: all)")
-    parser.add_argument("--repeat", type=int, help="timed loops per call (default 9, quick 3)")
+    add_robot_options(parser, list(ROBOTS))
     parser.add_argument("--quick", action="store_true", help="short loops")
     add_docs_option(parser)
     args = parser.parse_args(argv)
-    unknown = [name for name in args.robots if name not in ROBOTS]
-    if unknown:
-        parser.error(f"unknown robots {unknown}; choose from {', '.join(ROBOTS)}")
+    check_robots(parser, args, list(ROBOTS))
     return args
 
 
