@@ -105,12 +105,26 @@ def frame_jacobian_into(tree, S_world, body, origin, J):
 
 
 @kernel_helper
+def path_kinematics(tree, q, body, X_world, S_world):
+    """forward_kinematics of the bodies from the root to `body` only, root first: all a frame
+    on `body` needs (the other rows of X_world and S_world are left as they were)."""
+    path = np.empty(tree.shape[0], dtype=np.int64)
+    count, j = 0, body
+    while j >= 0:
+        path[count] = j
+        count, j = count + 1, parent_of(tree, j)
+    for k in range(count - 1, -1, -1):
+        body_kinematics(tree, path[k], q, X_world, S_world)
+
+
+@kernel_helper
 def frame_jacobian_of(tree, frame, q, X_world, S_world, pose, J):
-    """J (6 x n) of one frame (a 13-row) at one state; X_world, S_world, pose (4x4) are
-    workspaces."""
-    forward_kinematics(tree, q, X_world, S_world)
+    """J (6 x n) of one frame (a 13-row) at one state, from the kinematics of its body's path
+    alone; X_world, S_world, pose (4x4) are workspaces."""
+    body = int(frame[FRAME_BODY])
+    path_kinematics(tree, q, body, X_world, S_world)
     frame_pose_into(X_world, frame, pose)
-    frame_jacobian_into(tree, S_world, int(frame[FRAME_BODY]), pose[:3, 3], J)
+    frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
 
 
 @kernel

@@ -31,7 +31,7 @@ from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import c_entry, kernel_helper
-from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_of, frame_pose_into
+from robodyn_ros.dynamics.kinematics import frame_jacobian_of, frame_pose_into, path_kinematics
 from robodyn_ros.dynamics.regressor import (
     PARAMETERS_PER_BODY,
     PARAMETERS_PER_JOINT,
@@ -44,6 +44,7 @@ from robodyn_ros.dynamics.task_space import (
     invert_task_inertia,
 )
 from robodyn_ros.dynamics.tree import (
+    FRAME_BODY,
     FRAME_WIDTH,
     POSE,
     UNIT_TOLERANCE,
@@ -168,9 +169,9 @@ def potential_energy_entry(tree, gravity, n, q, _x1, _x2, V):
 @entry
 def frame_pose_entry(tree, frame, n, q, _x1, _x2, pose):
     packed, config = tree_and_configuration(tree, n, q)
-    X_world, S_world = np.empty((n, POSE)), np.empty((n, 6))
-    forward_kinematics(packed, config, X_world, S_world)
-    frame_pose_into(X_world, carray(frame, FRAME_WIDTH), carray(pose, (4, 4)))
+    X_world, S_world, row = np.empty((n, POSE)), np.empty((n, 6)), carray(frame, FRAME_WIDTH)
+    path_kinematics(packed, config, int(row[FRAME_BODY]), X_world, S_world)
+    frame_pose_into(X_world, row, carray(pose, (4, 4)))
 
 
 @entry
