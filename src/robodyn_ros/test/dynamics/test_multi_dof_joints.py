@@ -169,6 +169,19 @@ def test_batch_is_the_stack_of_states(case: Twin) -> None:
     assert robot.jacobian(q, robot.frame_names[-1]).shape == (3, 6, robot.nv)
 
 
+def test_threads_answer_as_one_thread(case: Twin) -> None:
+    """A batch on two threads (Robot.with_threads), each thread a part of the states."""
+    robot = case.robot
+    rng = np.random.default_rng(12)
+    q = robot.integrate(robot.neutral(), rng.uniform(-1.0, 1.0, (16, robot.nv)))
+    v, a = rng.uniform(-1.0, 1.0, (2, 16, robot.nv))
+    threaded = robot.with_threads(2)
+    tau = robot.inverse_dynamics(q, v, a)
+    np.testing.assert_array_equal(threaded.inverse_dynamics(q, v, a), tau)
+    assert_close(threaded.forward_dynamics(q, v, tau), a, "q̈ of τ(q̈)", rtol=1e-8)
+    np.testing.assert_array_equal(threaded.mass_matrix(q), robot.mass_matrix(q))
+
+
 def test_configuration_arithmetic(case: Twin) -> None:
     robot = case.robot
     q0_pin, v_pin, _, _ = case.state(8)
