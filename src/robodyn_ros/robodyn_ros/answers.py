@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from robodyn_ros._state_call import all_finite
-from robodyn_ros.configuration import configuration_joints, neutral
+from robodyn_ros.configuration import neutral
 from robodyn_ros.dynamics.inertia_diagonal import mass_matrix_diagonal
 from robodyn_ros.dynamics.pivots import articulated_pivots
 from robodyn_ros.dynamics.tree import pack_tree
@@ -43,7 +43,7 @@ def sample_states(model: Model, count: int = SAMPLE_STATES) -> np.ndarray:
     if model.floating_base:
         random[:, :FREE_FLYER_DOF] = 0.0
     states = np.tile(neutral(model), (count, 1))
-    for joint in configuration_joints(model):
+    for joint in model.configuration_joints:
         if joint.kind not in MULTI_DOF_JOINTS:
             states[1:, joint.q] = random[:, joint.v]
     return states

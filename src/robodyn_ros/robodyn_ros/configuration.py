@@ -10,59 +10,31 @@ function takes a leading batch shape (...) and returns float64.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import NamedTuple
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros import free_flyer
 from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
 from robodyn_ros.model import Model
-from robodyn_ros.model.model import configuration_layout
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 
 # Below this rotation angle (rad) the planar exponential's coefficients are their Taylor series
 # to θ²: the closed forms divide by θ, and the first omitted term is below θ⁴/120 ≈ 1e-18.
 SMALL_ANGLE = 1e-4
 
 
-class ConfigurationJoint(NamedTuple):
-    """One joint's place in q and v."""
-
-    name: str  # the joint's name (the URDF's for a multi-DOF joint)
-    kind: str  # model.JOINT_KINDS
-    q: slice  # its configuration in q
-    v: slice  # its velocity in v
-
-
-def configuration_joints(model: Model) -> Iterator[ConfigurationJoint]:
-    """The model's joints in q order, with their slices of q and v."""
-    layout = configuration_layout(model.joint_kinds)
-    for start in np.flatnonzero(layout.joint_start == np.arange(model.nv)):
-        rows = np.flatnonzero(layout.joint_start == start)
-        nq = (layout.q_index[rows[-1] + 1] if rows[-1] + 1 < model.nv else layout.nq) \
-            - layout.q_index[start]
-        kind = model.joint_kinds[start]
-        name = model.joint_names[start]
-        if len(rows) > 1:
-            name = name.rpartition("_")[0]
-        yield ConfigurationJoint(name, kind, slice(int(layout.q_index[start]),
-                                                   int(layout.q_index[start] + nq)),
-                                 slice(int(start), int(rows[-1] + 1)))
-
-
 def configuration_description(model: Model) -> str:
     """What q holds, in words, for an error: the multi-DOF joints' layouts and the others'."""
     parts = []
-    for joint in configuration_joints(model):
+    for joint in model.configuration_joints:
         if joint.kind == "floating":
             parts.append(f"q[{joint.q.start}:{joint.q.stop}] = free flyer '{joint.name}' "
                          "[x y z, qx qy qz qw]")
         elif joint.kind == "planar":
             parts.append(f"q[{joint.q.start}:{joint.q.stop}] = planar '{joint.name}' "
                          "[x, y, cos θ, sin θ]")
-    singles = model.nq - sum(j.q.stop - j.q.start for j in configuration_joints(model)
-                             if j.kind in ("floating", "planar"))
+    singles = model.nq - sum(j.q.stop - j.q.start for j in model.configuration_joints
+                             if j.kind in MULTI_DOF_JOINTS)
     return "; ".join(parts) + f"; and one value for each of the {singles} other joints"
 
 
@@ -78,7 +50,7 @@ def check_configuration(model: Model, q: np.ndarray, name: str = "q") -> None:
         ValueError: a finite quaternion or (cos θ, sin θ) of a norm off 1 by more than
             UNIT_TOLERANCE, naming the joint and the first such state.
     """
-    for joint in configuration_joints(model):
+    for joint in model.configuration_joints:
         if joint.kind == "floating":
             rotation = q[..., joint.q.start + 3:joint.q.stop]
         elif joint.kind == "planar":
@@ -103,7 +75,7 @@ def neutral(model: Model) -> np.ndarray:
     """The neutral configuration (pinocchio.neutral): zero, with the identity rotation of
     every multi-DOF joint."""
     q = np.zeros(model.nq)
-    for joint in configuration_joints(model):
+    for joint in model.configuration_joints:
         if joint.kind == "floating":
             q[joint.q] = free_flyer.NEUTRAL
         elif joint.kind == "planar":
@@ -115,8 +87,8 @@ def neutral_within_limits(model: Model) -> np.ndarray:
     """neutral, each joint of one degree of freedom moved to the nearest point inside its
     position limits."""
     q = neutral(model)
-    for joint in configuration_joints(model):
-        if joint.kind not in ("floating", "planar"):
+    for joint in model.configuration_joints:
+        if joint.kind not in MULTI_DOF_JOINTS:
             q[joint.q] = np.clip(0.0, model.lower[joint.v], model.upper[joint.v])
     return q
 
@@ -138,7 +110,7 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> np.ndarray:
     q, v = _configurations(model, q, "q"), _velocities(model, v, "v")
     out = np.array(np.broadcast_to(q, (*np.broadcast_shapes(q.shape[:-1], v.shape[:-1]),
                                        model.nq)))
-    for joint in configuration_joints(model):
+    for joint in model.configuration_joints:
         if joint.kind == "floating":
             out[..., joint.q] = free_flyer.integrate(q[..., joint.q], v[..., joint.v])
         elif joint.kind == "planar":
@@ -164,7 +136,7 @@ def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
     """
     start, end = _configurations(model, q0, "q0"), _configurations(model, q1, "q1")
     out = np.empty((*np.broadcast_shapes(start.shape[:-1], end.shape[:-1]), model.nv))
-    for joint in configuration_joints(model):
+    for joint in model.configuration_joints:
         if joint.kind == "floating":
             out[..., joint.v] = free_flyer.difference(start[..., joint.q], end[..., joint.q])
         elif joint.kind == "planar":

@@ -109,8 +109,9 @@ class LoadOptions(TypedDict, total=False):
 
 
 _CONSTRAINT_PARAMETERS = ("omega", "spectral_radius")
-# What a robot with armature can use instead of a constraint-force method.
-_ARMATURE_METHODS = {
+# What a robot can use where a constraint-force method refuses it (armature, or a free-flyer
+# or planar joint).
+_NON_CONSTRAINT_METHODS = {
     "forward_dynamics": "'aba', 'cholesky', 'cg' or 'pcg'",
     "mass_matrix_inverse": "'aba' or 'ltdl'",
     "operational_space_inertia": "'recursive' or 'dense'",
@@ -317,7 +318,7 @@ class Robot:
         self._gravity = np.array(model.gravity, dtype=float)
         assert model.armature is not None  # Model makes it an array
         self._multi_dof_joints = tuple(
-            joint.name for joint in configuration.configuration_joints(model)
+            joint.name for joint in model.configuration_joints
             if joint.kind in MULTI_DOF_JOINTS)
         self._refused_methods = (methods.CONSTRAINT_FORCE_METHODS
                                  if model.armature.any() or self._multi_dof_joints else ())
@@ -1407,7 +1408,7 @@ class Robot:
                 "moving a body of its own (the constraint-force formulation inverts each "
                 "body's inertia), and this robot's free-flyer or planar joint(s) "
                 f"{', '.join(map(repr, self._multi_dof_joints))} take a row per degree of "
-                f"freedom with massless bodies between; use {_ARMATURE_METHODS[function]}"
+                f"freedom with massless bodies between; use {_NON_CONSTRAINT_METHODS[function]}"
             )
         assert self.model.armature is not None  # Model makes it an array
         armed = np.flatnonzero(self.model.armature)
@@ -1415,7 +1416,7 @@ class Robot:
         raise ValueError(
             f"{function}: method '{method}' does not model armature (the constraint-force "
             f"formulation has no term for the rotor inertia), and this robot has armature on "
-            f"{', '.join(joints)}; use {_ARMATURE_METHODS[function]}"
+            f"{', '.join(joints)}; use {_NON_CONSTRAINT_METHODS[function]}"
         )
 
     def _task(self, frames: Task, axes: TaskAxes) -> _Task:

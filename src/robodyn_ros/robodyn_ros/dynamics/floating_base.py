@@ -21,6 +21,7 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import body_kinematics
+from robodyn_ros.dynamics.spatial import free_flyer_motion
 from robodyn_ros.dynamics.tree import POSE, UNIT_TOLERANCE
 
 CONFIGURATION = 7  # base position (3) then orientation quaternion (x, y, z, w)
@@ -42,13 +43,11 @@ def has_unit_quaternion(q):
 @kernel_helper
 def base_rotation(q, R):
     """R (3x3) of the quaternion q[3:7] (x, y, z, w), normalised; returns its norm."""
-    x, y, z, w = q[3], q[4], q[5], q[6]
-    norm = quaternion_norm(q)
-    s = 2.0 / (norm * norm)  # R = 1 + s w [u]× + s [u]×², u = (x, y, z)
-    R[0, 0], R[0, 1], R[0, 2] = 1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)
-    R[1, 0], R[1, 1], R[1, 2] = s * (x * y + z * w), 1.0 - s * (x * x + z * z), s * (y * z - x * w)
-    R[2, 0], R[2, 1], R[2, 2] = s * (x * z - y * w), s * (y * z + x * w), 1.0 - s * (x * x + y * y)
-    return norm
+    X = free_flyer_motion(q, 0)  # the base pose of q[:7], its rotation row-major in X[:9]
+    R[0, 0], R[0, 1], R[0, 2] = X[0], X[1], X[2]
+    R[1, 0], R[1, 1], R[1, 2] = X[3], X[4], X[5]
+    R[2, 0], R[2, 1], R[2, 2] = X[6], X[7], X[8]
+    return quaternion_norm(q)
 
 
 @kernel_helper

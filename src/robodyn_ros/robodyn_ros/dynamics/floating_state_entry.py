@@ -77,7 +77,7 @@ def jacobian_entry(tree, frame, n, q, _x1, _x2, J):
     X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
     out = carray(J, (6, n))
     frame_jacobian_of(as_tree(tree, n), carray(frame, FRAME_WIDTH), q_tree, X_world, S_world,
-                      pose, out)
+                      pose, np.empty(n, dtype=np.int64), out)
     rotate_rows(R, out, 0)
     rotate_rows(R, out, 3)
     if not unit:

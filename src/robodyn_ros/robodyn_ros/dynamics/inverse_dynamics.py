@@ -29,7 +29,6 @@ from robodyn_ros.dynamics.tree import (
     configuration_index,
     frame_axis,
     joint_start,
-    joint_velocity_before,
     parent_of,
     subspace,
 )
@@ -48,11 +47,21 @@ def rnea_workspace(n):
 
 
 @kernel_helper
+def joint_velocity_before(tree, i, qd):
+    """Σ S_j q̇_j over the rows j of row i's joint before i, in the joint frame: what row i's
+    velocity holds of its own joint's motion besides its own; zero for a one-row joint."""
+    motion = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for j in range(joint_start(tree, i), i):
+        motion = add6(motion, scale6(qd[j], subspace(tree, j)))
+    return motion
+
+
+@kernel_helper
 def body_motion(tree, i, q, qd, qdd, v_parent, a_parent):
     """Body i's pose in its parent X_i, and its velocity and acceleration in its own frame from
     its parent's: v_i = X_i v_λ + S_i q̇_i, a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i (RBDA
     Table 5.1); on the rows of a multi-DOF joint, v_i less the joint's earlier rows' motion
-    (tree.joint_velocity_before), so that the joint's rows add up to X a_λ + S q̈ + X v_λ × S q̇
+    (joint_velocity_before), so that the joint's rows add up to X a_λ + S q̈ + X v_λ × S q̇
     as a multi-DOF joint of RBDA Table 5.1 does."""
     S = subspace(tree, i)
     X_i = joint_pose(pose_at(tree, i, PLACEMENT), S, frame_axis(tree, i), q,

@@ -52,13 +52,14 @@ def body_kinematics(tree, i, q, X_world, S_world):
 
 
 @kernel_helper
-def joint_velocity_less_before(tree, i, qd, S_world, v_i):
-    """v_i less what row i's joint's earlier rows add, Σ S_j q̇_j (world axes about the world
-    origin): the velocity whose product with the row's S_i q̇_i is its share of a multi-DOF
-    joint's velocity product v_λ × S q̇ (tree.py); v_i itself on a joint of one row."""
+def joint_velocity_less_before(tree, i, qd, S_world, v):
+    """v less what row i's joint's earlier rows add, Σ S_j q̇_j (world axes about the world
+    origin): from the velocity of row i (or of the row before it), the velocity whose product
+    with the row's S_i q̇_i is its share of a multi-DOF joint's velocity product v_λ × S q̇
+    (tree.py); v itself on a joint of one row."""
     for j in range(joint_start(tree, i), i):
-        v_i = add6(v_i, scale6(-qd[j], vector6(S_world, j)))
-    return v_i
+        v = add6(v, scale6(-qd[j], vector6(S_world, j)))
+    return v
 
 
 @kernel_helper
@@ -105,10 +106,10 @@ def frame_jacobian_into(tree, S_world, body, origin, J):
 
 
 @kernel_helper
-def path_kinematics(tree, q, body, X_world, S_world):
+def path_kinematics(tree, q, body, X_world, S_world, path):
     """forward_kinematics of the bodies from the root to `body` only, root first: all a frame
-    on `body` needs (the other rows of X_world and S_world are left as they were)."""
-    path = np.empty(tree.shape[0], dtype=np.int64)
+    on `body` needs (the other rows of X_world and S_world are left as they were); path (n,)
+    int64 is a workspace."""
     count, j = 0, body
     while j >= 0:
         path[count] = j
@@ -118,11 +119,11 @@ def path_kinematics(tree, q, body, X_world, S_world):
 
 
 @kernel_helper
-def frame_jacobian_of(tree, frame, q, X_world, S_world, pose, J):
+def frame_jacobian_of(tree, frame, q, X_world, S_world, pose, path, J):
     """J (6 x n) of one frame (a 13-row) at one state, from the kinematics of its body's path
-    alone; X_world, S_world, pose (4x4) are workspaces."""
+    alone; X_world, S_world, pose (4x4) and path (n,) int64 are workspaces."""
     body = int(frame[FRAME_BODY])
-    path_kinematics(tree, q, body, X_world, S_world)
+    path_kinematics(tree, q, body, X_world, S_world, path)
     frame_pose_into(X_world, frame, pose)
     frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
 
@@ -149,5 +150,6 @@ def frame_jacobian(tree, frame, q, out):
     B, n = Q.shape[0], tree.shape[0]
     OUT = out.reshape((B, 6, n))
     X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
+    path = np.empty(n, dtype=np.int64)
     for b in range(B):
-        frame_jacobian_of(tree, frame, Q[b], X_world, S_world, pose, OUT[b])
+        frame_jacobian_of(tree, frame, Q[b], X_world, S_world, pose, path, OUT[b])

@@ -170,7 +170,8 @@ def potential_energy_entry(tree, gravity, n, q, _x1, _x2, V):
 def frame_pose_entry(tree, frame, n, q, _x1, _x2, pose):
     packed, config = tree_and_configuration(tree, n, q)
     X_world, S_world, row = np.empty((n, POSE)), np.empty((n, 6)), carray(frame, FRAME_WIDTH)
-    path_kinematics(packed, config, int(row[FRAME_BODY]), X_world, S_world)
+    path_kinematics(packed, config, int(row[FRAME_BODY]), X_world, S_world,
+                    np.empty(n, dtype=np.int64))
     frame_pose_into(X_world, row, carray(pose, (4, 4)))
 
 
@@ -179,7 +180,7 @@ def jacobian_entry(tree, frame, n, q, _x1, _x2, J):
     packed, config = tree_and_configuration(tree, n, q)
     X_world, S_world, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((4, 4))
     frame_jacobian_of(packed, carray(frame, FRAME_WIDTH), config, X_world, S_world, pose,
-                      carray(J, (6, n)))
+                      np.empty(n, dtype=np.int64), carray(J, (6, n)))
 
 
 @entry

@@ -523,10 +523,9 @@ def velocity_product_accelerations(tree, S_world, qd, v, a):
         v_parent = vector6(v, parent) if parent >= 0 else zero
         a_parent = vector6(a, parent) if parent >= 0 else zero
         vJ = scale6(qd[i], vector6(S_world, i))
-        v_i = add6(v_parent, vJ)
-        store(v, i, v_i)
-        v_before = joint_velocity_less_before(tree, i, qd, S_world, v_i)
-        store(a, i, add6(a_parent, motion_cross_motion(v_before, vJ)))
+        store(v, i, add6(v_parent, vJ))
+        v_joint = joint_velocity_less_before(tree, i, qd, S_world, v_parent)  # v_λ of the joint
+        store(a, i, add6(a_parent, motion_cross_motion(v_joint, vJ)))
 
 
 @kernel_helper

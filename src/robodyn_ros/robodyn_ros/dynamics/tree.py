@@ -31,7 +31,7 @@ import numpy as np
 
 from robodyn_ros.dynamics.jit import kernel_helper
 from robodyn_ros.model import Model
-from robodyn_ros.model.model import MULTI_DOF_JOINTS, configuration_layout
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 
 PARENT = 0
 PLACEMENT = 1
@@ -50,6 +50,7 @@ FREE_FLYER = -2
 PLANAR = -3
 CONTINUED = -4
 MULTI_DOF_AXES = {"floating": FREE_FLYER, "planar": PLANAR}
+FREE_FLYER_NQ, PLANAR_NQ = MULTI_DOF_JOINTS["floating"].nq, MULTI_DOF_JOINTS["planar"].nq
 UNIT_TOLERANCE = 1e-6
 """How far from 1 the norm of a configuration's rotation (a free flyer's quaternion, a planar
 joint's [cos θ, sin θ]) may be."""
@@ -93,14 +94,12 @@ def pack_tree(model: Model) -> np.ndarray:
     tree[:, INERTIA:ARMATURE] = inertia_rows(model.spatial_inertia)
     tree[:, ARMATURE] = model.armature
     tree[:, AXIS] = frame_axes(model.motion_subspace)
-    layout = configuration_layout(model.joint_kinds)
-    tree[:, Q_INDEX] = layout.q_index
-    tree[:, JOINT_START] = layout.joint_start
-    for start in np.flatnonzero(layout.joint_start == np.arange(model.nv)):
-        kind = model.joint_kinds[start]
-        if kind in MULTI_DOF_AXES:
-            tree[start, AXIS] = MULTI_DOF_AXES[kind]
-            tree[start + 1:start + MULTI_DOF_JOINTS[kind].nv, AXIS] = CONTINUED
+    for joint in model.configuration_joints:
+        tree[joint.v, Q_INDEX] = joint.q.start
+        tree[joint.v, JOINT_START] = joint.v.start
+        if joint.kind in MULTI_DOF_AXES:
+            tree[joint.v, AXIS] = CONTINUED
+            tree[joint.v.start, AXIS] = MULTI_DOF_AXES[joint.kind]
     return tree
 
 
@@ -179,7 +178,7 @@ def configuration_size(tree):
     """nq: the length of a configuration of the tree, from its last joint."""
     start = joint_start(tree, tree.shape[0] - 1)
     axis = frame_axis(tree, start)
-    width = 7 if axis == FREE_FLYER else (4 if axis == PLANAR else 1)
+    width = FREE_FLYER_NQ if axis == FREE_FLYER else (PLANAR_NQ if axis == PLANAR else 1)
     return configuration_index(tree, start) + width
 
 
@@ -198,18 +197,6 @@ def rotations_are_unit(tree, q, tolerance):
         if not abs(norm - 1.0) <= tolerance:
             return False
     return True
-
-
-@kernel_helper
-def joint_velocity_before(tree, i, qd):
-    """Σ S_j q̇_j over the rows j of row i's joint before i, in the joint frame: what row i's
-    velocity holds of its own joint's motion besides its own; zero for a one-row joint."""
-    motion = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for j in range(joint_start(tree, i), i):
-        S = subspace(tree, j)
-        motion = (motion[0] + qd[j] * S[0], motion[1] + qd[j] * S[1], motion[2] + qd[j] * S[2],
-                  motion[3] + qd[j] * S[3], motion[4] + qd[j] * S[4], motion[5] + qd[j] * S[5])
-    return motion
 
 
 @kernel_helper

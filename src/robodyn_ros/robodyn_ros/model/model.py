@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -32,29 +33,36 @@ MULTI_DOF_SUFFIXES = {"floating": ("x", "y", "z", "rx", "ry", "rz"), "planar": (
 """The velocity coordinates of a multi-DOF joint: row names are the joint's name, '_', suffix."""
 
 
-class ConfigurationLayout(NamedTuple):
-    """Where each row's joint sits in the configuration and among the rows."""
+class ConfigurationJoint(NamedTuple):
+    """One joint's place in q and among the rows (v)."""
 
-    q_index: np.ndarray  # (n,) int64: the first index of the row's joint in q (idx_q)
-    joint_start: np.ndarray  # (n,) int64: the joint's first row (idx_v)
-    nq: int
+    name: str  # the joint's name (the URDF's, for a multi-DOF joint)
+    kind: str  # JOINT_KINDS
+    q: slice  # its configuration in q (Pinocchio's idx_q, nq)
+    v: slice  # its rows: its velocity in v (idx_v, nv)
 
 
-def configuration_layout(joint_kinds: tuple[str, ...]) -> ConfigurationLayout:
-    """The layout of q for rows of these kinds: a multi-DOF joint is a run of its kind's nv
-    rows; every other row is a joint of its own with one coordinate."""
-    n = len(joint_kinds)
-    q_index, joint_start = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    row = nq = 0
-    while row < n:
-        size = MULTI_DOF_JOINTS.get(joint_kinds[row], JointSize(1, 1))
-        q_index[row:row + size.nv] = nq
-        joint_start[row:row + size.nv] = row
-        row += size.nv
-        nq += size.nq
-    if row != n:
+def configuration_joints(joint_names: tuple[str, ...], joint_kinds: tuple[str, ...]
+                         ) -> tuple[ConfigurationJoint, ...]:
+    """The joints of rows of these names and kinds, in order: a multi-DOF joint is a run of
+    its kind's nv rows, named '<joint>_<suffix>' (MULTI_DOF_SUFFIXES); every other row is a
+    joint of its own with one coordinate.
+
+    Raises:
+        ModelError: the rows end inside a multi-DOF joint.
+    """
+    joints, row, nq = [], 0, 0
+    while row < len(joint_kinds):
+        kind = joint_kinds[row]
+        size = MULTI_DOF_JOINTS.get(kind, JointSize(1, 1))
+        name = joint_names[row] if size.nv == 1 else joint_names[row].rpartition("_")[0]
+        joints.append(ConfigurationJoint(name, kind, slice(nq, nq + size.nq),
+                                         slice(row, row + size.nv)))
+        row, nq = row + size.nv, nq + size.nq
+    if row != len(joint_kinds):
         raise ModelError(f"joint kinds end inside a multi-DOF joint: {joint_kinds!r}")
-    return ConfigurationLayout(q_index, joint_start, nq)
+    return tuple(joints)
+
 
 FREE_FLYER_JOINTS = ("free_flyer_x", "free_flyer_y", "free_flyer_z",
                      "free_flyer_rx", "free_flyer_ry", "free_flyer_rz")
@@ -157,10 +165,15 @@ class Model:
         """Number of rows: the velocity dimension."""
         return len(self.joint_names)
 
+    @cached_property
+    def configuration_joints(self) -> tuple[ConfigurationJoint, ...]:
+        """The joints in q order, each with its slices of q and of the rows (v)."""
+        return configuration_joints(self.joint_names, self.joint_kinds)
+
     @property
     def nq(self) -> int:
         """The configuration dimension: nv, plus one for each free flyer and planar joint."""
-        return configuration_layout(self.joint_kinds).nq
+        return self.configuration_joints[-1].q.stop if self.joint_names else 0
 
     @property
     def total_mass(self) -> float:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin  # type: ignore[import-untyped]
 
-from robodyn_ros.configuration import configuration_joints
 from robodyn_ros.robot import Robot
 
 
@@ -65,7 +64,7 @@ def twin_of(text: str) -> Twin:
         warnings.simplefilter("ignore")  # the loader's notes about the URDFs' inertias
         robot = Robot.from_urdf_string(text)
     model = pin.buildModelFromXML(text)
-    ours = {joint.name: joint for joint in configuration_joints(robot.model)}
+    ours = {joint.name: joint for joint in robot.model.configuration_joints}
     q_rows, v_order = [], np.empty(model.nv, dtype=int)
     for i in range(1, model.njoints):
         joint, name = model.joints[i], model.names[i]

@@ -21,7 +21,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robodyn_ros.configuration import configuration_joints
 from robodyn_ros.model import ModelError
 from robodyn_ros.model.generate import random_tree_urdf, with_joint_kinds, with_root_joint
 from robodyn_ros.robot import Robot
@@ -74,7 +73,7 @@ def test_layout_follows_pinocchio(case: Twin) -> None:
     continuous = sum(1 for *_, is_continuous in case.q_rows if is_continuous)
     assert (case.robot.nq + continuous, case.robot.nv) == (case.model.nq, case.model.nv)
     kinds = {"JointModelFreeFlyer": "floating", "JointModelPlanar": "planar"}
-    ours = {joint.name: joint for joint in configuration_joints(case.robot.model)}
+    ours = {joint.name: joint for joint in case.robot.model.configuration_joints}
     for i in range(1, case.model.njoints):
         theirs = case.model.joints[i]
         joint = ours[case.model.names[i]]
@@ -198,7 +197,7 @@ def test_configuration_arithmetic(case: Twin) -> None:
     assert not turns[~continuous].any()
     np.testing.assert_allclose(error - 2.0 * np.pi * turns, 0.0, rtol=0, atol=1e-11)
     default = robot.default_positions()
-    for joint in configuration_joints(robot.model):
+    for joint in robot.model.configuration_joints:
         if joint.kind in ("floating", "planar"):
             assert_close(default[joint.q], robot.neutral()[joint.q], f"{joint.name} default")
         else:
@@ -230,7 +229,7 @@ def test_rotation_off_unit_norm_is_refused_naming_the_joint() -> None:
     with pytest.raises(ValueError, match=r"joint 'joint_0'.*quaternion.*norm 1\.01"):
         robot.inverse_dynamics(q, np.zeros(robot.nv), np.zeros(robot.nv))
     q = robot.neutral()
-    planar = next(j for j in configuration_joints(robot.model) if j.kind == "planar")
+    planar = next(j for j in robot.model.configuration_joints if j.kind == "planar")
     q[planar.q.start + 2:planar.q.stop] = (0.0, 0.5)
     with pytest.raises(ValueError, match=r"joint 'joint_4'.*\[cos θ, sin θ\].*norm 0\.5"):
         robot.mass_matrix(np.stack([robot.neutral(), q]))
