@@ -20,7 +20,7 @@ from robodyn_ros.dynamics.pivots import articulated_pivots
 from robodyn_ros.dynamics.tree import pack_tree
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
 from robodyn_ros.model import Model, load_urdf_string
-from robodyn_ros.model.model import FREE_FLYER_DOF, MULTI_DOF_JOINTS
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 
 PIVOT_RTOL = 1e-12
 """A pivot D_i at or below this times the largest diagonal entry of M counts as zero. A joint
@@ -35,14 +35,11 @@ def sample_states(model: Model, count: int = SAMPLE_STATES) -> np.ndarray:
     """(count, nq): the neutral configuration, then each joint of one degree of freedom
     uniform in its limits (±π where it has none), from a fixed seed so that a load always finds
     the same. A free flyer or planar joint stays at its neutral: a vanishing pivot does not
-    depend on where it is. A floating base's free-flyer joints stay at 0, the only place its
-    kernels put them (dynamics.floating_base)."""
+    depend on where it is."""
     lower = np.where(np.isfinite(model.lower), model.lower, -np.pi)
     upper = np.where(np.isfinite(model.upper), model.upper, np.pi)
     random = np.random.default_rng(0).uniform(lower, upper, (count - 1, model.nv))
-    if model.floating_base:
-        random[:, :FREE_FLYER_DOF] = 0.0
-    states = np.tile(neutral(model), (count, 1))
+    states = np.tile(neutral(model.configuration_joints), (count, 1))
     for joint in model.configuration_joints:
         if joint.kind not in MULTI_DOF_JOINTS:
             states[1:, joint.q] = random[:, joint.v]

@@ -5,7 +5,8 @@ degree of freedom has one of each; a free flyer [x y z, qx qy qz qw] and [v; ω]
 frame (robodyn_ros.free_flyer); a planar joint [x, y, cos θ, sin θ] and (vx, vy, ω) in its
 joint frame. ``integrate`` and ``difference`` are Pinocchio's: q ⊕ v = q exp(v) joint by joint
 (the exponential of SE(3) or SE(2), q + v for the others) and q1 ⊖ q0 its inverse. Every
-function takes a leading batch shape (...) and returns float64.
+function takes a leading batch shape (...) and returns float64, and the robot's layout: its
+joints in q order (model.configuration_joints, or a MimicRobot's independent ones).
 """
 
 from __future__ import annotations
@@ -15,34 +16,44 @@ from numpy.typing import ArrayLike
 
 from robodyn_ros import free_flyer
 from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
-from robodyn_ros.model import Model
-from robodyn_ros.model.model import MULTI_DOF_JOINTS
+from robodyn_ros.model.model import MULTI_DOF_JOINTS, ConfigurationJoint
+
+Layout = tuple[ConfigurationJoint, ...]
 
 # Below this rotation angle (rad) the planar exponential's coefficients are their Taylor series
 # to θ²: the closed forms divide by θ, and the first omitted term is below θ⁴/120 ≈ 1e-18.
 SMALL_ANGLE = 1e-4
 
 
-def configuration_description(model: Model) -> str:
+def configuration_size(joints: Layout) -> int:
+    """nq of a layout."""
+    return joints[-1].q.stop if joints else 0
+
+
+def velocity_size(joints: Layout) -> int:
+    """nv of a layout."""
+    return joints[-1].v.stop if joints else 0
+
+
+def configuration_description(joints: Layout) -> str:
     """What q holds, in words, for an error: the multi-DOF joints' layouts and the others'."""
     parts = []
-    for joint in model.configuration_joints:
+    for joint in joints:
         if joint.kind == "floating":
             parts.append(f"q[{joint.q.start}:{joint.q.stop}] = free flyer '{joint.name}' "
                          "[x y z, qx qy qz qw]")
         elif joint.kind == "planar":
             parts.append(f"q[{joint.q.start}:{joint.q.stop}] = planar '{joint.name}' "
                          "[x, y, cos θ, sin θ]")
-    singles = model.nq - sum(j.q.stop - j.q.start for j in model.configuration_joints
-                             if j.kind in MULTI_DOF_JOINTS)
+    singles = sum(joint.kind not in MULTI_DOF_JOINTS for joint in joints)
     return "; ".join(parts) + f"; and one value for each of the {singles} other joints"
 
 
-def check_configuration(model: Model, q: np.ndarray, name: str = "q") -> None:
+def check_configuration(joints: Layout, q: np.ndarray, name: str = "q") -> None:
     """Raise ValueError where a multi-DOF joint's rotation in q is not of unit norm.
 
     Args:
-        model: the robot's model.
+        joints: the robot's layout.
         q: (..., nq) configurations.
         name: the argument's name, for the error.
 
@@ -50,7 +61,7 @@ def check_configuration(model: Model, q: np.ndarray, name: str = "q") -> None:
         ValueError: a finite quaternion or (cos θ, sin θ) of a norm off 1 by more than
             UNIT_TOLERANCE, naming the joint and the first such state.
     """
-    for joint in model.configuration_joints:
+    for joint in joints:
         if joint.kind == "floating":
             rotation = q[..., joint.q.start + 3:joint.q.stop]
         elif joint.kind == "planar":
@@ -71,11 +82,11 @@ def check_configuration(model: Model, q: np.ndarray, name: str = "q") -> None:
             )
 
 
-def neutral(model: Model) -> np.ndarray:
+def neutral(joints: Layout) -> np.ndarray:
     """The neutral configuration (pinocchio.neutral): zero, with the identity rotation of
     every multi-DOF joint."""
-    q = np.zeros(model.nq)
-    for joint in model.configuration_joints:
+    q = np.zeros(configuration_size(joints))
+    for joint in joints:
         if joint.kind == "floating":
             q[joint.q] = free_flyer.NEUTRAL
         elif joint.kind == "planar":
@@ -83,21 +94,22 @@ def neutral(model: Model) -> np.ndarray:
     return q
 
 
-def neutral_within_limits(model: Model) -> np.ndarray:
+def neutral_within_limits(joints: Layout, lower: np.ndarray, upper: np.ndarray
+                          ) -> np.ndarray:
     """neutral, each joint of one degree of freedom moved to the nearest point inside its
-    position limits."""
-    q = neutral(model)
-    for joint in model.configuration_joints:
+    position limits lower and upper (nv,)."""
+    q = neutral(joints)
+    for joint in joints:
         if joint.kind not in MULTI_DOF_JOINTS:
-            q[joint.q] = np.clip(0.0, model.lower[joint.v], model.upper[joint.v])
+            q[joint.q] = np.clip(0.0, lower[joint.v], upper[joint.v])
     return q
 
 
-def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> np.ndarray:
+def integrate(joints: Layout, q: ArrayLike, v: ArrayLike) -> np.ndarray:
     """q ⊕ v: the configuration reached from q by the velocity v held for unit time.
 
     Args:
-        model: the robot's model.
+        joints: the robot's layout.
         q: (..., nq) configurations.
         v: (..., nv) velocities; the batch shapes broadcast.
 
@@ -107,10 +119,10 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> np.ndarray:
     Raises:
         ValueError: the last axes are not nq and nv.
     """
-    q, v = _configurations(model, q, "q"), _velocities(model, v, "v")
+    q, v = _configurations(joints, q, "q"), _velocities(joints, v, "v")
     out = np.array(np.broadcast_to(q, (*np.broadcast_shapes(q.shape[:-1], v.shape[:-1]),
-                                       model.nq)))
-    for joint in model.configuration_joints:
+                                       q.shape[-1])))
+    for joint in joints:
         if joint.kind == "floating":
             out[..., joint.q] = free_flyer.integrate(q[..., joint.q], v[..., joint.v])
         elif joint.kind == "planar":
@@ -120,11 +132,12 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> np.ndarray:
     return out
 
 
-def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
-    """q1 ⊖ q0: the velocity v with integrate(q0, v) = q1 (pinocchio.difference).
+def difference(joints: Layout, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
+    """q1 ⊖ q0: the velocity v with integrate(q0, v) = q1 (pinocchio.difference); a
+    continuous joint turns the shorter way, by at most π.
 
     Args:
-        model: the robot's model.
+        joints: the robot's layout.
         q0: (..., nq) configurations, the start.
         q1: (..., nq) configurations, the end; the batch shapes broadcast.
 
@@ -134,13 +147,17 @@ def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
     Raises:
         ValueError: a last axis is not nq.
     """
-    start, end = _configurations(model, q0, "q0"), _configurations(model, q1, "q1")
-    out = np.empty((*np.broadcast_shapes(start.shape[:-1], end.shape[:-1]), model.nv))
-    for joint in model.configuration_joints:
+    start, end = _configurations(joints, q0, "q0"), _configurations(joints, q1, "q1")
+    out = np.empty((*np.broadcast_shapes(start.shape[:-1], end.shape[:-1]),
+                    velocity_size(joints)))
+    for joint in joints:
         if joint.kind == "floating":
             out[..., joint.v] = free_flyer.difference(start[..., joint.q], end[..., joint.q])
         elif joint.kind == "planar":
             out[..., joint.v] = _planar_difference(start[..., joint.q], end[..., joint.q])
+        elif joint.kind == "continuous":  # angles a turn apart are one configuration
+            turn = end[..., joint.q] - start[..., joint.q]
+            out[..., joint.v] = np.remainder(turn + np.pi, 2.0 * np.pi) - np.pi
         else:
             out[..., joint.v] = end[..., joint.q] - start[..., joint.q]
     return out
@@ -189,12 +206,12 @@ def _unit_angle(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q[..., 2] / norm, q[..., 3] / norm
 
 
-def _configurations(model: Model, q: ArrayLike, name: str) -> np.ndarray:
-    return _trailing(q, model.nq, name, "configuration")
+def _configurations(joints: Layout, q: ArrayLike, name: str) -> np.ndarray:
+    return _trailing(q, configuration_size(joints), name, "configuration")
 
 
-def _velocities(model: Model, v: ArrayLike, name: str) -> np.ndarray:
-    return _trailing(v, model.nv, name, "velocity")
+def _velocities(joints: Layout, v: ArrayLike, name: str) -> np.ndarray:
+    return _trailing(v, velocity_size(joints), name, "velocity")
 
 
 def _trailing(values: ArrayLike, size: int, name: str, what: str) -> np.ndarray:

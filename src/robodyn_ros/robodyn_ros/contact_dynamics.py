@@ -12,24 +12,28 @@ them (Baumgarte stabilisation, LOCAL_WORLD_ALIGNED): for "3d" γ is the classica
 of the origin at v̇ = 0 and e = p − p_ref; for "6d" γ is the spatial one ([a − ω × ṗ; α]) and
 e = [R ν; R φ], (ν, φ) = log6(X_ref⁻¹ X).
 
-FloatingBaseRobot.constrained_forward_dynamics solves it by its Schur complement, the Delassus
-matrix J_c M⁻¹ J_cᵀ = Λ⁻¹ of the contact frames (dynamics.constrained_dynamics); here are the
-contacts, the answer's record, what the kernel is given, and the inverse problem.
+Robot.constrained_forward_dynamics solves it by its Schur complement, the Delassus matrix
+J_c M⁻¹ J_cᵀ = Λ⁻¹ of the contact frames (dynamics.constrained_dynamics), on any tree; here are
+the contacts, the answer's record, what the kernel is given, and the inverse problem.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros import free_flyer
+from robodyn_ros._state_call import StateCall
+from robodyn_ros.dynamics import contact_state_entries
+from robodyn_ros.dynamics.constrained_dynamics import pack_contact_task
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 
 if TYPE_CHECKING:
-    from robodyn_ros.floating_base_robot import FloatingBaseRobot
+    from robodyn_ros.robot import Robot
 
 ContactKind = Literal["3d", "6d"]
 CONTACT_ROWS = {"3d": 3, "6d": 6}
@@ -104,60 +108,142 @@ class ContactDynamics:
     forces: tuple[np.ndarray, ...]
 
 
+class ContactTask(NamedTuple):
+    """Contacts as dynamics.constrained_dynamics takes them."""
+
+    frames: tuple[str, ...]
+    frame_rows: np.ndarray  # (F, FRAME_WIDTH) the frames' packed rows
+    rows: np.ndarray  # (m,) the held rows 6 k + axis
+    spatial: np.ndarray  # (F,) bool: held whole ("6d")
+
+
+class HeldCall(NamedTuple):
+    """Constrained dynamics on contacts held where they are, compiled for one state."""
+
+    call: StateCall  # (q, q̇, τ) → [q̈; the stacked contact forces], or None
+    forces: tuple[slice, ...]  # each contact's forces in the answer
+
+
+HELD_CALLS = 64  # the compiled constrained-dynamics calls a robot keeps, by contacts and gains
+
+
+class ContactTasks:
+    """A robot's contact tasks and compiled constrained-dynamics calls, remembered by their
+    contacts (and gains).
+
+    Args:
+        tree, gravity: the robot's packed tree and gravity (Robot.kernel_arrays).
+        nq: its configuration size.
+        frame_row: a frame's packed row by name, raising for an unknown frame.
+    """
+
+    def __init__(self, tree: np.ndarray, gravity: np.ndarray, nq: int,
+                 frame_row: Callable[[str], np.ndarray]) -> None:
+        self._tree, self._gravity, self._frame_row = tree, gravity, frame_row
+        self._nq = nq
+        self._tasks: dict[tuple, ContactTask] = {}
+        self._calls: dict[tuple, HeldCall] = {}
+
+    def task(self, contacts: Sequence[Contact]) -> ContactTask:
+        """The contacts as the kernel takes them."""
+        key = tuple((contact.frame, contact.kind) for contact in contacts)
+        task = self._tasks.get(key)
+        if task is None:
+            frames, rows = contact_task(contacts)
+            task = self._tasks[key] = ContactTask(
+                frames, np.stack([self._frame_row(frame) for frame in frames]), rows,
+                np.array([kind == "6d" for _, kind in key]))
+        return task
+
+    def held_call(self, contacts: Sequence[Contact], kp: float, kd: float) -> HeldCall | None:
+        """The compiled single-state call of constrained dynamics on contacts without a
+        placement (no placement error); None where that does not apply."""
+        if any(contact.placement is not None for contact in contacts):
+            return None
+        key = (*contacts, kp, kd)
+        held = self._calls.get(key)
+        if held is None:
+            if len(self._calls) == HELD_CALLS:  # gains that keep changing
+                self._calls.clear()
+            task = self.task(contacts)
+            constants = pack_contact_task(self._gravity, task.frame_rows, task.rows,
+                                          task.spatial, kp, kd)
+            address = contact_state_entries().constrained_forward_dynamics_entry.address
+            n = self._tree.shape[0]
+            ends = n + np.cumsum([CONTACT_ROWS[contact.kind] for contact in contacts])
+            held = self._calls[key] = HeldCall(
+                StateCall(address, self._tree, constants, 3, (int(ends[-1]),), self._nq - n),
+                tuple(slice(end - CONTACT_ROWS[contact.kind], end)
+                      for contact, end in zip(contacts, ends, strict=True)))
+        return held
+
 def contact_inverse_dynamics(
-    robot: FloatingBaseRobot,
+    robot: Robot,
     q: ArrayLike,
-    v: ArrayLike,
-    vdot: ArrayLike,
+    qd: ArrayLike,
+    qdd: ArrayLike,
     contacts: Sequence[Contact],
     tolerance: float = 1e-6,
 ) -> ContactDynamics:
     """The joint efforts and contact forces that give a robot on contacts the acceleration
-    v̇, with nothing pushing on the base: τ[:6] = 0, and the contact forces carry it.
+    q̈, with nothing driving its free flyers and planar joints (a floating base): τ is zero on
+    their rows, and the contact forces carry them.
 
-    The base rows of the dynamics, τ_id[:6] = J_c[:, :6]ᵀ λ (τ_id = RNEA(q, v, v̇)), determine
-    λ when J_c[:, :6]ᵀ has full column rank, at most six contact rows (one "6d" contact, or
-    two "3d" not on one line from the base); more contacts share the load in ways the motion
-    does not fix (a distribution, left to an optimiser).
+    Those rows of the dynamics, τ_id[u] = J_c[:, u]ᵀ λ (τ_id = RNEA(q, q̇, q̈), u the
+    unactuated rows), determine λ when J_c[:, u]ᵀ has full column rank: for a floating base
+    at most six contact rows (one "6d" contact, or two "3d" not on one line from the base);
+    more contacts share the load in ways the motion does not fix (a distribution, left to an
+    optimiser).
 
     Args:
         robot: the robot.
-        q, v, vdot: the state and its acceleration.
+        q, qd, qdd: the state and its acceleration.
         contacts: the contacts.
         tolerance: how far, relative to the weight of the robot, the contacts may fall short
-            of the base wrench v̇ needs.
+            of the wrench the unactuated rows need.
 
     Returns:
-        The ContactDynamics, vdot as given.
+        The ContactDynamics, vdot the q̈ given.
 
     Raises:
-        ValueError: the contact forces are not determined by v̇ (more than six contact rows, or
-            rows the base cannot tell apart), or no contact forces give the base the wrench v̇
-            needs (v̇ is not a motion these contacts allow).
+        ValueError: the contact forces are not determined by q̈ (more contact rows than
+            unactuated ones, or rows they cannot tell apart; a robot without free flyer or
+            planar joint determines none), or no contact forces give the unactuated rows the
+            wrench q̈ needs (q̈ is not a motion these contacts allow).
     """
     frames, _ = contact_task(contacts)
-    tau_id = robot.inverse_dynamics(q, v, vdot)
+    unactuated = unactuated_rows(robot)
+    tau_id = robot.inverse_dynamics(q, qd, qdd)
     J = contact_jacobian(robot, q, contacts)
-    base_map = np.swapaxes(J[..., :6], -1, -2)  # J_c[:, :6]ᵀ, (..., 6, m)
-    m = base_map.shape[-1]
-    if m > 6 or np.any(np.linalg.matrix_rank(base_map) < m):
+    carried = np.swapaxes(J[..., unactuated], -1, -2)  # J_c[:, u]ᵀ, (..., u, m)
+    m = carried.shape[-1]
+    if m > unactuated.size or np.any(np.linalg.matrix_rank(carried) < m):
         raise ValueError(
             f"contact_inverse_dynamics: the forces of contacts {', '.join(map(repr, frames))} "
-            f"({m} rows) are not determined by the motion: the base gives 6 equations and "
-            "they must be independent in them; distribute the load with an optimiser"
+            f"({m} rows) are not determined by the motion: the {unactuated.size} rows no motor "
+            "drives (a floating base's six) give as many equations and they must be "
+            "independent in them; distribute the load with an optimiser"
         )
-    forces = (np.linalg.pinv(base_map) @ tau_id[..., :6, None])[..., 0]
-    residual = np.abs((base_map @ forces[..., None])[..., 0] - tau_id[..., :6]).max()
+    needed = tau_id[..., unactuated]
+    forces = (np.linalg.pinv(carried) @ needed[..., None])[..., 0]
+    residual = np.abs((carried @ forces[..., None])[..., 0] - needed).max()
     weight = robot.mass * np.linalg.norm(robot.model.gravity) + 1.0
     if residual > tolerance * weight:
         raise ValueError(
             f"contact_inverse_dynamics: contacts {', '.join(map(repr, frames))} cannot give "
-            f"the base the wrench this v̇ needs (short by {residual:.3g} N or N·m): v̇ is not "
-            "a motion these contacts allow"
+            f"the unactuated rows the wrench this q̈ needs (short by {residual:.3g} N or N·m): "
+            "q̈ is not a motion these contacts allow"
         )
     tau = tau_id - (np.swapaxes(J, -1, -2) @ forces[..., None])[..., 0]
-    tau[..., :6] = 0.0
-    return ContactDynamics(np.asarray(vdot, dtype=float), tau, split_forces(forces, contacts))
+    tau[..., unactuated] = 0.0
+    return ContactDynamics(np.asarray(qdd, dtype=float), tau, split_forces(forces, contacts))
+
+
+def unactuated_rows(robot: Robot) -> np.ndarray:
+    """The rows of v no motor drives: those of the free flyers and planar joints."""
+    return np.array([row for joint in robot.configuration_joints
+                     if joint.kind in MULTI_DOF_JOINTS
+                     for row in range(joint.v.start, joint.v.stop)], dtype=np.int64)
 
 
 def contact_task(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], np.ndarray]:
@@ -171,7 +257,7 @@ def contact_task(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], np.ndarr
 
 
 def contact_jacobian(
-    robot: FloatingBaseRobot, q: ArrayLike, contacts: Sequence[Contact]
+    robot: Robot, q: ArrayLike, contacts: Sequence[Contact]
 ) -> np.ndarray:
     """J_c, (..., m, nv): the rows each contact holds of its frame's Jacobian, world axes."""
     frames, rows = contact_task(contacts)
@@ -179,7 +265,7 @@ def contact_jacobian(
 
 
 def contact_drift(
-    robot: FloatingBaseRobot, q: ArrayLike, v: ArrayLike, contacts: Sequence[Contact]
+    robot: Robot, q: ArrayLike, v: ArrayLike, contacts: Sequence[Contact]
 ) -> np.ndarray:
     """γ, (..., m): J_c v̇ + γ is the contacts' acceleration, the classical one of a "3d"
     contact's origin and the spatial one ([a − ω × ṗ; α]) of a "6d" contact's frame."""
@@ -195,7 +281,7 @@ def contact_drift(
 
 
 def placement_error(
-    robot: FloatingBaseRobot, q: np.ndarray, contacts: Sequence[Contact]
+    robot: Robot, q: np.ndarray, contacts: Sequence[Contact]
 ) -> np.ndarray:
     """e, (..., m): p − p_ref for a "3d" contact, [R ν; R φ] with (ν, φ) = log6(X_ref⁻¹ X) for
     a "6d" one; zero for a contact held where it is."""
@@ -232,5 +318,6 @@ def split_forces(forces: np.ndarray, contacts: Sequence[Contact]) -> tuple[np.nd
     return tuple(pieces)
 
 
-__all__ = ["Contact", "ContactDynamics", "contact_drift", "contact_inverse_dynamics",
-           "contact_jacobian", "contact_task", "placement_error"]
+__all__ = ["Contact", "ContactDynamics", "ContactTasks", "contact_drift",
+           "contact_inverse_dynamics", "contact_jacobian", "contact_task", "placement_error",
+           "unactuated_rows"]

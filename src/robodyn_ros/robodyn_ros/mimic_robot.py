@@ -1,8 +1,9 @@
 """MimicRobot: a robot whose mimic joints follow their leaders, in independent coordinates.
 
 The tree keeps every joint; the coordinates are the independent ones, and the mimic joints
-follow, q_all = G q + q₀ (G holds each rule's multiplier, q₀ its offset). Every quantity is the
-tree's seen through G, as for any constraint that is linear in q (Pinocchio 4's mimic joints):
+follow, q_all = G q + q₀ (G holds each rule's multiplier, q₀ its offset; a free flyer or
+planar joint, which neither leads nor follows, passes through). Every quantity is the tree's
+seen through G, as for any constraint that is linear in q (Pinocchio 4's mimic joints):
 
     τ = Gᵀ τ_all,   M = Gᵀ M_all G,   C = Gᵀ C_all G,   g = Gᵀ g_all,   J = J_all G,
 
@@ -24,7 +25,7 @@ from robodyn_ros.dynamics.task_space import damped_task_inertia
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.model import Model, URDFWarning
-from robodyn_ros.model.model import FRICTION_VELOCITY
+from robodyn_ros.model.model import FRICTION_VELOCITY, ConfigurationJoint, configuration_joints
 from robodyn_ros.operational_space import SINGULAR_THRESHOLD, OperationalSpaceDynamics, task_axes
 from robodyn_ros.robot import FloatArray, Robot, Task, TaskAxes
 
@@ -40,39 +41,60 @@ _FACTORED = {
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Coupling:
-    """How every joint of the tree follows the independent coordinates: q_all = G q + q₀.
+    """How every joint of the tree follows the independent coordinates: q_all = G_q q + q₀ and
+    q̇_all = G q̇ (G_q = G where every joint has one coordinate).
 
     Attributes:
-        joint_names: the independent joints, in tree order.
+        joint_names: the rows of the independent coordinates, in tree order.
         mimic_joints: the joints that follow, in tree order.
-        tree_joint_names: every joint of the tree, in its order (model.joint_names).
-        G: (n_all, n) ∂q_all/∂q.
-        offset: (n_all,) q₀.
+        tree_joint_names: every row of the tree, in its order (model.joint_names).
+        configuration_joints: the independent joints' layout (configuration.Layout).
+        G: (nv_all, nv) ∂q̇_all/∂q̇.
+        G_q: (nq_all, nq) ∂q_all/∂q.
+        offset: (nq_all,) q₀.
+        independent: (nq,) int64, where each independent coordinate is in q_all.
     """
 
     joint_names: tuple[str, ...]
     mimic_joints: tuple[str, ...]
     tree_joint_names: tuple[str, ...]
+    configuration_joints: tuple[ConfigurationJoint, ...]
     G: np.ndarray
+    G_q: np.ndarray
     offset: np.ndarray
+    independent: np.ndarray
 
     @classmethod
     def of(cls, model: Model) -> Coupling:
         rules = {rule.joint: rule for rule in model.mimic}
-        independent = tuple(name for name in model.joint_names if name not in rules)
-        G, offset = np.zeros((model.nv, len(independent))), np.zeros(model.nv)
-        for i, name in enumerate(model.joint_names):
-            rule = rules.get(name)
+        rows = [i for i, name in enumerate(model.joint_names) if name not in rules]
+        names = tuple(model.joint_names[i] for i in rows)
+        layout = configuration_joints(names, tuple(model.joint_kinds[i] for i in rows))
+        free = {joint.name: joint for joint in layout}
+        nq = layout[-1].q.stop
+        G, G_q = np.zeros((model.nv, len(names))), np.zeros((model.nq, nq))
+        offset, independent = np.zeros(model.nq), np.empty(nq, dtype=np.int64)
+        for joint in model.configuration_joints:
+            rule = rules.get(joint.name)
             if rule is None:
-                G[i, independent.index(name)] = 1.0
+                own = free[joint.name]
+                G[joint.v, own.v] = np.eye(joint.v.stop - joint.v.start)
+                G_q[joint.q, own.q] = np.eye(joint.q.stop - joint.q.start)
+                independent[own.q] = np.arange(joint.q.start, joint.q.stop)
             else:
-                G[i, independent.index(rule.leader)] = rule.multiplier
-                offset[i] = rule.offset
-        return cls(independent, tuple(rules), model.joint_names, G, offset)
+                leader = free[rule.leader]
+                G[joint.v.start, leader.v.start] = rule.multiplier
+                G_q[joint.q.start, leader.q.start] = rule.multiplier
+                offset[joint.q.start] = rule.offset
+        return cls(names, tuple(rules), model.joint_names, layout, G, G_q, offset, independent)
 
     def positions(self, q: np.ndarray) -> np.ndarray:
-        """q of every joint of the tree, (..., n_all)."""
-        return q @ self.G.T + self.offset
+        """q of every joint of the tree, (..., nq_all)."""
+        return q @ self.G_q.T + self.offset
+
+    def coordinates(self, q_all: np.ndarray) -> np.ndarray:
+        """The independent coordinates of tree configurations (..., nq_all), (..., nq)."""
+        return q_all[..., self.independent]
 
     def rates(self, qd: np.ndarray) -> np.ndarray:
         """q̇ or q̈ of every joint of the tree, (..., n_all)."""
@@ -110,7 +132,8 @@ class MimicRobot(Robot):
         self.threads = threads
         self.joint_names = self.coupling.joint_names
         self.mimic_joints = self.coupling.mimic_joints
-        self.nq = self.nv = len(self.joint_names)
+        self.configuration_joints = self.coupling.configuration_joints
+        self.nq, self.nv = self.coupling.G_q.shape[1], len(self.joint_names)
         self._coordinate_joints = [model.joint_names.index(name) for name in self.joint_names]
         self.frame_names = model.frame_names
         self.massless_joints = self._joints_moving_no_mass()
@@ -132,17 +155,6 @@ class MimicRobot(Robot):
             "compiled rollout takes every joint as free, so it cannot simulate them; load the "
             "URDF with mimic=False, or lock them (locked_joints=)"
         )
-
-    # -- configurations: one angle or length per coordinate ----------------------------------
-
-    def neutral(self) -> np.ndarray:
-        return np.zeros(self.nq)
-
-    def integrate(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
-        return np.asarray(q, dtype=float) + np.asarray(v, dtype=float)
-
-    def difference(self, q0: ArrayLike, q1: ArrayLike) -> FloatArray:
-        return np.asarray(q1, dtype=float) - np.asarray(q0, dtype=float)
 
     # -- through the tree -------------------------------------------------------------------
 
@@ -247,7 +259,7 @@ class MimicRobot(Robot):
             raise ValueError(f"forward_dynamics: method '{method}' is direct and takes no "
                              f"options; got {', '.join(options)}")
         q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
-        bias = self.inverse_dynamics(q, qd, np.zeros_like(q), f_ext,
+        bias = self.inverse_dynamics(q, qd, np.zeros_like(qd), f_ext,
                                      external_wrenches=external_wrenches)
         factor = self._cholesky(q, "forward_dynamics")
         return _cholesky_solve(factor, (tau - bias)[..., None])[..., 0]
@@ -303,7 +315,7 @@ class MimicRobot(Robot):
     def _joints_moving_no_mass(self) -> tuple[str, ...]:
         """The independent joints whose diagonal entry of M vanishes (with those of all their
         followers) at every sampled configuration: M is singular through them everywhere."""
-        diagonal = self.mass_matrix_diagonal(self.per_coordinate(sample_states(self.model).T).T)
+        diagonal = self.mass_matrix_diagonal(self.coupling.coordinates(sample_states(self.model)))
         vanishing = diagonal <= PIVOT_RTOL * diagonal.max(axis=1, keepdims=True)
         return tuple(name for name, massless in zip(self.joint_names, vanishing.all(axis=0),
                                                     strict=True) if massless)

@@ -25,7 +25,6 @@ from typing import (
     Self,
     TypeAlias,
     TypedDict,
-    Unpack,
     overload,
 )
 
@@ -38,9 +37,18 @@ from robodyn_ros._state_call import StateCall
 from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_no_mass
 from robodyn_ros.batch_threads import per_state_part, run_batch
 from robodyn_ros.configuration import check_configuration, configuration_description
+from robodyn_ros.contact_dynamics import (
+    Contact,
+    ContactDynamics,
+    ContactTasks,
+    contact_inverse_dynamics,
+    placement_error,
+    split_forces,
+)
 from robodyn_ros.dynamics import (
     centroidal,
     conjugate_gradient,
+    constrained_dynamics,
     constraint_iterations,
     coriolis,
     energy,
@@ -81,7 +89,6 @@ from robodyn_ros.operational_space import (
 )
 
 if TYPE_CHECKING:
-    from robodyn_ros.floating_base_robot import FloatingBaseRobot
     from robodyn_ros.mimic_robot import Coupling
 
 _ARRAY = np.ndarray
@@ -307,6 +314,7 @@ class Robot:
         self.threads = threads
         self.nq, self.nv = model.nq, model.nv
         self.joint_names = model.joint_names
+        self.configuration_joints = model.configuration_joints
         self.mimic_joints: tuple[str, ...] = ()  # joints that follow another (MimicRobot)
         self.coupling: Coupling | None = None  # how they follow (mimic_robot.Coupling)
         self.frame_names = model.frame_names
@@ -331,6 +339,7 @@ class Robot:
         self._one_frame = {
             name: _OneFrame(self._tree, row, extra) for name, row in self._frame_rows.items()
         }
+        self._contacts = ContactTasks(self._tree, self._gravity, self.nq, self.frame_row)
         self.massless_joints = joints_moving_no_mass(model, self._tree)
         if self.massless_joints:
             self._refuse_inverses()
@@ -372,26 +381,6 @@ class Robot:
         one thread: a worker of those backends is one of several already."""
         return (type(self), (self.model,))
 
-    @overload
-    @classmethod
-    def from_urdf(
-        cls,
-        path: str | os.PathLike,
-        *,
-        floating_base: Literal[False] = ...,
-        **options: Unpack[LoadOptions],
-    ) -> Robot: ...
-
-    @overload
-    @classmethod
-    def from_urdf(
-        cls,
-        path: str | os.PathLike,
-        *,
-        floating_base: Literal[True],
-        **options: Unpack[LoadOptions],
-    ) -> FloatingBaseRobot: ...
-
     @classmethod
     def from_urdf(
         cls,
@@ -404,7 +393,7 @@ class Robot:
         mimic: bool = True,
         threads: int = 1,
         floating_base: bool = False,
-    ) -> Robot | FloatingBaseRobot:
+    ) -> Robot:
         """Load a URDF file.
 
         Args:
@@ -422,11 +411,12 @@ class Robot:
                 (a MimicRobot, `mimic_joints`); False loads them as independent joints.
             threads: as in `threads`.
             floating_base: the root link floats (a humanoid, a quadruped, a mobile base): a
-                FloatingBaseRobot (robodyn_ros.floating_base_robot), its configuration
-                [base position, base quaternion (x, y, z, w), joints], gravity in the world.
+                free flyer joins it to the world (model.FREE_FLYER_JOINT), its configuration
+                [base position, base quaternion (x, y, z, w)] first in q and its velocity
+                [linear; angular] in the base frame first in v; gravity is in the world.
 
         Returns:
-            The Robot, or the FloatingBaseRobot.
+            The Robot (a MimicRobot with mimic joints).
 
         Raises:
             ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
@@ -434,29 +424,7 @@ class Robot:
         """
         model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
                           armature=armature, mimic=mimic, floating_base=floating_base)
-        return cls._of(_with_gravity(model, gravity), threads)
-
-    @overload
-    @classmethod
-    def from_urdf_string(
-        cls,
-        xml: str | bytes,
-        *,
-        source: str = ...,
-        floating_base: Literal[False] = ...,
-        **options: Unpack[LoadOptions],
-    ) -> Robot: ...
-
-    @overload
-    @classmethod
-    def from_urdf_string(
-        cls,
-        xml: str | bytes,
-        *,
-        source: str = ...,
-        floating_base: Literal[True],
-        **options: Unpack[LoadOptions],
-    ) -> FloatingBaseRobot: ...
+        return cls(_with_gravity(model, gravity), threads=threads)
 
     @classmethod
     def from_urdf_string(
@@ -471,7 +439,7 @@ class Robot:
         mimic: bool = True,
         threads: int = 1,
         floating_base: bool = False,
-    ) -> Robot | FloatingBaseRobot:
+    ) -> Robot:
         """Load a URDF from its text.
 
         Args:
@@ -481,7 +449,7 @@ class Robot:
                 in from_urdf.
 
         Returns:
-            The Robot, or the FloatingBaseRobot.
+            The Robot (a MimicRobot with mimic joints).
 
         Raises:
             ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
@@ -490,29 +458,7 @@ class Robot:
         model = load_urdf_string(xml, source=source, locked_joints=locked_joints,
                                  strict_inertia=strict_inertia, armature=armature, mimic=mimic,
                                  floating_base=floating_base)
-        return cls._of(_with_gravity(model, gravity), threads)
-
-    @overload
-    @classmethod
-    def from_xacro(
-        cls,
-        path: str | os.PathLike,
-        mappings: Mapping[str, str] | None = ...,
-        *,
-        floating_base: Literal[False] = ...,
-        **options: Unpack[LoadOptions],
-    ) -> Robot: ...
-
-    @overload
-    @classmethod
-    def from_xacro(
-        cls,
-        path: str | os.PathLike,
-        mappings: Mapping[str, str] | None = ...,
-        *,
-        floating_base: Literal[True],
-        **options: Unpack[LoadOptions],
-    ) -> FloatingBaseRobot: ...
+        return cls(_with_gravity(model, gravity), threads=threads)
 
     @classmethod
     def from_xacro(
@@ -527,7 +473,7 @@ class Robot:
         mimic: bool = True,
         threads: int = 1,
         floating_base: bool = False,
-    ) -> Robot | FloatingBaseRobot:
+    ) -> Robot:
         """Load a xacro file, expanded to URDF as ``xacro path name:=value ...`` does.
 
         Args:
@@ -538,7 +484,7 @@ class Robot:
                 in from_urdf.
 
         Returns:
-            The Robot, or the FloatingBaseRobot.
+            The Robot (a MimicRobot with mimic joints).
 
         Raises:
             ModelError: the file does not expand (a missing argument or include, a bad macro,
@@ -551,16 +497,7 @@ class Robot:
             strict_inertia=strict_inertia, armature=armature, mimic=mimic,
             floating_base=floating_base,
         )
-        return cls._of(_with_gravity(model, gravity), threads)
-
-    @classmethod
-    def _of(cls, model: Model, threads: int) -> Robot | FloatingBaseRobot:
-        """The robot of a loaded model: a FloatingBaseRobot for a floating base."""
-        if model.floating_base:
-            from robodyn_ros.floating_base_robot import FloatingBaseRobot  # imports this module
-
-            return FloatingBaseRobot(model, threads=threads)
-        return cls(model, threads=threads)
+        return cls(_with_gravity(model, gravity), threads=threads)
 
     def with_gravity(self, gravity: Sequence[float] | np.ndarray) -> Robot:
         """This robot under another gravity: the acceleration (m/s²) in the base frame, e.g.
@@ -660,32 +597,45 @@ class Robot:
         starts and where warm-ups compute, a configuration every joint can take. A free
         flyer or planar joint is at its neutral (the identity)."""
         if self.nq != self.nv:
-            return configuration.neutral_within_limits(self.model)
+            return configuration.neutral_within_limits(
+                self.configuration_joints, self.per_coordinate(self.model.lower),
+                self.per_coordinate(self.model.upper))
         return np.clip(np.zeros(self.nv), self.per_coordinate(self.model.lower),
                        self.per_coordinate(self.model.upper))
 
     def neutral(self) -> np.ndarray:
         """The neutral configuration (pinocchio.neutral): zero, and the identity rotation of
         every free flyer and planar joint."""
-        return configuration.neutral(self.model)
+        return configuration.neutral(self.configuration_joints)
 
-    def integrate(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
-        """q ⊕ v: the configuration reached from q (..., nq) by the velocity v (..., nv)
-        held for unit time, joint by joint (robodyn_ros.configuration, pinocchio.integrate).
+    def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> FloatArray:
+        """q ⊕ v dt: the configuration reached from q (..., nq) at the constant velocity v
+        (..., nv) in dt seconds, joint by joint (robodyn_ros.configuration,
+        pinocchio.integrate): a free flyer along the screw motion exp(v dt) in its own frame.
 
         Raises:
-            ValueError: the last axes are not nq and nv, or the batch shapes do not broadcast.
+            ValueError: the last axes are not nq and nv, the batch shapes do not broadcast,
+                or a free flyer's or planar joint's rotation in q is not of unit norm.
         """
-        return configuration.integrate(self.model, q, v)
+        q = np.asarray(q, dtype=float)
+        if q.ndim and q.shape[-1] == self.nq:
+            check_configuration(self.configuration_joints, q, "q")
+        return configuration.integrate(self.configuration_joints, q,
+                                       np.asarray(v, dtype=float) * dt)
 
     def difference(self, q0: ArrayLike, q1: ArrayLike) -> FloatArray:
         """q1 ⊖ q0 (..., nv): the velocity that integrate takes from q0 to q1 in unit time
-        (pinocchio.difference).
+        (pinocchio.difference); a continuous joint turns the shorter way.
 
         Raises:
-            ValueError: a last axis is not nq, or the batch shapes do not broadcast.
+            ValueError: a last axis is not nq, the batch shapes do not broadcast, or a free
+                flyer's or planar joint's rotation is not of unit norm.
         """
-        return configuration.difference(self.model, q0, q1)
+        for name, q in (("q0", q0), ("q1", q1)):
+            q = np.asarray(q, dtype=float)
+            if q.ndim and q.shape[-1] == self.nq:
+                check_configuration(self.configuration_joints, q, name)
+        return configuration.difference(self.configuration_joints, q0, q1)
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -1300,6 +1250,121 @@ class Robot:
             task.frames, J, Lambda_inv, Lambda, Jbar, mu, p, Jdot_qd, rank, condition, task.axes
         )
 
+    # -- contacts ---------------------------------------------------------------------------
+
+    @property
+    def mass(self) -> float:
+        """The total mass of the moving bodies, kg."""
+        return self.model.total_mass
+
+    def standing(self, feet: Sequence[str], q: ArrayLike | None = None) -> FloatArray:
+        """q (default: neutral) with the floating base moved along the world's z so that the
+        lowest origin of the frames `feet` is at z = 0: the robot on level ground at z = 0.
+
+        Args:
+            feet: the frames on the ground (soles, point feet).
+            q: the configuration to move; its joints and base orientation are kept.
+
+        Returns:
+            The configuration, (nq,).
+
+        Raises:
+            ValueError: the robot has no floating base, no frame is given, or q is not one
+                finite configuration of this robot.
+            ModelError: a frame the robot lacks, named.
+        """
+        if not self.model.floating_base:
+            raise ValueError(f"standing: robot '{self.model.name}' has no floating base to "
+                             "move (load it with floating_base=True)")
+        if not feet:
+            raise ValueError("standing: name at least one frame on the ground")
+        standing = self.neutral() if q is None else np.array(q, dtype=float)
+        if standing.shape != (self.nq,):
+            raise ValueError(f"standing: q has shape {standing.shape}, not ({self.nq},)")
+        if not np.isfinite(standing).all():
+            raise ValueError(f"standing: q is not finite at index(es) "
+                             f"{np.flatnonzero(~np.isfinite(standing)).tolist()}")
+        lowest = min(self.frame_pose(standing, frame)[2, 3] for frame in feet)
+        standing[2] -= lowest  # q[:3] is the base's position in the world
+        return standing
+
+    def constrained_forward_dynamics(
+        self,
+        q: ArrayLike,
+        qd: ArrayLike,
+        tau: ArrayLike,
+        contacts: Sequence[Contact],
+        kp: float = 0.0,
+        kd: float = 0.0,
+        method: str = "recursive",
+    ) -> ContactDynamics:
+        """q̈ and the contact forces with the contact frames held in the world
+        (robodyn_ros.contact_dynamics; dynamics.constrained_dynamics solves it).
+
+        Args:
+            q, qd, tau: the state and the generalised forces (zero on a floating base's rows
+                unless something pushes on the base).
+            contacts: the contacts, independent (J_c of full row rank).
+            kp, kd: Baumgarte gains, 1/s² and 1/s, ≥ 0.
+            method: the route to the Delassus matrix J_c M⁻¹ J_cᵀ, one of
+                OPERATIONAL_SPACE_METHODS: "recursive" (O(n), the default) is computed with
+                the rest in one compiled pass, the others beside it.
+
+        Returns:
+            The ContactDynamics (its vdot is q̈), tau as given.
+
+        Raises:
+            ValueError: no contact, a gain < 0, an unknown frame, or mimic joints.
+            LinAlgError: the contacts are not independent at this state, so their forces are
+                not determined; SingularMassMatrixError where M is singular.
+        """
+        if not (kp >= 0.0 and kd >= 0.0):
+            raise ValueError(f"constrained_forward_dynamics: kp and kd must be ≥ 0; got {kp}, "
+                             f"{kd}")
+        if self.coupling is not None:
+            raise ValueError("constrained_forward_dynamics does not take mimic joints yet: "
+                             "load the robot with mimic=False or lock them (locked_joints=)")
+        held = self._contacts.held_call(contacts, kp, kd) if method == "recursive" else None
+        if held is not None and not self.massless_joints:
+            answer = held.call(q, qd, tau)
+            if answer is not None:
+                return ContactDynamics(answer[: self.nv], np.asarray(tau),
+                                       tuple([answer[rows] for rows in held.forces]))
+        task = self._contacts.task(contacts)
+        q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
+        given = np.empty((0, 0))  # the kernel computes Λ⁻¹ itself
+        if method != "recursive":
+            given = self.operational_space_inertia(q, task.frames, method, inverse=True)
+        self._require_mass("constrained_forward_dynamics")
+        error = placement_error(self, q, contacts)
+        qdd, forces = np.empty_like(qd), np.empty_like(error)
+        constrained_dynamics.constrained_forward_dynamics(
+            self._tree, self._gravity, task.frame_rows, task.rows, task.spatial,
+            np.array([kp, kd], dtype=float), q, qd, tau, error, given, qdd, forces)
+        if not np.isfinite(qdd).all():
+            check_mass_matrix("constrained_forward_dynamics", self._tree, self.joint_names,
+                              q.reshape(-1, self.nq))
+            raise np.linalg.LinAlgError(
+                f"constrained_forward_dynamics: contacts {', '.join(map(repr, task.frames))} are "
+                "not independent at this state (their Delassus matrix J_c M⁻¹ J_cᵀ is "
+                "singular), so their forces are not determined; hold fewer rows (a '3d' contact "
+                "instead of a '6d' one)"
+            )
+        return ContactDynamics(qdd, tau, split_forces(forces, contacts))
+
+    def contact_inverse_dynamics(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, contacts: Sequence[Contact]
+    ) -> ContactDynamics:
+        """The joint efforts (zero on the rows of free flyers and planar joints, which no
+        motor drives) and contact forces that give q̈, where the motion determines the forces
+        (contact_dynamics.contact_inverse_dynamics).
+
+        Raises:
+            ValueError: the forces are not determined, or q̈ is not a motion the contacts
+                allow.
+        """
+        return contact_inverse_dynamics(self, q, qd, qdd, contacts)
+
     # -- the general path -------------------------------------------------------------------
 
     def _inputs(self, names: tuple[str, ...], *vectors: Any) -> tuple[np.ndarray, ...]:
@@ -1453,7 +1518,7 @@ class Robot:
                 f"{self._configuration_layout()}; got shape {q.shape}"
             )
         if self.nq != self.nv:
-            check_configuration(self.model, q, names[0])
+            check_configuration(self.configuration_joints, q, names[0])
         arrays = [q]
         shape = (*q.shape[:-1], self.nv)
         for name, vector in zip(names[1:], vectors[1:], strict=True):
@@ -1470,7 +1535,7 @@ class Robot:
         if self.nq == self.nv:
             joints = ", ".join(self.joint_names[:8]) + (", ..." if self.nv > 8 else "")
             return f"one value per joint ({joints})"
-        return configuration_description(self.model)
+        return configuration_description(self.configuration_joints)
 
     def _wrenches(self, f_ext: ArrayLike | None, q: ArrayLike) -> np.ndarray | None:
         """f_ext as the kernels take it, (..., n, 6) for the states of q; None when absent."""

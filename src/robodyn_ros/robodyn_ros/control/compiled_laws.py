@@ -159,7 +159,7 @@ def task_frame_state(tree, gravity, frame, q, qd, cw):
     classical_acceleration_into(v, a, body, (pose[0, 3], pose[1, 3], pose[2, 3]), Jdot_qd)
     world_inertias(tree, X_world, inertias)
     world_bias_forces(tree, gravity, S_world, inertias, v, a, rnea_ws.f, b)
-    composite_inertia_matrix(tree, S_world, end, inertias, F, M, 0)
+    composite_inertia_matrix(tree, S_world, end, inertias, F, M)
 
 
 @kernel_helper

@@ -2,9 +2,8 @@
 
 The kernels compile on first call and are cached on disk in kernel_cache_dir(), a folder keyed
 by the source of every kernel module of the package (jit.py). The single-state C entries
-(``state_entry``; a floating base's, ``floating_state_entry``; its constrained dynamics',
-``contact_state_entry``, each module imported by ``state_entries()``,
-``floating_state_entries()`` or ``contact_state_entries()``) compile, or load from the cache,
+(``state_entry``; constrained dynamics', ``contact_state_entry``, each module imported by
+``state_entries()`` or ``contact_state_entries()``) compile, or load from the cache,
 each the first time it is used.
 """
 
@@ -15,7 +14,6 @@ from types import ModuleType
 from robodyn_ros.dynamics.jit import kernel_cache_dir
 
 ENTRY_MODULE = "state_entry"
-FLOATING_ENTRY_MODULE = "floating_state_entry"
 CONTACT_ENTRY_MODULE = "contact_state_entry"
 
 
@@ -26,15 +24,9 @@ def state_entries() -> ModuleType:
 
 
 @cache
-def floating_state_entries() -> ModuleType:
-    """The module of a floating base's single-state C entries, as state_entries()."""
-    return importlib.import_module(f"{__name__}.{FLOATING_ENTRY_MODULE}")
-
-
-@cache
 def contact_state_entries() -> ModuleType:
     """The module of constrained dynamics' single-state C entry, as state_entries()."""
     return importlib.import_module(f"{__name__}.{CONTACT_ENTRY_MODULE}")
 
 
-__all__ = ["contact_state_entries", "floating_state_entries", "kernel_cache_dir", "state_entries"]
+__all__ = ["contact_state_entries", "kernel_cache_dir", "state_entries"]

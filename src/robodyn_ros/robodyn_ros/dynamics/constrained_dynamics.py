@@ -1,5 +1,6 @@
-"""Forward dynamics of a floating-base robot with frames held in the world (rigid bilateral
-contacts), Baumgarte-stabilised, in the base frame of dynamics.floating_base.
+"""Forward dynamics of a robot with frames held in the world (rigid bilateral contacts),
+Baumgarte-stabilised, in world coordinates, on any tree (a free flyer or planar joint is a
+joint like the others).
 
 With J_c the held rows of the contact frames' Jacobians, λ the contact forces and the Delassus
 matrix D = J_c M⁻¹ J_cᵀ (the Λ⁻¹ of the contact frames: Featherstone 2010's O(n) recursion,
@@ -10,7 +11,8 @@ J_c v̇ + γ = −kd J_c v − kp e is solved by its Schur complement:
 
 (ABA₀: at rest, without gravity, i.e. M⁻¹). One forward kinematics and one pass of articulated
 inertias serve all three: the Λ⁻¹ recursion and both articulated-body solves, which run in
-world coordinates (articulated_solve). γ is the classical acceleration at v̇ = 0 of a "3d"
+world coordinates (articulated_solve), the free solve with the root accelerating upwards at g
+as RNEA takes gravity. γ is the classical acceleration at v̇ = 0 of a "3d"
 contact's origin and the spatial one of a "6d" contact's frame, as Pinocchio's constraint
 dynamics takes them; e the placement error, given.
 """
@@ -19,10 +21,14 @@ from collections import namedtuple
 
 import numpy as np
 
-from robodyn_ros.dynamics.fixed_frame import ZERO6, velocity_terms, world_inertias
-from robodyn_ros.dynamics.floating_base import base_frame_kinematics, base_frame_state, rotate_rows
+from robodyn_ros.dynamics.fixed_frame import (
+    ZERO6,
+    gravity_acceleration,
+    velocity_terms,
+    world_inertias,
+)
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
-from robodyn_ros.dynamics.kinematics import frame_jacobian_into, frame_origin
+from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_into, frame_origin
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
 from robodyn_ros.dynamics.spatial import (
     add3,
@@ -43,7 +49,13 @@ from robodyn_ros.dynamics.task_space import (
     inverse_inertia_blocks,
     mark_paths,
 )
-from robodyn_ros.dynamics.tree import FRAME_BODY, FRAME_WIDTH, parent_of
+from robodyn_ros.dynamics.tree import (
+    FRAME_BODY,
+    FRAME_WIDTH,
+    UNIT_TOLERANCE,
+    parent_of,
+    rotations_are_unit,
+)
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -52,10 +64,10 @@ DEPENDENT_CONTACTS = 1e-12
 independent, and their forces not determined."""
 
 ConstraintWorkspace = namedtuple("ConstraintWorkspace", (
-    "free",         # (n,) the kernels' q̈ of ABA(τ), v̇_free less the base shift
-    "full",         # (6F, 6F) Λ⁻¹ of the contact frames, base axes
-    "J",            # (6F, n) their Jacobians, base axes
-    "drift",        # (6F,) γ of each frame, base axes
+    "free",         # (n,) v̇_free = ABA(τ)
+    "full",         # (6F, 6F) Λ⁻¹ of the contact frames, world axes
+    "J",            # (6F, n) their Jacobians, world axes
+    "drift",        # (6F,) γ of each frame, world axes
     "inertia",      # (n, 10) each body's inertia, world coordinates
     "v_body",       # (n, 6) each body's velocity
     "c",            # (n, 6) each joint's velocity product v_i × S_i q̇_i
@@ -65,7 +77,7 @@ ConstraintWorkspace = namedtuple("ConstraintWorkspace", (
     "a",            # (n, 6) the accelerations of a solve
     "delassus",     # (m, m) D, the held rows of full
     "factor",       # (m, m) its Cholesky factor
-    "rhs",          # (m,) the right-hand side, then λ in base axes
+    "rhs",          # (m,) the right-hand side, then λ
     "generalised",  # (n,) J_cᵀ λ
     "response",     # (n,) M⁻¹ J_cᵀ λ
     "articulated",  # an ArticulatedWorkspace (task_space): kinematics, IA, U, D, Ω
@@ -78,7 +90,7 @@ TASK_HEADER = 7  # gravity (3), kp, kd, the number of frames F and of held rows 
 def pack_contact_task(gravity: np.ndarray, frames: np.ndarray, rows: np.ndarray,
                       spatial: np.ndarray, kp: float, kd: float) -> np.ndarray:
     """The arguments of constrained_forward_dynamics but the state, as one float array (the
-    constants of floating_state_entry's C entry): the header (TASK_HEADER), the F frames' rows,
+    constants of contact_state_entry's C entry): the header (TASK_HEADER), the F frames' rows,
     the m held rows and the F "6d" flags."""
     header = [*gravity, kp, kd, frames.shape[0], rows.shape[0]]
     return np.concatenate([header, frames.ravel(), rows, spatial]).astype(float)
@@ -116,7 +128,7 @@ def constraint_workspace(n, frames, m):
 
 
 @kernel_helper
-def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, carrying, qdd, pA, a):
+def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, carrying, a_root, qdd, pA, a):
     """q̈ of the articulated-body algorithm in world coordinates (RBDA Table 7.1, every
     quantity about the world origin, so nothing is transformed), its articulated inertias IA,
     U = IA S and D = Sᵀ U (armature included) already made (task_space.articulated_inertias):
@@ -125,8 +137,8 @@ def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, carrying, qdd, pA, 
     q̈_i = (u_i − U_iᵀ a'_i) / D_i with a'_i = a_λ + c_i, a_i = a'_i + S_i q̈_i. c and bias
     (n x 6: velocity products v_i × S_i q̇_i and forces v_i ×* I_i v_i) None: zero, a solve of
     M q̈ = τ. carrying None, or (n,) bool: only those bodies carry force in the bias pass (τ
-    is zero on the others and on their subtrees). The root does not accelerate (gravity is in
-    the base shift); pA, a: workspaces."""
+    is zero on the others and on their subtrees). a_root: the root's acceleration
+    (fixed_frame.gravity_acceleration for gravity, ZERO6 for none); pA, a: workspaces."""
     n = tau.shape[0]
     for i in range(n):
         if bias is None:
@@ -151,7 +163,7 @@ def articulated_solve(tree, S_world, IA, U, D, tau, c, bias, carrying, qdd, pA, 
             store(pA, parent, add6(vector6(pA, parent), passed))
     for i in range(n):
         parent = parent_of(tree, i)
-        a_i = vector6(a, parent) if parent >= 0 else ZERO6
+        a_i = vector6(a, parent) if parent >= 0 else a_root
         if c is not None:
             a_i = add6(a_i, vector6(c, i))
         qdd[i] = (qdd[i] - dot6(vector6(U, i), a_i)) / D[i]
@@ -193,15 +205,14 @@ def frame_twist(v, body, origin):
 
 @routine
 def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, vdot, forces, ws):
-    """One state's v̇ and λ (world axes) by the module's Schur complement; both NaN where the
-    base quaternion is not of unit norm or the contacts are not independent. error (m,) is
-    the placement error in world axes, rotated here to the base frame; given: Λ⁻¹ of the
-    frames by another route, or empty (0 x 0) to compute it."""
+    """One state's v̇ and λ (world axes) by the module's Schur complement; both NaN where a
+    free flyer's or planar joint's rotation is off unit norm or the contacts are not
+    independent. error (m,): the placement error, world axes; given: Λ⁻¹ of the frames by
+    another route, or empty (0 x 0) to compute it."""
     kp, kd = gains[0], gains[1]
-    _, R, shift, unit = base_frame_state(gravity, q, v)
     art, n = ws.articulated, v.shape[0]
     X_world, S_world, on_path = art.X_world, art.S_world, art.on_path
-    base_frame_kinematics(tree, q, X_world, S_world)
+    forward_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, ws.inertia)
     for i in range(n):
         store_inertia_matrix(art.IA, i, inertia_at(ws.inertia, i))
@@ -213,16 +224,9 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
     else:
         ws.full[:, :] = given
     velocity_terms(tree, v, None, X_world, S_world, ws.inertia, ws.v_body, ws.c, ws.bias)
-    articulated_solve(tree, S_world, art.IA, art.U, art.D, tau, ws.c, ws.bias, None, ws.free,
-                      ws.pA, ws.a)
+    articulated_solve(tree, S_world, art.IA, art.U, art.D, tau, ws.c, ws.bias, None,
+                      gravity_acceleration(gravity), ws.free, ws.pA, ws.a)
     contact_kinematics(tree, frames, spatial, ws)
-    # the kinematic q̈ of v̇_free = free + shift is free + [Rᵀ g; 0]: shift less e(v)
-    gravity_base = (R[0, 0] * gravity[0] + R[1, 0] * gravity[1] + R[2, 0] * gravity[2],
-                    R[0, 1] * gravity[0] + R[1, 1] * gravity[1] + R[2, 1] * gravity[2],
-                    R[0, 2] * gravity[0] + R[1, 2] * gravity[1] + R[2, 2] * gravity[2])
-    base_error = error.copy()
-    for start in range(0, base_error.shape[0], 3):  # world to base axes, each 3-row block
-        rotate_rows(R.T, base_error[:, np.newaxis], start)
     m = rows.shape[0]
     for r in range(m):
         row = rows[r]
@@ -231,9 +235,7 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
             if on_path[j]:
                 acceleration += ws.J[row, j] * ws.free[j]
                 velocity += ws.J[row, j] * v[j]
-        for j in range(3):
-            acceleration += ws.J[row, j] * gravity_base[j]
-        ws.rhs[r] = -kd * velocity - kp * base_error[r] - acceleration
+        ws.rhs[r] = -kd * velocity - kp * error[r] - acceleration
         for c in range(m):
             ws.delassus[r, c] = ws.full[row, rows[c]]
     largest = 0.0
@@ -242,7 +244,7 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
     independent = cholesky(ws.delassus, 0.0, ws.factor)
     for r in range(m):  # the factor keeps 1 / √pivot on its diagonal
         independent = independent and 1.0 / ws.factor[r, r] ** 2 > DEPENDENT_CONTACTS * largest
-    if not (unit and independent):
+    if not (independent and rotations_are_unit(tree, q, UNIT_TOLERANCE)):
         vdot[:] = np.nan
         forces[:] = np.nan
         return
@@ -254,12 +256,10 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
                 total += ws.J[rows[r], j] * ws.rhs[r]
         ws.generalised[j] = total
     articulated_solve(tree, S_world, art.IA, art.U, art.D, ws.generalised, None, None, on_path,
-                      ws.response, ws.pA, ws.a)
+                      ZERO6, ws.response, ws.pA, ws.a)
     for j in range(n):
-        vdot[j] = ws.free[j] + shift[j] + ws.response[j]
+        vdot[j] = ws.free[j] + ws.response[j]
     forces[:] = ws.rhs
-    for start in range(0, forces.shape[0], 3):  # base to world axes
-        rotate_rows(R, forces[:, np.newaxis], start)
 
 
 @kernel
@@ -268,14 +268,14 @@ def constrained_forward_dynamics(tree, gravity, frames, rows, spatial, gains, q,
     """v̇ and the contact forces for a state or a batch (module doc).
 
     Args:
-        tree, gravity: the floating model (dynamics.floating_base) and gravity in the world.
+        tree, gravity: the packed tree and gravity in the world.
         frames: (F, FRAME_WIDTH) the contact frames' rows.
         rows: (m,) int64, the held rows 6 k + axis of the 6F task, whole 3-row blocks.
         spatial: (F,) bool, frames held whole ("6d": γ is their spatial acceleration).
         gains: (kp, kd), the Baumgarte gains.
-        q, v, tau: (..., n + 1), (..., n), (..., n) the states and generalised forces.
+        q, v, tau: (..., nq), (..., n), (..., n) the states and generalised forces.
         error: (..., m) the placement errors in world axes.
-        given: (..., 6F, 6F) Λ⁻¹ of the frames in base axes by another route, or an empty
+        given: (..., 6F, 6F) Λ⁻¹ of the frames in world axes by another route, or an empty
             array: computed here by the recursion (one array type either way: one build).
         vdot, forces: out, (..., n) and (..., m), the forces in world axes.
     """

@@ -1,4 +1,4 @@
-"""The C entry of constrained dynamics for one state of a floating-base robot, on contacts held
+"""The C entry of constrained dynamics for one state of a robot, on contacts held
 where they are, with the signature and StateCall of state_entry's: constants are the contacts
 and gains packed by constrained_dynamics.pack_contact_task.
 
@@ -16,7 +16,7 @@ from robodyn_ros.dynamics.constrained_dynamics import (
     held,
     unpack_contact_task,
 )
-from robodyn_ros.dynamics.state_entry import as_tree, entry
+from robodyn_ros.dynamics.state_entry import entry, tree_and_configuration
 
 
 @entry
@@ -27,6 +27,7 @@ def constrained_forward_dynamics_entry(tree, task, n, q, v, tau, out):
     gravity, gains, frames, rows, spatial = unpack_contact_task(
         carray(task, contact_task_size(carray(task, TASK_HEADER))))
     answer = carray(out, n + m)
-    held(as_tree(tree, n), gravity, frames, rows, spatial, gains, carray(q, n + 1), carray(v, n),
-         carray(tau, n), np.zeros(m), np.empty((0, 0)), answer[:n], answer[n:],
+    packed, config = tree_and_configuration(tree, n, q)
+    held(packed, gravity, frames, rows, spatial, gains, config, carray(v, n), carray(tau, n),
+         np.zeros(m), np.empty((0, 0)), answer[:n], answer[n:],
          constraint_workspace(n, frames.shape[0], m))

@@ -7,7 +7,6 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import world_inertias
-from robodyn_ros.dynamics.floating_base import VELOCITY, base_frame_kinematics
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.spatial import dot6, inertia_at, inertia_times, store, vector6
@@ -39,19 +38,7 @@ def crba(tree, q, M, workspace):
     Ic, F = workspace.Ic, workspace.F
     forward_kinematics(tree, q, X_world, S_world)
     world_inertias(tree, X_world, Ic)
-    composite_inertia_matrix(tree, S_world, end, Ic, F, M, 0)
-
-
-@kernel_helper
-def floating_crba(tree, q, M, workspace):
-    """crba of a floating model (dynamics.floating_base) from its configuration q (n + 1),
-    in the base frame, where M does not depend on the base pose: the free flyer's kinematics
-    is the same at every state, and its subspaces are the unit vectors."""
-    end, X_world, S_world = workspace.subtree_end, workspace.X_world, workspace.S_world
-    Ic, F = workspace.Ic, workspace.F
-    base_frame_kinematics(tree, q, X_world, S_world)
-    world_inertias(tree, X_world, Ic)
-    composite_inertia_matrix(tree, S_world, end, Ic, F, M, VELOCITY)
+    composite_inertia_matrix(tree, S_world, end, Ic, F, M)
 
 
 @kernel_helper
@@ -68,20 +55,16 @@ def composite_forces(tree, S_world, Ic, F):
 
 
 @kernel_helper
-def composite_inertia_matrix(tree, S_world, end, Ic, F, M, unit_axes):
+def composite_inertia_matrix(tree, S_world, end, Ic, F, M):
     """M (n x n) from the world motion subspaces S_world and the bodies' world inertias Ic
     (n x 10), which become the composite inertias of their subtrees, the joints' armature on
-    its diagonal; F (n x 6) a workspace. The first unit_axes joints' subspaces are the unit
-    vectors e_k (a floating base's free flyer), so their rows are read off F: M_kj = F_j[k]."""
+    its diagonal; F (n x 6) a workspace."""
     n = M.shape[0]
     composite_forces(tree, S_world, Ic, F)
     # M[i, j] = Sᵢᵀ Fⱼ for j in the subtree of i, which is the index range i .. end[i] − 1;
     # entries of joints on different branches are zero
     M[:, :] = 0.0
-    for i in range(unit_axes):
-        for j in range(i, end[i]):
-            M[i, j] = M[j, i] = F[j, i]
-    for i in range(unit_axes, n):
+    for i in range(n):
         S = vector6(S_world, i)
         for j in range(i, end[i]):
             M[i, j] = M[j, i] = dot6(S, vector6(F, j))

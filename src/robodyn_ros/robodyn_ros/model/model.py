@@ -64,11 +64,13 @@ def configuration_joints(joint_names: tuple[str, ...], joint_kinds: tuple[str, .
     return tuple(joints)
 
 
-FREE_FLYER_JOINTS = ("free_flyer_x", "free_flyer_y", "free_flyer_z",
-                     "free_flyer_rx", "free_flyer_ry", "free_flyer_rz")
-"""The joints a floating base adds before the URDF's: along then about the base frame's x, y,
-z axes, their velocities the base velocity [linear; angular] in the base frame."""
-FREE_FLYER_DOF = len(FREE_FLYER_JOINTS)
+FREE_FLYER_JOINT = "free_flyer"
+"""The free flyer a floating base (floating_base=True) adds at the root, the root link its body."""
+FREE_FLYER_JOINTS = tuple(f"{FREE_FLYER_JOINT}_{suffix}"
+                          for suffix in MULTI_DOF_SUFFIXES["floating"])
+"""Its rows: along then about the base frame's x, y, z axes, their velocities the base velocity
+[linear; angular] in the base frame."""
+FREE_FLYER_DOF = MULTI_DOF_JOINTS["floating"].nv
 
 FRICTION_VELOCITY = 0.05
 """ε (rad/s, or m/s for a prismatic joint) of a joint's smoothed Coulomb friction f·tanh(q̇/ε),
@@ -82,7 +84,7 @@ class ModelError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """A kinematic tree with one degree of freedom per joint, fixed to the world or floating.
+    """A kinematic tree, fixed to the world or floating, with one row per degree of freedom.
 
     Joints are numbered so that ``parent[i] < i``; body ``i`` is the child link of joint ``i``
     together with every link attached to it by fixed joints. All 6-D quantities are
@@ -91,7 +93,7 @@ class Model:
     Attributes:
         name: robot name from the URDF.
         root_link: the URDF root link: the fixed base (world for the dynamics), or with
-            floating_base the body of the last free-flyer joint.
+            floating_base the body of the free flyer.
         joint_names, joint_kinds: per joint; kinds are ``JOINT_KINDS``.
         body_links: per joint, its URDF child link, which names body i (the links fixed to
             it are frames of the body).
@@ -117,9 +119,6 @@ class Model:
         mimic: the joints that follow another (``robodyn_ros.model.mimic``): they are joints
             of the tree like any other, and a Robot of this model takes only the independent
             joints as coordinates.
-        floating_base: the first FREE_FLYER_DOF joints are FREE_FLYER_JOINTS, each placed at
-            the identity in the one before; a Robot of this model keeps them at q = 0 and takes
-            the base pose from its configuration (robodyn_ros.floating_base_robot).
     """
 
     name: str
@@ -144,7 +143,6 @@ class Model:
     armature: np.ndarray | None = None
     payloads: tuple[Payload, ...] = ()
     mimic: tuple[Mimic, ...] = ()
-    floating_base: bool = False
 
     def __post_init__(self) -> None:
         n = len(self.joint_names)
@@ -174,6 +172,13 @@ class Model:
     def nq(self) -> int:
         """The configuration dimension: nv, plus one for each free flyer and planar joint."""
         return self.configuration_joints[-1].q.stop if self.joint_names else 0
+
+    @property
+    def floating_base(self) -> bool:
+        """Whether the root body floats: the first joint is a free flyer on the world (loaded
+        with floating_base=True, or a URDF floating joint at the root)."""
+        return bool(self.joint_kinds) and self.joint_kinds[0] == "floating" \
+            and int(self.parent[0]) < 0
 
     @property
     def total_mass(self) -> float:

@@ -35,7 +35,7 @@ from robodyn_ros.model.inertia import (
 )
 from robodyn_ros.model.mimic import lock_followers, mimic_rules
 from robodyn_ros.model.model import (
-    FREE_FLYER_DOF,
+    FREE_FLYER_JOINT,
     FREE_FLYER_JOINTS,
     JOINT_KINDS,
     MULTI_DOF_JOINTS,
@@ -119,8 +119,9 @@ def load_urdf(
             resolved; a follower of a locked leader is locked where its rule puts it); False
             loads them as independent joints, with a warning, as Pinocchio does without
             ``mimic=True``.
-        floating_base: the root link floats: six free-flyer joints (``FREE_FLYER_JOINTS``)
-            come first, and the root link with its fixed links is the body of the last.
+        floating_base: the root link floats: a free flyer (``FREE_FLYER_JOINT``, its rows
+            ``FREE_FLYER_JOINTS``) comes first, and the root link with its fixed links is its
+            body.
 
     Returns:
         The Model.
@@ -552,7 +553,6 @@ def _build_model(
     inertials = {link.name: _link_inertial(link, source, notes) for link in robot.links}
     if floating_base:
         _check_floating_base(robot, source)
-    _check_multi_dof_joints(robot, source, floating_base, bool(rules))
     flat = _flatten(tree, locked, source, floating_base)
     if not flat.joints:
         raise ModelError(
@@ -591,67 +591,28 @@ def _build_model(
         frame_placement=np.array([flat.link_placement[name] for name in frame_names]),
         gravity=np.array(GRAVITY),
         mimic=tuple(rule for name, rule in rules.items() if name not in locked),
-        floating_base=floating_base,
     )
     return model, notes
 
 
 def _check_floating_base(robot: URDF, source: str) -> None:
-    """Refuse a URDF joint named like a free-flyer joint."""
+    """Refuse a URDF joint named like a row of the free flyer."""
     taken = [joint.name for joint in robot.joints if joint.name in FREE_FLYER_JOINTS]
     if taken:
         raise ModelError(
             f"{source}: joint(s) {', '.join(map(repr, taken))} are named like the floating "
-            f"base's free-flyer joints ({', '.join(FREE_FLYER_JOINTS)}); rename them"
+            f"base's free-flyer rows ({', '.join(FREE_FLYER_JOINTS)}); rename them"
         )
-
-
-def _check_multi_dof_joints(robot: URDF, source: str, floating_base: bool, mimic: bool) -> None:
-    """Refuse a floating or planar joint where the robots cannot take one yet: beside
-    floating_base (whose robot computes in the base frame) or beside mimic joints (whose robot
-    couples coordinates of one degree of freedom)."""
-    free = [joint.name for joint in robot.joints if joint.type in MULTI_DOF_JOINTS]
-    if free and floating_base:
-        raise ModelError(
-            f"{source}: joint(s) {', '.join(map(repr, free))} are floating or planar, and "
-            "floating_base=True adds a free flyer of its own; load without floating_base (a "
-            "floating joint at the root is a floating base)"
-        )
-    if free and mimic:
-        raise ModelError(
-            f"{source}: joint(s) {', '.join(map(repr, free))} are floating or planar, which "
-            "a robot with mimic joints does not take yet; load with mimic=False (the followers "
-            "become independent joints) or lock them"
-        )
-
-
-def _free_flyer_joints(root: str) -> list[_MovingJoint]:
-    """The floating base as six joints along and about the root link's axes, each placed at
-    the identity in the one before: at q = 0 all six frames are the base frame, and their
-    subspaces are the unit vectors of the base velocity [linear; angular]."""
-    joints = []
-    for axis, name in enumerate(FREE_FLYER_JOINTS):
-        subspace = np.zeros(6)
-        subspace[axis] = 1.0
-        joints.append(_MovingJoint(
-            name=name, kind="prismatic" if axis < 3 else "continuous",
-            child=root if axis == FREE_FLYER_DOF - 1 else name, parent=axis - 1,
-            placement=np.eye(4), motion_subspace=subspace, lower=-np.inf, upper=np.inf,
-            velocity_limit=np.inf, effort_limit=np.inf, damping=0.0, friction=0.0,
-        ))
-    return joints
 
 
 def _flatten(
     tree: _Tree, locked: Mapping[str, float], source: str, floating_base: bool
 ) -> _Flattened:
     """Number the moving joints depth-first and merge fixed (and locked) joints into bodies;
-    with a floating base, the free-flyer joints come first and the root link is the body of
-    the last."""
+    with a floating base, the free flyer comes first and the root link is its body."""
     if floating_base:
-        base_body = FREE_FLYER_DOF - 1
-        flat = _Flattened(_free_flyer_joints(tree.root), {tree.root: base_body},
-                          {tree.root: np.eye(4)})
+        rows = _multi_dof_rows(FREE_FLYER_JOINT, "floating", tree.root, -1, np.eye(4), 0)
+        flat = _Flattened(rows, {tree.root: len(rows) - 1}, {tree.root: np.eye(4)})
     else:
         flat = _Flattened([], {tree.root: -1}, {tree.root: np.eye(4)})
     for link in _depth_first(tree.root, tree.child_joints):
@@ -667,7 +628,8 @@ def _flatten(
         if joint.type == "fixed" or joint.name in locked:
             flat.link_body[link], flat.link_placement[link] = parent_body, placement
         elif joint.type in MULTI_DOF_JOINTS:
-            flat.joints.extend(_multi_dof_rows(joint, parent_body, placement, len(flat.joints)))
+            flat.joints.extend(_multi_dof_rows(joint.name, joint.type, joint.child, parent_body,
+                                               placement, len(flat.joints)))
             flat.link_body[link], flat.link_placement[link] = len(flat.joints) - 1, np.eye(4)
         else:
             flat.link_body[link], flat.link_placement[link] = len(flat.joints), np.eye(4)
@@ -675,20 +637,20 @@ def _flatten(
     return flat
 
 
-def _multi_dof_rows(joint: Joint, parent: int, placement: np.ndarray, first: int
-                    ) -> list[_MovingJoint]:
-    """A floating or planar joint as one row per velocity coordinate (dynamics.tree): the
-    first at the joint's placement, each next at the identity in the one before, their
-    subspaces the unit motions of the joint's velocity in the joint frame."""
-    axes = {"floating": range(6), "planar": (0, 1, 5)}[joint.type]
+def _multi_dof_rows(name: str, kind: str, child: str, parent: int, placement: np.ndarray,
+                    first: int) -> list[_MovingJoint]:
+    """A floating or planar joint (`kind`) as one row per velocity coordinate (dynamics.tree),
+    the first numbered `first`: the first at the joint's placement, each next at the identity
+    in the one before, their subspaces the unit motions of the joint's velocity in the joint
+    frame; the last row's body is the link `child`."""
+    axes = {"floating": range(6), "planar": (0, 1, 5)}[kind]
     rows = []
-    for k, (axis, suffix) in enumerate(zip(axes, MULTI_DOF_SUFFIXES[joint.type], strict=True)):
+    for k, (axis, suffix) in enumerate(zip(axes, MULTI_DOF_SUFFIXES[kind], strict=True)):
         subspace = np.zeros(6)
         subspace[axis] = 1.0
         last = k == len(axes) - 1
         rows.append(_MovingJoint(
-            name=f"{joint.name}_{suffix}", kind=joint.type,
-            child=joint.child if last else f"{joint.name}_{suffix}",
+            name=f"{name}_{suffix}", kind=kind, child=child if last else f"{name}_{suffix}",
             parent=parent if k == 0 else first + k - 1,
             placement=placement if k == 0 else np.eye(4), motion_subspace=subspace,
             lower=-np.inf, upper=np.inf, velocity_limit=np.inf, effort_limit=np.inf,

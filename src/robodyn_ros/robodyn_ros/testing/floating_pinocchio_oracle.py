@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 import pinocchio as pin  # type: ignore[import-untyped]
 
+from robodyn_ros.model.model import FREE_FLYER_JOINTS
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 ContactKind = Literal["3d", "6d"]
@@ -53,14 +54,16 @@ class FloatingPinocchioOracle(PinocchioOracle):
 
         Args:
             urdf, joint_names, locked_joints, armature, gravity, payloads, is_string: as
-                PinocchioOracle's; ``gravity`` is in the world frame. There are no mimic
+                PinocchioOracle's (joint_names may start with the free flyer's rows,
+                FREE_FLYER_JOINTS, as a Robot's do); ``gravity`` is in the world frame. There are no mimic
                 joints: Pinocchio's constraint dynamics does not take them.
 
         Raises:
             ValueError: as PinocchioOracle's.
         """
         super().__init__(
-            urdf, joint_names, locked_joints=locked_joints, armature=armature, gravity=gravity,
+            urdf, [name for name in joint_names if name not in FREE_FLYER_JOINTS],
+            locked_joints=locked_joints, armature=armature, gravity=gravity,
             payloads=payloads, is_string=is_string, root_joint=pin.JointModelFreeFlyer(),
         )
 

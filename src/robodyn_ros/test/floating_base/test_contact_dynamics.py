@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from robodyn_ros.contact_dynamics import Contact, contact_drift, contact_jacobian
 
 from helpers.floating import random_states, robot_and_oracle
-from helpers.tolerances import assert_close
+from helpers.tolerances import KAPPA_REF, assert_close
 
 FEET = {
     "talos_reduced": (("left_sole_link", "6d"), ("right_sole_link", "6d")),
@@ -66,20 +66,22 @@ def test_gains_that_change_every_call() -> None:
         single = robot.constrained_forward_dynamics(q[0], v[0], tau[0], contacts, 10.0, kd)
         batch = robot.constrained_forward_dynamics(q, v, tau, contacts, 10.0, kd)
         assert_close(single.vdot, batch.vdot[0], f"v̇ at kd = {kd}", rtol=1e-12)
-    assert robot._contact_calls is not None and 0 < len(robot._contact_calls) <= 64
+    assert 0 < len(robot._contacts._calls) <= 64
 
 
 @pytest.mark.parametrize("name", ["talos_reduced", "icub"])
 def test_contact_inverse_dynamics_inverts_the_forward_problem(name: str) -> None:
-    """One sole flat on the ground: six contact rows, so the motion determines the force."""
+    """One sole flat on the ground: six contact rows, so the motion determines the force. The
+    round trip passes through M⁻¹: its error grows with κ(M) beyond KAPPA_REF (iCub's hands)."""
     robot, _ = robot_and_oracle(name)
     contact = [Contact(FEET[name][0][0], "6d")]
     for q, v, _, tau in zip(*random_states(robot, 2, seed=4), strict=True):
         tau[:6] = 0.0
         forward = robot.constrained_forward_dynamics(q, v, tau, contact)
         inverse = robot.contact_inverse_dynamics(q, v, forward.vdot, contact)
-        assert_close(inverse.tau, tau, "τ")
-        assert_close(inverse.forces[0], forward.forces[0], "contact force")
+        scale = max(1.0, float(np.linalg.cond(robot.mass_matrix(q))) / KAPPA_REF)
+        assert_close(inverse.tau, tau, "τ", scale=scale)
+        assert_close(inverse.forces[0], forward.forces[0], "contact force", scale=scale)
 
 
 def test_undetermined_forces_are_refused() -> None:

@@ -10,7 +10,6 @@ from functools import cache
 import numpy as np
 
 from robodyn_ros import Robot
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
 from robodyn_ros.testing import example_robot_urdf
@@ -37,7 +36,7 @@ def _source(name: str) -> tuple[str, bool]:
 
 
 @cache
-def robot_and_oracle(name: str) -> tuple[FloatingBaseRobot, FloatingPinocchioOracle]:
+def robot_and_oracle(name: str) -> tuple[Robot, FloatingPinocchioOracle]:
     source, is_string = _source(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)  # singular inertias of sensor links
@@ -48,11 +47,11 @@ def robot_and_oracle(name: str) -> tuple[FloatingBaseRobot, FloatingPinocchioOra
     return robot, FloatingPinocchioOracle(source, robot.joint_names, is_string=is_string)
 
 
-def random_states(robot: FloatingBaseRobot, count: int, seed: int = 0) -> tuple[np.ndarray, ...]:
+def random_states(robot: Robot, count: int, seed: int = 0) -> tuple[np.ndarray, ...]:
     """count random (q, v, vdot, tau): the base anywhere within 2 m, turned any way, moving at
     up to 1 m/s and 1 rad/s; the joints inside their limits (cut to ±π)."""
     rng = np.random.default_rng([zlib.crc32(robot.model.name.encode()), seed])
-    lower, upper = (robot.tree_robot.per_coordinate(limit)[6:]
+    lower, upper = (robot.per_coordinate(limit)[6:]
                     for limit in (robot.model.lower, robot.model.upper))
     q = np.empty((count, robot.nq))
     q[:, :3] = rng.uniform(-2.0, 2.0, (count, 3))
