@@ -1,18 +1,19 @@
-"""Floating-base robots, each FloatingBaseRobot function against Pinocchio's free flyer, timed
-side by side in one process.
+"""Floating-base robots, each Robot function against Pinocchio's free flyer, timed side by side
+in one process.
 
     .venv/bin/python src/robodyn_ros/benchmarks/floating_base.py [--robots talos_reduced,solo12]
         [--repeat 9] [--horizon 10] [--quick] [--docs]
 
-The humanoids and quadrupeds of example-robot-data get one random state (the base turned and
-moving, the joints inside their limits); Pinocchio's is converted once, outside the loops.
-Each call runs in timed loops of about `budget` seconds, ours and Pinocchio's taking turns
-`--repeat` times; the median gives µs per Python call, and the error column is
-max |ours − Pinocchio| / max |Pinocchio| of one answer. Contacts: the humanoids stand on both
-soles ("6d"), the quadrupeds on four feet ("3d"), against Pinocchio's constraintDynamics.
-Last, the preview of each robot tumbling free in zero gravity for --horizon seconds at 1 ms
-with RK4: how far its centroidal momentum and energy drift, and its real-time factor.
---docs also writes the tables to docs/benchmarks/floating_base.md.
+The humanoids and quadrupeds of example-robot-data, loaded with floating_base=True (the free
+flyer 'free_flyer' at the root), get one random state (the base turned and moving, the joints
+inside their limits); Pinocchio's is converted once, outside the loops. Each call runs in timed
+loops of about `budget` seconds, ours and Pinocchio's taking turns `--repeat` times; the median
+gives µs per Python call, and the error column is max |ours − Pinocchio| / max |Pinocchio| of
+one answer. Contacts: the humanoids stand on both soles ("6d"), the quadrupeds on four feet
+("3d"), against Pinocchio's constraintDynamics. Last, the preview of each robot tumbling free
+in zero gravity for --horizon seconds at 1 ms with RK4: how far its centroidal momentum and
+energy drift, and its real-time factor. --docs also writes the tables to
+docs/benchmarks/floating_base.md.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from common import (
 from robodyn_ros import Robot
 from robodyn_ros.contact_dynamics import Contact
 from robodyn_ros.errors import NonFiniteResultError
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.floating_pinocchio_oracle import FloatingPinocchioOracle
@@ -87,21 +88,21 @@ class Result:
         return self.ours_us / self.pin_us
 
 
-def random_state(robot: FloatingBaseRobot) -> tuple[np.ndarray, ...]:
+def random_state(robot: Robot) -> tuple[np.ndarray, ...]:
     """q, v, vdot, tau: the base turned and moving, the joints inside their limits."""
     rng = np.random.default_rng(SEED)
     q = robot.neutral()
     q[:3] = rng.uniform(-1.0, 1.0, 3)
     quaternion = rng.normal(size=4)
     q[3:7] = quaternion / np.linalg.norm(quaternion)
-    lower, upper = (robot.tree_robot.per_coordinate(limit)[6:]
+    lower, upper = (robot.per_coordinate(limit)[FREE_FLYER_DOF:]
                     for limit in (robot.model.lower, robot.model.upper))
     q[7:] = rng.uniform(np.maximum(lower, -np.pi), np.minimum(upper, np.pi))
     v, vdot, tau = rng.uniform(-1.0, 1.0, (3, robot.nv))
     return q, v, vdot, tau
 
 
-def rows(name: str, robot: FloatingBaseRobot, oracle: FloatingPinocchioOracle) -> list[Row]:
+def rows(name: str, robot: Robot, oracle: FloatingPinocchioOracle) -> list[Row]:
     """Every timed function of one robot, ours and Pinocchio's on one state."""
     frame, feet = ROBOTS[name]
     q, v, vdot, tau = random_state(robot)

@@ -9,10 +9,8 @@ Each robot's URDF gets a `world` link and a floating (or planar) joint from it t
 joint at the root (testing.pinocchio_twin matches the joints by name). One random state each,
 Pinocchio's converted outside the loops; each call runs in timed loops of about `budget`
 seconds, ours and Pinocchio's taking turns `--repeat` times, and the median gives µs per Python
-call; the error column is max |ours − Pinocchio| / max |Pinocchio| of one answer. For the free
-flyers, the last column is the FloatingBaseRobot (Robot.from_urdf(..., floating_base=True),
-which computes in the base frame through a fixed-base tree) on the same state, against the
-same Pinocchio call. --docs also writes the tables to docs/benchmarks/root_joints.md.
+call; the error column is max |ours − Pinocchio| / max |Pinocchio| of one answer. --docs also
+writes the tables to docs/benchmarks/root_joints.md.
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ from common import (
     markdown_table,
     pivot,
 )
-from robodyn_ros import Robot
 from robodyn_ros.model.generate import with_root_joint
 from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.pinocchio_twin import Twin, twin_of
@@ -68,7 +65,6 @@ class Row:
     ours: Callable[[], np.ndarray]
     theirs: Callable[[], object]  # Pinocchio's call, timed as it is
     in_our_order: Callable[[object], np.ndarray]  # its answer in our order, for the error
-    wrapper: Callable[[], np.ndarray] | None  # the FloatingBaseRobot's, where it has one
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,6 @@ class Result:
     peer: str
     ours_us: float
     pin_us: float
-    wrapper_us: float | None
     error: float
 
 
@@ -85,9 +80,9 @@ def symmetric(upper: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-def rows(twin: Twin, frame: str, wrapper: Robot | None) -> list[Row]:
-    """Every timed function of one robot, ours, Pinocchio's (answers in our order) and the
-    FloatingBaseRobot's, on one state."""
+def rows(twin: Twin, frame: str) -> list[Row]:
+    """Every timed function of one robot, ours and Pinocchio's (answers in our order), on one
+    state."""
     robot, model = twin.robot, twin.model
     data = model.createData()
     q_pin, v_pin, a_pin, tau_pin = twin.state(SEED)
@@ -102,69 +97,54 @@ def rows(twin: Twin, frame: str, wrapper: Robot | None) -> list[Row]:
     def matrix(answer: object) -> np.ndarray:
         return twin.matrix_ours(symmetric(np.asarray(answer)))
 
-    def of(name: str, *arguments: object) -> Callable[[], np.ndarray] | None:
-        return None if wrapper is None else partial(getattr(wrapper, name), *arguments)
-
     return [
         Row("inverse_dynamics", "rnea", partial(robot.inverse_dynamics, q, v, a),
-            partial(pin.rnea, model, data, q_pin, v_pin, a_pin), vector,
-            of("inverse_dynamics", q, v, a)),
+            partial(pin.rnea, model, data, q_pin, v_pin, a_pin), vector),
         Row("bias_forces", "nonLinearEffects", partial(robot.bias_forces, q, v),
-            partial(pin.nonLinearEffects, model, data, q_pin, v_pin), vector,
-            of("bias_forces", q, v)),
+            partial(pin.nonLinearEffects, model, data, q_pin, v_pin), vector),
         Row("gravity_torques", "computeGeneralizedGravity", partial(robot.gravity_torques, q),
-            partial(pin.computeGeneralizedGravity, model, data, q_pin), vector,
-            of("gravity_torques", q)),
+            partial(pin.computeGeneralizedGravity, model, data, q_pin), vector),
         Row("coriolis_matrix", "computeCoriolisMatrix", partial(robot.coriolis_matrix, q, v),
             partial(pin.computeCoriolisMatrix, model, data, q_pin, v_pin),
-            lambda answer: twin.matrix_ours(np.asarray(answer)), None),
+            lambda answer: twin.matrix_ours(np.asarray(answer))),
         Row("mass_matrix", "crba", partial(robot.mass_matrix, q),
-            partial(pin.crba, model, data, q_pin), matrix, of("mass_matrix", q)),
+            partial(pin.crba, model, data, q_pin), matrix),
         Row("mass_matrix_inverse", "computeMinverse", partial(robot.mass_matrix_inverse, q),
-            partial(pin.computeMinverse, model, data, q_pin), matrix,
-            of("mass_matrix_inverse", q)),
+            partial(pin.computeMinverse, model, data, q_pin), matrix),
         Row("forward_dynamics", "aba", partial(robot.forward_dynamics, q, v, tau),
-            partial(pin.aba, model, data, q_pin, v_pin, tau_pin), vector,
-            of("forward_dynamics", q, v, tau)),
+            partial(pin.aba, model, data, q_pin, v_pin, tau_pin), vector),
         Row("jacobian", "computeFrameJacobian(LWA)", partial(robot.jacobian, q, frame),
             partial(pin.computeFrameJacobian, model, data, q_pin, frame_id, lwa),
-            lambda answer: np.asarray(answer)[:, columns], of("jacobian", q, frame)),
+            lambda answer: np.asarray(answer)[:, columns]),
         Row("centroidal_momentum_matrix", "computeCentroidalMap",
             partial(robot.centroidal_momentum_matrix, q),
             partial(pin.computeCentroidalMap, model, data, q_pin),
-            lambda answer: np.asarray(answer)[:, columns], of("centroidal_momentum_matrix", q)),
+            lambda answer: np.asarray(answer)[:, columns]),
         Row("kinetic_energy", "computeKineticEnergy", partial(robot.kinetic_energy, q, v),
-            partial(pin.computeKineticEnergy, model, data, q_pin, v_pin), np.asarray,
-            of("kinetic_energy", q, v)),
+            partial(pin.computeKineticEnergy, model, data, q_pin, v_pin), np.asarray),
     ]
 
 
-def load(name: str) -> tuple[Twin, str, Robot | None]:
-    """The twin of a robot on its root joint, its frame, and the FloatingBaseRobot of the same
-    URDF with the same joint order (None for a planar root)."""
+def load(name: str) -> tuple[Twin, str]:
+    """The twin of a robot on its root joint, and its frame."""
     example, kind, frame = ROBOTS[name]
     path = example_robot_urdf(example)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the sensor links' singular inertias
         twin = twin_of(with_root_joint(path.read_text(), kind))
-        wrapper = Robot.from_urdf(path, floating_base=True) if kind == "floating" else None
-    if wrapper is not None and wrapper.joint_names != twin.robot.joint_names[6:]:
-        wrapper = None  # its joints in another order: not the same state
-    return twin, frame, wrapper
+    return twin, frame
 
 
 def bench_robot(name: str, repeat: int, budget_s: float) -> tuple[int, list[Result]]:
     """The robot's nv and a Result per row."""
-    twin, frame, wrapper = load(name)
+    twin, frame = load(name)
     results = []
-    for row in rows(twin, frame, wrapper):
-        calls = [row.ours, row.theirs] + ([row.wrapper] if row.wrapper is not None else [])
-        times = interleaved_us(calls, repeat, budget_s)
+    for row in rows(twin, frame):
+        ours_us, pin_us = interleaved_us([row.ours, row.theirs], repeat, budget_s)
         expected = row.in_our_order(row.theirs())
         error = float(np.abs(np.asarray(row.ours()) - expected).max()
                       / max(np.abs(expected).max(), 1e-300))
-        wrapper_us = times[2] if len(times) == 3 else None
-        results.append(Result(row.function, row.peer, times[0], times[1], wrapper_us, error))
+        results.append(Result(row.function, row.peer, ours_us, pin_us, error))
     return twin.robot.nv, results
 
 
@@ -176,12 +156,9 @@ def ratio_cell(name: str, result: Result) -> str:
 
 def robot_table(name: str, nv: int, results: Sequence[Result]) -> str:
     example, kind, frame = ROBOTS[name]
-    header = ["function", "Pinocchio", "ours µs", "pin µs", "ours/pin", "rel. error",
-              "FloatingBaseRobot/pin"]
+    header = ["function", "Pinocchio", "ours µs", "pin µs", "ours/pin", "rel. error"]
     body = [[r.function, r.peer, format_us(r.ours_us), format_us(r.pin_us), ratio_cell(name, r),
-             f"{r.error:.0e}",
-             "—" if r.wrapper_us is None else f"{r.wrapper_us / r.pin_us:.2f}"]
-            for r in results]
+             f"{r.error:.0e}"] for r in results]
     return (f"### {name} ({example} on a {kind} root joint, nv = {nv}; frame {frame})\n\n"
             + markdown_table(header, body, 2))
 

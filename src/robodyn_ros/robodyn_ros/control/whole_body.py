@@ -14,9 +14,9 @@ controllers do; Sentis & Khatib 2005 give the task-space form):
 3. the efforts: M v̇ + b = Sᵀ τ + J_cᵀ λ; the base rows give λ (the least-norm forces that
    carry the base, J_c[:, :6]ᵀ λ = (M v̇ + b)[:6]), then τ = (M v̇ + b − J_cᵀ λ) on the joints.
 
-The rigid-contact dynamics (FloatingBaseRobot.constrained_forward_dynamics) with this τ has
-exactly this v̇ and λ: the KKT system has one solution, and (v̇, λ) solves it. Contacts that
-would pull (λ_z < 0) are allowed: bilateral, as the constrained dynamics.
+The rigid-contact dynamics (Robot.constrained_forward_dynamics) with this τ has exactly this
+v̇ and λ: the KKT system has one solution, and (v̇, λ) solves it. Contacts that would pull
+(λ_z < 0) are allowed: bilateral, as the constrained dynamics.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import numpy as np
 
 from robodyn_ros.contact_dynamics import Contact, contact_drift, contact_jacobian
 from robodyn_ros.control.operational_space_controller import rotation_error
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.free_flyer import rotation_matrix
 from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.robot import Robot
 
 RANK_TOLERANCE = 1e-10  # a singular value of J_c below this times the largest: not a row
 
@@ -63,10 +63,14 @@ class WholeBodyTargets:
 class WholeBodyController:
     """τ (nv, zero on the base) for a floating-base robot on `contacts` (module doc)."""
 
-    def __init__(self, robot: FloatingBaseRobot, contacts: Sequence[Contact],
+    def __init__(self, robot: Robot, contacts: Sequence[Contact],
                  targets: WholeBodyTargets) -> None:
         """Raises:
-            ValueError: no contact, an unknown frame, or a posture of the wrong size."""
+            ValueError: a robot without a floating base (model.floating_base), no contact, an
+                unknown frame, or a posture of the wrong size."""
+        if not robot.model.floating_base:
+            raise ValueError(f"WholeBodyController: robot '{robot.model.name}' has no floating "
+                             "base (load it with floating_base=True)")
         self.robot, self.contacts, self.targets = robot, tuple(contacts), targets
         contact_jacobian(robot, robot.neutral(), self.contacts)  # checks the frames
         robot.jacobian(robot.neutral(), targets.frame)

@@ -16,7 +16,6 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robodyn_ros import operational_space
 from robodyn_ros.control.trajectory import JointTrajectoryReference
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.mimic_robot import Coupling
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
@@ -230,20 +229,13 @@ def float_sequence(values: np.ndarray) -> array:
 
 JOINT_SPACE_QUANTITIES = ("mass_matrix", "bias_forces", "gravity_torques", "acceleration",
                           "coriolis_matrix")
-FLOATING_BASE_LACKS = ("coriolis_matrix",)  # what a FloatingBaseRobot does not compute
 JOINT_SPACE_FIELDS = {"mass matrix": "mass_matrix", "bias forces": "bias_forces",
                       "gravity torques": "gravity_torques", "acceleration": "acceleration",
                       "Coriolis matrix": "coriolis_matrix"}
 
 
-def velocity_names(robot: Robot | FloatingBaseRobot) -> tuple[str, ...]:
-    """What each entry of q̇ (v), τ and each row of M is: the joints, after the six
-    FREE_FLYER_JOINTS of a floating base."""
-    return robot.velocity_names if isinstance(robot, FloatingBaseRobot) else robot.joint_names
-
-
 def joint_space_message(
-    robot: Robot | FloatingBaseRobot,
+    robot: Robot,
     q: np.ndarray,
     qd: np.ndarray,
     effort: np.ndarray | None,
@@ -256,13 +248,12 @@ def joint_space_message(
     stay empty. The caller fills header and computation_time.
 
     Args:
-        robot: a Robot, or a FloatingBaseRobot (q its nq coordinates, q̇ and τ its v and τ;
-            never asked for FLOATING_BASE_LACKS).
+        robot: the robot (q its nq coordinates, q̇ and τ its nv).
         message: a message of this robot with these quantities to fill again (a node's, for
             each cycle: publishing serializes it at once); a new one when None.
     """
     if message is None:
-        message = JointSpaceDynamics(joint_names=list(velocity_names(robot)))
+        message = JointSpaceDynamics(joint_names=list(robot.joint_names))
     message.position = float_sequence(q)
     message.velocity = float_sequence(qd)
     message.effort = message.acceleration = array("d")
@@ -276,7 +267,7 @@ def joint_space_message(
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
         computed.append(("acceleration", robot.forward_dynamics(q, qd, effort, method=methods[1])))
-    if "coriolis_matrix" in quantities and isinstance(robot, Robot):
+    if "coriolis_matrix" in quantities:
         computed.append(("Coriolis matrix", robot.coriolis_matrix(q, qd)))
     for name, values in computed:
         setattr(message, JOINT_SPACE_FIELDS[name], float_sequence(values))
@@ -285,7 +276,7 @@ def joint_space_message(
 
 
 def operational_space_message(
-    robot: Robot | FloatingBaseRobot, q: np.ndarray, qd: np.ndarray, frame: str, method: str,
+    robot: Robot, q: np.ndarray, qd: np.ndarray, frame: str, method: str,
     singular_threshold: float, message: OperationalSpaceDynamics | None = None,
 ) -> OperationalSpaceDynamics:
     """Pose, twist and the operational-space dynamics (Robot.operational_space) of one frame;
@@ -303,7 +294,7 @@ def operational_space_message(
     )
     pose, twist = robot.frame_pose(q, frame), finite(f"{frame}: twist", task.J @ qd)
     if message is None:
-        message = OperationalSpaceDynamics(frame=frame, joint_names=list(velocity_names(robot)))
+        message = OperationalSpaceDynamics(frame=frame, joint_names=list(robot.joint_names))
     fill_pose(message.pose, pose)
     fill_vectors(twist, message.twist.linear, message.twist.angular)
     message.jacobian = float_sequence(task.J)

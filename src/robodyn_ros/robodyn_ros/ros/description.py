@@ -17,7 +17,6 @@ from robodyn_interfaces.srv import SetPayload
 from std_msgs.msg import String
 
 from robodyn_ros.compile_ahead import CompileAhead, WarmUpStep, robot_load_step
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model import ModelError, description_file, read_robot_description
 from robodyn_ros.model.armature import armature_mapping
 from robodyn_ros.model.model import checked_gravity
@@ -37,19 +36,19 @@ PAYLOAD_SERVICE = "set_payload"
 PAYLOAD_CONDITION = "payload"
 DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_file")
 
-KernelSteps = Callable[[Robot | FloatingBaseRobot], Sequence[WarmUpStep]]
+KernelSteps = Callable[[Robot], Sequence[WarmUpStep]]
 """The calls a node's adopt makes with a robot (compile_ahead)."""
 
 
 def follow_robot_description(
-    node: Node, guard: Guard, adopt: Callable[[Robot | FloatingBaseRobot], None],
+    node: Node, guard: Guard, adopt: Callable[[Robot], None],
     kernel_steps: KernelSteps,
 ) -> DescriptionFollower:
     """Load the robot of the node's robot_description parameter now (when set; else of the
     file its robot_description_file parameter names, when set), and of each URDF the
     robot_description topic brings (transient local, as robot_state_publisher
     publishes it), with the node's armature, gravity, locked_joints and floating_base
-    parameters (a FloatingBaseRobot with floating_base true); serve set_payload.
+    parameters (a free flyer at the root with floating_base true); serve set_payload.
 
     Each robot is built from its URDF and handed to `adopt`, which prepares everything the
     node will serve with it (warming up what it will compute) and puts it in service last, or
@@ -125,37 +124,29 @@ class RobotSettings:
                    locked_joints_parameter(value(LOCKED_JOINTS_PARAMETER)),
                    bool(value(FLOATING_BASE_PARAMETER)))
 
-    def robot(self, urdf: str) -> Robot | FloatingBaseRobot:
+    def robot(self, urdf: str) -> Robot:
         """The robot of a URDF with these settings, the armature on the joints it has.
 
         Raises:
             ModelError: the URDF or a setting does not give a valid robot.
         """
-        kind = FloatingBaseRobot if self.floating_base else Robot
-
-        def load(armature: dict[str, float] | None = None) -> Robot | FloatingBaseRobot:
-            return kind.from_urdf_string(urdf, gravity=self.gravity, armature=armature,
-                                         locked_joints=self.locked_joints or None)
-
-        robot = load()
+        robot = Robot.from_urdf_string(urdf, gravity=self.gravity,
+                                       locked_joints=self.locked_joints or None,
+                                       floating_base=self.floating_base)
         known = {joint: value for joint, value in self.armature.items()
                  if joint in robot.joint_names}
-        if not known:
-            return robot
-        # a Robot shares its kernels with itself so changed; a FloatingBaseRobot takes its
-        # armature at load only
-        return robot.with_armature(known) if isinstance(robot, Robot) else load(known)
+        return robot.with_armature(known) if known else robot
 
 
 class DescriptionFollower:
     """The robot description and settings a node follows, and the robot they gave it."""
 
     def __init__(self, node: Node, guard: Guard,
-                 adopt: Callable[[Robot | FloatingBaseRobot], None],
+                 adopt: Callable[[Robot], None],
                  kernel_steps: KernelSteps) -> None:
         self._node, self._health, self._adopt = node, guard.health, adopt
         self._kernel_steps = kernel_steps
-        self._robot: Robot | FloatingBaseRobot | None = None  # the robot in service
+        self._robot: Robot | None = None  # the robot in service
         self._description: tuple[str, str] | None = None  # the last URDF and its source
         self._settings: RobotSettings | None = None  # None while a parameter is invalid
         self._invalid = ""
@@ -166,7 +157,7 @@ class DescriptionFollower:
             self._invalid = str(error)
 
     @property
-    def robot(self) -> Robot | FloatingBaseRobot | None:
+    def robot(self) -> Robot | None:
         """The robot in service (None before one loads)."""
         return self._robot
 
@@ -302,9 +293,6 @@ class DescriptionFollower:
                 f"armature: robot '{robot.model.name}' has no moving joint(s) "
                 f"{', '.join(lacking)} (its joints: {', '.join(robot.joint_names)})"
             )
-        if isinstance(robot, FloatingBaseRobot):  # it takes its armature at load only
-            assert self._description is not None  # it was loaded from one
-            return self.load(*self._description, settings)
         changed = robot.with_armature(settings.armature).with_gravity(settings.gravity)
         try:
             self._adopt(changed)
@@ -350,7 +338,7 @@ class DescriptionFollower:
         self._node.get_logger().info(response.message)
         return response
 
-    def _report_left_out(self, robot: Robot | FloatingBaseRobot) -> None:
+    def _report_left_out(self, robot: Robot) -> None:
         """WARN while the armature names joints, or set_payload loaded frames, that the robot
         in service lacks."""
         armature = self._settings.armature if self._settings else {}

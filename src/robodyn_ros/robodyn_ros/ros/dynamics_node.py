@@ -15,17 +15,17 @@ frame_id is the frame the poses are in, with frame_prefix: the robot's root link
 world frame for a floating base. Serves ``compute_dynamics`` (ComputeDynamics) and
 ``set_payload``.
 
-A floating-base robot (parameter floating_base) takes its base's pose and twist from the
-newest odometry (ros.odometry: REP 105, header.frame_id the world_frame parameter,
-child_frame_id the root link, both with frame_prefix): each cycle answers q = [base pose,
+A floating-base robot (parameter floating_base) takes its base's pose and twist from the newest
+odometry (ros.odometry: REP 105, header.frame_id the world_frame parameter, child_frame_id the
+free flyer's body, the root link, both with frame_prefix): each cycle answers q = [base pose,
 joints], v = [base twist in the base frame, joints] and, with efforts, τ = [0 (the base), the
-efforts], and joint_names are its velocity_names (FREE_FLYER_JOINTS first). An odometry with
+efforts], and joint_names are the robot's, FREE_FLYER_JOINTS first. An odometry with
 other frames, numbers that are not finite or a quaternion that is not of unit norm is refused;
 a joint state with no odometry yet, or none within joint_states_max_age, is refused: a base is
 never guessed. The odometry subscription exists for every robot (created at configure, as the
-others, not with each robot); a fixed base ignores it. coriolis_matrix, which a
-FloatingBaseRobot does not compute, is left out as frames are (below), and compute_dynamics
-refuses a floating base: its request, a JointState, carries no base state.
+others, not with each robot); a fixed base ignores it. compute_dynamics refuses a floating
+base: its request, a JointState, carries no base state. A robot with a planar joint, or a
+floating joint inside its tree, is refused: a JointState carries one number per joint.
 
 joint_states are merged on arrival, every message in arrival order, and computed newest first
 (ros.intake): a cycle answers the newest merged state and skips those it superseded; the
@@ -66,16 +66,14 @@ from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.compile_ahead import WarmUpStep
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.model.model import FREE_FLYER_DOF, MULTI_DOF_JOINTS
 from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
-    FLOATING_BASE_LACKS,
     JOINT_SPACE_QUANTITIES,
     JointStateMap,
     joint_space_message,
     operational_space_message,
-    velocity_names,
 )
 from robodyn_ros.ros.frames import robot_frame
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
@@ -166,7 +164,7 @@ class Serving:
     odometry: the frames of the odometry a floating base takes (None: a fixed base).
     """
 
-    robot: Robot | FloatingBaseRobot
+    robot: Robot
     joint_states: JointStateMerge
     settings: Settings
     frames: tuple[str, ...]
@@ -196,7 +194,7 @@ def default_warm_up_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
     return WarmUpPlan.of(bind(robot, settings_of(defaults.__getitem__))).steps
 
 
-def bind(robot: Robot | FloatingBaseRobot, settings: Settings) -> Serving:
+def bind(robot: Robot, settings: Settings) -> Serving:
     """The settings checked against a robot.
 
     Returns:
@@ -205,17 +203,11 @@ def bind(robot: Robot | FloatingBaseRobot, settings: Settings) -> Serving:
     """
     frames: list[str] = []
     left_out: list[str] = []
-    coupling, odometry = None, None
-    if isinstance(robot, FloatingBaseRobot):
-        lacking = [name for name in settings.quantities if name in FLOATING_BASE_LACKS]
-        left_out += [f"quantity '{name}': robot '{robot.model.name}' has a floating base, "
-                     "for which it is not computed" for name in lacking]
-        settings = replace(settings, quantities=tuple(
-            name for name in settings.quantities if name not in lacking))
-        odometry = OdometryFrames(header_frame(robot, settings),
-                                  settings.frame_prefix + robot.model.root_link)
-    else:
-        coupling = robot.coupling
+    measured, coupling, odometry = robot.joint_names, robot.coupling, None
+    if robot.model.floating_base:  # the base from odometry, the joints from joint_states
+        measured, coupling = robot.joint_names[FREE_FLYER_DOF:], None
+        base_link = robot.model.body_links[FREE_FLYER_DOF - 1]  # the free flyer's body
+        odometry = OdometryFrames(header_frame(robot, settings), settings.frame_prefix + base_link)
     for name in settings.frames:
         frame = robot_frame(robot, settings.frame_prefix, name)
         if not frame:
@@ -226,14 +218,14 @@ def bind(robot: Robot | FloatingBaseRobot, settings: Settings) -> Serving:
             left_out.append(problem)
         else:
             frames.append(frame)
-    joint_names = list(velocity_names(robot))
+    joint_names = list(robot.joint_names)
     messages = CycleMessages(
         JointSpaceDynamics(joint_names=joint_names),
         {frame: OperationalSpaceDynamics(frame=settings.frame_prefix + frame,
                                          joint_names=joint_names)
          for frame in frames},
     )
-    joint_states = JointStateMerge(JointStateMap(robot.joint_names, coupling), settings.max_age)
+    joint_states = JointStateMerge(JointStateMap(measured, coupling), settings.max_age)
     return Serving(robot, joint_states, settings, tuple(frames), tuple(left_out), messages,
                    odometry)
 
@@ -274,7 +266,7 @@ class DynamicsNode(RobotNode):
 
     # -- robot and parameters ---------------------------------------------------------------
 
-    def adopt(self, robot: Robot | FloatingBaseRobot) -> None:
+    def adopt(self, robot: Robot) -> None:
         """Put a robot in service with the current settings (see the module docstring).
 
         Raises:
@@ -282,16 +274,33 @@ class DynamicsNode(RobotNode):
         """
         self._serve(bind(robot, self._settings()))
 
-    adopt_floating = adopt  # this node serves floating bases as it serves fixed ones
+    def adopt_floating(self, robot: Robot) -> None:
+        """Put a floating-base robot in service (adopt); refuse one with any other free
+        flyer or planar joint.
 
-    def kernel_steps(self, robot: Robot | FloatingBaseRobot) -> list[WarmUpStep]:
+        Raises:
+            RefusedError: such a joint, or what adopt refuses.
+        """
+        inner = [joint.name for joint in robot.configuration_joints[1:]
+                 if joint.kind in MULTI_DOF_JOINTS]
+        if not robot.model.floating_base or inner:
+            multi_dof = [joint.name for joint in robot.configuration_joints
+                         if joint.kind in MULTI_DOF_JOINTS]
+            raise RefusedError(
+                f"robot '{robot.model.name}': joint(s) {', '.join(map(repr, multi_dof))} are "
+                "planar or floating inside the tree, which a JointState (one number per "
+                "joint) cannot carry; dynamics_node serves a floating base at the root "
+                "(parameter floating_base, or a URDF floating joint there)")
+        self.adopt(robot)
+
+    def kernel_steps(self, robot: Robot) -> list[WarmUpStep]:
         """warm_up's computations with this robot."""
         return WarmUpPlan.of(bind(robot, self._settings())).steps
 
     def release(self) -> None:
         self._serving = self._base = None
 
-    def header_frame(self, robot: Robot | FloatingBaseRobot) -> str:
+    def header_frame(self, robot: Robot) -> str:
         """The frame_id of every header, the diagnostics' too (module function)."""
         return header_frame(robot, self._settings())
 
@@ -421,7 +430,7 @@ class DynamicsNode(RobotNode):
         if not self.active:
             raise RefusedError("dynamics_node is not active")
         robot = serving.robot
-        if isinstance(robot, FloatingBaseRobot):
+        if robot.model.floating_base:
             raise RefusedError(
                 f"robot '{robot.model.name}' has a floating base, whose pose and twist a "
                 "JointState request cannot carry; its dynamics are published on "
@@ -479,15 +488,15 @@ class DynamicsNode(RobotNode):
         return level, message, values
 
 
-def header_frame(robot: Robot | FloatingBaseRobot, settings: Settings) -> str:
+def header_frame(robot: Robot, settings: Settings) -> str:
     """The frame_id of every header published with `robot`: the frame its poses are in, the
     root link (a fixed base) or the world frame (a floating base), with frame_prefix."""
-    floating = isinstance(robot, FloatingBaseRobot)
+    floating = robot.model.floating_base
     return settings.frame_prefix + (settings.world_frame if floating else robot.model.root_link)
 
 
 def compute(
-    robot: Robot | FloatingBaseRobot,
+    robot: Robot,
     header: Header,
     q: np.ndarray,
     qd: np.ndarray,
@@ -530,7 +539,7 @@ def compute(
     return joint_space, operational_space
 
 
-def method_problem(robot: Robot | FloatingBaseRobot, method: str, frames: Sequence[str]) -> str:
+def method_problem(robot: Robot, method: str, frames: Sequence[str]) -> str:
     """Why the operational-space method cannot serve these frames of the robot, each on its own
     ("" if it can): "schur" and "schur_bcr" need a frame on a moving body."""
     if method not in SCHUR_METHODS:
@@ -600,7 +609,7 @@ class WarmUpPlan:
                               (robot, quantity_frames(serving, quantity),
                                replace(settings, quantities=(quantity,))))
 
-        answered = () if isinstance(robot, FloatingBaseRobot) else QUANTITIES
+        answered = () if robot.model.floating_base else QUANTITIES
         return cls({quantity: step(quantity) for quantity in settings.quantities},
                    {quantity: step(quantity) for quantity in answered
                     if quantity not in settings.quantities})
@@ -617,17 +626,16 @@ def quantity_frames(serving: Serving, quantity: str) -> tuple[str, ...]:
     return serving.frames if quantity == "operational_space" else ()
 
 
-def robot_kind(robot: Robot | FloatingBaseRobot) -> str:
+def robot_kind(robot: Robot) -> str:
     """"floating base" or "fixed base", for a step's name (their kernels differ)."""
-    return "floating base" if isinstance(robot, FloatingBaseRobot) else "fixed base"
+    return "floating base" if robot.model.floating_base else "fixed base"
 
 
-def compute_at_rest(robot: Robot | FloatingBaseRobot, frames: Sequence[str],
+def compute_at_rest(robot: Robot, frames: Sequence[str],
                     settings: Settings) -> None:
-    """compute() at rest: q = 0 (a floating base's neutral), q̇ = 0, τ = 0."""
-    rest = np.zeros(robot.nv)  # q̇ and τ; q too for a fixed base
-    q = robot.neutral() if isinstance(robot, FloatingBaseRobot) else rest
-    compute(robot, JointState().header, q, rest, rest, frames, settings)
+    """compute() at rest: q neutral (zero, a floating base's at the origin), q̇ = 0, τ = 0."""
+    rest = np.zeros(robot.nv)
+    compute(robot, JointState().header, robot.neutral(), rest, rest, frames, settings)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -14,7 +14,6 @@ from geometry_msgs.msg import Pose
 from rclpy.time import Time
 
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
 
@@ -27,7 +26,7 @@ except ImportError:
     tf2_ros = None
 
 
-def robot_frame(robot: Robot | FloatingBaseRobot, prefix: str, name: str) -> str:
+def robot_frame(robot: Robot, prefix: str, name: str) -> str:
     """The frame of `robot` that `name` names, with or without the frame prefix ("" when it
     names none)."""
     if prefix and name.startswith(prefix) and name[len(prefix):] in robot.frame_names:

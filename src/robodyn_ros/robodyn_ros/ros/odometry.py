@@ -1,10 +1,10 @@
 """A floating base's state from nav_msgs/Odometry, as legged-robot state estimators publish it.
 
-REP 105: the pose is the base's (child_frame_id) in header.frame_id, the world frame (odom);
-the twist is the base's in child_frame_id, the base frame. That is FloatingBaseRobot's
-convention, so the odometry gives q[:7] = [x y z, qx qy qz qw] and v[:6] = [linear; angular]
-as they are. An odometry is taken when its frames are the ones expected, its numbers finite
-and its quaternion of unit norm (to FloatingBaseRobot's tolerance); it then serves a joint
+REP 105: the pose is the base's (child_frame_id) in header.frame_id, the world frame (odom); the
+twist is the base's in child_frame_id, the base frame. That is the free flyer's convention
+(floating_base=True), so the odometry gives q[:7] = [x y z, qx qy qz qw] and v[:6] = [linear;
+angular] as they are. An odometry is taken when its frames are the ones expected, its numbers
+finite and its quaternion of unit norm (to the kernels' UNIT_TOLERANCE); it then serves a joint
 state while it is no older than joint_states_max_age (the rule of ros.joint_states).
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from nav_msgs.msg import Odometry
 
-from robodyn_ros.dynamics.floating_base import UNIT_TOLERANCE
+from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.state_merge import heard_ago, heard_since
@@ -32,7 +32,7 @@ class OdometryFrames:
 
 @dataclass(frozen=True)
 class BaseState:
-    """The base's pose and twist of one odometry, in FloatingBaseRobot's order."""
+    """The base's pose and twist of one odometry, in the free flyer's order."""
 
     pose: np.ndarray  # (7,) x y z, qx qy qz qw: the base in the world
     twist: np.ndarray  # (6,) linear; angular: the base's, in the base frame

@@ -49,7 +49,7 @@ from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from robodyn_ros.compile_ahead import WarmUpStep
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros import parameters
 from robodyn_ros.ros.description import DescriptionFollower, follow_robot_description
@@ -99,8 +99,9 @@ class RobotNode(LifecycleNode):
         the table (a plugin's parameters).
     create_interfaces(): its subscriptions, lifecycle publishers and services (configure).
     adopt(robot): put a robot in service, or raise to refuse it.
-    adopt_floating(robot): the same for a FloatingBaseRobot (parameter floating_base); by
-        default refused: dynamics_node alone serves floating bases.
+    adopt_floating(robot): the same for a robot with a free flyer or planar joint (parameter
+        floating_base, or a URDF floating or planar joint); by default refused: dynamics_node
+        alone serves floating bases.
     header_frame(robot): the frame_id of the headers it publishes with a robot in service
         (default: the root link with frame_prefix).
     release(): drop the robot and what it computed (cleanup).
@@ -137,7 +138,7 @@ class RobotNode(LifecycleNode):
             self.trigger_activate()
 
     @property
-    def robot(self) -> Robot | FloatingBaseRobot | None:
+    def robot(self) -> Robot | None:
         """The robot in service (None before one loads, or when not configured)."""
         return self.follower.robot if self.follower is not None else None
 
@@ -165,23 +166,27 @@ class RobotNode(LifecycleNode):
     def adopt(self, robot: Robot) -> None:
         """Put `robot` in service; raise (any exception) to refuse it."""
 
-    def kernel_steps(self, robot: Robot | FloatingBaseRobot) -> Sequence[WarmUpStep]:
+    def kernel_steps(self, robot: Robot) -> Sequence[WarmUpStep]:
         """The calls adopt (or adopt_floating) will make with `robot`, as WarmUpSteps, for
         helper processes to compile ahead on a new machine (compile_ahead); none by default."""
         return ()
 
-    def adopt_floating(self, robot: FloatingBaseRobot) -> None:
-        """Put a floating-base robot in service; raise to refuse it.
+    def adopt_floating(self, robot: Robot) -> None:
+        """Put a robot with a free flyer or planar joint in service; raise to refuse it.
 
         Raises:
             RefusedError: always, but in a node that serves floating bases.
         """
+        multi_dof = [joint.name for joint in robot.configuration_joints
+                     if joint.kind in MULTI_DOF_JOINTS]
         raise RefusedError(
-            f"floating-base robots are served by dynamics_node only; {self.get_name()} takes "
-            "fixed-base robots (set its parameter floating_base to false)"
+            f"robot '{robot.model.name}' has free-flyer or planar joint(s) "
+            f"{', '.join(map(repr, multi_dof))}; {self.get_name()} takes robots whose joints "
+            "have one coordinate each, and dynamics_node alone serves a floating base (set "
+            "the parameter floating_base to false, or fix those joints in the URDF)"
         )
 
-    def header_frame(self, robot: Robot | FloatingBaseRobot) -> str:
+    def header_frame(self, robot: Robot) -> str:
         """The frame_id of the headers the node publishes with `robot` in service."""
         return self.frame_id(robot.model.root_link)
 
@@ -234,9 +239,10 @@ class RobotNode(LifecycleNode):
         self._tear_down()
         return SUCCESS
 
-    def _adopt(self, robot: Robot | FloatingBaseRobot) -> None:
-        """Hand a robot the follower built to adopt, or to adopt_floating if it floats."""
-        if isinstance(robot, FloatingBaseRobot):
+    def _adopt(self, robot: Robot) -> None:
+        """Hand a robot the follower built to adopt, or to adopt_floating if it has a free
+        flyer or planar joint (q has more numbers than q̇)."""
+        if robot.nq != robot.nv:
             self.adopt_floating(robot)
         else:
             self.adopt(robot)

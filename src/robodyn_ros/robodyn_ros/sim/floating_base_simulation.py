@@ -2,7 +2,7 @@
 SE(3) × Rⁿ, and FloatingBaseSimulation, the robot floating free or held on rigid contacts.
 
 The integrators are pure functions like sim.integrators', over ``state = (q, v)`` (q of nq, v of
-nv, the FloatingBaseRobot's convention), with ``acceleration(q, v) -> v̇`` and the robot, whose
+nv, a floating-base Robot's convention), with ``acceleration(q, v) -> v̇`` and the robot, whose
 ``integrate`` is the group operation q ⊕ v: they keep the base quaternion a unit one, where
 adding dt·v to q would not. The inputs are not modified.
 """
@@ -15,17 +15,18 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from robodyn_ros.configuration import check_configuration
 from robodyn_ros.contact_dynamics import Contact, ContactDynamics
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.robot import Robot
 
 LieState = tuple[np.ndarray, np.ndarray]
 Acceleration = Callable[[np.ndarray, np.ndarray], np.ndarray]
-LieIntegrator = Callable[[LieState, float, Acceleration, FloatingBaseRobot], LieState]
+LieIntegrator = Callable[[LieState, float, Acceleration, Robot], LieState]
 
 
 def lie_semi_implicit_euler(
-    state: LieState, dt: float, acceleration: Acceleration, robot: FloatingBaseRobot
+    state: LieState, dt: float, acceleration: Acceleration, robot: Robot
 ) -> LieState:
     """Semi-implicit Euler on the group, first order: v⁺ = v + dt·a(q, v), q⁺ = q ⊕ dt·v⁺.
     One acceleration evaluation per step."""
@@ -35,7 +36,7 @@ def lie_semi_implicit_euler(
 
 
 def lie_rk4(
-    state: LieState, dt: float, acceleration: Acceleration, robot: FloatingBaseRobot
+    state: LieState, dt: float, acceleration: Acceleration, robot: Robot
 ) -> LieState:
     """Fourth-order Runge–Kutta–Munthe-Kaas: the classical RK4 tableau on (θ, v) with the
     configuration q0 ⊕ θ, θ̇ = dexp⁻¹(θ, v) (_dexp_inverse). Four acceleration evaluations
@@ -131,7 +132,7 @@ class FloatingBaseSimulation:
 
     def __init__(
         self,
-        robot: FloatingBaseRobot,
+        robot: Robot,
         integrator: str = "rk4",
         dt: float = 1e-3,
         contacts: Sequence[Contact] = (),
@@ -143,7 +144,8 @@ class FloatingBaseSimulation:
         """Start a simulation at time 0.
 
         Args:
-            robot: the robot.
+            robot: a Robot with a floating base (its first joint a free flyer on the world,
+                model.floating_base).
             integrator: a name in LIE_INTEGRATORS.
             dt: the step, s, > 0.
             contacts: Contacts on frames of the robot; a placement of None holds the frame
@@ -154,11 +156,14 @@ class FloatingBaseSimulation:
             v: the start velocity (nv); None for zeros.
 
         Raises:
-            ValueError: an argument of the wrong type, shape or value, naming it.
+            ValueError: an argument of the wrong type, shape or value, naming it (a robot
+                without a floating base, a quaternion in q not of unit norm).
         """
-        if not isinstance(robot, FloatingBaseRobot):
-            raise ValueError(f"robot must be a FloatingBaseRobot (Robot.from_urdf(path, "
-                             f"floating_base=True)); got {type(robot).__name__}")
+        if not isinstance(robot, Robot) or not robot.model.floating_base:
+            got = (f"robot '{robot.model.name}', whose first joint is not a free flyer"
+                   if isinstance(robot, Robot) else type(robot).__name__)
+            raise ValueError("robot must have a floating base (Robot.from_urdf(path, "
+                             f"floating_base=True)); got {got}")
         if integrator not in LIE_INTEGRATORS:
             raise ValueError(f"integrator must be one of {', '.join(LIE_INTEGRATORS)}; "
                              f"got {integrator!r}")
@@ -170,7 +175,8 @@ class FloatingBaseSimulation:
         self.dt, self.kp, self.kd = float(dt), float(kp), float(kd)
         self.q = robot.neutral() if q is None else _vector("q", q, robot.nq)
         self.v = np.zeros(robot.nv) if v is None else _vector("v", v, robot.nv)
-        robot.base_frame_states(self.q)  # a ValueError naming q for a quaternion not of unit norm
+        # a ValueError naming the joint for a quaternion not of unit norm
+        check_configuration(robot.configuration_joints, self.q, "q")
         self.contacts = tuple(self._held(contact) for contact in contacts)
         self.t = 0.0
         self.last: ContactDynamics | None = None

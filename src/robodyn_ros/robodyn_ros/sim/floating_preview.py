@@ -18,9 +18,9 @@ import numpy as np
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
 from robodyn_ros.errors import NonFiniteResultError
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.parallel import Backend, backend
+from robodyn_ros.robot import Robot
 from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS, FloatingBaseSimulation
 from robodyn_ros.sim.preview import (
     PreviewMetrics,
@@ -37,7 +37,7 @@ Command = Callable[[int, FloatingBaseSimulation], np.ndarray]
 
 
 def floating_preview(
-    robot: FloatingBaseRobot,
+    robot: Robot,
     scenarios: Sequence[Scenario],
     settings: PreviewSettings,
     q: np.ndarray | None = None,
@@ -69,7 +69,7 @@ def floating_preview(
 
 
 def floating_preview_one(
-    robot: FloatingBaseRobot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
     scenario: Scenario, on_done: Callable[[PreviewResult], None] | None = None,
 ) -> PreviewResult:
     """One scenario from (q, v): simulated, measured and timed."""
@@ -114,7 +114,7 @@ def _diverged(scenario: Scenario, step: int, t: float) -> NonFiniteResultError:
 
 
 def _command(
-    robot: FloatingBaseRobot, scenario: Scenario, simulation: FloatingBaseSimulation,
+    robot: Robot, scenario: Scenario, simulation: FloatingBaseSimulation,
     times: np.ndarray,
 ) -> Command:
     """command(k, simulation) → τ (nv) of the scenario at step k."""
@@ -130,7 +130,7 @@ def _command(
     return lambda _, state: controller.torque(state.q, state.v)
 
 
-def _targets(robot: FloatingBaseRobot, scenario: WholeBodyPose, q: np.ndarray) -> WholeBodyTargets:
+def _targets(robot: Robot, scenario: WholeBodyPose, q: np.ndarray) -> WholeBodyTargets:
     """The scenario's targets, what it leaves out taken from the start q."""
     start = robot.frame_pose(q, scenario.frame)
     kp, kd = scenario.kp, scenario.kd
@@ -142,11 +142,11 @@ def _targets(robot: FloatingBaseRobot, scenario: WholeBodyPose, q: np.ndarray) -
 
 
 def _metrics(
-    robot: FloatingBaseRobot, scenario: Scenario, q0: np.ndarray, Q: np.ndarray,
+    robot: Robot, scenario: Scenario, q0: np.ndarray, Q: np.ndarray,
     effort: np.ndarray, path: np.ndarray, energy: np.ndarray, jacobians: np.ndarray,
 ) -> PreviewMetrics:
     """PreviewMetrics of a floating run: efforts and limits of the joints (the base has none)."""
-    per_joint = robot.tree_robot.per_coordinate
+    per_joint = robot.per_coordinate
     lower, upper, limit = (per_joint(values)[FREE_FLYER_DOF:] for values in
                            (robot.model.lower, robot.model.upper, robot.model.effort_limit))
     joints = Q[1:, FREE_FLYER_DOF + 1:]

@@ -28,7 +28,6 @@ from robodyn_ros.control.compiled_laws import (
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.errors import NonFiniteResultError
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim import rollout
@@ -150,7 +149,7 @@ class PreviewResult:
 
 
 def preview(
-    robot: Robot | FloatingBaseRobot,
+    robot: Robot,
     scenarios: Sequence[Scenario],
     settings: PreviewSettings,
     q: np.ndarray | None = None,
@@ -163,9 +162,10 @@ def preview(
     """Every scenario simulated from (q, q̇) (default: SimulatedRobot's default state) over
     settings.horizon, fanned out over `pool` (a parallel backend; default serial). on_done
     is called with each result where it was computed (an in-process backend); a set `cancel`
-    event stops what has not started (parallel.CancelledError). A FloatingBaseRobot's preview
-    is sim.floating_preview's (q of nq, qd its velocity v of nv)."""
-    if isinstance(robot, FloatingBaseRobot):
+    event stops what has not started (parallel.CancelledError). A floating-base robot's
+    preview (model.floating_base) is sim.floating_preview's (q of nq, qd its velocity v of
+    nv)."""
+    if robot.model.floating_base:
         from robodyn_ros.sim.floating_preview import floating_preview  # it imports this module
 
         return floating_preview(robot, scenarios, settings, q, qd, pool=pool, on_done=on_done)

@@ -26,7 +26,6 @@ from numpy.typing import ArrayLike
 from robodyn_ros.contact_dynamics import Contact
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.trajectory import JointTrajectoryReference
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.robot import Robot
 
 
@@ -118,9 +117,7 @@ KINDS = ("pose_target", "joint_trajectory", "torque_profile", "whole_body_pose")
 FLOATING_KINDS = ("torque_profile", "whole_body_pose")  # what a floating-base robot takes
 
 
-def scenario_from_mapping(
-    robot: Robot | FloatingBaseRobot, spec: Mapping, index: int = 0
-) -> Scenario:
+def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenario:
     """A scenario from {name, <kind>: {...}} with exactly one kind of KINDS (see the classes
     for the fields; `frame` defaults to the robot's last frame); a floating-base robot takes
     the FLOATING_KINDS, a fixed one the others."""
@@ -134,7 +131,7 @@ def scenario_from_mapping(
             f"scenario '{name}': needs exactly one of {', '.join(KINDS)}"
             + (f"; unknown fields: {', '.join(unknown)}" if unknown else "")
         )
-    floating = isinstance(robot, FloatingBaseRobot)
+    floating = robot.model.floating_base
     if floating != (kinds[0] == "whole_body_pose") and kinds[0] != "torque_profile":
         which = ", ".join(FLOATING_KINDS) if floating else "the others"
         raise ScenarioError(
@@ -147,9 +144,7 @@ def scenario_from_mapping(
 class _Fields:
     """The fields of one scenario, each read and checked with its name in the error."""
 
-    def __init__(
-        self, robot: Robot | FloatingBaseRobot, name: str, kind: str, values: object
-    ) -> None:
+    def __init__(self, robot: Robot, name: str, kind: str, values: object) -> None:
         if not isinstance(values, Mapping):
             raise ScenarioError(f"scenario '{name}': {kind} must be a mapping; got {values!r}")
         self.robot, self.name, self.kind, self.values = robot, name, kind, values

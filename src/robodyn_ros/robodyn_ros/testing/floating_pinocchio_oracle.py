@@ -55,8 +55,8 @@ class FloatingPinocchioOracle(PinocchioOracle):
         Args:
             urdf, joint_names, locked_joints, armature, gravity, payloads, is_string: as
                 PinocchioOracle's (joint_names may start with the free flyer's rows,
-                FREE_FLYER_JOINTS, as a Robot's do); ``gravity`` is in the world frame. There are no mimic
-                joints: Pinocchio's constraint dynamics does not take them.
+                FREE_FLYER_JOINTS, as a Robot's do); ``gravity`` is in the world frame.
+                There are no mimic joints: Pinocchio's constraint dynamics does not take them.
 
         Raises:
             ValueError: as PinocchioOracle's.

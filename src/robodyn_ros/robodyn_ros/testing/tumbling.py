@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from robodyn_ros.robot import Robot
-
 from robodyn_ros.sim.preview import PreviewResult
 from robodyn_ros.sim.scenarios import TorqueProfile
 

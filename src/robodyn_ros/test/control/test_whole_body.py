@@ -27,7 +27,7 @@ def talos():
         warnings.simplefilter("ignore", URDFWarning)
         robot = Robot.from_urdf(example_robot_urdf("talos_reduced"), floating_base=True)
     q = robot.neutral()
-    joints = dict(zip(robot.joint_names, range(7, robot.nq), strict=True))
+    joints = {joint.name: joint.q.start for joint in robot.configuration_joints}
     for side in ("left", "right"):
         for k, angle in enumerate(LEG, start=1):
             q[joints[f"leg_{side}_{k}_joint"]] = angle
@@ -78,3 +78,14 @@ def test_a_standing_humanoid_moves_its_centre_of_mass_and_hand(talos) -> None:
     assert simulation.last is not None
     vertical = sum(force[2] for force in simulation.last.forces)
     assert vertical == pytest.approx(weight, rel=0.05)
+
+
+def test_a_robot_without_a_floating_base_is_refused() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        fixed = Robot.from_urdf(example_robot_urdf("solo12"))
+    q = fixed.neutral()
+    goal = WholeBodyTargets(com=fixed.centre_of_mass(q), frame="FL_FOOT",
+                            position=np.zeros(3), orientation=np.eye(3), posture=q.copy())
+    with pytest.raises(ValueError, match="robot 'solo' has no floating base"):
+        WholeBodyController(fixed, [Contact("HL_FOOT", "3d")], goal)

@@ -2,7 +2,8 @@
 with fext: each wrench [force; torque] at a frame's origin in world-aligned axes becomes the
 force on its joint's body in that joint's frame (testing.pinocchio_twin.external_forces), a path
 independent of ours (τ − Σ Jᵀ w). On a fixed arm, robots with a free flyer and a planar joint in the
-tree, and the FloatingBaseRobot; one state and a batch. Tolerance: helpers.tolerances.
+tree, and a robot loaded with floating_base=True; one state and a batch. Tolerance:
+helpers.tolerances.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def test_a_batch_takes_a_wrench_per_state_or_one_for_all(name: str) -> None:
 
 
 def test_floating_base_robot_takes_wrenches() -> None:
-    """The FloatingBaseRobot (floating_base=True): a push on a foot and on the base."""
+    """A robot loaded with floating_base=True (the free flyer 'free_flyer' at the root,
+    against FloatingPinocchioOracle): a push on a foot and on the base."""
     path = example_robot_urdf("solo12")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

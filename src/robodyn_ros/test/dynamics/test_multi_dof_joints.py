@@ -281,24 +281,42 @@ def test_a_free_joint_cannot_be_locked_or_mimicked() -> None:
         Robot.from_urdf_string(ET.tostring(root, encoding="unicode"), mimic=True)
 
 
-def test_floating_base_or_mimic_joints_beside_a_free_joint_are_refused() -> None:
+def test_floating_base_is_a_free_flyer_at_the_root() -> None:
+    """floating_base=True is the URDF with a floating joint from the world at the identity: the
+    same dynamics, a planar joint inside the tree included."""
     text = _generated(6, {"joint_2": "planar"})
-    with pytest.raises(ModelError, match=r"'joint_2' are floating or planar.*floating_base"):
-        Robot.from_urdf_string(text, floating_base=True)
-    root = ET.fromstring(text)
+    floating = Robot.from_urdf_string(text, floating_base=True)
+    rooted = Robot.from_urdf_string(with_root_joint(text, "floating"))
+    assert floating.model.floating_base and rooted.model.floating_base
+    assert (floating.nq, floating.nv) == (rooted.nq, rooted.nv)
+    rng = np.random.default_rng(0)
+    q = floating.integrate(floating.neutral(), rng.uniform(-1, 1, floating.nv))
+    v, a = rng.uniform(-1, 1, (2, floating.nv))
+    assert_close(floating.inverse_dynamics(q, v, a), rooted.inverse_dynamics(q, v, a), "τ")
+    assert_close(floating.mass_matrix(q), rooted.mass_matrix(q), "M")
+
+
+def test_mimic_joints_beside_a_planar_joint_follow_their_leader() -> None:
+    """A planar joint passes through the coupling: the follower sits at its rule in the tree's
+    q, q̇ follows through G, and the coupled dynamics invert (ID(FD(τ)) = τ)."""
+    root = ET.fromstring(_generated(6, {"joint_2": "planar"}))
     follower = next(j for j in root.iter("joint") if j.get("name") == "joint_5")
-    ET.SubElement(follower, "mimic", joint="joint_4")
-    with_mimic = ET.tostring(root, encoding="unicode")
-    with pytest.raises(ModelError, match=r"'joint_2' are floating or planar.*mimic=False"):
-        Robot.from_urdf_string(with_mimic)
-    assert Robot.from_urdf_string(with_mimic, mimic=False).nq == twin_size(with_mimic)
-
-
-def twin_size(text: str) -> int:
-    """nq of the URDF as Pinocchio reads it, less one per continuous joint (an angle here)."""
-    model = pin.buildModelFromXML(text)
-    continuous = sum(1 for joint in model.joints[1:] if joint.nq == 2 and joint.nv == 1)
-    return model.nq - continuous
+    ET.SubElement(follower, "mimic", joint="joint_4", multiplier="-0.5", offset="0.1")
+    robot = Robot.from_urdf_string(ET.tostring(root, encoding="unicode"))
+    assert robot.mimic_joints == ("joint_5",)
+    assert robot.coupling is not None
+    assert (robot.nq, robot.nv) == (robot.model.nq - 1, robot.model.nv - 1)
+    rng = np.random.default_rng(1)
+    q = robot.integrate(robot.neutral(), rng.uniform(-1, 1, robot.nv))
+    q_all = robot.coupling.positions(q)
+    joints = {joint.name: joint for joint in robot.model.configuration_joints}
+    leader, followed = q_all[joints["joint_4"].q.start], q_all[joints["joint_5"].q.start]
+    assert followed == pytest.approx(-0.5 * leader + 0.1, abs=1e-15)
+    assert np.array_equal(robot.coupling.coordinates(q_all), q)
+    v, tau = rng.uniform(-1, 1, (2, robot.nv))
+    qdd = robot.forward_dynamics(q, v, tau)
+    assert_close(robot.inverse_dynamics(q, v, qdd), tau, "ID(FD(τ))")
+    assert_close(robot.difference(q, robot.integrate(q, v, 0.1)), 0.1 * v, "q ⊖ (q ⊕ v dt)")
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,6 +1,6 @@
-"""FloatingBaseRobot against Pinocchio's free flyer (FloatingPinocchioOracle) on the humanoids and
-quadrupeds of example-robot-data and on generated floating chains and trees: every quantity to
-RTOL (helpers.tolerances), one state and batches."""
+"""A floating-base Robot against Pinocchio's free flyer (FloatingPinocchioOracle) on the
+humanoids and quadrupeds of example-robot-data and on generated floating chains and trees: every
+quantity to RTOL (helpers.tolerances), one state and batches."""
 
 from __future__ import annotations
 

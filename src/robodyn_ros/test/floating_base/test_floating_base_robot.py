@@ -1,6 +1,6 @@
-"""A floating-base Robot (floating_base=True) as a user meets it: loading, states and their errors, robots that cannot
-float as given, payloads, mimic joints, and the physics any floating robot obeys whatever its
-tree (hypothesis over generated trees)."""
+"""A floating-base Robot (floating_base=True) as a user meets it: loading, states and their
+errors, robots that cannot float as given, payloads, mimic joints, and the physics any floating
+robot obeys whatever its tree (hypothesis over generated trees)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Floating-base robots over real DDS: dynamics_node on a floating Solo12 answers each joint
-state at the base pose and twist of the newest nav_msgs/Odometry, as FloatingBaseRobot does;
+state at the base pose and twist of the newest nav_msgs/Odometry, as the Robot answers it;
 a bad odometry or none is refused with the reason while the node keeps serving; the other
 nodes refuse a floating robot and keep theirs. And the odometry checks on their own."""
 
@@ -17,7 +17,7 @@ from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from sensor_msgs.msg import JointState
 
 from robodyn_ros import Robot
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
+from robodyn_ros.model.generate import with_root_joint
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.guard import RefusedError
@@ -30,7 +30,7 @@ from helpers.nodes import Peer, panda_node, wait_for
 
 SOLO = example_robot_urdf("solo12").read_text()
 FOOT = "FL_FOOT"
-TOLERANCE = 1e-12  # the node calls the same FloatingBaseRobot: only float formatting could differ
+TOLERANCE = 1e-12  # the node calls the same Robot: only float formatting could differ
 ROLL_PITCH_YAW = (0.2, -0.3, 1.1)  # a turned base
 TWIST = [0.2, -0.1, 0.05, 0.3, 0.1, -0.2]  # linear; angular, in the base frame
 
@@ -57,7 +57,7 @@ def odometry(pose: list[float], twist: list[float] = TWIST, frame_id: str = "odo
 
 
 @pytest.fixture(scope="module")
-def solo() -> FloatingBaseRobot:
+def solo() -> Robot:
     return Robot.from_urdf_string(SOLO, floating_base=True)
 
 
@@ -78,8 +78,9 @@ def peer(ros) -> Iterator[Peer]:
     peer.close()
 
 
-def joint_state(solo: FloatingBaseRobot, q, qd, effort=None) -> JointState:
-    message = JointState(name=list(solo.joint_names), position=list(q), velocity=list(qd))
+def joint_state(solo: Robot, q, qd, effort=None) -> JointState:
+    """The joints' state, after the free flyer's six rows."""
+    message = JointState(name=list(solo.joint_names[6:]), position=list(q), velocity=list(qd))
     if effort is not None:
         message.effort = list(effort)
     return message
@@ -107,9 +108,9 @@ def close(published, expected) -> None:
                                atol=TOLERANCE * max(1.0, np.abs(expected).max()))
 
 
-def test_dynamics_at_the_odometry_base_equal_floating_base_robot(peer, solo) -> None:
+def test_dynamics_at_the_odometry_base_equal_the_robot(peer, solo) -> None:
     """q = [pose, joints], v = [twist, joints], τ = [0, efforts]: M, b, g, v̇ and a foot's
-    operational space as FloatingBaseRobot answers them, nv names, in the world frame."""
+    operational space as the Robot answers them, nv names, in the world frame."""
     rng = np.random.default_rng(1)
     joints, rates, efforts = rng.uniform(-1, 1, (3, 12))
     pose = [0.1, -0.2, 0.3, *quaternion(*ROLL_PITCH_YAW)]
@@ -117,7 +118,7 @@ def test_dynamics_at_the_odometry_base_equal_floating_base_robot(peer, solo) -> 
     v = np.concatenate([TWIST, rates])
     tau = np.concatenate([np.zeros(6), efforts])
     message = answer(peer, odometry(pose), joint_state(solo, joints, rates, efforts), q)
-    assert list(message.joint_names) == list(solo.velocity_names)
+    assert list(message.joint_names) == list(solo.joint_names)
     assert message.header.frame_id == "odom"
     close(message.velocity, v)
     close(message.effort, tau)
@@ -125,11 +126,11 @@ def test_dynamics_at_the_odometry_base_equal_floating_base_robot(peer, solo) -> 
     close(message.bias_forces, solo.bias_forces(q, v))
     close(message.gravity_torques, solo.gravity_torques(q))
     close(message.acceleration, solo.forward_dynamics(q, v, tau))
-    assert not message.coriolis_matrix
+    assert not message.coriolis_matrix  # not among the default quantities
     assert wait_for(lambda: any(m.header.stamp == message.header.stamp for m in peer.frames))
     foot = next(m for m in peer.frames if m.header.stamp == message.header.stamp)
     task = solo.operational_space(q, v, FOOT)
-    assert foot.header.frame_id == "odom" and list(foot.joint_names) == list(solo.velocity_names)
+    assert foot.header.frame_id == "odom" and list(foot.joint_names) == list(solo.joint_names)
     close(foot.jacobian, task.J)
     close(foot.inertia, task.Lambda)
     close([foot.pose.position.x, foot.pose.position.y, foot.pose.position.z],
@@ -162,9 +163,9 @@ def test_the_other_nodes_refuse_a_floating_robot_and_keep_theirs(ros, kind) -> N
         result = node.set_parameters_atomically([Parameter("robot_description", value=SOLO),
                                                  Parameter("floating_base", value=True)])
         assert not result.successful
-        assert "floating-base robots are served by dynamics_node only" in result.reason
+        assert "dynamics_node alone serves a floating base" in result.reason
         assert robot() is before
-        assert "served by dynamics_node only" in node.status().message
+        assert "dynamics_node alone serves a floating base" in node.status().message
 
 
 @pytest.mark.parametrize(("change", "field"), [
@@ -188,23 +189,20 @@ def test_odometry_with_frame_prefix_gives_the_base_state() -> None:
     np.testing.assert_array_equal(state.twist, TWIST)
 
 
-def test_a_quantity_left_out_at_start_does_not_refuse_later_changes(ros) -> None:
-    """coriolis_matrix asked of a floating base is left out at start (WARN naming it); a later
-    change of world_frame or frames is judged on its own: applied, while a frame the robot
-    lacks is still refused, naming that frame only."""
+def test_a_planar_joint_is_refused_and_the_node_keeps_its_robot(ros) -> None:
+    """A JointState carries one number per joint: a robot with a planar joint is refused,
+    naming it, and the floating Solo12 stays in service."""
     node = DynamicsNode(parameter_overrides=[
-        Parameter("robot_description", value=SOLO), Parameter("floating_base", value=True),
-        Parameter("quantities", value=["mass_matrix", "coriolis_matrix"])])
+        Parameter("robot_description", value=SOLO), Parameter("floating_base", value=True)])
     try:
-        assert "coriolis_matrix" in node.status().message
-        for change in (Parameter("world_frame", value="world"),
-                       Parameter("frames", value=[FOOT])):
-            result = node.set_parameters([change])[0]
-            assert result.successful, (change.name, result.reason)
-        assert node.header_frame(node.robot) == "world"
-        refused = node.set_parameters([Parameter("frames", value=[FOOT, "nowhere"])])[0]
-        assert not refused.successful and "'nowhere'" in refused.reason
-        assert "coriolis" not in refused.reason
+        before = node.robot
+        result = node.set_parameters_atomically([
+            Parameter("floating_base", value=False),
+            Parameter("robot_description", value=with_root_joint(SOLO, "planar"))])
+        assert not result.successful
+        assert "'root_joint'" in result.reason
+        assert "planar or floating inside the tree" in result.reason
+        assert node.robot is before
     finally:
         node.destroy_node()
 
@@ -216,12 +214,12 @@ def test_a_refused_floating_base_leaves_the_node_reporting_the_robot_in_service(
     refusal as their last error."""
     with panda_node(kind) as (node, robot):
         result = node.set_parameters([Parameter("floating_base", value=True)])[0]
-        assert not result.successful and "served by dynamics_node only" in result.reason
+        assert not result.successful and "alone serves a floating base" in result.reason
         refused = node.status()
         assert refused.level == DiagnosticStatus.ERROR
-        assert "served by dynamics_node only" in refused.message
+        assert "alone serves a floating base" in refused.message
         now = node.status()  # the next report: what runs now
         assert now.level < DiagnosticStatus.ERROR, now.message
         assert now.hardware_id == "panda" and robot().model.name == "panda"
         last_error = {kv.key: kv.value for kv in now.values}["last error"]
-        assert "served by dynamics_node only" in last_error
+        assert "alone serves a floating base" in last_error

@@ -13,7 +13,6 @@ import pytest
 
 from robodyn_ros import Robot
 from robodyn_ros.contact_dynamics import Contact
-from robodyn_ros.floating_base_robot import FloatingBaseRobot
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS, FloatingBaseSimulation
 from robodyn_ros.testing import example_robot_urdf
@@ -26,7 +25,7 @@ STANDING = {"FL": (0.1, 0.8, -1.6), "FR": (-0.1, 0.8, -1.6), "HL": (0.1, -0.8, 1
 
 
 @functools.cache
-def load(name: str, gravity: bool = True) -> FloatingBaseRobot:
+def load(name: str, gravity: bool = True) -> Robot:
     """An example robot with its base floating, under gravity or in free fall."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)  # singular inertias of sensor links
@@ -34,16 +33,25 @@ def load(name: str, gravity: bool = True) -> FloatingBaseRobot:
     return robot if gravity else robot.with_gravity((0.0, 0.0, 0.0))
 
 
-def standing(robot: FloatingBaseRobot) -> np.ndarray:
+@functools.cache
+def fixed_base(name: str) -> Robot:
+    """An example robot on a fixed base (loaded without floating_base)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        return Robot.from_urdf(example_robot_urdf(name))
+
+
+def standing(robot: Robot) -> np.ndarray:
     """Solo12 with its knees bent, the base at the world origin."""
     q = robot.neutral()
+    where = {joint.name: joint.q.start for joint in robot.configuration_joints}
     for leg, angles in STANDING.items():
         for joint, angle in zip(("HAA", "HFE", "KFE"), angles, strict=True):
-            q[7 + robot.joint_names.index(f"{leg}_{joint}")] = angle
+            q[where[f"{leg}_{joint}"]] = angle
     return q
 
 
-def free_start(name: str) -> tuple[FloatingBaseRobot, np.ndarray, np.ndarray]:
+def free_start(name: str) -> tuple[Robot, np.ndarray, np.ndarray]:
     """The robot without gravity and a tumbling start, from Solo12's bent-knee posture or
     TALOS' neutral one: the base drifting and turning at 1 rad/s about an axis off the
     robot's principal ones, every joint moving at 1 rad/s (alternating signs)."""
@@ -196,7 +204,8 @@ def test_run_records_every_state() -> None:
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
-    ({"robot": "tree"}, "robot must be a FloatingBaseRobot"),
+    ({"robot": "fixed"}, r"robot must have a floating base .* got robot 'solo'"),
+    ({"robot": "solo12"}, r"robot must have a floating base .* got str"),
     ({"integrator": "rk5"}, "integrator must be one of semi_implicit_euler, rk4"),
     ({"dt": 0.0}, "dt must be finite and > 0"),
     ({"dt": float("nan")}, "dt must be finite and > 0"),
@@ -204,15 +213,15 @@ def test_run_records_every_state() -> None:
     ({"kp": -1.0}, "kp must be finite and ≥ 0"),
     ({"kd": float("inf")}, "kd must be finite and ≥ 0"),
     ({"q": np.zeros(18)}, r"q must be 19 finite numbers"),
-    ({"q": np.zeros(19)}, r"q\[3:7\], the base orientation quaternion"),
+    ({"q": np.zeros(19)}, r"q: joint 'free_flyer': its quaternion \[qx qy qz qw\] has norm 0"),
     ({"v": np.full(18, np.nan)}, "v must be 18 finite numbers"),
     ({"contacts": ["FL_FOOT"]}, "contacts must be Contact objects"),
     ({"contacts": [Contact("FL_TOE", "3d")]}, "unknown frame 'FL_TOE'"),
 ])
 def test_bad_arguments_are_named(arguments: dict, message: str) -> None:
     robot = load("solo12")
-    if arguments.get("robot") == "tree":
-        arguments = {"robot": robot.tree_robot}
+    if arguments.get("robot") == "fixed":
+        arguments = {"robot": fixed_base("solo12")}
     with pytest.raises(ValueError, match=message):
         FloatingBaseSimulation(**{"robot": robot, **arguments})
 

@@ -18,7 +18,7 @@ from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.tumbling import conservation_drift, float_free, tumbling
 
 
-def _floating(name: str):
+def _floating(name: str) -> Robot:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)
         return Robot.from_urdf(example_robot_urdf(name), floating_base=True)
@@ -42,7 +42,7 @@ def test_a_humanoid_moves_its_centre_of_mass_and_hand_on_its_soles() -> None:
     and 5 cm up, in 1.5 s at 2 ms; the soles stay where they were."""
     robot = _floating("talos_reduced")
     q = robot.neutral()
-    joints = dict(zip(robot.joint_names, range(7, robot.nq), strict=True))
+    joints = {joint.name: joint.q.start for joint in robot.configuration_joints}
     for side in ("left", "right"):
         for k, angle in enumerate((0.0, 0.0, -0.4, 0.8, -0.4, 0.0), start=1):
             q[joints[f"leg_{side}_{k}_joint"]] = angle
