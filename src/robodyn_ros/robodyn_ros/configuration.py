@@ -15,14 +15,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros import free_flyer
+from robodyn_ros.dynamics.lie_group import SMALL_ANGLE
 from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
 from robodyn_ros.model.model import MULTI_DOF_JOINTS, ConfigurationJoint
 
 Layout = tuple[ConfigurationJoint, ...]
 
-# Below this rotation angle (rad) the planar exponential's coefficients are their Taylor series
-# to θ²: the closed forms divide by θ, and the first omitted term is below θ⁴/120 ≈ 1e-18.
-SMALL_ANGLE = 1e-4
 
 
 def configuration_size(joints: Layout) -> int:

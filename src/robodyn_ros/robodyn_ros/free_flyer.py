@@ -15,13 +15,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from robodyn_ros.dynamics.lie_group import SMALL_ANGLE
+
 # The identity pose: at the world origin, not turned (pinocchio.neutral of a FreeFlyer).
 NEUTRAL = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 NEUTRAL.flags.writeable = False
 
-# Below this rotation angle (rad) the coefficients of exp6 and log6 are their Taylor series to
-# θ²: the closed forms divide by θ there, and the first omitted term is below θ⁴/720 ≈ 1e-19.
-SMALL_ANGLE = 1e-4
 
 
 def rotation_matrix(quaternion: ArrayLike) -> np.ndarray:

@@ -69,6 +69,7 @@ KERNEL_SOURCES = (
     "dynamics/schur_link_frames.py",
     "dynamics/rotation.py",
     "dynamics/constrained_dynamics.py",
+    "dynamics/lie_group.py",
     "dynamics/state_entry.py",
     "dynamics/contact_state_entry.py",
     "control/compiled_laws.py",

@@ -1,10 +1,11 @@
-"""Simulation of a floating-base robot: integrators on its configuration's Lie group
-SE(3) × Rⁿ, and FloatingBaseSimulation, the robot floating free or held on rigid contacts.
+"""Simulation of a floating-base robot (or any robot): integrators on its configuration's Lie
+group (SE(3) for a free flyer, SE(2) for a planar joint, R for the others), and
+FloatingBaseSimulation, the robot free or held on rigid contacts.
 
 The integrators are pure functions like sim.integrators', over ``state = (q, v)`` (q of nq, v of
-nv, a floating-base Robot's convention), with ``acceleration(q, v) -> v̇`` and the robot, whose
-``integrate`` is the group operation q ⊕ v: they keep the base quaternion a unit one, where
-adding dt·v to q would not. The inputs are not modified.
+nv), with ``acceleration(q, v) -> v̇`` and the robot, whose ``integrate`` is the group operation
+q ⊕ v: they keep a free flyer's quaternion a unit one, where adding dt·v to q would not. The
+inputs are not modified. The compiled rollout (sim.rollout, dynamics.lie_group) steps the same.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from robodyn_ros.configuration import check_configuration
 from robodyn_ros.contact_dynamics import Contact, ContactDynamics
-from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 
 LieState = tuple[np.ndarray, np.ndarray]
@@ -49,33 +50,42 @@ def lie_rk4(
     v2 = v0 + half * a1
     theta2 = half * theta_dot1
     a2 = acceleration(robot.integrate(q0, theta2), v2)
-    theta_dot2 = _dexp_inverse(theta2, v2)
+    theta_dot2 = _dexp_inverse(robot, theta2, v2)
     v3 = v0 + half * a2
     theta3 = half * theta_dot2
     a3 = acceleration(robot.integrate(q0, theta3), v3)
-    theta_dot3 = _dexp_inverse(theta3, v3)
+    theta_dot3 = _dexp_inverse(robot, theta3, v3)
     v4 = v0 + dt * a3
     theta4 = dt * theta_dot3
     a4 = acceleration(robot.integrate(q0, theta4), v4)
-    theta_dot4 = _dexp_inverse(theta4, v4)
+    theta_dot4 = _dexp_inverse(robot, theta4, v4)
     sixth = dt / 6.0
     theta = sixth * (theta_dot1 + 2.0 * theta_dot2 + 2.0 * theta_dot3 + theta_dot4)
     return robot.integrate(q0, theta), v0 + sixth * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
 
 
-def _dexp_inverse(theta: np.ndarray, v: np.ndarray) -> np.ndarray:
+def _dexp_inverse(robot: Robot, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
     """θ̇ of q0 ⊕ θ moving at the velocity v: v + ½[θ, v] + (1/12)[θ, [θ, v]], the inverse
     differential of exp to second order in θ (the next term, of the fourth, is below RK4's
-    error), where [θ, v] is the se(3) bracket on the base entries and zero on the joints.
+    error), where [θ, v] is the se(3) bracket on a free flyer's rows, se(2)'s on a planar
+    joint's (the (vx, vy, ω_z) part of se(3)) and zero on the other joints.
 
     q0 ⊕ θ = M(q0) exp(θ) moves the base in its own frame (v is a body velocity), where
     exp(θ)⁻¹ d/dt exp(θ) = dexp₋θ(θ̇); so θ̇ = dexp₋θ⁻¹(v), whose ½[θ, v] term has the sign
     opposite to the one of a group acting from the left (Munthe-Kaas' ẏ = A(y) y)."""
-    ad = _ad(theta[:FREE_FLYER_DOF])
-    bracket = ad @ v[:FREE_FLYER_DOF]
     theta_dot = v.copy()
-    theta_dot[:FREE_FLYER_DOF] += 0.5 * bracket + (ad @ bracket) / 12.0
+    for joint in robot.configuration_joints:
+        if joint.kind in MULTI_DOF_JOINTS:
+            embed = SE2_IN_SE3 if joint.kind == "planar" else slice(None)
+            twist, velocity = np.zeros(6), np.zeros(6)
+            twist[embed], velocity[embed] = theta[joint.v], v[joint.v]
+            ad = _ad(twist)
+            bracket = ad @ velocity
+            theta_dot[joint.v] += (0.5 * bracket + (ad @ bracket) / 12.0)[embed]
     return theta_dot
+
+
+SE2_IN_SE3 = [0, 1, 5]  # a planar joint's (vx, vy, ω_z) in se(3)'s [linear; angular]
 
 
 def _ad(twist: np.ndarray) -> np.ndarray:
@@ -144,8 +154,7 @@ class FloatingBaseSimulation:
         """Start a simulation at time 0.
 
         Args:
-            robot: a Robot with a floating base (its first joint a free flyer on the world,
-                model.floating_base).
+            robot: the robot, floating (model.floating_base) or not.
             integrator: a name in LIE_INTEGRATORS.
             dt: the step, s, > 0.
             contacts: Contacts on frames of the robot; a placement of None holds the frame
@@ -156,14 +165,11 @@ class FloatingBaseSimulation:
             v: the start velocity (nv); None for zeros.
 
         Raises:
-            ValueError: an argument of the wrong type, shape or value, naming it (a robot
-                without a floating base, a quaternion in q not of unit norm).
+            ValueError: an argument of the wrong type, shape or value, naming it (a
+                quaternion in q not of unit norm).
         """
-        if not isinstance(robot, Robot) or not robot.model.floating_base:
-            got = (f"robot '{robot.model.name}', whose first joint is not a free flyer"
-                   if isinstance(robot, Robot) else type(robot).__name__)
-            raise ValueError("robot must have a floating base (Robot.from_urdf(path, "
-                             f"floating_base=True)); got {got}")
+        if not isinstance(robot, Robot):
+            raise ValueError(f"robot must be a Robot; got {type(robot).__name__}")
         if integrator not in LIE_INTEGRATORS:
             raise ValueError(f"integrator must be one of {', '.join(LIE_INTEGRATORS)}; "
                              f"got {integrator!r}")

@@ -1,10 +1,13 @@
-"""The preview of a floating-base robot: its scenarios simulated over the horizon by
-FloatingBaseSimulation, free (a torque profile) or held on contacts (a whole-body pose), and
-measured as sim.preview measures a fixed-base robot's.
+"""The preview of a robot with a free flyer or planar joint (a floating or mobile base): its
+scenarios simulated over the horizon, free under a torque profile by the compiled rollout
+(sim.rollout, on the configuration's group) or held on contacts (a whole-body pose) by
+FloatingBaseSimulation, and measured as sim.preview measures a fixed-base robot's.
 
 The contacts of a whole-body pose are held where they are at the start, Baumgarte-stabilised
-with CONTACT_GAINS; the joints are not stopped at their limits (a floating robot's simulation
-has none), so limit_violations counts the steps each joint ends beyond one.
+with CONTACT_GAINS. The joints are not stopped at their limits (a stop would change the
+robot's momentum), so limit_violations counts the steps each joint ends beyond one. The
+compiled rollout applies the joints' damping and friction (as on a fixed base);
+FloatingBaseSimulation applies the efforts alone.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from functools import partial
 
 import numpy as np
 
+from robodyn_ros.configuration import check_configuration
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
 from robodyn_ros.errors import NonFiniteResultError
@@ -26,6 +30,7 @@ from robodyn_ros.sim.preview import (
     PreviewMetrics,
     PreviewResult,
     PreviewSettings,
+    rollout_trajectory,
     sample_steps,
     smallest_singular_values,
 )
@@ -50,9 +55,9 @@ def floating_preview(
     fanned out over `pool` (default serial); as sim.preview.preview.
 
     Raises:
-        ScenarioError: an integrator the floating simulation has not (LIE_INTEGRATORS), a
-            forward-dynamics method other than "aba", or a scenario a floating robot does not
-            take (sim.scenarios.FLOATING_KINDS).
+        ScenarioError: an integrator the group's simulation has not (LIE_INTEGRATORS), a
+            forward-dynamics method other than "aba", or a scenario the robot does not take
+            (sim.scenarios.FLOATING_KINDS).
     """
     if settings.integrator not in LIE_INTEGRATORS or settings.forward_dynamics_method != "aba":
         raise ScenarioError(
@@ -75,6 +80,44 @@ def floating_preview_one(
     """One scenario from (q, v): simulated, measured and timed."""
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
+    if isinstance(scenario, TorqueProfile):
+        Q, V, effort = _compiled(robot, settings, q, v, scenario, times)
+    else:
+        Q, V, effort = _stepped(robot, settings, q, v, scenario, times)
+    samples = sample_steps(settings)
+    energy = robot.kinetic_energy(Q[samples], V[samples]) + robot.potential_energy(Q[samples])
+    path = robot.frame_pose(Q, scenario.frame)
+    metrics = _metrics(robot, scenario, q, Q, effort, path, energy,
+                       robot.jacobian(Q[samples], scenario.frame))
+    wall_time = time.perf_counter() - started
+    result = PreviewResult(scenario.name, times, Q, V, effort, scenario.frame, path, samples,
+                           energy, metrics, wall_time, settings.horizon / wall_time)
+    if on_done is not None:
+        on_done(result)
+    return result
+
+
+def _compiled(
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
+    scenario: TorqueProfile, times: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Q, V, effort) of a torque profile by the compiled rollout, the joints free of stops."""
+    check_configuration(robot.configuration_joints, q, "q")
+    trajectory, _ = rollout_trajectory(robot, settings, q, v, scenario, times,
+                                       stop_at_limits=False)
+    finite = np.isfinite(trajectory.q).all(axis=1) & np.isfinite(trajectory.qd).all(axis=1)
+    if not finite.all():
+        step = int(np.argmin(finite))
+        raise _diverged(scenario, step, times[step])
+    return trajectory.q, trajectory.qd, trajectory.tau
+
+
+def _stepped(
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
+    scenario: Scenario, times: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Q, V, effort) by FloatingBaseSimulation, step by step in Python: a whole-body pose on
+    its contacts."""
     contacts = scenario.contacts if isinstance(scenario, WholeBodyPose) else ()
     simulation = FloatingBaseSimulation(robot, settings.integrator, settings.dt, contacts,
                                         *CONTACT_GAINS, q=q, v=v)
@@ -91,17 +134,7 @@ def floating_preview_one(
         Q[k + 1], V[k + 1] = simulation.q, simulation.v
         if not (np.isfinite(Q[k + 1]).all() and np.isfinite(V[k + 1]).all()):
             raise _diverged(scenario, k + 1, times[k + 1])
-    samples = sample_steps(settings)
-    energy = robot.kinetic_energy(Q[samples], V[samples]) + robot.potential_energy(Q[samples])
-    path = robot.frame_pose(Q, scenario.frame)
-    metrics = _metrics(robot, scenario, q, Q, effort, path, energy,
-                       robot.jacobian(Q[samples], scenario.frame))
-    wall_time = time.perf_counter() - started
-    result = PreviewResult(scenario.name, times, Q, V, effort, scenario.frame, path, samples,
-                           energy, metrics, wall_time, settings.horizon / wall_time)
-    if on_done is not None:
-        on_done(result)
-    return result
+    return Q, V, effort
 
 
 def _diverged(scenario: Scenario, step: int, t: float) -> NonFiniteResultError:

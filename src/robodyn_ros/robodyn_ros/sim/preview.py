@@ -162,10 +162,10 @@ def preview(
     """Every scenario simulated from (q, q̇) (default: SimulatedRobot's default state) over
     settings.horizon, fanned out over `pool` (a parallel backend; default serial). on_done
     is called with each result where it was computed (an in-process backend); a set `cancel`
-    event stops what has not started (parallel.CancelledError). A floating-base robot's
-    preview (model.floating_base) is sim.floating_preview's (q of nq, qd its velocity v of
-    nv)."""
-    if robot.model.floating_base:
+    event stops what has not started (parallel.CancelledError). A robot with a free flyer or
+    planar joint (nq > nv: a floating base, a mobile base) previews by sim.floating_preview
+    (qd its velocity v of nv)."""
+    if robot.nq != robot.nv:
         from robodyn_ros.sim.floating_preview import floating_preview  # it imports this module
 
         return floating_preview(robot, scenarios, settings, q, qd, pool=pool, on_done=on_done)
@@ -236,12 +236,39 @@ def _sample_stride(settings: PreviewSettings) -> int:
 
 def compiled_rollout(
     robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
-    scenario: FixedScenario,
-    times: np.ndarray,
+    scenario: FixedScenario, times: np.ndarray,
 ) -> tuple[rollout.Trajectory, float]:
-    """One scenario by the rollout kernel: its trajectory (q, q̇ (K + 1, n), commanded efforts
-    (K, n), limit stops (n,), the frame's poses (K + 1, 4, 4), the energy at the sample steps
-    (S,)) and the smallest singular value of the frame's J over the samples."""
+    """One scenario by the rollout kernel (rollout_trajectory), its joints stopped at their
+    limits, checked finite.
+
+    Raises:
+        SingularMassMatrixError, NonFiniteResultError: the state went non-finite; M is
+            singular at the last finite state, or else the step where it did.
+    """
+    trajectory, smallest = rollout_trajectory(robot, settings, q, qd, scenario, times)
+    if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
+        raise _rollout_failure(robot, trajectory.q, trajectory.qd)
+    return trajectory, smallest
+
+
+def rollout_trajectory(
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+    scenario: FixedScenario, times: np.ndarray, stop_at_limits: bool = True,
+) -> tuple[rollout.Trajectory, float]:
+    """One scenario by the rollout kernel: its trajectory (q (K + 1, nq), q̇ (K + 1, n),
+    commanded efforts (K, n), limit stops (n,), the frame's poses (K + 1, 4, 4), the energy at
+    the sample steps (S,)), NaN from where the state stopped being finite, and the smallest
+    singular value of the frame's J over the samples. stop_at_limits: the joints stop at their
+    limits (rollout.Stepping), else the steps past one are counted.
+
+    Raises:
+        ScenarioError: a scenario with a controller on a robot with free flyer or planar
+            joints: the compiled laws take one coordinate per joint (a torque profile runs).
+    """
+    if robot.nq != robot.nv and not isinstance(scenario, TorqueProfile):
+        raise ScenarioError(
+            f"scenario '{scenario.name}': the compiled rollout runs a robot with free flyer "
+            "or planar joints under a torque profile only")
     steps, n = settings.steps, robot.nv
     model = robot.model
     joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
@@ -250,9 +277,10 @@ def compiled_rollout(
         integrator={"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER,
                     "rk4": rollout.RK4}[settings.integrator],
         dt=float(settings.dt), friction_velocity=float(settings.friction_velocity),
-        sample_every=_sample_stride(settings))
+        sample_every=_sample_stride(settings), stop_at_limits=stop_at_limits)
     trajectory = rollout.Trajectory(
-        q=np.full((steps + 1, n), np.nan), qd=np.full((steps + 1, n), np.nan),  # NaN: not reached
+        q=np.full((steps + 1, robot.nq), np.nan),  # NaN: not reached
+        qd=np.full((steps + 1, n), np.nan),
         tau=np.empty((steps, n)), clamped=np.zeros(n, dtype=np.int64),
         path=np.empty((steps + 1, 4, 4)), energy=np.empty(len(sample_steps(settings))))
     trajectory.q[0], trajectory.qd[0] = q, qd
@@ -263,8 +291,6 @@ def compiled_rollout(
                                    trajectory)
     except np.linalg.LinAlgError:  # numba's SVD of a NaN Jacobian: the state went NaN before
         pass
-    if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
-        raise _rollout_failure(robot, trajectory.q, trajectory.qd)
     return trajectory, smallest
 
 
@@ -421,6 +447,7 @@ __all__ = [
     "compiled_rollout",
     "preview",
     "preview_one",
+    "rollout_trajectory",
     "runs_compiled",
     "sample_steps",
     "smallest_singular_values",

@@ -6,15 +6,18 @@ plugins compute them in Python.
 Each step k: τ_cmd = the control law at (q_k, q̇_k) every `control_every` steps, the last
 command in between (a controller running at a lower rate); the applied effort clip(τ_cmd,
 ±effort limit) is held over the step; q̈ = ABA(q, q̇, τ − d q̇ − f tanh(q̇/ε)) is integrated by
-semi-implicit Euler or RK4; then velocities are clipped to their limits and a joint past a
-position limit is put back on it with its outward velocity zeroed. At a step where the
-operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) from
-the law's own factor of M and b instead of one more ABA at the same state. The pose of the
-task frame at q_k comes from what step k computed there anyway: the law's kinematics where
-the operational-space law ran or the step is a sample, else the first integrator stage's ABA.
-At the samples (every sample_every steps and the last) the law's kinematics also give the
-energy ½ q̇ᵀ M q̇ + V and J's Gram matrix, whose smallest eigenvalue over the samples the
-rollout returns as a singular value.
+semi-implicit Euler or RK4 on the configuration's group (dynamics.lie_group: q ⊕ θ, and the
+Runge–Kutta–Munthe-Kaas stages for free flyers and planar joints, as
+sim.floating_base_simulation steps them); then, where the stepping stops joints at their limits,
+velocities are clipped to their limits and a joint past a position limit is put back on it with
+its outward velocity zeroed, else the steps each joint ends past one are counted. At a step
+where the operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) −
+b) from the law's own factor of M and b instead of one more ABA at the same state. The pose of
+the task frame at q_k comes from what step k computed there anyway: the law's kinematics where
+the operational-space law ran or the step is a sample, else the first integrator stage's ABA. At
+the samples (every sample_every steps and the last) the law's kinematics also give the energy ½
+q̇ᵀ M q̇ + V and J's Gram matrix, whose smallest eigenvalue over the samples the rollout returns
+as a singular value.
 
 The control laws (TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE) and their record ControlLaw are
 control.compiled_laws'. The rollout takes the robot (RolloutRobot), the law, the stepping
@@ -37,8 +40,9 @@ from robodyn_ros.control.compiled_laws import (
 from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
+from robodyn_ros.dynamics.lie_group import dexp_inverse, integrate_configuration
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
-from robodyn_ros.dynamics.tree import parent_of
+from robodyn_ros.dynamics.tree import configuration_index, parent_of
 
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
 
@@ -50,21 +54,26 @@ RolloutRobot.__doc__ = """The robot as the rollout takes it: the packed tree and
 (Robot.kernel_arrays) and joints (6, n), the rows LOWER, UPPER, VELOCITY_LIMIT, EFFORT_LIMIT,
 DAMPING (d) and FRICTION (f)."""
 
-Stepping = namedtuple("Stepping", "integrator dt friction_velocity sample_every")
+Stepping = namedtuple("Stepping", "integrator dt friction_velocity sample_every stop_at_limits")
 Stepping.__doc__ = """How the rollout steps: the integrator (SEMI_IMPLICIT_EULER or RK4), the
 step dt (s), the friction's smoothing velocity ε (friction_velocity, as SimulatedRobot takes
-it) and the steps between two samples."""
+it), the steps between two samples, and whether joints stop at their position and velocity
+limits (SimulatedRobot's) or only count the steps they end past one (a floating robot, whose
+stops would change its momentum)."""
 
 Trajectory = namedtuple("Trajectory", "q qd tau clamped path energy")
-Trajectory.__doc__ = """What the rollout fills: q, qd (K + 1, n) the states from q[0], qd[0];
-tau (K, n) the commanded efforts; clamped (n,) the steps each joint ended past a limit; path
+Trajectory.__doc__ = """What the rollout fills: q (K + 1, nq), qd (K + 1, n) the states from
+q[0], qd[0]; tau (K, n) the commanded efforts; clamped (n,) the steps each joint ended past a
+limit; path
 (K + 1, 4, 4) the poses of the law's frame; energy (S,) the kinetic + potential energy at the
 samples, the steps k = 0, sample_every, 2 sample_every, ... and K."""
 
-# RK4 stage s (semi-implicit Euler: s = 0 alone): k_q = QD[s], k_v = QDD[s] = ABA(Q, QD, TAU)[s]
-IntegratorWorkspace = namedtuple("IntegratorWorkspace", "aba Q QD TAU QDD")
-IntegratorWorkspace.__doc__ = """The integrator's arrays: a one-lane AbaWorkspace, and the stages'
-positions Q, velocities QD, applied efforts TAU and accelerations QDD (4 x n each)."""
+# RK4 stage s (semi-implicit Euler: s = 0 alone) at Q[s] = q ⊕ θ_s:
+# k_θ = THETA_DOT[s] = dexp⁻¹(θ_s, QD[s]), k_v = QDD[s] = ABA(Q, QD, TAU)[s]
+IntegratorWorkspace = namedtuple("IntegratorWorkspace", "aba Q QD TAU QDD THETA_DOT theta")
+IntegratorWorkspace.__doc__ = """The integrator's arrays: a one-lane AbaWorkspace, the stages'
+configurations Q (4 x nq), velocities QD, applied efforts TAU, accelerations QDD and rates
+THETA_DOT of the motion θ from q (4 x n each), and θ (n) itself."""
 
 
 @kernel_helper
@@ -77,13 +86,14 @@ def stage_torques(joints, friction_velocity, tau, QD, TAU, s):
 
 
 @kernel_helper
-def integrator_workspace(n):
-    """An IntegratorWorkspace: the RK4 stages as batches of four states, QD = k_q and
-    QDD = k_v. Stage s is state s of the batch, so each stage's ABA is a call of the aba_one
-    routine with no array view made: numba counts a reference to each array an inlined ABA
-    takes, an atomic add and subtract, 15 of each a stage."""
-    return IntegratorWorkspace(aba=aba_workspace(n, 1), Q=np.empty((4, n)), QD=np.empty((4, n)),
-                               TAU=np.empty((4, n)), QDD=np.empty((4, n)))
+def integrator_workspace(n, nq):
+    """An IntegratorWorkspace: the RK4 stages as batches of four states. Stage s is state s
+    of the batch, so each stage's ABA is a call of the aba_one routine with no array view
+    made: numba counts a reference to each array an inlined ABA takes, an atomic add and
+    subtract, 15 of each a stage."""
+    return IntegratorWorkspace(aba=aba_workspace(n, 1), Q=np.empty((4, nq)),
+                               QD=np.empty((4, n)), TAU=np.empty((4, n)), QDD=np.empty((4, n)),
+                               THETA_DOT=np.empty((4, n)), theta=np.empty(n))
 
 
 @kernel_helper
@@ -91,7 +101,9 @@ def start_stages(q, qd, workspace):
     """The step's first stage, (q, q̇), into Q[0] and QD[0] of the workspace."""
     Q, QD = workspace.Q, workspace.QD
     for i in range(q.shape[0]):
-        Q[0, i], QD[0, i] = q[i], qd[i]
+        Q[0, i] = q[i]
+    for i in range(qd.shape[0]):
+        QD[0, i] = qd[i]
 
 
 @kernel_helper
@@ -115,39 +127,52 @@ def integrate(robot, stepping, q, qd, tau, workspace, start_known, frame, pose):
     dt, friction_velocity = stepping.dt, stepping.friction_velocity
     euler = stepping.integrator == SEMI_IMPLICIT_EULER
     aba_ws, Q, QD = workspace.aba, workspace.Q, workspace.QD
-    TAU, QDD = workspace.TAU, workspace.QDD
-    n = q.shape[0]
+    TAU, QDD, THETA_DOT, theta = workspace.TAU, workspace.QDD, workspace.THETA_DOT, workspace.theta
+    n = qd.shape[0]
+    if not euler:  # θ_0 = 0: k_θ = q̇
+        for i in range(n):
+            THETA_DOT[0, i] = QD[0, i]
     for s in range(1 if start_known else 0, 1 if euler else 4):
         h = dt if s == 3 else 0.5 * dt  # RK4's stages at t, t + dt/2, t + dt/2, t + dt
         if s > 0:  # stage 0 is (q, q̇), set by start_stages
             for i in range(n):
-                Q[s, i] = q[i] + h * QD[s - 1, i]
+                theta[i] = h * THETA_DOT[s - 1, i]
                 QD[s, i] = qd[i] + h * QDD[s - 1, i]
+            integrate_configuration(tree, q, theta, Q[s])
+            dexp_inverse(tree, theta, QD[s], THETA_DOT[s])
         stage_torques(joints, friction_velocity, tau, QD, TAU, s)
         aba_one(tree, gravity, Q, QD, TAU, None, QDD, s, aba_ws)
         if s == 0:
             frame_pose_into(aba_ws.X_world[0], frame, pose)  # the ABA's world poses at q
-    if euler:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ + dt q̇ₖ₊₁
+    if euler:  # q̇ₖ₊₁ = q̇ₖ + dt a(qₖ, q̇ₖ), qₖ₊₁ = qₖ ⊕ dt q̇ₖ₊₁
         for i in range(n):
             qd[i] += dt * QDD[0, i]
-            q[i] += dt * qd[i]
+            theta[i] = dt * qd[i]
+        integrate_configuration(tree, q, theta, q)
         return
-    for i in range(n):  # classical fourth-order Runge–Kutta on (q̇, q̈)
-        q[i] += dt / 6.0 * (QD[0, i] + 2.0 * QD[1, i] + 2.0 * QD[2, i] + QD[3, i])
+    for i in range(n):  # fourth-order Runge–Kutta(–Munthe-Kaas) on (θ, q̇)
+        theta[i] = dt / 6.0 * (THETA_DOT[0, i] + 2.0 * THETA_DOT[1, i] + 2.0 * THETA_DOT[2, i]
+                               + THETA_DOT[3, i])
         qd[i] += dt / 6.0 * (QDD[0, i] + 2.0 * QDD[1, i] + 2.0 * QDD[2, i] + QDD[3, i])
+    integrate_configuration(tree, q, theta, q)
 
 
 @kernel_helper
-def enforce_limits(joints, q, qd, clamped):
-    """Velocities clipped to ±limit; a joint past a position limit is put on it with its
-    outward velocity zeroed, and counted in `clamped`."""
-    for i in range(q.shape[0]):
-        qd[i] = min(max(qd[i], -joints[VELOCITY_LIMIT, i]), joints[VELOCITY_LIMIT, i])
-        if q[i] > joints[UPPER, i]:
-            q[i], qd[i] = joints[UPPER, i], min(qd[i], 0.0)
+def enforce_limits(tree, joints, stop, q, qd, clamped):
+    """Where `stop`, velocities clipped to ±limit and a joint past a position limit put on it
+    with its outward velocity zeroed; each joint past a position limit counted in `clamped`.
+    The rows of free flyers and planar joints have none (±inf), so they pass untouched."""
+    for i in range(qd.shape[0]):
+        if stop:
+            qd[i] = min(max(qd[i], -joints[VELOCITY_LIMIT, i]), joints[VELOCITY_LIMIT, i])
+        k = configuration_index(tree, i)
+        if q[k] > joints[UPPER, i]:
+            if stop:
+                q[k], qd[i] = joints[UPPER, i], min(qd[i], 0.0)
             clamped[i] += 1
-        elif q[i] < joints[LOWER, i]:
-            q[i], qd[i] = joints[LOWER, i], max(qd[i], 0.0)
+        elif q[k] < joints[LOWER, i]:
+            if stop:
+                q[k], qd[i] = joints[LOWER, i], max(qd[i], 0.0)
             clamped[i] += 1
 
 
@@ -218,7 +243,8 @@ def rollout(robot, law, stepping, trajectory):
                                 trajectory.energy)
     clamped = trajectory.clamped
     steps, n = tau.shape
-    cw, workspace, applied = control_workspace(tree, n), integrator_workspace(n), np.empty(n)
+    cw, applied = control_workspace(tree, n), np.empty(n)
+    workspace = integrator_workspace(n, q.shape[1])
     m = min(6, n)
     grams, gram_factor = np.empty((energy.shape[0], m, m)), np.empty((m, m))
     clamped[:] = 0
@@ -256,5 +282,5 @@ def rollout(robot, law, stepping, trajectory):
                                      workspace)
         integrate(robot, stepping, q[k + 1], qd[k + 1], applied, workspace,
                   law_now == OPERATIONAL_SPACE, frame, path[k])
-        enforce_limits(joints, q[k + 1], qd[k + 1], clamped)
+        enforce_limits(tree, joints, stepping.stop_at_limits, q[k + 1], qd[k + 1], clamped)
     return smallest_singular_value(grams, gram_factor)

@@ -131,7 +131,7 @@ def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenar
             f"scenario '{name}': needs exactly one of {', '.join(KINDS)}"
             + (f"; unknown fields: {', '.join(unknown)}" if unknown else "")
         )
-    floating = robot.model.floating_base
+    floating = robot.nq != robot.nv  # a free flyer or planar joint: no joint-space controller
     if floating != (kinds[0] == "whole_body_pose") and kinds[0] != "torque_profile":
         which = ", ".join(FLOATING_KINDS) if floating else "the others"
         raise ScenarioError(
