@@ -246,6 +246,26 @@ def unactuated_rows(robot: Robot) -> np.ndarray:
                      for row in range(joint.v.start, joint.v.stop)], dtype=np.int64)
 
 
+def held_where_they_are(
+    robot: Robot, q: np.ndarray, contacts: Sequence[Contact]
+) -> tuple[Contact, ...]:
+    """The contacts, each with its placement: where its frame is at q when it has none.
+
+    Raises:
+        ValueError: a contact that is not a Contact, or a frame the robot lacks.
+    """
+    held = []
+    for contact in contacts:
+        if not isinstance(contact, Contact):
+            raise ValueError(f"contacts must be Contact objects; got {type(contact).__name__}")
+        if contact.frame not in robot.frame_names:
+            raise ValueError(f"contacts: unknown frame '{contact.frame}' of robot "
+                             f"'{robot.model.name}'")
+        held.append(contact if contact.placement is not None else
+                    Contact(contact.frame, contact.kind, robot.frame_pose(q, contact.frame)))
+    return tuple(held)
+
+
 def contact_task(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], np.ndarray]:
     """The contact frames, and the rows of their 6-per-frame task that the contacts hold."""
     if not contacts:
@@ -319,5 +339,5 @@ def split_forces(forces: np.ndarray, contacts: Sequence[Contact]) -> tuple[np.nd
 
 
 __all__ = ["Contact", "ContactDynamics", "ContactTasks", "contact_drift",
-           "contact_inverse_dynamics", "contact_jacobian", "contact_task", "placement_error",
-           "unactuated_rows"]
+           "contact_inverse_dynamics", "contact_jacobian", "contact_task", "held_where_they_are",
+           "placement_error", "unactuated_rows"]

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros.configuration import check_configuration
-from robodyn_ros.contact_dynamics import Contact, ContactDynamics
+from robodyn_ros.contact_dynamics import Contact, ContactDynamics, held_where_they_are
 from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 
@@ -183,20 +183,9 @@ class FloatingBaseSimulation:
         self.v = np.zeros(robot.nv) if v is None else _vector("v", v, robot.nv)
         # a ValueError naming the joint for a quaternion not of unit norm
         check_configuration(robot.configuration_joints, self.q, "q")
-        self.contacts = tuple(self._held(contact) for contact in contacts)
+        self.contacts = held_where_they_are(robot, self.q, contacts)
         self.t = 0.0
         self.last: ContactDynamics | None = None
-
-    def _held(self, contact: Contact) -> Contact:
-        """The contact with its placement: where its frame is now when it has none."""
-        if not isinstance(contact, Contact):
-            raise ValueError(f"contacts must be Contact objects; got {type(contact).__name__}")
-        if contact.frame not in self.robot.frame_names:
-            raise ValueError(f"contacts: unknown frame '{contact.frame}' of robot "
-                             f"'{self.robot.model.name}'")
-        if contact.placement is not None:
-            return contact
-        return Contact(contact.frame, contact.kind, self.robot.frame_pose(self.q, contact.frame))
 
     def step(self, tau: ArrayLike) -> None:
         """Advance one step dt under the generalised forces tau.

@@ -17,6 +17,12 @@ Each `step(tau)`:
    points out of the range is zeroed (a perfectly inelastic stop, which removes energy; the
    velocity back into the range is kept). Intermediate integrator stages are not clamped.
 
+A robot with free flyer or planar joints (a floating or mobile base) steps on its
+configuration's group (sim.floating_base_simulation.LIE_INTEGRATORS, fixed-step only); the
+limits and stops are its joints' of one degree of freedom. Contacts (contact_dynamics.Contact)
+hold frames in the world where they are at the reset, Baumgarte-stabilised: q̈ is then the
+constrained forward dynamics', whose forces `contact_forces` gives for the last step.
+
 An iterative forward-dynamics method under a fixed-step integrator runs through
 `WarmStartedForwardDynamics` (`solver`): each integrator stage starts from the cubic
 extrapolation of its q̈ over the previous steps (Sharf & D'Eleuterio §5), and its iteration
@@ -24,8 +30,8 @@ counts are there to read. Under an adaptive integrator, whose stages fall at tim
 choosing, it solves to the integrator's tolerance / 10 from a cold start.
 
 Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem, an iterative
-method that does not converge ConvergenceError (its solver then starts cold); the state is
-not changed. Time is ``steps · dt`` since the last reset, so it does not drift by rounding.
+method that does not converge ConvergenceError (its solver then starts cold), a step whose
+state overflows NonFiniteResultError; the state is not changed. Time is ``steps · dt`` since the last reset, so it does not drift by rounding.
 """
 
 from __future__ import annotations
@@ -37,9 +43,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from robodyn_ros.configuration import check_configuration, configuration_description
+from robodyn_ros.contact_dynamics import Contact, ContactDynamics, held_where_they_are
+from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.iteration import ConvergenceError
-from robodyn_ros.model.model import FRICTION_VELOCITY
+from robodyn_ros.model.model import FRICTION_VELOCITY, MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
+from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS
 from robodyn_ros.sim.integrators import (
     ADAPTIVE_INTEGRATORS,
     INTEGRATORS,
@@ -66,6 +76,8 @@ class SimulatedRobot:
         dt: time step, s.
         friction_velocity: ε of the friction smoothing (see the module docstring).
         q, qd: initial state; default q = 0 moved inside the position limits, q̇ = 0.
+        contacts: frames held in the world where they are at each reset (or at their
+            placement), with the Baumgarte gains contact_gains (kp 1/s², kd 1/s).
     """
 
     def __init__(
@@ -80,6 +92,8 @@ class SimulatedRobot:
         tolerance: float = TOLERANCE,
         q: ArrayLike | None = None,
         qd: ArrayLike | None = None,
+        contacts: tuple[Contact, ...] = (),
+        contact_gains: tuple[float, float] = (100.0, 20.0),
     ) -> None:
         if forward_dynamics_method not in robot.FORWARD_DYNAMICS_METHODS:
             raise ValueError(
@@ -104,6 +118,20 @@ class SimulatedRobot:
             raise ValueError(f"dt must be a positive number of seconds; got {dt}")
         if not (np.isfinite(friction_velocity) and friction_velocity > 0.0):
             raise ValueError(f"friction_velocity must be positive; got {friction_velocity}")
+        on_group = robot.nq != robot.nv
+        if on_group and adaptive:
+            raise ValueError(
+                f"robot '{robot.model.name}' has free flyer or planar joints, which the "
+                f"adaptive integrator '{integrator}' cannot keep on their group; choose one of "
+                f"{', '.join(INTEGRATORS)}")
+        if contacts and (adaptive or iterative):
+            raise ValueError("contacts take a fixed-step integrator and a direct forward "
+                             f"dynamics method; got '{integrator}' and "
+                             f"'{forward_dynamics_method}'")
+        kp, kd = (float(gain) for gain in contact_gains)
+        if not (np.isfinite(kp) and np.isfinite(kd) and kp >= 0.0 and kd >= 0.0):
+            raise ValueError(f"contact_gains must be two finite numbers ≥ 0; got "
+                             f"{contact_gains!r}")
         self.robot = robot
         self.integrator = integrator
         self.forward_dynamics_method = forward_dynamics_method
@@ -116,12 +144,24 @@ class SimulatedRobot:
         self.dt = float(dt)
         self.friction_velocity = float(friction_velocity)
         model = robot.model
-        self._integrate = (
-            adaptive_integrator(integrator, tolerance) if adaptive else INTEGRATORS[integrator]
-        )
+        if on_group:
+            lie_step = LIE_INTEGRATORS[integrator]
+            self._integrate = lambda state, dt, acceleration: lie_step(state, dt, acceleration,
+                                                                       robot)
+        else:
+            self._integrate = (adaptive_integrator(integrator, tolerance) if adaptive
+                               else INTEGRATORS[integrator])
+        self.contacts, self.contact_gains = tuple(contacts), (kp, kd)
+        self._held: tuple[Contact, ...] = ()
+        self._contact_forces: tuple[np.ndarray, ...] = ()
+        # the joints of one degree of freedom: their rows and their entries in q
+        single = [joint for joint in robot.configuration_joints
+                  if joint.kind not in MULTI_DOF_JOINTS]
+        self._limited_rows = np.array([joint.v.start for joint in single], dtype=np.int64)
+        self._limited_q = np.array([joint.q.start for joint in single], dtype=np.int64)
         self._options: dict[str, Any] = {"tol": tolerance / 10.0} if adaptive and iterative else {}
-        self._lower = np.array(robot.per_coordinate(model.lower), dtype=float)
-        self._upper = np.array(robot.per_coordinate(model.upper), dtype=float)
+        self._lower = np.array(robot.per_coordinate(model.lower), dtype=float)[self._limited_rows]
+        self._upper = np.array(robot.per_coordinate(model.upper), dtype=float)[self._limited_rows]
         self._velocity_limit = np.array(robot.per_coordinate(model.velocity_limit), dtype=float)
         self._effort_limit = np.array(robot.per_coordinate(model.effort_limit), dtype=float)
         self._damping = np.array(model.damping, dtype=float)  # of every joint of the tree
@@ -145,6 +185,18 @@ class SimulatedRobot:
         return self._effort.copy()
 
     @property
+    def contact_forces(self) -> tuple[np.ndarray, ...]:
+        """What the world exerted on each contact at the start of the last step, [force] or
+        [force; torque] at its frame's origin, world axes; () before a step or without
+        contacts."""
+        return self._contact_forces
+
+    @property
+    def held_contacts(self) -> tuple[Contact, ...]:
+        """The contacts with the placements they are held at (since the last reset)."""
+        return self._held
+
+    @property
     def time(self) -> float:
         """Simulated seconds since the last reset (carried over by `resume`)."""
         return self._resumed_at + self._steps * self.dt
@@ -158,18 +210,23 @@ class SimulatedRobot:
         return self.robot.default_positions()
 
     def reset(self, q: ArrayLike | None = None, qd: ArrayLike | None = None) -> None:
-        """Set the state (defaults: `default_positions()`, rest) and time to 0. Positions
-        outside their limits, wrong lengths and non-finite values raise ValueError."""
-        q = self.default_positions() if q is None else self._vector(q, "q")
+        """Set the state (defaults: `default_positions()`, rest) and time to 0, the contacts
+        held where their frames are now. Positions outside their limits, wrong lengths,
+        non-finite values and a free flyer's quaternion off unit norm raise ValueError."""
+        q = self.default_positions() if q is None else self._vector(q, "q", self.robot.nq)
         qd = np.zeros(self.robot.nv) if qd is None else self._vector(qd, "qd")
-        outside = (q < self._lower) | (q > self._upper)
+        check_configuration(self.robot.configuration_joints, q, "q")
+        positions = q[self._limited_q]
+        outside = (positions < self._lower) | (positions > self._upper)
         if outside.any():
             bad = [
-                f"{self.robot.joint_names[i]}={q[i]:g} not in [{self._lower[i]:g}, "
-                f"{self._upper[i]:g}]"
+                f"{self.robot.joint_names[self._limited_rows[i]]}={positions[i]:g} not in "
+                f"[{self._lower[i]:g}, {self._upper[i]:g}]"
                 for i in np.flatnonzero(outside)
             ]
             raise ValueError(f"q outside the joint limits: {'; '.join(bad)}")
+        self._held = held_where_they_are(self.robot, q, self.contacts)
+        self._contact_forces = ()
         self._q, self._qd = q, qd
         self._effort = np.zeros(self.robot.nv)
         self._steps = 0
@@ -193,6 +250,8 @@ class SimulatedRobot:
             )
         self._q, self._qd, self._effort = previous.q, previous.qd, previous.effort
         self._resumed_at, self._steps = previous.time, 0
+        if self.contacts == previous.contacts:
+            self._held = previous.held_contacts
         if self.solver is not None:
             self.solver.reset()
 
@@ -201,19 +260,30 @@ class SimulatedRobot:
     def step(self, tau: ArrayLike) -> None:
         """Advance by dt under the commanded joint effort `tau` (one value per joint)."""
         applied = np.clip(self._vector(tau, "tau"), -self._effort_limit, self._effort_limit)
+        held: list[ContactDynamics] = []
         try:
-            q, qd = self._integrate((self._q, self._qd), self.dt, self._acceleration(applied))
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow is raised below
+                q, qd = self._integrate((self._q, self._qd), self.dt,
+                                        self._acceleration(applied, held))
         except ConvergenceError:
             if self.solver is not None:  # an adaptive integrator's method raises with none
                 self.solver.forget_history()  # it holds the failed step's first stages
             raise
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+            raise NonFiniteResultError(
+                "step", "the state", f"after step {self._steps + 1} (t = "
+                f"{self.time + self.dt:g} s); the state stays as it was: a step too long for "
+                "the efforts on the lightest bodies")
         np.clip(qd, -self._velocity_limit, self._velocity_limit, out=qd)
-        above, below = q > self._upper, q < self._lower
+        positions = q[self._limited_q]
+        above, below = positions > self._upper, positions < self._lower
         if above.any() or below.any():
-            q = np.clip(q, self._lower, self._upper)
-            qd[above] = np.minimum(qd[above], 0.0)
-            qd[below] = np.maximum(qd[below], 0.0)
+            q[self._limited_q] = np.clip(positions, self._lower, self._upper)
+            rows = self._limited_rows
+            qd[rows[above]] = np.minimum(qd[rows[above]], 0.0)
+            qd[rows[below]] = np.maximum(qd[rows[below]], 0.0)
         self._q, self._qd, self._effort = q, qd, applied
+        self._contact_forces = held[0].forces if held else ()  # each stage starts at (q, q̇)
         self._steps += 1
 
     def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -224,9 +294,20 @@ class SimulatedRobot:
         loss = self._damping * rates + self._friction * np.tanh(rates / self.friction_velocity)
         return tau - (loss if coupling is None else coupling.forces(loss))
 
-    def _acceleration(self, tau: np.ndarray) -> Acceleration:
-        """The integrator's a(q, q̇) for this step; an iterative method's solver is told which
+    def _acceleration(self, tau: np.ndarray, held: list[ContactDynamics]) -> Acceleration:
+        """The integrator's a(q, q̇) for this step, each stage's constrained dynamics appended
+        to `held` where contacts hold the robot; an iterative method's solver is told which
         stage of the step each call is."""
+        if self._held:
+            contacts, (kp, kd) = self._held, self.contact_gains
+
+            def constrained(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+                dynamics = self.robot.constrained_forward_dynamics(
+                    q, qd, self.joint_torques(qd, tau), contacts, kp, kd)
+                held.append(dynamics)
+                return dynamics.vdot
+
+            return constrained
         if self.solver is None:
             forward_dynamics, method = self.robot.forward_dynamics, self.forward_dynamics_method
             options = self._options
@@ -244,22 +325,28 @@ class SimulatedRobot:
 
         return warm_started
 
-    def _vector(self, x: ArrayLike, name: str) -> np.ndarray:
-        """x as a fresh float64 (n,) array with finite values, or a ValueError naming it."""
-        n = self.robot.nv
+    def _vector(self, x: ArrayLike, name: str, size: int | None = None) -> np.ndarray:
+        """x as a fresh float64 (size,) array (default nv) with finite values, or a ValueError
+        naming it."""
+        n = self.robot.nv if size is None else size
+        velocity = n == self.robot.nv  # else a configuration of nq values
+        what = ("one per joint" if velocity else
+                f"a configuration: {configuration_description(self.robot.configuration_joints)}")
         try:
             array = np.array(x, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be {n} numbers, one per joint; got {x!r}") from None
+            raise ValueError(f"{name} must be {n} numbers, {what}; got {x!r}") from None
         if array.shape != (n,):
             names = ", ".join(self.robot.joint_names[:8]) + (", ..." if n > 8 else "")
             raise ValueError(
-                f"{name} must have {n} values, one per joint ({names}); got shape {array.shape}"
+                f"{name} must have {n} values, {what if not velocity else f'{what} ({names})'}; "
+                f"got shape {array.shape}"
             )
         bad = ~np.isfinite(array)
         if bad.any():
-            joints = [self.robot.joint_names[i] for i in np.flatnonzero(bad)]
-            raise ValueError(f"{name} has non-finite values (NaN or inf) for {', '.join(joints)}")
+            where = [self.robot.joint_names[i] if velocity else f"index {i}"
+                     for i in np.flatnonzero(bad)]
+            raise ValueError(f"{name} has non-finite values (NaN or inf) for {', '.join(where)}")
         return array
 
 
