@@ -31,7 +31,8 @@ choosing, it solves to the integrator's tolerance / 10 from a cold start.
 
 Bad commands (wrong length, NaN or ±inf) raise ValueError naming the problem, an iterative
 method that does not converge ConvergenceError (its solver then starts cold), a step whose
-state overflows NonFiniteResultError; the state is not changed. Time is ``steps · dt`` since the last reset, so it does not drift by rounding.
+state overflows NonFiniteResultError; the state is not changed. Time is ``steps · dt`` since
+the last reset, so it does not drift by rounding.
 """
 
 from __future__ import annotations
