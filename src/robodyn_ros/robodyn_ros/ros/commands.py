@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 from rclpy.parameter import Parameter
 
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.ros.parameters import ParameterSpec
@@ -30,17 +31,20 @@ JOINTS_PARAMETER = ParameterSpec(
 
 
 def command_order(robot: Robot, joints: Sequence[str]) -> np.ndarray:
-    """The robot index of each entry of an effort command (the joints parameter).
+    """The row of each entry of an effort command (the joints parameter): a joint of one
+    degree of freedom (a motor drives none of a floating base's rows).
 
     Raises:
         RefusedError: a joint the robot does not move, or one named twice.
     """
+    driven = {joint.name: joint.v.start for joint in robot.configuration_joints
+              if joint.kind not in MULTI_DOF_JOINTS}
     if not joints:
-        return np.arange(robot.nv)
-    unknown = [joint for joint in joints if joint not in robot.joint_names]
+        return np.array(list(driven.values()), dtype=np.int64)
+    unknown = [joint for joint in joints if joint not in driven]
     if unknown or len(set(joints)) != len(joints):
         raise RefusedError(
             f"joints: {', '.join(unknown) or 'a joint named twice'} — the joints of robot "
-            f"'{robot.model.name}' are {', '.join(robot.joint_names)}"
+            f"'{robot.model.name}' are {', '.join(driven)}"
         )
-    return np.array([robot.joint_names.index(joint) for joint in joints], dtype=np.int64)
+    return np.array([driven[joint] for joint in joints], dtype=np.int64)

@@ -66,7 +66,7 @@ from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.compile_ahead import WarmUpStep
-from robodyn_ros.model.model import FREE_FLYER_DOF, MULTI_DOF_JOINTS
+from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import (
@@ -87,7 +87,13 @@ from robodyn_ros.ros.joint_states import (
 )
 from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
 from robodyn_ros.ros.parameters import ParameterSpec
-from robodyn_ros.ros.robot_node import COMMON_PARAMETERS, RobotNode, run_node
+from robodyn_ros.ros.robot_node import (
+    COMMON_PARAMETERS,
+    WORLD_FRAME_PARAMETER,
+    RobotNode,
+    floating_base_problem,
+    run_node,
+)
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
@@ -123,9 +129,7 @@ PARAMETERS = (
                   "damped there (Robot.operational_space)", bounds=(1e-12, 0.5)),
     MAX_AGE_PARAMETER,
     GROUP_WAIT_PARAMETER,
-    ParameterSpec("world_frame", "odom",
-                  "a floating base's world frame (REP 105): the odometry's header.frame_id and "
-                  "every published header's frame_id, with frame_prefix"),
+    WORLD_FRAME_PARAMETER,
 )
 FRAMES_CONDITION = "frames"
 MIMIC_CONDITION = "mimic"
@@ -281,16 +285,9 @@ class DynamicsNode(RobotNode):
         Raises:
             RefusedError: such a joint, or what adopt refuses.
         """
-        inner = [joint.name for joint in robot.configuration_joints[1:]
-                 if joint.kind in MULTI_DOF_JOINTS]
-        if not robot.model.floating_base or inner:
-            multi_dof = [joint.name for joint in robot.configuration_joints
-                         if joint.kind in MULTI_DOF_JOINTS]
-            raise RefusedError(
-                f"robot '{robot.model.name}': joint(s) {', '.join(map(repr, multi_dof))} are "
-                "planar or floating inside the tree, which a JointState (one number per "
-                "joint) cannot carry; dynamics_node serves a floating base at the root "
-                "(parameter floating_base, or a URDF floating joint there)")
+        problem = floating_base_problem(robot)
+        if problem:
+            raise RefusedError(problem)
         self.adopt(robot)
 
     def kernel_steps(self, robot: Robot) -> list[WarmUpStep]:

@@ -1,4 +1,5 @@
-"""A floating base's state from nav_msgs/Odometry, as legged-robot state estimators publish it.
+"""A floating base's state from nav_msgs/Odometry, as legged-robot state estimators publish it,
+and the Odometry of a simulated base (sim_node's ground truth).
 
 REP 105: the pose is the base's (child_frame_id) in header.frame_id, the world frame (odom); the
 twist is the base's in child_frame_id, the base frame. That is the free flyer's convention
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
 
 from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
@@ -102,3 +104,30 @@ def floating_state(
                            "base's pose is unknown, nothing is computed")
     tau = None if effort is None else np.concatenate([np.zeros(FREE_FLYER_DOF), effort])
     return np.concatenate([base.pose, q]), np.concatenate([base.twist, qd]), tau
+
+
+def odometry_message(q: np.ndarray, v: np.ndarray, world: str, base: str) -> Odometry:
+    """The Odometry of a floating base's state (REP 105): the pose q[:7] in `world`, the
+    twist v[:6] in the base frame `base` (child_frame_id); the caller stamps it."""
+    message = Odometry()
+    message.header.frame_id, message.child_frame_id = world, base
+    pose, twist = message.pose.pose, message.twist.twist
+    p, o = pose.position, pose.orientation
+    p.x, p.y, p.z = (float(x) for x in q[:3])
+    o.x, o.y, o.z, o.w = (float(x) for x in q[3:7])
+    twist.linear.x, twist.linear.y, twist.linear.z = (float(x) for x in v[:3])
+    twist.angular.x, twist.angular.y, twist.angular.z = (float(x) for x in v[3:6])
+    return message
+
+
+def transform_of(message: Odometry) -> TransformStamped:
+    """The transform header.frame_id → child_frame_id of an odometry, as /tf carries it."""
+    transform = TransformStamped()
+    transform.header = message.header
+    transform.child_frame_id = message.child_frame_id
+    position, orientation = message.pose.pose.position, message.pose.pose.orientation
+    translation, rotation = transform.transform.translation, transform.transform.rotation
+    translation.x, translation.y, translation.z = position.x, position.y, position.z
+    rotation.x, rotation.y, rotation.z, rotation.w = (orientation.x, orientation.y,
+                                                      orientation.z, orientation.w)
+    return transform

@@ -76,9 +76,9 @@ COMMON_PARAMETERS = (
                   "joints fixed at a position (rad or m): YAML text of a mapping joint → "
                   "position; the robot has the others"),
     ParameterSpec("floating_base", False,
-                  "the root link floats (a humanoid, a quadruped): its pose and twist are taken "
-                  "from the odometry topic (dynamics_node only; the other nodes refuse such a "
-                  "robot)"),
+                  "the root link floats (a humanoid, a quadruped): dynamics_node takes its pose "
+                  "and twist from the odometry topic, sim_node simulates and publishes them; "
+                  "the other nodes refuse such a robot"),
     ParameterSpec("frame_prefix", "",
                   "prepended to the robot's frame names in every header.frame_id and frame "
                   "field, as robot_state_publisher's frame_prefix"),
@@ -88,7 +88,27 @@ COMMON_PARAMETERS = (
                   "configure and activate when created; false: a lifecycle manager drives "
                   "the node", read_only=True),
 )
+WORLD_FRAME_PARAMETER = ParameterSpec(
+    "world_frame", "odom",
+    "a floating base's world frame (REP 105): the odometry's header.frame_id and every "
+    "published header's frame_id, with frame_prefix")
 _UNSET = object()
+
+
+def floating_base_problem(robot: Robot) -> str:
+    """Why a node that serves a floating base cannot serve `robot`, "" when it can: its only
+    free flyer or planar joint must be a free flyer at the root (model.floating_base), for a
+    JointState carries one number per joint and an Odometry the base."""
+    inner = [joint.name for joint in robot.configuration_joints[1:]
+             if joint.kind in MULTI_DOF_JOINTS]
+    if robot.model.floating_base and not inner:
+        return ""
+    multi_dof = [joint.name for joint in robot.configuration_joints
+                 if joint.kind in MULTI_DOF_JOINTS]
+    return (f"robot '{robot.model.name}': joint(s) {', '.join(map(repr, multi_dof))} are "
+            "planar or floating inside the tree, which a JointState (one number per joint) "
+            "cannot carry; a floating base at the root is served (parameter floating_base, "
+            "or a URDF floating joint there)")
 
 
 class RobotNode(LifecycleNode):
@@ -101,7 +121,7 @@ class RobotNode(LifecycleNode):
     adopt(robot): put a robot in service, or raise to refuse it.
     adopt_floating(robot): the same for a robot with a free flyer or planar joint (parameter
         floating_base, or a URDF floating or planar joint); by default refused: dynamics_node
-        alone serves floating bases.
+        and sim_node serve floating bases.
     header_frame(robot): the frame_id of the headers it publishes with a robot in service
         (default: the root link with frame_prefix).
     release(): drop the robot and what it computed (cleanup).
@@ -182,8 +202,8 @@ class RobotNode(LifecycleNode):
         raise RefusedError(
             f"robot '{robot.model.name}' has free-flyer or planar joint(s) "
             f"{', '.join(map(repr, multi_dof))}; {self.get_name()} takes robots whose joints "
-            "have one coordinate each, and dynamics_node alone serves a floating base (set "
-            "the parameter floating_base to false, or fix those joints in the URDF)"
+            "have one coordinate each, and dynamics_node and sim_node serve a floating base "
+            "(set the parameter floating_base to false, or fix those joints in the URDF)"
         )
 
     def header_frame(self, robot: Robot) -> str:

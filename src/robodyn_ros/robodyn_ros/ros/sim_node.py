@@ -16,6 +16,15 @@ and the effort applied, i.e. the command clipped to the effort limits; stamped w
 frame_id the root link with frame_prefix), ``/clock`` (rosgraph_msgs/Clock, sim time from 0)
 and ``/diagnostics``.
 
+A floating-base robot (parameter floating_base, or a URDF floating joint at the root) is
+simulated on its configuration's group, free or held on the contacts of the contacts
+parameter (each frame held where it is when the simulation starts, Baumgarte-stabilised by
+contact_gains). joint_states carry its joints (not the base); ``odometry``
+(nav_msgs/Odometry, REP 105) carries the base's ground truth, with each joint_states message:
+its pose in world_frame and its twist in the base frame (child_frame_id the base link), both
+with frame_prefix, the transform world_frame → base link on ``/tf`` too where tf2_ros is
+installed. effort_commands carry the joints' efforts (nothing pushes on the base).
+
 The simulation runs in its own thread (not a ROS timer), paced to real_time_factor. Effort
 commands are taken newest first (ros.intake): each step applies the newest command that has
 arrived; the diagnostics count the commands superseded before a step applied them and the age
@@ -41,23 +50,37 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
+from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from robodyn_ros.contact_dynamics import CONTACT_ROWS, Contact
 from robodyn_ros.iteration import DEFAULT_TOL
+from robodyn_ros.model.model import FREE_FLYER_DOF, MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.ros.joint_states import input_qos
+from robodyn_ros.ros.odometry import odometry_message, transform_of
 from robodyn_ros.ros.parameters import ParameterSpec
-from robodyn_ros.ros.robot_node import RobotNode, run_node
+from robodyn_ros.ros.robot_node import (
+    WORLD_FRAME_PARAMETER,
+    RobotNode,
+    floating_base_problem,
+    run_node,
+)
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
+
+try:  # tf2 comes with a ROS install; the PyPI wheels have none
+    import tf2_ros
+except ImportError:
+    tf2_ros = None
 
 MAX_LAG = 0.25  # s of wall time behind schedule after which pacing restarts from now
 LOCKSTEP_TIMEOUT = 1.0  # s of wall time a lockstep simulation waits for a command
@@ -77,8 +100,10 @@ PARAMETERS = (
     ParameterSpec("real_time_factor", 1.0,
                   "sim seconds per wall second; 0: as fast as possible", bounds=(0.0, 1e3)),
     ParameterSpec("initial_positions", Parameter.Type.DOUBLE_ARRAY,
-                  "q at start, one per joint in URDF order (rad or m); default q = 0 moved "
-                  "inside the position limits; the robot starts at rest", read_only=True),
+                  "q at start, one per joint in URDF order (rad or m), or with a floating base "
+                  "the whole configuration [x y z, qx qy qz qw, joints]; default q = 0 moved "
+                  "inside the position limits (the base at the world origin); the robot starts "
+                  "at rest", read_only=True),
     ParameterSpec("friction_velocity", FRICTION_VELOCITY,
                   "m/s or rad/s, ε of the smoothed Coulomb friction", bounds=(1e-9, 10.0)),
     ParameterSpec("lockstep", False,
@@ -86,9 +111,17 @@ PARAMETERS = (
                   f"{LOCKSTEP_TIMEOUT:g} s of wall time), so that a controller in another "
                   "node closes the loop every publish_period however busy the machine is"),
     JOINTS_PARAMETER,
+    ParameterSpec("contacts", Parameter.Type.STRING_ARRAY,
+                  "frames held in the world where they are when the simulation starts "
+                  "(a foot on the ground, a hand on a wall): 'frame' (its pose held) or "
+                  "'frame:3d' (its origin held); empty: free"),
+    ParameterSpec("contact_gains", [100.0, 20.0],
+                  "the contacts' Baumgarte gains kp (1/s²) and kd (1/s), ≥ 0"),
+    WORLD_FRAME_PARAMETER,
 )
 REBUILDING_PARAMETERS = ("integrator", "forward_dynamics_method", "forward_dynamics_tolerance",
-                         "dt", "publish_period", "friction_velocity", "joints")
+                         "dt", "publish_period", "friction_velocity", "joints", "contacts",
+                         "contact_gains")
 
 
 class SimNode(RobotNode):
@@ -122,6 +155,8 @@ class SimNode(RobotNode):
             self.guard.callback("effort_commands", self._on_command), **input_qos(COMMAND_QUEUE),
         )
         self._joint_states = self.create_lifecycle_publisher(JointState, "joint_states", 10)
+        self._odometry = self.create_lifecycle_publisher(Odometry, "odometry", 10)
+        self._transforms = None if tf2_ros is None else tf2_ros.TransformBroadcaster(self)
         self._clock_publisher = self.create_lifecycle_publisher(Clock, "/clock", 10)
 
     @property
@@ -167,11 +202,13 @@ class SimNode(RobotNode):
             forward_dynamics_options={"tol": self.value("forward_dynamics_tolerance")}
             if iterative else None,
             friction_velocity=self.value("friction_velocity"),
+            contacts=contacts_parameter(robot, self.value("contacts")),
+            contact_gains=tuple(self.value("contact_gains")),
         )
         initial = self.value("initial_positions")
         if initial is not None and len(initial) > 0:
             try:
-                sim.reset(list(initial))
+                sim.reset(initial_configuration(robot, list(initial)))
             except ValueError as error:
                 self.health.reject("initial_positions", f"initial_positions ignored: {error}")
         start = sim.q
@@ -184,6 +221,18 @@ class SimNode(RobotNode):
             self._command = (np.zeros(robot.nv), None)
         self._command_order = order
         self._sim = sim  # the loop picks it up at its next publish
+
+    def adopt_floating(self, robot: Robot) -> None:
+        """Simulate a floating-base robot (adopt); refuse one with any other free flyer or
+        planar joint.
+
+        Raises:
+            RefusedError: such a joint, or what adopt raises.
+        """
+        problem = floating_base_problem(robot)
+        if problem:
+            raise RefusedError(problem)
+        self.adopt(robot)
 
     def release(self) -> None:
         self._sim = None
@@ -299,14 +348,24 @@ class SimNode(RobotNode):
         stamp = Time(sec=int(t), nanosec=round((t - int(t)) * 1e9))
         if stamp.nanosec >= 1_000_000_000:
             stamp = Time(sec=stamp.sec + 1, nanosec=0)
+        robot, q = sim.robot, sim.q
+        rows = measured_rows(robot)
         message = JointState()
         message.header.stamp = stamp
-        message.header.frame_id = self.frame_id(sim.robot.model.root_link)
-        message.name = list(sim.robot.joint_names)
-        message.position = sim.q.tolist()
-        message.velocity = sim.qd.tolist()
-        message.effort = sim.effort.tolist()
+        message.header.frame_id = self.frame_id(robot.model.root_link)
+        message.name = [robot.joint_names[row] for row in rows]
+        message.position = q[configuration_entries(robot)].tolist()
+        message.velocity = sim.qd[rows].tolist()
+        message.effort = sim.effort[rows].tolist()
         self._joint_states.publish(message)
+        if robot.model.floating_base:
+            base_link = robot.model.body_links[FREE_FLYER_DOF - 1]
+            odometry = odometry_message(q, sim.qd, self.frame_id(self.value("world_frame")),
+                                        self.frame_id(base_link))
+            odometry.header.stamp = stamp
+            self._odometry.publish(odometry)
+            if self._transforms is not None:
+                self._transforms.sendTransform(transform_of(odometry))
         self._clock_publisher.publish(Clock(clock=stamp))
 
     # -- reporting --------------------------------------------------------------------------
@@ -334,6 +393,57 @@ class SimNode(RobotNode):
             **intake,
         }
         return level, message, values
+
+
+def measured_rows(robot: Robot) -> np.ndarray:
+    """The rows of the joints a JointState carries: those of one degree of freedom (not a
+    floating base's)."""
+    return np.array([joint.v.start for joint in robot.configuration_joints
+                     if joint.kind not in MULTI_DOF_JOINTS], dtype=np.int64)
+
+
+def configuration_entries(robot: Robot) -> np.ndarray:
+    """Where in q the positions of measured_rows' joints are."""
+    return np.array([joint.q.start for joint in robot.configuration_joints
+                     if joint.kind not in MULTI_DOF_JOINTS], dtype=np.int64)
+
+
+def initial_configuration(robot: Robot, values: list[float]) -> np.ndarray:
+    """q of the initial_positions parameter: the whole configuration (nq values), or one
+    position per joint of one degree of freedom with the base at the world origin.
+
+    Raises:
+        ValueError: another number of values, naming both counts.
+    """
+    if len(values) == robot.nq:
+        return np.array(values, dtype=float)
+    entries = configuration_entries(robot)
+    if len(values) != entries.size:
+        raise ValueError(f"initial_positions: {len(values)} values; robot "
+                         f"'{robot.model.name}' takes {entries.size} (one per joint) or its "
+                         f"whole configuration of {robot.nq}")
+    q = robot.neutral()
+    q[entries] = values
+    return q
+
+
+def contacts_parameter(robot: Robot, values: list[str] | None) -> tuple[Contact, ...]:
+    """The contacts parameter's Contacts: 'frame' ("6d") or 'frame:3d' / 'frame:6d'.
+
+    Raises:
+        RefusedError: a kind other than 3d or 6d, or a frame the robot lacks, named.
+    """
+    contacts = []
+    for value in values or ():
+        frame, _, kind = value.partition(":")
+        kind = kind or "6d"
+        if kind not in CONTACT_ROWS:
+            raise RefusedError(f"contacts: '{value}': the kind after ':' must be 3d or 6d")
+        if frame not in robot.frame_names:
+            raise RefusedError(f"contacts: '{value}': robot '{robot.model.name}' has no frame "
+                               f"'{frame}'")
+        contacts.append(Contact(frame, kind))  # type: ignore[arg-type]  # checked above
+    return tuple(contacts)
 
 
 def main(args: list[str] | None = None) -> None:
