@@ -15,11 +15,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros import free_flyer
-from robodyn_ros.dynamics.lie_group import SMALL_ANGLE
-from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
+from robodyn_ros.dynamics.lie_group import SMALL_ANGLE, integrated
+from robodyn_ros.dynamics.tree import FREE_FLYER, PLANAR, UNIT_TOLERANCE
 from robodyn_ros.model.model import MULTI_DOF_JOINTS, ConfigurationJoint
 
 Layout = tuple[ConfigurationJoint, ...]
+JOINT_CODES = {"floating": FREE_FLYER, "planar": PLANAR}  # lie_group's; 0 for the others
 
 
 
@@ -118,16 +119,9 @@ def integrate(joints: Layout, q: ArrayLike, v: ArrayLike) -> np.ndarray:
         ValueError: the last axes are not nq and nv.
     """
     q, v = _configurations(joints, q, "q"), _velocities(joints, v, "v")
-    out = np.array(np.broadcast_to(q, (*np.broadcast_shapes(q.shape[:-1], v.shape[:-1]),
-                                       q.shape[-1])))
-    for joint in joints:
-        if joint.kind == "floating":
-            out[..., joint.q] = free_flyer.integrate(q[..., joint.q], v[..., joint.v])
-        elif joint.kind == "planar":
-            out[..., joint.q] = _planar_integrate(q[..., joint.q], v[..., joint.v])
-        else:
-            out[..., joint.q] = q[..., joint.q] + v[..., joint.v]
-    return out
+    codes = np.array([JOINT_CODES.get(joint.kind, 0) for joint in joints], dtype=np.int64)
+    return integrated(codes, np.array([joint.q.start for joint in joints], dtype=np.int64),
+                      np.array([joint.v.start for joint in joints], dtype=np.int64), q, v)
 
 
 def difference(joints: Layout, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
@@ -161,28 +155,9 @@ def difference(joints: Layout, q0: ArrayLike, q1: ArrayLike) -> np.ndarray:
     return out
 
 
-def _planar_integrate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """SE(2): q exp(v), v = (vx, vy, ω) in the joint frame; exp moves by V(θ) (vx, vy),
-    V = [[sin θ/θ, −(1 − cos θ)/θ], [(1 − cos θ)/θ, sin θ/θ]], and turns by θ = ω."""
-    theta = v[..., 2]
-    small = np.abs(theta) < SMALL_ANGLE
-    theta_large = np.where(small, 1.0, theta)
-    sinc = np.where(small, 1.0 - theta**2 / 6.0, np.sin(theta) / theta_large)
-    # (1 − cos θ)/θ = 2 sin²(θ/2)/θ: no cancellation for small θ
-    cosc = np.where(small, theta / 2.0 - theta**3 / 24.0,
-                    2.0 * np.sin(theta / 2.0) ** 2 / theta_large)
-    step = np.stack([sinc * v[..., 0] - cosc * v[..., 1], cosc * v[..., 0] + sinc * v[..., 1]],
-                    axis=-1)
-    c, s = _unit_angle(q)
-    position = q[..., :2] + np.stack([c * step[..., 0] - s * step[..., 1],
-                                      s * step[..., 0] + c * step[..., 1]], axis=-1)
-    turn_c, turn_s = np.cos(theta), np.sin(theta)
-    rotation = np.stack([c * turn_c - s * turn_s, s * turn_c + c * turn_s], axis=-1)
-    return np.concatenate([position, rotation], axis=-1)
-
-
 def _planar_difference(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
-    """SE(2): log(q0⁻¹ q1), the inverse of _planar_integrate, θ in (−π, π]."""
+    """SE(2): log(q0⁻¹ q1), the inverse of integrate's exp (lie_group.planar_step), θ in
+    (−π, π]."""
     c0, s0 = _unit_angle(q0)
     c1, s1 = _unit_angle(q1)
     theta = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)

@@ -15,7 +15,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros.dynamics.lie_group import SMALL_ANGLE
+from robodyn_ros.dynamics.lie_group import SMALL_ANGLE, integrated
+from robodyn_ros.dynamics.tree import FREE_FLYER
+
+# the layout of one free flyer, as lie_group.integrate_joints takes it
+ONE_FREE_FLYER = np.array([FREE_FLYER], dtype=np.int64)
+ZERO_INDEX = np.zeros(1, dtype=np.int64)
 
 # The identity pose: at the world origin, not turned (pinocchio.neutral of a FreeFlyer).
 NEUTRAL = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
@@ -94,23 +99,7 @@ def integrate(q_base: ArrayLike, v_base: ArrayLike) -> np.ndarray:
     """
     q = _trailing(q_base, (7,), "q_base")
     v = _trailing(v_base, (6,), "v_base")
-    linear, omega = v[..., :3], v[..., 3:]
-    theta = np.linalg.norm(omega, axis=-1, keepdims=True)
-    small = theta < SMALL_ANGLE
-    theta_large = np.where(small, 1.0, theta)  # the closed forms' divisor, nonzero where taken
-    # exp3(ω) = ±[sin(θ/2)/θ ω, cos(θ/2)], the sign with w ≥ 0: (q ⊗ e) · q = |q|² e_w ≥ 0
-    half_sinc = np.where(small, 0.5 - theta**2 / 48.0, np.sin(theta / 2.0) / theta_large)
-    step = np.concatenate([half_sinc * omega, np.cos(theta / 2.0)], axis=-1)
-    step = np.where(step[..., 3:] < 0.0, -step, step)
-    # exp6: translation V(ω) v, V = 1 + (1 − cos θ)/θ² [ω]× + (θ − sin θ)/θ³ [ω]×²
-    c1 = 2.0 * half_sinc**2  # (1 − cos θ)/θ² = 2 (sin(θ/2)/θ)², no cancellation
-    c2 = np.where(small, 1.0 / 6.0 - theta**2 / 120.0, (theta - np.sin(theta)) / theta_large**3)
-    omega_x_v = np.cross(omega, linear)
-    translation = linear + c1 * omega_x_v + c2 * np.cross(omega, omega_x_v)
-    position = q[..., :3] + _rotate(rotation_matrix(q[..., 3:]), translation)
-    quaternion = _multiply(q[..., 3:], step)
-    quaternion /= np.linalg.norm(quaternion, axis=-1, keepdims=True)
-    return np.concatenate([position, quaternion], axis=-1)
+    return integrated(ONE_FREE_FLYER, ZERO_INDEX, ZERO_INDEX, q, v)
 
 
 def difference(q0: ArrayLike, q1: ArrayLike) -> np.ndarray:

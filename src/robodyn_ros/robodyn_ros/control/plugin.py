@@ -40,6 +40,7 @@ BUILTIN_CONTROLLERS: Mapping[str, str] = {
     "gravity_compensation": "robodyn_ros.control.gravity_compensation:GravityCompensation",
     "joint_impedance": "robodyn_ros.control.joint_impedance:JointImpedance",
     "operational_space": "robodyn_ros.control.operational_space_controller:OperationalSpace",
+    "whole_body": "robodyn_ros.control.whole_body:WholeBody",
 }
 
 
@@ -47,7 +48,8 @@ BUILTIN_CONTROLLERS: Mapping[str, str] = {
 class ControllerState:
     """One sample of the robot's state, with optional precomputed dynamics.
 
-    t: time in s; q, qd: joint positions and velocities (n,), in ``robot.joint_names`` order.
+    t: time in s; q (nq,), qd (n,): the configuration and velocity, qd in ``robot.joint_names``
+    order (q = qd's positions but for a floating base's, ``Robot.nq``).
     M (n, n), bias = C(q, q̇) q̇ + g(q) (n,), gravity = g(q) (n,): optional, computed by the
     controller with the robot when None. Arrays are converted to float64 and checked (shape,
     finite values); an error names the field. operational_space: frame name → the
@@ -65,8 +67,14 @@ class ControllerState:
     def __post_init__(self) -> None:
         q = _finite_array(self.q, "q")
         if q.ndim != 1:
-            raise ValueError(f"ControllerState: q must be one state of shape (n,); got {q.shape}")
-        n = q.shape[0]
+            raise ValueError(f"ControllerState: q must be one state of shape (nq,); got {q.shape}")
+        if self.qd is None:
+            raise ValueError("ControllerState: qd is required")
+        qd = _finite_array(self.qd, "qd")
+        if qd.ndim != 1 or qd.shape[0] > q.shape[0]:
+            raise ValueError(f"ControllerState: qd must have shape (n,), n ≤ len(q) = "
+                             f"{q.shape[0]}; got {qd.shape}")
+        n = qd.shape[0]
         object.__setattr__(self, "q", q)
         object.__setattr__(self, "t", float(self.t))
         expected = {"qd": (n,), "M": (n, n), "bias": (n,), "gravity": (n,)}
@@ -79,7 +87,7 @@ class ControllerState:
             array = _finite_array(value, name)
             if array.shape != shape:
                 raise ValueError(
-                    f"ControllerState: {name} must have shape {shape} (n = len(q)); "
+                    f"ControllerState: {name} must have shape {shape} (n = len(qd)); "
                     f"got {array.shape}"
                 )
             object.__setattr__(self, name, array)
@@ -92,6 +100,7 @@ class Controller(abc.ABC):
 
     name: ClassVar[str] = ""
     PARAMETERS: ClassVar[Mapping[str, str]] = {}
+    TAKES_FLOATING_BASE: ClassVar[bool] = False  # a controller of a floating-base robot
 
     def __init__(self) -> None:
         self._robot: Robot | None = None
@@ -139,11 +148,12 @@ class Controller(abc.ABC):
     # -- helpers for subclasses -------------------------------------------------------------
 
     def _check_state(self, state: ControllerState) -> None:
-        n = self.robot.nv
-        if state.q.shape != (n,):
+        robot = self.robot
+        if state.q.shape != (robot.nq,) or state.qd.shape != (robot.nv,):
             raise ValueError(
-                f"{type(self).__name__}: the state has {state.q.shape[0]} joints; the robot "
-                f"has {n} ({', '.join(self.robot.joint_names)})"
+                f"{type(self).__name__}: the state has {state.q.shape[0]} positions and "
+                f"{state.qd.shape[0]} velocities; the robot has {robot.nq} and {robot.nv} "
+                f"({', '.join(robot.joint_names)})"
             )
 
     def _gravity(self, state: ControllerState) -> np.ndarray:

@@ -17,17 +17,25 @@ controllers do; Sentis & Khatib 2005 give the task-space form):
 The rigid-contact dynamics (Robot.constrained_forward_dynamics) with this τ has exactly this
 v̇ and λ: the KKT system has one solution, and (v̇, λ) solves it. Contacts that would pull
 (λ_z < 0) are allowed: bilateral, as the constrained dynamics.
+
+`WholeBody` is the controller plugin ("whole_body") around it, for controller_node: it holds
+the centre of mass, the frame's pose and the posture of the first state it gets, and takes a
+new pose of the frame as its target.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from robodyn_ros.contact_dynamics import Contact, contact_drift, contact_jacobian
-from robodyn_ros.control.operational_space_controller import rotation_error
+from robodyn_ros.contact_dynamics import CONTACT_ROWS, Contact, contact_drift, contact_jacobian
+from robodyn_ros.control.operational_space_controller import as_rotation_matrix, rotation_error
+from robodyn_ros.control.plugin import Controller, ControllerState
 from robodyn_ros.free_flyer import rotation_matrix
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
@@ -132,3 +140,94 @@ class WholeBodyController:
             (J, frame_goal - robot.classical_acceleration(q, v, targets.frame)),
             (posture, posture_goal),
         ]
+
+
+DEFAULTS = WholeBodyTargets(np.zeros(3), "", np.zeros(3), np.eye(3), np.zeros(0))
+
+
+class WholeBody(Controller):
+    """The WholeBodyController as a controller plugin (module doc): its targets are where the
+    robot is at the first state it gets; set_target(position, orientation) moves the frame's."""
+
+    name: ClassVar[str] = "whole_body"
+    TAKES_FLOATING_BASE: ClassVar[bool] = True
+    PARAMETERS: ClassVar[dict[str, str]] = {
+        "contacts": "frames held where they are: 'frame' (its pose) or 'frame:3d' (its origin)",
+        "frame": "the frame whose pose is a task (default: the robot's last frame)",
+        "kp": "stiffness of the centre of mass, the frame and the posture, 1/s² (3 numbers)",
+        "kd": "damping of the centre of mass, the frame and the posture, 1/s (3 numbers)",
+        "weights": "weights of the centre of mass, the frame and the posture (3 numbers)",
+    }
+
+    def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
+        if not robot.model.floating_base:
+            raise ValueError(f"whole_body: robot '{robot.model.name}' has no floating base "
+                             "(parameter floating_base)")
+        contacts = []
+        for value in _strings(parameters.get("contacts", []), "contacts"):
+            frame, _, kind = value.partition(":")
+            if (kind or "6d") not in CONTACT_ROWS or frame not in robot.frame_names:
+                raise ValueError(f"parameter 'contacts': '{value}' is not 'frame' or "
+                                 "'frame:3d' of a frame of the robot")
+            contacts.append(Contact(frame, kind or "6d"))  # type: ignore[arg-type]
+        if not contacts:
+            raise ValueError("parameter 'contacts': name the frames the robot stands on")
+        frame = str(parameters.get("frame", robot.frame_names[-1]))
+        if frame not in robot.frame_names:
+            raise ValueError(f"parameter 'frame': robot '{robot.model.name}' has no frame "
+                             f"'{frame}'")
+        self.contacts, self.frame = tuple(contacts), frame
+        self.gains = {name: _three(parameters, name, getattr(DEFAULTS, name))
+                      for name in ("kp", "kd", "weights")}
+        self._controller: WholeBodyController | None = None
+        self._pose_target: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
+
+    def set_target(self, position: ArrayLike | None = None,
+                   orientation: ArrayLike | None = None) -> None:
+        """The frame's target position (3,), m, and/or orientation (quaternion x y z w or 3x3
+        rotation), in the world; None keeps that part."""
+        p = None if position is None else np.asarray(position, dtype=float)
+        if p is not None and (p.shape != (3,) or not np.isfinite(p).all()):
+            raise ValueError(f"position must be 3 finite numbers; got {position!r}")
+        R = None if orientation is None else as_rotation_matrix(orientation, "orientation")
+        self._pose_target = (p, R)
+        if self._controller is not None:
+            self._controller.targets = self._targets(self._controller.targets)
+
+    def update(self, state: ControllerState) -> np.ndarray:
+        self._check_state(state)
+        if self._controller is None:  # hold where the robot is, the frame's pose as asked
+            robot, q = self.robot, state.q
+            pose = robot.frame_pose(q, self.frame)
+            start = WholeBodyTargets(
+                com=robot.centre_of_mass(q), frame=self.frame, position=pose[:3, 3],
+                orientation=pose[:3, :3], posture=q[FREE_FLYER_DOF + 1:].copy(),
+                kp=self.gains["kp"], kd=self.gains["kd"], weights=self.gains["weights"])
+            self._controller = WholeBodyController(robot, self.contacts, self._targets(start))
+        return self._controller.torque(state.q, state.qd)
+
+    def _targets(self, targets: WholeBodyTargets) -> WholeBodyTargets:
+        """`targets` with the frame's pose target set_target gave."""
+        position, orientation = self._pose_target
+        return dataclasses.replace(
+            targets, position=targets.position if position is None else position,
+            orientation=targets.orientation if orientation is None else orientation)
+
+
+def _strings(value: object, name: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, Sequence) \
+            or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"parameter '{name}' must be a list of strings; got {value!r}")
+    return list(value)
+
+
+def _three(parameters: dict[str, object], name: str, default: tuple[float, float, float]
+           ) -> tuple[float, float, float]:
+    try:
+        values = np.asarray(parameters.get(name, default), dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter '{name}' must be 3 numbers") from None
+    if values.shape != (3,) or not (np.isfinite(values).all() and (values >= 0).all()):
+        raise ValueError(f"parameter '{name}' must be 3 finite numbers ≥ 0; got "
+                         f"{values.tolist()}")
+    return (float(values[0]), float(values[1]), float(values[2]))

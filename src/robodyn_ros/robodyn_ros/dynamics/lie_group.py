@@ -1,13 +1,15 @@
 """The configuration's group arithmetic inside the kernels, joint by joint: q ⊕ θ (the
 exponential of SE(3) for a free flyer, of SE(2) for a planar joint, q + θ for a joint of one
 degree of freedom) and the inverse differential of exp that the Runge–Kutta–Munthe-Kaas stages
-take. The same arithmetic as robodyn_ros.configuration's and sim.floating_base_simulation's in
-numpy, for the compiled rollout.
+take: the compiled rollout's, and robodyn_ros.configuration.integrate's (integrated, a batch of
+joints' configurations at once). sim.floating_base_simulation computes the same dexp⁻¹ in numpy.
 """
 
 import math
 
-from robodyn_ros.dynamics.jit import kernel_helper, routine
+import numpy as np
+
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.spatial import free_flyer_motion
 from robodyn_ros.dynamics.tree import (
     CONTINUED,
@@ -36,9 +38,39 @@ def integrate_configuration(tree, q, theta, out):
             out[k] = q[k] + theta[i]
 
 
+def integrated(codes: np.ndarray, q_index: np.ndarray, v_index: np.ndarray, q: np.ndarray,
+               theta: np.ndarray) -> np.ndarray:
+    """q ⊕ θ of integrate_joints for configurations (..., nq) and motions (..., nv) whose batch
+    shapes broadcast, as float64 (..., nq)."""
+    shape = np.broadcast_shapes(q.shape[:-1], theta.shape[:-1])
+    Q = np.ascontiguousarray(np.broadcast_to(q, (*shape, q.shape[-1])), dtype=float)
+    THETA = np.ascontiguousarray(np.broadcast_to(theta, (*shape, theta.shape[-1])), dtype=float)
+    Q, THETA = Q.reshape(-1, q.shape[-1]), THETA.reshape(-1, theta.shape[-1])
+    out = Q.copy()
+    integrate_joints(codes, q_index, v_index, Q, THETA, out)
+    return out.reshape(*shape, q.shape[-1])
+
+
+@kernel
+def integrate_joints(codes, q_index, v_index, q, theta, out):
+    """out = q ⊕ θ for configurations q (B, nq) and motions θ (B, nv) of one shape, joint by
+    joint as integrate_configuration, the joints given by their codes (FREE_FLYER, PLANAR, or
+    0 for one degree of freedom) and where each starts in q and in θ (J,): a robot's layout
+    (configuration.integrate), which a MimicRobot's independent joints are too."""
+    for b in range(q.shape[0]):
+        for j in range(codes.shape[0]):
+            k, i = q_index[j], v_index[j]
+            if codes[j] == FREE_FLYER:
+                free_flyer_step(q[b], k, theta[b], i, out[b])
+            elif codes[j] == PLANAR:
+                planar_step(q[b], k, theta[b], i, out[b])
+            else:
+                out[b, k] = q[b, k] + theta[b, i]
+
+
 @kernel_helper
 def free_flyer_step(q, k, theta, i, out):
-    """out[k:k+7] = q[k:k+7] exp6(θ[i:i+6]) (free_flyer.integrate): the position moved by
+    """out[k:k+7] = q[k:k+7] exp6(θ[i:i+6]) (free_flyer.integrate's): the position moved by
     R V(ω) v, V = 1 + (1 − cos θ)/θ² [ω]× + (θ − sin θ)/θ³ [ω]×², and the quaternion turned by
     exp3(ω) with w ≥ 0, normalised."""
     vx, vy, vz = theta[i], theta[i + 1], theta[i + 2]
@@ -74,7 +106,7 @@ def free_flyer_step(q, k, theta, i, out):
 
 @kernel_helper
 def planar_step(q, k, theta, i, out):
-    """out[k:k+4] = q[k:k+4] exp(θ[i:i+3]) on SE(2) (configuration._planar_integrate): the
+    """out[k:k+4] = q[k:k+4] exp(θ[i:i+3]) on SE(2) (configuration.integrate's): the
     position moved by R V(θ) (vx, vy), V = [[sin θ/θ, −(1 − cos θ)/θ], [(1 − cos θ)/θ,
     sin θ/θ]], and the angle turned by θ = ω."""
     vx, vy, turn = theta[i], theta[i + 1], theta[i + 2]

@@ -48,6 +48,13 @@ holds the pose of the first state it gets until a new one arrives. Efforts with 
 are not sent. In "service" mode one compute_dynamics call is in flight at a time; one unanswered
 within ``dynamics_timeout`` is given up (a WARN) and the newest merged state asked, so that a
 lost answer never stops the efforts. Every callback runs under the node's guard (ros.guard).
+
+A floating-base robot (parameter floating_base, or a URDF floating joint at the root) takes a
+controller that declares it (Controller.TAKES_FLOATING_BASE: whole_body) and dynamics
+in_process: its state is the joints' of joint_states with the base's of the newest
+``odometry`` (nav_msgs/Odometry, REP 105: header.frame_id world_frame, child_frame_id the base
+link, both with frame_prefix), as dynamics_node takes it, and effort_commands carry the joints'
+efforts. A target pose in world_frame is taken as it is.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
@@ -68,6 +76,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robodyn_ros.control import ControllerState, load_controller
 from robodyn_ros.control.trajectory import JointTrajectoryReference
+from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
 from robodyn_ros.ros.conversions import (
@@ -87,8 +96,14 @@ from robodyn_ros.ros.joint_states import (
     JointStateMerge,
     input_qos,
 )
+from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
 from robodyn_ros.ros.parameters import ParameterSpec
-from robodyn_ros.ros.robot_node import RobotNode, run_node
+from robodyn_ros.ros.robot_node import (
+    WORLD_FRAME_PARAMETER,
+    RobotNode,
+    floating_base_problem,
+    run_node,
+)
 from robodyn_ros.ros.trajectory_builder import (
     SerializedTrajectory,
     TrajectoryBuilder,
@@ -110,8 +125,8 @@ QUEUE_DEPTH = 10  # messages the middleware keeps for each input, all taken at o
 PARAMETERS = (
     ParameterSpec("controller", "gravity_compensation",
                   "the controller plugin (robodyn_ros.controllers entry points: "
-                  "computed_torque, gravity_compensation, joint_impedance, operational_space, or "
-                  "your own)"),
+                  "computed_torque, gravity_compensation, joint_impedance, operational_space, "
+                  "whole_body (a floating base), or your own)"),
     ParameterSpec("dynamics_source", "in_process",
                   "in_process: the node's own Robot; service: ask compute_dynamics each cycle",
                   choices=("in_process", "service")),
@@ -122,6 +137,7 @@ PARAMETERS = (
     MAX_AGE_PARAMETER,
     GROUP_WAIT_PARAMETER,
     JOINTS_PARAMETER,
+    WORLD_FRAME_PARAMETER,
 )
 
 
@@ -147,11 +163,18 @@ class ControllerNode(RobotNode):
             self._build_reported, "joint_trajectory")
         self._unstamped = False  # whether joint states stamped 0 were said to take the clock
         self._joint_state_intake = InArrivalOrder("joint_states")
+        self._odometry_frames: OdometryFrames | None = None  # a floating base's
+        self._base: BaseState | None = None  # of the newest odometry taken
         self._targets = {topic: NewestFirst(topic)
                          for topic in ("target_pose", "target_joints", "joint_trajectory")}
         super().__init__("controller_node", **kwargs)
 
     def create_interfaces(self) -> None:
+        # odometry first: of a base and joint state both waiting, the executor takes the base
+        # first, so that the joint state is answered with the base of its instant
+        self.create_subscription(Odometry, "odometry",
+                                 self.guard.callback("odometry", self._on_odometry),
+                                 **input_qos(QUEUE_DEPTH))
         for topic, kind, callback in (
             ("joint_states", JointState, self._on_joint_state),
             ("target_pose", PoseStamped, self._on_target_pose),
@@ -192,13 +215,40 @@ class ControllerNode(RobotNode):
         self._configured(robot).update(ControllerState(t=0.0, q=robot.default_positions(),
                                                        qd=np.zeros(robot.nv)))
         self.controller, self._command_order = controller, order
-        self._q = self._trajectory = None
+        self._q = self._trajectory = self._base = None
         self._trajectories.cancel()
-        self._joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
+        measured, coupling, self._odometry_frames = robot.joint_names, robot.coupling, None
+        if robot.model.floating_base:  # the base from odometry, the joints from joint_states
+            measured, coupling = robot.joint_names[FREE_FLYER_DOF:], None
+            self._odometry_frames = OdometryFrames(
+                self.frame_id(self.value("world_frame")),
+                self.frame_id(robot.model.body_links[FREE_FLYER_DOF - 1]))
+        self._joint_states = JointStateMerge(JointStateMap(measured, coupling),
                                              self.value("joint_states_max_age"))
+
+    def adopt_floating(self, robot: Robot) -> None:
+        """Control a floating-base robot (adopt) with a controller that takes one, the
+        dynamics in process.
+
+        Raises:
+            RefusedError: another free flyer or planar joint, a controller that does not take
+                a floating base, or dynamics_source service (compute_dynamics refuses one).
+        """
+        problem = floating_base_problem(robot)
+        if problem:
+            raise RefusedError(problem)
+        name = self.value("controller")
+        if not load_controller(name).TAKES_FLOATING_BASE:
+            raise RefusedError(f"controller '{name}' does not control a floating base; use "
+                               "whole_body")
+        if self.value("dynamics_source") != "in_process":
+            raise RefusedError("a floating base takes dynamics_source in_process: "
+                               "compute_dynamics cannot carry the base's state")
+        self.adopt(robot)
 
     def release(self) -> None:
         self.controller = self._joint_states = self._q = self._trajectory = None
+        self._odometry_frames = self._base = None
         self._trajectories.cancel()
 
     def destroy_node(self) -> None:
@@ -243,7 +293,10 @@ class ControllerNode(RobotNode):
         frame_id = newest.header.frame_id
         transform = pose_transform(newest.pose, "target_pose")
         frame = self.robot_frame(frame_id)
-        if frame or not frame_id:
+        world = self._odometry_frames.world if self._odometry_frames is not None else None
+        if frame_id == world:
+            target = transform
+        elif frame or not frame_id:
             target = in_root_frame(robot, frame, self._q, transform, "target_pose")
         else:
             root = self.frame_id(robot.model.root_link)
@@ -336,6 +389,15 @@ class ControllerNode(RobotNode):
 
     # -- each cycle -------------------------------------------------------------------------
 
+    def _on_odometry(self, message: Odometry) -> None:
+        """Take the newest odometry of a floating base (a fixed base ignores it).
+
+        Raises:
+            RefusedError: its frames, numbers or quaternion (ros.odometry names the field).
+        """
+        if self._odometry_frames is not None:
+            self._base = base_state(message, self._odometry_frames, time.time_ns())
+
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Merge every joint state taken (this one and those queued behind it) in arrival
         order, then answer the newest merged state once it is ready (ros.joint_states)."""
@@ -390,7 +452,11 @@ class ControllerNode(RobotNode):
         """Answer the merged state, whose newest message is `newest`: the efforts, directly
         or once compute_dynamics answers."""
         assert self._joint_states is not None  # configured: checked by the callers
-        q, qd, _ = self._joint_states.state(time.time_ns())
+        now_ns = time.time_ns()
+        q, qd, _ = self._joint_states.state(now_ns)
+        if self._odometry_frames is not None:
+            q, qd, _ = floating_state(self._base, q, qd, None, now_ns,
+                                      self.value("joint_states_max_age"))
         self._q = q
         t = self._state_time(newest.message.header.stamp)
         self._play_built_trajectory()

@@ -250,15 +250,17 @@ class DynamicsNode(RobotNode):
         super().__init__("dynamics_node", **kwargs)
 
     def create_interfaces(self) -> None:
+        # odometry first: of a base and joint state both waiting, the executor takes the base
+        # first, so that the joint state is answered with the base of its instant
+        self.create_subscription(Odometry, "odometry",
+                                 self.guard.callback("odometry", self._on_odometry),
+                                 **input_qos(ODOMETRY_DEPTH))
         self._intake.subscription = self.create_subscription(
             JointState, "joint_states",
             self.guard.callback("joint_states", self._on_joint_state), **input_qos(QUEUE_DEPTH),
         )
         self._held_states = HeldStates(self, self._intake, self._on_held_state,
                                        self.value("joint_states_group_wait"))
-        self.create_subscription(Odometry, "odometry",
-                                 self.guard.callback("odometry", self._on_odometry),
-                                 **input_qos(ODOMETRY_DEPTH))
         self._joint_space = self.create_lifecycle_publisher(
             JointSpaceDynamics, "dynamics/joint_space", QUEUE_DEPTH
         )

@@ -120,8 +120,8 @@ class RobotNode(LifecycleNode):
     create_interfaces(): its subscriptions, lifecycle publishers and services (configure).
     adopt(robot): put a robot in service, or raise to refuse it.
     adopt_floating(robot): the same for a robot with a free flyer or planar joint (parameter
-        floating_base, or a URDF floating or planar joint); by default refused: dynamics_node
-        and sim_node serve floating bases.
+        floating_base, or a URDF floating or planar joint); by default refused: dynamics_node,
+        sim_node and controller_node serve floating bases.
     header_frame(robot): the frame_id of the headers it publishes with a robot in service
         (default: the root link with frame_prefix).
     release(): drop the robot and what it computed (cleanup).
@@ -202,8 +202,9 @@ class RobotNode(LifecycleNode):
         raise RefusedError(
             f"robot '{robot.model.name}' has free-flyer or planar joint(s) "
             f"{', '.join(map(repr, multi_dof))}; {self.get_name()} takes robots whose joints "
-            "have one coordinate each, and dynamics_node and sim_node serve a floating base "
-            "(set the parameter floating_base to false, or fix those joints in the URDF)"
+            "have one coordinate each; dynamics_node, sim_node and controller_node (whole_body) "
+            "serve a floating base (set the parameter floating_base to false, or fix those "
+            "joints in the URDF)"
         )
 
     def header_frame(self, robot: Robot) -> str:

@@ -349,6 +349,14 @@ class SimNode(RobotNode):
         if stamp.nanosec >= 1_000_000_000:
             stamp = Time(sec=stamp.sec + 1, nanosec=0)
         robot, q = sim.robot, sim.q
+        if robot.model.floating_base:  # first: a joint state is answered with the newest base
+            base_link = robot.model.body_links[FREE_FLYER_DOF - 1]
+            odometry = odometry_message(q, sim.qd, self.frame_id(self.value("world_frame")),
+                                        self.frame_id(base_link))
+            odometry.header.stamp = stamp
+            self._odometry.publish(odometry)
+            if self._transforms is not None:
+                self._transforms.sendTransform(transform_of(odometry))
         rows = measured_rows(robot)
         message = JointState()
         message.header.stamp = stamp
@@ -358,14 +366,6 @@ class SimNode(RobotNode):
         message.velocity = sim.qd[rows].tolist()
         message.effort = sim.effort[rows].tolist()
         self._joint_states.publish(message)
-        if robot.model.floating_base:
-            base_link = robot.model.body_links[FREE_FLYER_DOF - 1]
-            odometry = odometry_message(q, sim.qd, self.frame_id(self.value("world_frame")),
-                                        self.frame_id(base_link))
-            odometry.header.stamp = stamp
-            self._odometry.publish(odometry)
-            if self._transforms is not None:
-                self._transforms.sendTransform(transform_of(odometry))
         self._clock_publisher.publish(Clock(clock=stamp))
 
     # -- reporting --------------------------------------------------------------------------

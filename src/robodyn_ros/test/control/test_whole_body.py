@@ -89,3 +89,56 @@ def test_a_robot_without_a_floating_base_is_refused() -> None:
                             position=np.zeros(3), orientation=np.eye(3), posture=q.copy())
     with pytest.raises(ValueError, match="robot 'solo' has no floating base"):
         WholeBodyController(fixed, [Contact("HL_FOOT", "3d")], goal)
+
+
+def test_the_plugin_holds_a_quadruped_where_it_stands_and_moves_its_base() -> None:
+    """The whole_body plugin on Solo12 held on its four feet, in SimulatedRobot (sim_node's
+    simulation, joint damping and friction included): it holds the first state's centre of
+    mass and posture, so the base sags under 2 mm where zero effort drops it; then a target
+    2 cm up for the base link, weighted above the centre of mass (which it lifts too), brings
+    it within 3 mm of there in 1 s."""
+    from robodyn_ros.control import load_controller
+    from robodyn_ros.control.plugin import ControllerState
+    from robodyn_ros.sim import SimulatedRobot
+
+    robot = Robot.from_urdf(example_robot_urdf("solo12"), floating_base=True)
+    feet = [f"{foot}_FOOT:3d" for foot in ("FL", "FR", "HL", "HR")]
+    q = robot.neutral()
+    joints = {joint.name: joint.q.start for joint in robot.configuration_joints}
+    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
+        q[joints[f"{leg}_HFE"]], q[joints[f"{leg}_KFE"]] = 0.8 * sign, -1.6 * sign
+    q = robot.standing([foot.partition(":")[0] for foot in feet], q)
+    contacts = tuple(Contact(foot.partition(":")[0], "3d") for foot in feet)
+
+    def run(controlled: bool, steps: int, lift: float = 0.0) -> np.ndarray:
+        simulated = SimulatedRobot(robot, "rk4", 1e-3, q=q, contacts=contacts)
+        controller = load_controller("whole_body")()
+        weights = [1.0, 10.0, 1e-3] if lift else [10.0, 1.0, 1e-3]
+        controller.configure(robot, {"contacts": feet, "frame": "base_link",
+                                     "weights": weights})
+        if lift:
+            controller.set_target(q[:3] + np.array([0.0, 0.0, lift]), None)
+        for k in range(steps):
+            tau = controller.update(ControllerState(k * 1e-3, simulated.q, simulated.qd)) \
+                if controlled else np.zeros(robot.nv)
+            simulated.step(tau)
+        return simulated.q
+
+    assert q[2] - run(False, 300)[2] > 0.01  # zero effort: the knees give
+    assert abs(q[2] - run(True, 300)[2]) < 2e-3
+    assert run(True, 1000, lift=0.02)[2] - q[2] == pytest.approx(0.02, abs=3e-3)
+
+
+def test_the_plugin_refuses_what_it_cannot_control() -> None:
+    from robodyn_ros.control import load_controller
+
+    fixed = Robot.from_urdf(example_robot_urdf("solo12"))
+    with pytest.raises(ValueError, match="has no floating base"):
+        load_controller("whole_body")().configure(fixed, {"contacts": ["FL_FOOT"]})
+    floating = Robot.from_urdf(example_robot_urdf("solo12"), floating_base=True)
+    for parameters, message in (({}, "name the frames the robot stands on"),
+                                ({"contacts": ["FL_TOE"]}, "'FL_TOE' is not 'frame'"),
+                                ({"contacts": ["FL_FOOT"], "kp": [1, 2]}, "'kp' must be 3"),
+                                ({"contacts": ["FL_FOOT"], "frame": "hand"}, "no frame 'hand'")):
+        with pytest.raises(ValueError, match=message):
+            load_controller("whole_body")().configure(floating, parameters)
