@@ -98,6 +98,12 @@ def command_parser() -> argparse.ArgumentParser:
                      "folder that joint_states are recorded to, until the trajectory ends")
     sim.add_argument("--storage", default="sqlite3", choices=("sqlite3", "mcap"),
                      help="the bag's storage (default sqlite3)")
+    sim.add_argument("--floating-base", action="store_true",
+                     help="the robot's root link floats (default robot: the bundled Solo12): "
+                     "sim_node holds it on its feet, controller_node's whole-body controller "
+                     "stands it up and sways its base, sim_node publishes odometry")
+    sim.add_argument("--contacts", nargs="+", default=(), metavar="FRAME[:3d]",
+                     help="with --floating-base: the feet (default: the lowest frames)")
     add_gravity_option(sim)
     add_bag_commands(commands)
     add_launch_command(commands)
@@ -267,6 +273,8 @@ def run_sim(args: argparse.Namespace) -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if args.trajectory is not None or args.record is not None:
         return run_sim_trajectory(args)
+    if args.floating_base:
+        return run_sim_floating(args)
     from robodyn_ros.ros.simulation import run_simulation
 
     urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
@@ -274,6 +282,19 @@ def run_sim(args: argparse.Namespace) -> int:
     reached = run_simulation(urdf, params, args.frame, args.seconds_per_target,
                              gravity=args.gravity, xacro_args=args.xacro_args)
     print("\nall targets reached" if reached else "\nsome targets were not reached")
+    return 0 if reached else 1
+
+
+def run_sim_floating(args: argparse.Namespace) -> int:
+    """`robodyn sim --floating-base`: 0 when the base reached each target."""
+    from robodyn_ros.ros.floating_simulation import run_floating_simulation
+
+    urdf = Path(args.urdf) if args.urdf else bundled_urdf("solo12")
+    params = (Path(args.params) if args.params
+              else share_directory() / "config" / "floating_sim.yaml")
+    reached = run_floating_simulation(urdf, params, args.contacts, args.seconds_per_target,
+                                      gravity=args.gravity)
+    print("\nthe base reached its targets" if reached else "\nthe base missed a target")
     return 0 if reached else 1
 
 

@@ -137,22 +137,28 @@ def nodes_in_process(
     node_types: Sequence[Callable[..., RobotNode]],
     gravity: tuple[float, float, float] | None = None,
     xacro_args: Mapping[str, str] | None = None,
+    floating_base: bool = False,
+    node_parameters: Sequence[Sequence[Parameter[Any]]] = (),
 ) -> Iterator[NodesInProcess]:
     """The nodes of `node_types` (sim_node's first) with the parameters of `params_file`,
     configured and activated one by one (the simulation left for NodesInProcess.start), on
     one executor spun in a thread of its own; every node's robot_description is the URDF text
-    of `urdf` (a xacro file expanded with `xacro_args`), and `gravity` (the base frame's,
-    m/s²) every node's gravity parameter when given. Ctrl-C or SIGTERM raise
-    KeyboardInterrupt in the block; the nodes are torn down after it whatever happens.
+    of `urdf` (a xacro file expanded with `xacro_args`), `gravity` (the base frame's, m/s²;
+    the world's for a floating base) every node's gravity parameter when given, and
+    `floating_base` every node's; node_parameters[k], when given, more of node k's. Ctrl-C or
+    SIGTERM raise KeyboardInterrupt in the block; the nodes are torn down after it whatever
+    happens.
 
     Raises:
         RuntimeError: a transition failed (the node's log says why).
     """
     description = read_robot_description(urdf, xacro_args)
-    overrides: list[Parameter[Any]] = [Parameter("robot_description", value=description)]
+    overrides: list[Parameter[Any]] = [Parameter("robot_description", value=description),
+                                        Parameter("floating_base", value=floating_base)]
     if gravity is not None:
         overrides.append(Parameter("gravity", value=list(gravity)))
-    robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity)
+    robot = Robot.from_urdf_string(description, source=str(urdf), gravity=gravity,
+                                   floating_base=floating_base)
     interrupt_on_signals()  # Ctrl-C or SIGTERM: KeyboardInterrupt here, then the tear-down
     rclpy.init(args=["--ros-args", "--params-file", str(params_file)],
                signal_handler_options=SignalHandlerOptions.NO)
@@ -163,7 +169,9 @@ def nodes_in_process(
     stop = threading.Event()
     spinner = threading.Thread(target=spin_until, args=(executor, stop), daemon=True)
     try:
-        nodes += [node_type(parameter_overrides=overrides) for node_type in node_types]
+        extras = [*node_parameters, *([()] * (len(node_types) - len(node_parameters)))]
+        nodes += [node_type(parameter_overrides=[*overrides, *extra])
+                  for node_type, extra in zip(node_types, extras, strict=True)]
         for node in nodes:
             transition(node, "configure")
         for node in nodes[1:]:  # the simulation starts last, once its controller is listening
@@ -213,7 +221,7 @@ def run_simulation(
         try:
             reached = _follow_targets(robot, frame, observer, targets_out, preview,
                                       seconds_per_target, tolerance, print_every)
-            _print_summary(observer, time.perf_counter() - wall_start)
+            print_summary(observer, time.perf_counter() - wall_start)
         except KeyboardInterrupt:
             print("\ninterrupted")
             reached = False
@@ -333,7 +341,8 @@ def _follow_targets(
     return reached
 
 
-def _print_summary(observer: Observer, wall: float) -> None:
+def print_summary(observer: Observer, wall: float) -> None:
+    """The sim time, wall time, joint states and each node's last diagnostics."""
     sim_time = observer.state[0] if observer.state else 0.0
     print(f"\nsimulated {sim_time:.2f} s in {wall:.2f} s of wall time "
           f"(real-time factor {sim_time / wall:.2f}); {observer.states_received} joint states")

@@ -1,0 +1,158 @@
+"""A floating-base robot simulated in one process (`robodyn sim --floating-base`): sim_node
+holding it on its feet, dynamics_node computing from its joint_states and odometry, and
+controller_node's whole-body controller standing it up, with the parameters of a params file
+(config/floating_sim.yaml), as ros.simulation runs the arm.
+
+The feet are the frames named, or else the robot's lowest frames at its default configuration
+(within FOOT_TOLERANCE of the lowest; point contacts for three or more, whole soles for fewer).
+The robot starts on them at z = 0 (Robot.standing). The runner lets it stand, then sends the
+base a pose SWAY to its side (along the world's y) in the world frame: a move the legs make
+from any posture, straight ones included (a crouch or a lift would wait on straight knees'
+singularity; swaying on straight legs lowers the base a little, so the height is printed and
+not judged). It prints the base's position over time from the odometry, and returns whether
+the base ended within TOLERANCE of each target across.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.robot import Robot
+from robodyn_ros.ros.controller_node import ControllerNode
+from robodyn_ros.ros.conversions import JointStateMap
+from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.robot_node import RobotNode
+from robodyn_ros.ros.sim_node import SimNode
+from robodyn_ros.ros.simulation import Observer, nodes_in_process, print_summary
+
+FOOT_TOLERANCE = 0.01  # m above the lowest frame, for a frame to count as a foot
+SWAY = 0.02  # m: the base's second target, to its side of where it stands
+SIDEWAYS = np.array([0.0, SWAY, 0.0])
+TOLERANCE = 0.005  # m: the base from its target, across (x, y), at the end of each phase
+
+
+@dataclass
+class BaseObserver:
+    """The newest odometry's stamp (s) and base position (m), and how many arrived."""
+
+    stamp: float = -1.0
+    position: np.ndarray = field(default_factory=lambda: np.full(3, np.nan))
+    received: int = 0
+
+    def on_odometry(self, message: Odometry) -> None:
+        self.stamp = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
+        p = message.pose.pose.position
+        self.position = np.array([p.x, p.y, p.z])
+        self.received += 1
+
+
+def standing_feet(robot: Robot, contacts: Sequence[str]) -> list[str]:
+    """The contacts as sim_node and the whole-body controller take them ('frame' or
+    'frame:3d'): those given, or else the lowest frames at the default configuration.
+
+    Raises:
+        ValueError: a frame the robot lacks.
+    """
+    if contacts:
+        unknown = [c for c in contacts if c.partition(":")[0] not in robot.frame_names]
+        if unknown:
+            raise ValueError(f"--contacts: robot '{robot.model.name}' has no frame(s) "
+                             f"{', '.join(unknown)}")
+        return list(contacts)
+    heights = robot.frame_poses(robot.default_positions())[:, 2, 3]
+    lowest = [name for name, z in zip(robot.frame_names, heights, strict=True)
+              if z <= heights.min() + FOOT_TOLERANCE]
+    return [f"{foot}:3d" for foot in lowest] if len(lowest) >= 3 else lowest
+
+
+def run_floating_simulation(
+    urdf: Path,
+    params_file: Path,
+    contacts: Sequence[str] = (),
+    seconds_per_target: float = 2.0,
+    print_every: float = 0.5,
+    gravity: tuple[float, float, float] | None = None,
+) -> bool:
+    """Run sim_node, dynamics_node and controller_node on the floating robot of `urdf`
+    standing on `contacts` (standing_feet), hold it where it stands, then sway its base by
+    SWAY, each for `seconds_per_target` of sim time; print the base's position; True when it
+    ended within TOLERANCE of each target."""
+    robot = Robot.from_urdf(urdf, floating_base=True, gravity=gravity)
+    feet = standing_feet(robot, contacts)
+    q0 = robot.standing([foot.partition(":")[0] for foot in feet], robot.default_positions())
+    base_link = robot.model.body_links[FREE_FLYER_DOF - 1]
+    print(f"robot '{robot.model.name}' on {', '.join(feet)}; its base '{base_link}' at "
+          f"z = {q0[2]:.3f} m")
+    node_parameters: tuple[list[Parameter[Any]], ...] = (
+        [Parameter("contacts", value=feet), Parameter("initial_positions", value=q0.tolist())],
+        [],
+        [Parameter("controller_parameters.contacts", value=feet),
+         Parameter("controller_parameters.frame", value=base_link)],
+    )
+    with nodes_in_process(urdf, params_file, (SimNode, DynamicsNode, ControllerNode), gravity,
+                          floating_base=True, node_parameters=node_parameters) as simulation:
+        runner = simulation.runner
+        base = BaseObserver()
+        observer = Observer(JointStateMap(robot.joint_names[FREE_FLYER_DOF:]))
+        runner.create_subscription(Odometry, "odometry", base.on_odometry, 10)
+        runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
+        runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
+        targets = runner.create_publisher(PoseStamped, "target_pose", 10)
+        simulation.start()
+        wall_start = time.perf_counter()
+        try:
+            reached = True
+            for name, position in (("stand", q0[:3]), ("sway", q0[:3] + SIDEWAYS)):
+                if name != "stand":
+                    targets.publish(_base_target(q0, position, simulation.nodes[2]))
+                reached &= _hold(name, position, base, seconds_per_target, print_every)
+            print_summary(observer, time.perf_counter() - wall_start)
+            print(f"  odometry: {base.received} messages")
+        except KeyboardInterrupt:
+            print("\ninterrupted")
+            reached = False
+    return reached
+
+
+def _base_target(q0: np.ndarray, position: np.ndarray, controller: RobotNode) -> PoseStamped:
+    """The base's pose at `position`, its start orientation, in the controller's world
+    frame."""
+    message = PoseStamped()
+    message.header.frame_id = controller.frame_id(controller.get_parameter("world_frame").value)
+    p, o = message.pose.position, message.pose.orientation
+    p.x, p.y, p.z = (float(x) for x in position)
+    o.x, o.y, o.z, o.w = (float(x) for x in q0[3:7])
+    return message
+
+
+def _hold(name: str, position: np.ndarray, base: BaseObserver, seconds: float,
+          print_every: float) -> bool:
+    """Print the base's position for `seconds` of sim time; whether it ends within TOLERANCE
+    of `position` across (x, y)."""
+    while base.stamp < 0.0:  # the simulation's first odometry
+        time.sleep(0.01)
+    start = next_print = base.stamp
+    print(f"\n{name}: the base to {np.round(position, 3)} m, from t = {start:.2f} s")
+    while base.stamp < start + seconds:
+        if base.stamp >= next_print:
+            print(f"  t = {base.stamp:6.2f} s   base {np.round(base.position, 4)} m   error "
+                  f"across {1e3 * np.linalg.norm((base.position - position)[:2]):7.2f} mm")
+            next_print += print_every
+        time.sleep(0.005)
+    error = float(np.linalg.norm((base.position - position)[:2]))
+    ok = error <= TOLERANCE
+    print(f"  final: {1e3 * error:.2f} mm ({'reached' if ok else 'NOT reached'}; tolerance "
+          f"{1e3 * TOLERANCE:.0f} mm)")
+    return ok
