@@ -23,9 +23,10 @@ efforts], and joint_names are the robot's, FREE_FLYER_JOINTS first. An odometry 
 other frames, numbers that are not finite or a quaternion that is not of unit norm is refused;
 a joint state with no odometry yet, or none within joint_states_max_age, is refused: a base is
 never guessed. The odometry subscription exists for every robot (created at configure, as the
-others, not with each robot); a fixed base ignores it. compute_dynamics refuses a floating
-base: its request, a JointState, carries no base state. A robot with a planar joint, or a
-floating joint inside its tree, is refused: a JointState carries one number per joint.
+others, not with each robot); a fixed base ignores it. compute_dynamics answers a floating
+base's request (a JointState of its joints) at the newest odometry's base, by the same rule. A
+robot with a planar joint, or a floating joint inside its tree, is refused: a JointState
+carries one number per joint.
 
 joint_states are merged on arrival, every message in arrival order, and computed newest first
 (ros.intake): a cycle answers the newest merged state and skips those it superseded; the
@@ -419,9 +420,13 @@ class DynamicsNode(RobotNode):
     ) -> ComputeDynamics.Response:
         """The compute_dynamics service: dynamics at the state the caller sends.
 
+        A floating base's request carries its joints; its base is the newest odometry's,
+        within joint_states_max_age, as for a joint state on the topic.
+
         Raises:
-            RefusedError: no robot yet, a floating base, an unknown frame or method, or a bad
-                state (the guard answers success=false with the reason).
+            RefusedError: no robot yet, an unknown frame or method, a bad state, or no
+                recent odometry of a floating base (the guard answers success=false with
+                the reason).
         """
         serving = self._serving
         if serving is None:
@@ -429,11 +434,6 @@ class DynamicsNode(RobotNode):
         if not self.active:
             raise RefusedError("dynamics_node is not active")
         robot = serving.robot
-        if robot.model.floating_base:
-            raise RefusedError(
-                f"robot '{robot.model.name}' has a floating base, whose pose and twist a "
-                "JointState request cannot carry; its dynamics are published on "
-                "dynamics/joint_space from joint_states and odometry")
         frames = [self.robot_frame(frame) for frame in request.frames]
         unknown = [name for name, frame in zip(request.frames, frames, strict=True) if not frame]
         if unknown:
@@ -453,7 +453,11 @@ class DynamicsNode(RobotNode):
         problem = method_problem(robot, methods[2], frames)
         if problem:
             raise RefusedError(problem)
-        q, qd, effort = JointStateMap(robot.joint_names).state(request.state, "state")
+        q, qd, effort = JointStateMap(serving.joint_states.joint_map.joint_names).state(
+            request.state, "state")
+        if serving.odometry is not None:
+            q, qd, effort = floating_state(self._base, q, qd, effort, time.time_ns(),
+                                           serving.settings.max_age)
         settings = replace(serving.settings, quantities=QUANTITIES, methods=methods)
         joint_space, operational_space = compute(
             robot, request.state.header, q, qd, effort, tuple(frames), settings
@@ -608,9 +612,8 @@ class WarmUpPlan:
                               (robot, quantity_frames(serving, quantity),
                                replace(settings, quantities=(quantity,))))
 
-        answered = () if robot.model.floating_base else QUANTITIES
         return cls({quantity: step(quantity) for quantity in settings.quantities},
-                   {quantity: step(quantity) for quantity in answered
+                   {quantity: step(quantity) for quantity in QUANTITIES
                     if quantity not in settings.quantities})
 
     @property

@@ -14,6 +14,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
+from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 
 from robodyn_ros import Robot
@@ -228,3 +229,30 @@ def test_a_refused_floating_base_leaves_the_node_reporting_the_robot_in_service(
         assert now.hardware_id == "panda" and robot().model.name == "panda"
         last_error = {kv.key: kv.value for kv in now.values}["last error"]
         assert "a floating base" in last_error
+
+
+def test_compute_dynamics_answers_at_the_newest_odometry(peer, solo) -> None:
+    """A floating base's request carries its joints: the answer is at the newest odometry's
+    base (M, C v + g, q̈ and a foot's Λ as the Robot's there); before any odometry, refused."""
+    client = peer.peer.create_client(ComputeDynamics, "compute_dynamics")
+    assert client.wait_for_service(timeout_sec=20.0)
+    rng = np.random.default_rng(2)
+    joints, rates, efforts = rng.uniform(-1, 1, (3, 12))
+    request = ComputeDynamics.Request(frames=[FOOT],
+                                      state=joint_state(solo, joints, rates, efforts))
+    refused = client.call(request, timeout_sec=30.0)
+    assert refused is not None and not refused.success and "no odometry" in refused.message
+    pose = [0.2, 0.1, 0.3, *quaternion(*ROLL_PITCH_YAW)]
+    q = np.concatenate([pose, joints])
+    v = np.concatenate([TWIST, rates])
+    tau = np.concatenate([np.zeros(6), efforts])
+    answer(peer, odometry(pose), joint_state(solo, joints, rates), q)  # the node took it
+    response = client.call(request, timeout_sec=30.0)
+    assert response is not None and response.success, response and response.message
+    space = response.joint_space
+    close(space.position, q)
+    close(space.mass_matrix, solo.mass_matrix(q))
+    close(space.bias_forces, solo.bias_forces(q, v))
+    close(space.acceleration, solo.forward_dynamics(q, v, tau))
+    close(space.coriolis_matrix, solo.coriolis_matrix(q, v))
+    close(response.operational_space[0].inertia, solo.operational_space(q, v, FOOT).Lambda)
