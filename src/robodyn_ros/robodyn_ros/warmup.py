@@ -65,7 +65,8 @@ def package_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
     steps.append(WarmUpStep(f"simulation step ({INTEGRATOR})", simulation_step,
                             (robot, INTEGRATOR, TIME_STEP)))
     steps += [WarmUpStep(f"controller {name}", first_efforts, (robot, name, frame))
-              for name in BUILTIN_CONTROLLERS]
+              for name in BUILTIN_CONTROLLERS
+              if load_controller(name).TAKES_FLOATING_BASE == robot.model.floating_base]
     steps.append(WarmUpStep("preview", warm_up_preview, (robot, PreviewSettings())))
     from robodyn_ros.ros.dynamics_node import default_warm_up_steps  # ROS 2, its messages
 
