@@ -70,6 +70,7 @@ setup(
             "gravity_compensation = robodyn_ros.control.gravity_compensation:GravityCompensation",
             "joint_impedance = robodyn_ros.control.joint_impedance:JointImpedance",
             "operational_space = robodyn_ros.control.operational_space_controller:OperationalSpace",
+            "whole_body = robodyn_ros.control.whole_body:WholeBody",
         ],
     },
     zip_safe=False,

@@ -153,7 +153,7 @@ class Controller(abc.ABC):
             raise ValueError(
                 f"{type(self).__name__}: the state has {state.q.shape[0]} positions and "
                 f"{state.qd.shape[0]} velocities; the robot has {robot.nq} and {robot.nv} "
-                f"({', '.join(robot.joint_names)})"
+                f"(joints {', '.join(robot.joint_names)})"
             )
 
     def _gravity(self, state: ControllerState) -> np.ndarray:

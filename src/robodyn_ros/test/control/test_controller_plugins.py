@@ -32,6 +32,7 @@ from robodyn_ros.control.operational_space_controller import (
     quaternion_to_matrix,
     rotation_error,
 )
+from robodyn_ros.control.whole_body import WholeBody
 
 PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 TCP = "panda_hand_tcp"
@@ -323,8 +324,8 @@ def test_bad_targets_and_states(robot):
         controller.set_target([0, 0, 0], 2 * np.eye(3))
     with pytest.raises(ValueError, match="position"):
         controller.set_target([0, 0])
-    with pytest.raises(ValueError, match="qd"):
-        ControllerState(0.0, np.zeros(7), np.zeros(6))
+    with pytest.raises(ValueError, match="7 positions and 6 velocities"):
+        controller.update(ControllerState(0.0, np.zeros(7), np.zeros(6)))
     with pytest.raises(ValueError, match="q"):
         ControllerState(0.0, [0.0, np.nan], np.zeros(2))
     with pytest.raises(ValueError, match="M"):
@@ -346,6 +347,7 @@ def test_load_controller_finds_builtins():
         "gravity_compensation": GravityCompensation,
         "joint_impedance": JointImpedance,
         "operational_space": OperationalSpace,
+        "whole_body": WholeBody,
     }
     assert set(BUILTIN_CONTROLLERS) == set(expected)
     for name, cls in expected.items():
