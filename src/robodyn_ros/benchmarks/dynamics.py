@@ -37,7 +37,7 @@ from common import (
     robot_calls,
     robot_specs,
 )
-from robodyn_ros.operational_space import OperationalSpaceDynamics
+from robodyn_ros.robot.operational_space import OperationalSpaceDynamics
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 TARGET_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics(aba)")

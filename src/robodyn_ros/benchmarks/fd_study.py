@@ -49,7 +49,7 @@ from common import (
 )
 from robodyn_ros import Robot
 from robodyn_ros.errors import NO_ANSWER_ERRORS
-from robodyn_ros.iteration import IterationInfo
+from robodyn_ros.robot.iteration import IterationInfo
 from robodyn_ros.sim import WarmStartedForwardDynamics
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 

@@ -47,9 +47,9 @@ from common import (
     pivot,
 )
 from robodyn_ros import Robot
-from robodyn_ros.contact_dynamics import Contact
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model.model import FREE_FLYER_DOF
+from robodyn_ros.robot.contact_dynamics import Contact
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.floating_pinocchio_oracle import FloatingPinocchioOracle

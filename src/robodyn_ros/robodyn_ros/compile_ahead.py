@@ -33,8 +33,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from robodyn_ros.answers import load_checks_pivots_first
 from robodyn_ros.dynamics.jit import kernel_cache_dir
+from robodyn_ros.robot.answers import load_checks_pivots_first
 
 
 @dataclass(frozen=True)

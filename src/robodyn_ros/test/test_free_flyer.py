@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robodyn_ros.free_flyer import (
+from robodyn_ros.robot.free_flyer import (
     NEUTRAL,
     SMALL_ANGLE,
     difference,

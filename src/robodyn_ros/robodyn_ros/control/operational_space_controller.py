@@ -59,7 +59,7 @@ from robodyn_ros.control.plugin import (
     task_vector,
 )
 from robodyn_ros.dynamics.rotation import log_so3
-from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
+from robodyn_ros.robot.operational_space import SCHUR_METHODS, check_schur_task
 
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot

@@ -29,8 +29,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
-    from robodyn_ros.operational_space import OperationalSpaceDynamics
     from robodyn_ros.robot import Robot
+    from robodyn_ros.robot.operational_space import OperationalSpaceDynamics
 
 ENTRY_POINT_GROUP = "robodyn_ros.controllers"
 

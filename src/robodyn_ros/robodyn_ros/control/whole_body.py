@@ -33,12 +33,17 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros.contact_dynamics import CONTACT_ROWS, Contact, contact_drift, contact_jacobian
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix, rotation_error
 from robodyn_ros.control.plugin import Controller, ControllerState
-from robodyn_ros.free_flyer import rotation_matrix
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.contact_dynamics import (
+    CONTACT_ROWS,
+    Contact,
+    contact_drift,
+    contact_jacobian,
+)
+from robodyn_ros.robot.free_flyer import rotation_matrix
 
 RANK_TOLERANCE = 1e-10  # a singular value of J_c below this times the largest: not a row
 

@@ -255,7 +255,7 @@ ERROR_MODEL = "numpy"
 kernel = cached(njit(cache=True, fastmath=FASTMATH, nogil=True, error_model=ERROR_MODEL))
 """A kernel called from Python: compiled on first use, cached on disk, releasing the GIL.
 
-Robot calls it for a batch (B, n) on several threads at once (robodyn_ros.batch_threads), and
+Robot calls it for a batch (B, n) on several threads at once (dynamics.batch_threads), and
 for one state as a batch of one, so that one build serves both: a second, GIL-holding build
 for single states compiled every kernel twice. The many short single-state calls of a control
 or simulation loop enter through state_entry's C entries instead, which keep the GIL (taking

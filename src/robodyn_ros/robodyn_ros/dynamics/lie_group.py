@@ -1,7 +1,7 @@
 """The configuration's group arithmetic inside the kernels, joint by joint: q ⊕ θ (the
 exponential of SE(3) for a free flyer, of SE(2) for a planar joint, q + θ for a joint of one
 degree of freedom) and the inverse differential of exp that the Runge–Kutta–Munthe-Kaas stages
-take: the compiled rollout's, and robodyn_ros.configuration.integrate's (integrated, a batch of
+take: the compiled rollout's, and robot.configuration.integrate's (integrated, a batch of
 joints' configurations at once). sim.floating_base_simulation computes the same dexp⁻¹ in numpy.
 """
 

@@ -76,7 +76,6 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robodyn_ros.control import ControllerState, load_controller
 from robodyn_ros.control.trajectory import JointTrajectoryReference
-from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
 from robodyn_ros.ros.conversions import (
@@ -96,7 +95,14 @@ from robodyn_ros.ros.joint_states import (
     JointStateMerge,
     input_qos,
 )
-from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
+from robodyn_ros.ros.odometry import (
+    BaseState,
+    OdometryFrames,
+    base_link,
+    base_state,
+    floating_state,
+    measured_joints,
+)
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import (
     WORLD_FRAME_PARAMETER,
@@ -217,13 +223,12 @@ class ControllerNode(RobotNode):
         self.controller, self._command_order = controller, order
         self._q = self._trajectory = self._base = None
         self._trajectories.cancel()
-        measured, coupling, self._odometry_frames = robot.joint_names, robot.coupling, None
+        coupling, self._odometry_frames = robot.coupling, None
         if robot.model.floating_base:  # the base from odometry, the joints from joint_states
-            measured, coupling = robot.joint_names[FREE_FLYER_DOF:], None
-            self._odometry_frames = OdometryFrames(
-                self.frame_id(self.value("world_frame")),
-                self.frame_id(robot.model.body_links[FREE_FLYER_DOF - 1]))
-        self._joint_states = JointStateMerge(JointStateMap(measured, coupling),
+            coupling = None
+            self._odometry_frames = OdometryFrames(self.frame_id(self.value("world_frame")),
+                                                   self.frame_id(base_link(robot)))
+        self._joint_states = JointStateMerge(JointStateMap(measured_joints(robot), coupling),
                                              self.value("joint_states_max_age"))
 
     def adopt_floating(self, robot: Robot) -> None:

@@ -14,10 +14,9 @@ from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from robodyn_ros import operational_space
 from robodyn_ros.control.trajectory import JointTrajectoryReference
-from robodyn_ros.mimic_robot import Coupling
-from robodyn_ros.robot import Robot
+from robodyn_ros.robot import Robot, operational_space
+from robodyn_ros.robot.mimic_robot import Coupling
 from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.state_merge import StateMergeError, picked_fields
 

@@ -67,9 +67,8 @@ from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.compile_ahead import WarmUpStep
-from robodyn_ros.model.model import FREE_FLYER_DOF
-from robodyn_ros.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
     JointStateMap,
@@ -86,13 +85,19 @@ from robodyn_ros.ros.joint_states import (
     JointStateMerge,
     input_qos,
 )
-from robodyn_ros.ros.odometry import BaseState, OdometryFrames, base_state, floating_state
+from robodyn_ros.ros.odometry import (
+    BaseState,
+    OdometryFrames,
+    base_link,
+    base_state,
+    floating_state,
+    measured_joints,
+)
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import (
     COMMON_PARAMETERS,
     WORLD_FRAME_PARAMETER,
     RobotNode,
-    floating_base_problem,
     run_node,
 )
 
@@ -208,11 +213,11 @@ def bind(robot: Robot, settings: Settings) -> Serving:
     """
     frames: list[str] = []
     left_out: list[str] = []
-    measured, coupling, odometry = robot.joint_names, robot.coupling, None
+    coupling, odometry = robot.coupling, None
     if robot.model.floating_base:  # the base from odometry, the joints from joint_states
-        measured, coupling = robot.joint_names[FREE_FLYER_DOF:], None
-        base_link = robot.model.body_links[FREE_FLYER_DOF - 1]  # the free flyer's body
-        odometry = OdometryFrames(header_frame(robot, settings), settings.frame_prefix + base_link)
+        coupling = None
+        odometry = OdometryFrames(header_frame(robot, settings),
+                                  settings.frame_prefix + base_link(robot))
     for name in settings.frames:
         frame = robot_frame(robot, settings.frame_prefix, name)
         if not frame:
@@ -230,7 +235,8 @@ def bind(robot: Robot, settings: Settings) -> Serving:
                                          joint_names=joint_names)
          for frame in frames},
     )
-    joint_states = JointStateMerge(JointStateMap(measured, coupling), settings.max_age)
+    joint_states = JointStateMerge(JointStateMap(measured_joints(robot), coupling),
+                                   settings.max_age)
     return Serving(robot, joint_states, settings, tuple(frames), tuple(left_out), messages,
                    odometry)
 
@@ -280,18 +286,6 @@ class DynamicsNode(RobotNode):
             RefusedError: what the node would publish fails on this robot.
         """
         self._serve(bind(robot, self._settings()))
-
-    def adopt_floating(self, robot: Robot) -> None:
-        """Put a floating-base robot in service (adopt); refuse one with any other free
-        flyer or planar joint.
-
-        Raises:
-            RefusedError: such a joint, or what adopt refuses.
-        """
-        problem = floating_base_problem(robot)
-        if problem:
-            raise RefusedError(problem)
-        self.adopt(robot)
 
     def kernel_steps(self, robot: Robot) -> list[WarmUpStep]:
         """warm_up's computations with this robot."""

@@ -28,11 +28,11 @@ from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
-from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap
 from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.odometry import base_link, measured_joints
 from robodyn_ros.ros.robot_node import RobotNode
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.ros.simulation import Observer, nodes_in_process, print_summary
@@ -92,20 +92,20 @@ def run_floating_simulation(
     robot = Robot.from_urdf(urdf, floating_base=True, gravity=gravity)
     feet = standing_feet(robot, contacts)
     q0 = robot.standing([foot.partition(":")[0] for foot in feet], robot.default_positions())
-    base_link = robot.model.body_links[FREE_FLYER_DOF - 1]
-    print(f"robot '{robot.model.name}' on {', '.join(feet)}; its base '{base_link}' at "
+    base_frame = base_link(robot)
+    print(f"robot '{robot.model.name}' on {', '.join(feet)}; its base '{base_frame}' at "
           f"z = {q0[2]:.3f} m")
     node_parameters: tuple[list[Parameter[Any]], ...] = (
         [Parameter("contacts", value=feet), Parameter("initial_positions", value=q0.tolist())],
         [],
         [Parameter("controller_parameters.contacts", value=feet),
-         Parameter("controller_parameters.frame", value=base_link)],
+         Parameter("controller_parameters.frame", value=base_frame)],
     )
     with nodes_in_process(urdf, params_file, (SimNode, DynamicsNode, ControllerNode), gravity,
                           floating_base=True, node_parameters=node_parameters) as simulation:
         runner = simulation.runner
         base = BaseObserver()
-        observer = Observer(JointStateMap(robot.joint_names[FREE_FLYER_DOF:]))
+        observer = Observer(JointStateMap(measured_joints(robot)))
         runner.create_subscription(Odometry, "odometry", base.on_odometry, 10)
         runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
         runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from geometry_msgs.msg import Point, Pose, PoseArray
+from geometry_msgs.msg import Point, Pose, PoseArray, Twist
 from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -15,6 +15,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap, fill_pose
+from robodyn_ros.ros.odometry import measured_joints
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
 from robodyn_ros.sim.scenarios import KINDS, Scenario, ScenarioError, scenario_from_mapping
 
@@ -48,10 +49,19 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
         raise ScenarioError(f"scenario '{name}': kind must be one of {', '.join(KINDS)}; "
                             f"got {message.kind!r}")
     fields: dict[str, object] = {"frame": message.frame} if message.frame else {}
+    p, o = message.target.position, message.target.orientation
     if message.kind == PreviewScenario.POSE_TARGET:
-        p, o = message.target.position, message.target.orientation
         fields.update(position=[p.x, p.y, p.z], orientation=[o.x, o.y, o.z, o.w])
         gains: tuple[str, ...] = ("kp", "kd", "null_stiffness", "null_damping")
+    elif message.kind == PreviewScenario.WHOLE_BODY_POSE:
+        fields.update(position=[p.x, p.y, p.z], contacts=[
+            {"frame": frame, "kind": kind or "6d"}
+            for frame, _, kind in (text.partition(":") for text in message.contacts)])
+        if any((o.x, o.y, o.z, o.w)):  # four zeros: as at the start
+            fields["orientation"] = [o.x, o.y, o.z, o.w]
+        if len(message.com):
+            fields["com"] = list(message.com)
+        gains = ("kp", "kd")
     else:
         values = "positions" if message.kind == PreviewScenario.JOINT_TRAJECTORY else "efforts"
         fields.update(_waypoints(robot, name, message, values))
@@ -65,10 +75,10 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
 
 def _waypoints(robot: Robot, name: str, message: PreviewScenario, values: str) -> dict:
     """times and positions (or efforts) of the trajectory's points, in the robot's joint
-    order."""
+    order; a floating base's rows are zero (the trajectory names its joints)."""
     trajectory, field = message.trajectory, "positions" if values == "positions" else "effort"
     try:
-        index = JointStateMap(robot.joint_names).index(trajectory.joint_names)
+        index = JointStateMap(measured_joints(robot)).index(trajectory.joint_names)
     except JointStateError as error:
         raise ScenarioError(f"scenario '{name}': trajectory.joint_names: "
                             f"{str(error).split(': ', 2)[-1]}") from None
@@ -78,21 +88,35 @@ def _waypoints(robot: Robot, name: str, message: PreviewScenario, values: str) -
         if row.shape != (len(trajectory.joint_names),):
             raise ScenarioError(f"scenario '{name}': trajectory.points[{k}].{field} must have "
                                 f"one value per joint name; got {row.shape[0]}")
-        rows.append(row[index])
+        rows.append(np.concatenate([np.zeros(robot.nv - index.size), row[index]]))
     times = [point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
              for point in trajectory.points]
     return {"times": times, values: rows}
 
 
-def prediction_message(robot: Robot, result: PreviewResult, prefix: str = "") -> PreviewPrediction:
+def prediction_message(robot: Robot, result: PreviewResult, prefix: str,
+                       paths_frame: str) -> PreviewPrediction:
     """A PreviewPrediction of one result; `prefix`: the node's frame_prefix, before every
-    frame name."""
+    frame name; `paths_frame`: the frame_id of the paths (the root link's, a floating base's
+    world frame). A floating base's trajectory carries its joints, base_path and base_twist
+    the free flyer."""
     m = result.metrics
-    root = prefix + robot.model.root_link
+    joints = measured_joints(robot)
+    first = robot.nv - len(joints)  # the first joint's row: after a floating base's six
+    q_first = robot.nq - len(joints)
+    base_path, base_twist = PoseArray(), []
+    base_path.header.frame_id = paths_frame
+    if first:
+        base_path.poses = [_pose(x) for x in result.q[:, :q_first].tolist()]
+        base_twist = [_twist(x) for x in result.qd[:, :first].tolist()]
     return PreviewPrediction(
-        name=result.name, trajectory=joint_trajectory(robot, result, root),
-        frame_path=pose_array(result.frame_path, root), frame=prefix + result.frame,
-        peak_effort=m.peak_effort.tolist(), effort_ratio=m.effort_ratio,
+        name=result.name,
+        trajectory=joint_trajectory(joints, result.times, result.q[:, q_first:],
+                                    result.qd[:, first:], result.effort[:, first:],
+                                    prefix + robot.model.root_link),
+        frame_path=pose_array(result.frame_path, paths_frame), frame=prefix + result.frame,
+        base_path=base_path, base_twist=base_twist,
+        peak_effort=m.peak_effort[first:].tolist(), effort_ratio=m.effort_ratio,
         limit_stops=m.limit_violations.tolist(), min_singular_value=m.min_singular_value,
         final_position_error=m.final_position_error,
         final_orientation_error=m.final_orientation_error, energy_start=m.energy_start,
@@ -101,18 +125,36 @@ def prediction_message(robot: Robot, result: PreviewResult, prefix: str = "") ->
     )
 
 
-def joint_trajectory(robot: Robot, result: PreviewResult, frame_id: str) -> JointTrajectory:
-    """q, q̇ and the commanded effort at every step (the last command repeated at the end)."""
-    effort = np.concatenate([result.effort, result.effort[-1:]])
+def joint_trajectory(joints: Sequence[str], times: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                     effort: np.ndarray, frame_id: str) -> JointTrajectory:
+    """q, q̇ and the commanded effort of `joints` at every step (the last command repeated at
+    the end)."""
+    effort = np.concatenate([effort, effort[-1:]])
     points = [
-        JointTrajectoryPoint(positions=q, velocities=qd, effort=tau,
+        JointTrajectoryPoint(positions=q_k, velocities=qd_k, effort=tau,
                              time_from_start=_duration(t))
-        for t, q, qd, tau in zip(result.times.tolist(), result.q.tolist(), result.qd.tolist(),
-                                 effort.tolist(), strict=True)
+        for t, q_k, qd_k, tau in zip(times.tolist(), q.tolist(), qd.tolist(), effort.tolist(),
+                                     strict=True)
     ]
-    trajectory = JointTrajectory(joint_names=list(robot.joint_names), points=points)
+    trajectory = JointTrajectory(joint_names=list(joints), points=points)
     trajectory.header.frame_id = frame_id
     return trajectory
+
+
+def _pose(x: list[float]) -> Pose:
+    """The Pose of a free flyer's configuration [x y z, qx qy qz qw]."""
+    pose = Pose()
+    p, o = pose.position, pose.orientation
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = x
+    return pose
+
+
+def _twist(v: list[float]) -> Twist:
+    """The Twist of a free flyer's velocity [linear; angular]."""
+    twist = Twist()
+    twist.linear.x, twist.linear.y, twist.linear.z = v[:3]
+    twist.angular.x, twist.angular.y, twist.angular.z = v[3:]
+    return twist
 
 
 def pose_array(transforms: np.ndarray, frame_id: str) -> PoseArray:

@@ -11,6 +11,14 @@ response cannot carry one). Cancelling stops the scenarios not yet started. Each
 frame paths are published as visualization_msgs/MarkerArray on ``preview/markers`` for RViz,
 in the robot's root frame with frame_prefix.
 
+A floating-base robot (parameter floating_base, or a URDF floating joint at the root) starts
+from its joints' state (goal.start or joint_states, which carry its joints) and the newest
+``odometry`` (nav_msgs/Odometry, REP 105: header.frame_id the world_frame parameter,
+child_frame_id its base link), as dynamics_node takes them; a start without an odometry within
+joint_states_max_age is refused. It takes torque_profile (its joints' efforts, nothing on the
+base) and whole_body_pose scenarios; its predictions carry the joints in the trajectory, the
+base in base_path and base_twist, and the paths in the world frame.
+
 A new robot (parameter or topic) is warmed up by a one-step preview before it replaces the
 one in service; if that fails it is refused with the reason. Predictions with NaN or inf are
 not sent: the goal is aborted with the reason. Every callback runs under the node's guard
@@ -29,6 +37,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from nav_msgs.msg import Odometry
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from robodyn_interfaces.action import Preview
@@ -39,7 +48,16 @@ from robodyn_ros.parallel import CancelledError, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import JointStateMap, finite
 from robodyn_ros.ros.guard import ERROR, OK, RefusedError
+from robodyn_ros.ros.intake import received_ns
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
+from robodyn_ros.ros.odometry import (
+    BaseState,
+    OdometryFrames,
+    base_link,
+    base_state,
+    floating_state,
+    measured_joints,
+)
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.preview_messages import (
     goal_scenarios,
@@ -47,7 +65,11 @@ from robodyn_ros.ros.preview_messages import (
     path_markers,
     prediction_message,
 )
-from robodyn_ros.ros.robot_node import RobotNode, run_node
+from robodyn_ros.ros.robot_node import (
+    WORLD_FRAME_PARAMETER,
+    RobotNode,
+    run_node,
+)
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings, preview, warm_up
 from robodyn_ros.sim.scenarios import ScenarioError
 
@@ -60,6 +82,7 @@ PARAMETERS = (
                   choices=("threads", "serial")),
     ParameterSpec("workers", 2, "threads of the threads backend", bounds=(1, 256)),
     MAX_AGE_PARAMETER,
+    WORLD_FRAME_PARAMETER,
 )
 
 
@@ -72,11 +95,16 @@ class PreviewNode(RobotNode):
     def __init__(self, **kwargs: Any) -> None:
         self._joint_states: JointStateMerge | None = None
         self._latest: tuple[np.ndarray, np.ndarray, int] | None = None  # q, q̇, arrival (ns)
+        self._odometry_frames: OdometryFrames | None = None  # a floating base's
+        self._base: BaseState | None = None  # of the newest odometry taken
         self._cancels: dict[bytes, threading.Event] = {}
         self._goals = 0
         super().__init__("preview_node", **kwargs)
 
     def create_interfaces(self) -> None:
+        self.create_subscription(Odometry, "odometry",
+                                 self.guard.callback("odometry", self._on_odometry),
+                                 **input_qos(1))
         self.create_subscription(JointState, "joint_states",
                                  self.guard.callback("joint_states", self._on_joint_state),
                                  **input_qos(1))
@@ -89,32 +117,57 @@ class PreviewNode(RobotNode):
         )
 
     def adopt(self, robot: Robot) -> None:
-        """Put `robot` in service once its forward dynamics exists (at rest, q = 0) and a
-        one-step preview has worked on it.
+        """Put `robot` in service once its forward dynamics exists (at rest, at its neutral
+        configuration) and a one-step preview has worked on it.
 
         Raises:
             Exception: SingularMassMatrixError (a joint that moves no mass), or the failure of
                 that preview.
         """
         rest = np.zeros(robot.nv)
-        robot.forward_dynamics(rest, rest, rest)
+        robot.forward_dynamics(robot.neutral(), rest, rest)
         warm_up(robot, PreviewSettings())
-        self._joint_states = JointStateMerge(JointStateMap(robot.joint_names, robot.coupling),
-                                             self.value("joint_states_max_age"))
-        self._latest = None
+        floating = robot.model.floating_base
+        self._joint_states = JointStateMerge(
+            JointStateMap(measured_joints(robot), None if floating else robot.coupling),
+            self.value("joint_states_max_age"))
+        frames = OdometryFrames(self.frame_id(self.value("world_frame")),
+                                self.frame_id(base_link(robot))) if floating else None
+        if frames != self._odometry_frames:
+            self._base = None
+        self._odometry_frames, self._latest = frames, None
 
     def release(self) -> None:
-        self._joint_states = self._latest = None
+        self._joint_states = self._latest = self._odometry_frames = self._base = None
 
     def apply(self, changes: dict[str, Any]) -> None:
         if "joint_states_max_age" in changes and self._joint_states is not None:
             self._joint_states.max_age = changes["joint_states_max_age"]
+        if "world_frame" in changes and self._odometry_frames is not None:
+            self._odometry_frames = OdometryFrames(self.frame_id(changes["world_frame"]),
+                                                   self._odometry_frames.base)
+            self._base = None
+
+    def paths_frame(self, robot: Robot) -> str:
+        """The frame_id of the predicted paths: the root link's, a floating base's world."""
+        if self._odometry_frames is not None:
+            return self._odometry_frames.world
+        return self.frame_id(robot.model.root_link)
+
+    def _on_odometry(self, message: Odometry, info: MessageInfo) -> None:
+        """Keep the newest odometry of a floating base (ignored for a fixed base).
+
+        Raises:
+            RefusedError: its frames, pose or twist cannot be the base's (ros.odometry).
+        """
+        if self._odometry_frames is not None:
+            self._base = base_state(message, self._odometry_frames, received_ns(info))
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Keep the newest joint state (the start of a goal without one)."""
         joint_states = self._joint_states
         if joint_states is not None:
-            received = info.get("received_timestamp") or time.time_ns()
+            received = received_ns(info)
             q, qd, _ = joint_states.update(message, received, time.time_ns())
             self._latest = (q, qd, received)
 
@@ -167,29 +220,35 @@ class PreviewNode(RobotNode):
             self._cancels.pop(key, None)
         for result in results:
             check_prediction_finite(result)
-        self._markers.publish(path_markers(results, self.frame_id(robot.model.root_link)))
+        paths_frame = self.paths_frame(robot)
+        self._markers.publish(path_markers(results, paths_frame))
         goal_handle.succeed()
-        return Preview.Result(predictions=[prediction_message(robot, r, self.frame_prefix)
-                                           for r in results])
+        return Preview.Result(predictions=[
+            prediction_message(robot, r, self.frame_prefix, paths_frame) for r in results])
 
     def _start(self, robot: Robot, start: JointState) -> tuple[np.ndarray, np.ndarray]:
-        """(q, q̇) of goal.start, else of the latest joint_states.
+        """(q, q̇) of goal.start, else of the latest joint_states; a floating base's from the
+        newest odometry.
 
         Raises:
-            RefusedError: neither is there, or the state is bad (naming the field).
+            RefusedError: neither is there, the state is bad (naming the field), or a floating
+                base has no odometry within joint_states_max_age.
         """
+        assert self._joint_states is not None  # configured along with the robot
+        max_age, now = self._joint_states.max_age, time.time_ns()
         if start.name:
-            return JointStateMap(robot.joint_names).state(start, "start")[:2]
-        latest = self._latest
-        if latest is None:
+            q, qd = JointStateMap(measured_joints(robot)).state(start, "start")[:2]
+        elif self._latest is None:
             raise RefusedError("start is empty and no complete joint_states has arrived")
-        q, qd, received = latest
-        assert self._joint_states is not None  # configured along with _latest
-        age = (time.time_ns() - received) * 1e-9
-        if age > self._joint_states.max_age:
-            raise RefusedError(f"start is empty and the newest complete joint_states is "
-                               f"{age:.3g} s old (joint_states_max_age "
-                               f"{self._joint_states.max_age:g} s)")
+        else:
+            q, qd, received = self._latest
+            age = (now - received) * 1e-9
+            if age > max_age:
+                raise RefusedError(f"start is empty and the newest complete joint_states is "
+                                   f"{age:.3g} s old (joint_states_max_age {max_age:g} s)")
+        if self._odometry_frames is None:
+            return q, qd
+        q, qd, _ = floating_state(self._base, q, qd, None, now, max_age)
         return q, qd
 
     def report(self) -> tuple[int, str, dict[str, str]]:

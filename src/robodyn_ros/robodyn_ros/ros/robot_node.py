@@ -120,8 +120,8 @@ class RobotNode(LifecycleNode):
     create_interfaces(): its subscriptions, lifecycle publishers and services (configure).
     adopt(robot): put a robot in service, or raise to refuse it.
     adopt_floating(robot): the same for a robot with a free flyer or planar joint (parameter
-        floating_base, or a URDF floating or planar joint); by default refused: dynamics_node,
-        sim_node and controller_node serve floating bases.
+        floating_base, or a URDF floating or planar joint); by default adopt for a floating
+        base at the root, refused for any other such joint.
     header_frame(robot): the frame_id of the headers it publishes with a robot in service
         (default: the root link with frame_prefix).
     release(): drop the robot and what it computed (cleanup).
@@ -192,20 +192,18 @@ class RobotNode(LifecycleNode):
         return ()
 
     def adopt_floating(self, robot: Robot) -> None:
-        """Put a robot with a free flyer or planar joint in service; raise to refuse it.
+        """Put a robot with a free flyer or planar joint in service (adopt) when it is a
+        floating base, the one such joint a free flyer at the root; a node that needs more of
+        it (a controller that takes one) checks that first.
 
         Raises:
-            RefusedError: always, but in a node that serves floating bases.
+            RefusedError: any other free flyer or planar joint (floating_base_problem), or
+                what adopt raises.
         """
-        multi_dof = [joint.name for joint in robot.configuration_joints
-                     if joint.kind in MULTI_DOF_JOINTS]
-        raise RefusedError(
-            f"robot '{robot.model.name}' has free-flyer or planar joint(s) "
-            f"{', '.join(map(repr, multi_dof))}; {self.get_name()} takes robots whose joints "
-            "have one coordinate each; dynamics_node, sim_node and controller_node (whole_body) "
-            "serve a floating base (set the parameter floating_base to false, or fix those "
-            "joints in the URDF)"
-        )
+        problem = floating_base_problem(robot)
+        if problem:
+            raise RefusedError(problem)
+        self.adopt(robot)
 
     def header_frame(self, robot: Robot) -> str:
         """The frame_id of the headers the node publishes with `robot` in service."""

@@ -56,20 +56,19 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from robodyn_ros.contact_dynamics import CONTACT_ROWS, Contact
-from robodyn_ros.iteration import DEFAULT_TOL
-from robodyn_ros.model.model import FREE_FLYER_DOF, MULTI_DOF_JOINTS
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.contact_dynamics import CONTACT_ROWS, Contact
+from robodyn_ros.robot.iteration import DEFAULT_TOL
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.ros.joint_states import input_qos
-from robodyn_ros.ros.odometry import odometry_message, transform_of
+from robodyn_ros.ros.odometry import base_link, odometry_message, transform_of
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import (
     WORLD_FRAME_PARAMETER,
     RobotNode,
-    floating_base_problem,
     run_node,
 )
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
@@ -222,18 +221,6 @@ class SimNode(RobotNode):
         self._command_order = order
         self._sim = sim  # the loop picks it up at its next publish
 
-    def adopt_floating(self, robot: Robot) -> None:
-        """Simulate a floating-base robot (adopt); refuse one with any other free flyer or
-        planar joint.
-
-        Raises:
-            RefusedError: such a joint, or what adopt raises.
-        """
-        problem = floating_base_problem(robot)
-        if problem:
-            raise RefusedError(problem)
-        self.adopt(robot)
-
     def release(self) -> None:
         self._sim = None
 
@@ -350,9 +337,8 @@ class SimNode(RobotNode):
             stamp = Time(sec=stamp.sec + 1, nanosec=0)
         robot, q = sim.robot, sim.q
         if robot.model.floating_base:  # first: a joint state is answered with the newest base
-            base_link = robot.model.body_links[FREE_FLYER_DOF - 1]
             odometry = odometry_message(q, sim.qd, self.frame_id(self.value("world_frame")),
-                                        self.frame_id(base_link))
+                                        self.frame_id(base_link(robot)))
             odometry.header.stamp = stamp
             self._odometry.publish(odometry)
             if self._transforms is not None:

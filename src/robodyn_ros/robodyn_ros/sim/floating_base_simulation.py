@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros.configuration import check_configuration
-from robodyn_ros.contact_dynamics import Contact, ContactDynamics, held_where_they_are
 from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.configuration import check_configuration
+from robodyn_ros.robot.contact_dynamics import Contact, ContactDynamics, held_where_they_are
 
 LieState = tuple[np.ndarray, np.ndarray]
 Acceleration = Callable[[np.ndarray, np.ndarray], np.ndarray]

@@ -18,13 +18,13 @@ from functools import partial
 
 import numpy as np
 
-from robodyn_ros.configuration import check_configuration
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.configuration import check_configuration
 from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS, FloatingBaseSimulation
 from robodyn_ros.sim.preview import (
     PreviewMetrics,

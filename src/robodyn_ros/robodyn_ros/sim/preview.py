@@ -184,7 +184,12 @@ def warm_up(robot: Robot, settings: PreviewSettings) -> None:
     short = replace(settings, horizon=settings.dt)
     idle = TorqueProfile("warm-up", robot.frame_names[-1], np.zeros(1), np.zeros((1, robot.nv)))
     state = SimulatedRobot(robot)
-    preview_one(robot, short, state.q, state.qd, idle)
+    if robot.nq != robot.nv:
+        from robodyn_ros.sim.floating_preview import floating_preview_one  # it imports this
+
+        floating_preview_one(robot, short, state.q, state.qd, idle)
+    else:
+        preview_one(robot, short, state.q, state.qd, idle)
 
 
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros.contact_dynamics import Contact
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.contact_dynamics import Contact
 
 
 class ScenarioError(ValueError):

@@ -44,12 +44,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros.configuration import check_configuration, configuration_description
-from robodyn_ros.contact_dynamics import Contact, ContactDynamics, held_where_they_are
 from robodyn_ros.errors import NonFiniteResultError
-from robodyn_ros.iteration import ConvergenceError
 from robodyn_ros.model.model import FRICTION_VELOCITY, MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.configuration import check_configuration, configuration_description
+from robodyn_ros.robot.contact_dynamics import Contact, ContactDynamics, held_where_they_are
+from robodyn_ros.robot.iteration import ConvergenceError
 from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS
 from robodyn_ros.sim.integrators import (
     ADAPTIVE_INTEGRATORS,

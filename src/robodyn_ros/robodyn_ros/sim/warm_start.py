@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from robodyn_ros.iteration import ConvergenceError, IterationInfo
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.iteration import ConvergenceError, IterationInfo
 
 CUBIC = 4  # past solutions of the cubic extrapolation
 RESERVED_OPTIONS = ("initial_guess", "info")
@@ -71,7 +71,7 @@ class WarmStartedForwardDynamics:
         require_convergence: raise ConvergenceError when a call stops at max_iterations
             (default); False returns (and remembers) its answer, `last.converged` False.
         options: passed to every call (`tol`, `max_iterations`, `omega`, …; see
-            robodyn_ros.iteration); not `initial_guess` or `info`, which this object sets.
+            robodyn_ros.robot.iteration); not `initial_guess` or `info`, which this object sets.
     """
 
     def __init__(self, robot: Robot, method: str, *, history: int = CUBIC,

@@ -1,4 +1,4 @@
-"""External wrenches on frames (robodyn_ros.external_wrenches), against Pinocchio's rnea and aba
+"""External wrenches on frames (robot.external_wrenches), against Pinocchio's rnea and aba
 with fext: each wrench [force; torque] at a frame's origin in world-aligned axes becomes the
 force on its joint's body in that joint's frame (testing.pinocchio_twin.external_forces), a path
 independent of ours (τ − Σ Jᵀ w). On a fixed arm, robots with a free flyer and a planar joint in the

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.iteration import ConvergenceError, IterationInfo
+from robodyn_ros.robot.iteration import ConvergenceError, IterationInfo
 
 from helpers.tolerances import assert_close
 

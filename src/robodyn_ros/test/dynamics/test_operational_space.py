@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.operational_space import SINGULAR_THRESHOLD
+from robodyn_ros.robot.operational_space import SINGULAR_THRESHOLD
 
 from helpers.tolerances import KAPPA_REF, RTOL, assert_close
 

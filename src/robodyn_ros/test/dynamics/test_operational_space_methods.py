@@ -13,7 +13,7 @@ import pytest
 from robodyn_ros import Robot
 from robodyn_ros.control.operational_space_controller import OperationalSpace
 from robodyn_ros.control.plugin import ControllerState
-from robodyn_ros.operational_space import SCHUR_METHODS
+from robodyn_ros.robot.operational_space import SCHUR_METHODS
 
 from helpers.cases import case_named
 from helpers.tolerances import KAPPA_REF, RTOL, assert_close

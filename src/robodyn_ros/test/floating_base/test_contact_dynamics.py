@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robodyn_ros.contact_dynamics import Contact, contact_drift, contact_jacobian
+from robodyn_ros.robot.contact_dynamics import Contact, contact_drift, contact_jacobian
 
 from helpers.floating import random_states, robot_and_oracle
 from helpers.tolerances import KAPPA_REF, assert_close

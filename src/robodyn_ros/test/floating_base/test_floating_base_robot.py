@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from robodyn_ros import Robot
 from robodyn_ros.errors import SingularMassMatrixError
-from robodyn_ros.free_flyer import quaternion_of, rotation_matrix
 from robodyn_ros.model import FREE_FLYER_JOINTS, ModelError, URDFWarning
 from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
+from robodyn_ros.robot.free_flyer import quaternion_of, rotation_matrix
 from robodyn_ros.testing import example_robot_urdf
 
 from helpers.floating import random_states, robot_and_oracle, with_base_mass

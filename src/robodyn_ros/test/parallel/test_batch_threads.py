@@ -10,7 +10,7 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from robodyn_ros.batch_threads import MIN_CHUNK, run_batch
+from robodyn_ros.dynamics.batch_threads import MIN_CHUNK, run_batch
 
 # settings that hold no per-state array: handed to every chunk as they are
 Scale = namedtuple("Scale", ("factor", "label"))

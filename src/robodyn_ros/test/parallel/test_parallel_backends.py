@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from robodyn_ros.batch_threads import MIN_CHUNK
+from robodyn_ros.dynamics.batch_threads import MIN_CHUNK
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.parallel import (
     BACKENDS,

@@ -23,7 +23,6 @@ from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.ros.odometry import OdometryFrames, base_state
-from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.testing import example_robot_urdf
 
 from helpers.nodes import Peer, panda_node, wait_for
@@ -158,7 +157,6 @@ def test_joint_states_without_odometry_are_refused(peer, solo) -> None:
 
 REFUSALS = {  # why each node refuses the floating Solo12 as it is configured
     ControllerNode: "controller 'gravity_compensation' does not control a floating base",
-    PreviewNode: "controller_node (whole_body) serve a floating base",
 }
 
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.contact_dynamics import Contact
 from robodyn_ros.model import URDFWarning
+from robodyn_ros.robot.contact_dynamics import Contact
 from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS, FloatingBaseSimulation
 from robodyn_ros.testing import example_robot_urdf
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.iteration import ConvergenceError
+from robodyn_ros.robot.iteration import ConvergenceError
 from robodyn_ros.sim import SimulatedRobot
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics, extrapolate
 

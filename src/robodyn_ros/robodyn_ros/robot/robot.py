@@ -17,7 +17,6 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import (
-    TYPE_CHECKING,
     Any,
     ClassVar,
     Literal,
@@ -32,19 +31,8 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike
 
-from robodyn_ros import configuration
+import robodyn_ros.robot.configuration as configuration
 from robodyn_ros._state_call import StateCall
-from robodyn_ros.answers import check_finite, check_mass_matrix, joints_moving_no_mass
-from robodyn_ros.batch_threads import per_state_part, run_batch
-from robodyn_ros.configuration import check_configuration, configuration_description
-from robodyn_ros.contact_dynamics import (
-    Contact,
-    ContactDynamics,
-    ContactTasks,
-    contact_inverse_dynamics,
-    placement_error,
-    split_forces,
-)
 from robodyn_ros.dynamics import (
     centroidal,
     conjugate_gradient,
@@ -61,16 +49,15 @@ from robodyn_ros.dynamics import (
     state_entries,
     task_space,
 )
+from robodyn_ros.dynamics.batch_threads import per_state_part, run_batch
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
-from robodyn_ros.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.inertial_parameters import (
     model_with_parameters,
     parameter_count_of,
     parameter_names,
     parameters_of,
 )
-from robodyn_ros.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.model import (
@@ -80,16 +67,26 @@ from robodyn_ros.model.model import (
     checked_gravity,
 )
 from robodyn_ros.model.payload import checked_payload, with_payload
-from robodyn_ros.operational_space import (
+from robodyn_ros.robot.answers import check_finite, check_mass_matrix, joints_moving_no_mass
+from robodyn_ros.robot.configuration import check_configuration, configuration_description
+from robodyn_ros.robot.contact_dynamics import (
+    Contact,
+    ContactDynamics,
+    ContactTasks,
+    contact_inverse_dynamics,
+    placement_error,
+    split_forces,
+)
+from robodyn_ros.robot.coupling import Coupling
+from robodyn_ros.robot.external_wrenches import ExternalWrenches, wrench_forces
+from robodyn_ros.robot.iteration import IterationInfo, IterativeMethod
+from robodyn_ros.robot.operational_space import (
     SCHUR_METHODS,
     SINGULAR_THRESHOLD,
     OperationalSpaceDynamics,
     check_schur_task,
     task_axes,
 )
-
-if TYPE_CHECKING:
-    from robodyn_ros.mimic_robot import Coupling
 
 _ARRAY = np.ndarray
 _FLOAT = np.dtype(np.float64)
@@ -101,7 +98,7 @@ Task: TypeAlias = str | Sequence[str]
 """The frames of a task: one frame name, or several whose rows are stacked in that order."""
 
 TaskAxes: TypeAlias = str | Sequence[int | str] | None
-"""Task axes of every frame of a task (robodyn_ros.operational_space.task_axes): None for all
+"""Task axes of every frame of a task (robodyn_ros.robot.operational_space.task_axes): None for all
 six ([linear; angular]), indices 0 to 5, or the names "x", "y", "z", "rx", "ry", "rz"."""
 
 class LoadOptions(TypedDict, total=False):
@@ -297,12 +294,21 @@ class Robot:
     ITERATIVE_FORWARD_DYNAMICS_METHODS = tuple(_ITERATIVE_FORWARD_DYNAMICS)
     OPERATIONAL_SPACE_METHODS = tuple(methods.OPERATIONAL_SPACE_INERTIA)
 
-    def __new__(cls, model: Model, *, threads: int = 1) -> Robot:
-        """A MimicRobot (robodyn_ros.mimic_robot) when the model has mimic joints."""
-        if model.mimic and cls is Robot:
-            from robodyn_ros.mimic_robot import MimicRobot  # a subclass: imported on use
+    _SPECIALISED: ClassVar[list[tuple[Callable[[Model], bool], type[Robot]]]] = []
+    """The subclasses that serve models a plain Robot does not, each with its test."""
 
-            cls = MimicRobot
+    def __init_subclass__(cls, serves: Callable[[Model], bool] | None = None,
+                          **kwargs: Any) -> None:
+        """A subclass declared with `serves=test` is what Robot(model) makes when test(model)
+        holds (MimicRobot, for models with mimic joints)."""
+        super().__init_subclass__(**kwargs)
+        if serves is not None:
+            Robot._SPECIALISED.append((serves, cls))
+
+    def __new__(cls, model: Model, *, threads: int = 1) -> Robot:
+        """The specialised subclass that serves `model`, if any (MimicRobot for mimic joints)."""
+        if cls is Robot:
+            cls = next((kind for serves, kind in Robot._SPECIALISED if serves(model)), Robot)
         return super().__new__(cls)
 
     def __init__(self, model: Model, *, threads: int = 1) -> None:
@@ -316,7 +322,7 @@ class Robot:
         self.joint_names = model.joint_names
         self.configuration_joints = model.configuration_joints
         self.mimic_joints: tuple[str, ...] = ()  # joints that follow another (MimicRobot)
-        self.coupling: Coupling | None = None  # how they follow (mimic_robot.Coupling)
+        self.coupling: Coupling | None = None  # how they follow (coupling.Coupling)
         self.frame_names = model.frame_names
         self._tree = pack_tree(model)
         self._frames = pack_frames(model)
@@ -610,7 +616,7 @@ class Robot:
 
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: float = 1.0) -> FloatArray:
         """q ⊕ v dt: the configuration reached from q (..., nq) at the constant velocity v
-        (..., nv) in dt seconds, joint by joint (robodyn_ros.configuration,
+        (..., nv) in dt seconds, joint by joint (robodyn_ros.robot.configuration,
         pinocchio.integrate): a free flyer along the screw motion exp(v dt) in its own frame.
 
         Raises:
@@ -901,7 +907,7 @@ class Robot:
             f_ext, external_wrenches: as in inverse_dynamics; the wrenches push (τ + Σ J_kᵀ w_k).
             **options: the iterative methods' `tol`, `max_iterations`, `initial_guess` (a q̈)
                 and `info` (return ``(qdd, IterationInfo)``), described in
-                robodyn_ros.iteration; "sor" also takes `omega` (default: Young's optimum) and
+                robodyn_ros.robot.iteration; "sor" also takes `omega` (default: Young's optimum) and
                 `spectral_radius`, "jacobi_si" `spectral_radius` (default: estimated by power
                 iteration).
 
@@ -1299,7 +1305,7 @@ class Robot:
         method: str = "recursive",
     ) -> ContactDynamics:
         """q̈ and the contact forces with the contact frames held in the world
-        (robodyn_ros.contact_dynamics; dynamics.constrained_dynamics solves it).
+        (robodyn_ros.robot.contact_dynamics; dynamics.constrained_dynamics solves it).
 
         Args:
             q, qd, tau: the state and the generalised forces (zero on a floating base's rows

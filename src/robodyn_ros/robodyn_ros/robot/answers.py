@@ -14,13 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from robodyn_ros._state_call import all_finite
-from robodyn_ros.configuration import neutral
 from robodyn_ros.dynamics.inertia_diagonal import mass_matrix_diagonal
 from robodyn_ros.dynamics.pivots import articulated_pivots
 from robodyn_ros.dynamics.tree import pack_tree
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
 from robodyn_ros.model import Model, load_urdf_string
 from robodyn_ros.model.model import MULTI_DOF_JOINTS
+from robodyn_ros.robot.configuration import neutral
 
 PIVOT_RTOL = 1e-12
 """A pivot D_i at or below this times the largest diagonal entry of M counts as zero. A joint

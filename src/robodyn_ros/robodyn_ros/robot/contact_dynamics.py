@@ -21,19 +21,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros import free_flyer
+import robodyn_ros.robot.free_flyer as free_flyer
 from robodyn_ros._state_call import StateCall
 from robodyn_ros.dynamics import contact_state_entries
 from robodyn_ros.dynamics.constrained_dynamics import pack_contact_task
-from robodyn_ros.model.model import MULTI_DOF_JOINTS
+from robodyn_ros.model import Model
+from robodyn_ros.model.model import MULTI_DOF_JOINTS, ConfigurationJoint
 
-if TYPE_CHECKING:
-    from robodyn_ros.robot import Robot
+
+class Robot(Protocol):
+    """What the contact functions use of a robot (robot.Robot is one)."""
+
+    @property
+    def model(self) -> Model: ...
+    @property
+    def mass(self) -> float: ...
+    @property
+    def frame_names(self) -> tuple[str, ...]: ...
+    @property
+    def configuration_joints(self) -> tuple[ConfigurationJoint, ...]: ...
+    def inverse_dynamics(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike) -> np.ndarray: ...
+    def jacobian(self, q: ArrayLike, frame: str) -> np.ndarray: ...
+    def classical_acceleration(self, q: ArrayLike, qd: ArrayLike, frame: str
+                               ) -> np.ndarray: ...
+    def frame_pose(self, q: ArrayLike, frame: str) -> np.ndarray: ...
+
 
 ContactKind = Literal["3d", "6d"]
 CONTACT_ROWS = {"3d": 3, "6d": 6}

@@ -2,7 +2,7 @@
 
 A configuration q has nq numbers and a velocity v nv (model.MULTI_DOF_JOINTS): a joint of one
 degree of freedom has one of each; a free flyer [x y z, qx qy qz qw] and [v; ω] in its joint
-frame (robodyn_ros.free_flyer); a planar joint [x, y, cos θ, sin θ] and (vx, vy, ω) in its
+frame (robodyn_ros.robot.free_flyer); a planar joint [x, y, cos θ, sin θ] and (vx, vy, ω) in its
 joint frame. ``integrate`` and ``difference`` are Pinocchio's: q ⊕ v = q exp(v) joint by joint
 (the exponential of SE(3) or SE(2), q + v for the others) and q1 ⊖ q0 its inverse. Every
 function takes a leading batch shape (...) and returns float64, and the robot's layout: its
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros import free_flyer
+import robodyn_ros.robot.free_flyer as free_flyer
 from robodyn_ros.dynamics.lie_group import SMALL_ANGLE, integrated
 from robodyn_ros.dynamics.tree import FREE_FLYER, PLANAR, UNIT_TOLERANCE
 from robodyn_ros.model.model import MULTI_DOF_JOINTS, ConfigurationJoint
