@@ -16,7 +16,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.robot import Robot, operational_space
-from robodyn_ros.robot.mimic_robot import Coupling
+from robodyn_ros.robot.coupling import Coupling
+from robodyn_ros.robot.external_wrenches import ExternalWrenches
 from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.state_merge import StateMergeError, picked_fields
 
@@ -241,6 +242,7 @@ def joint_space_message(
     methods: tuple[str, str] = ("crba", "aba"),
     quantities: Collection[str] = JOINT_SPACE_QUANTITIES,
     message: JointSpaceDynamics | None = None,
+    external_wrenches: ExternalWrenches | None = None,
 ) -> JointSpaceDynamics:
     """The chosen quantities of M, b, g, q̈ (only when τ is given) and C at (q, q̇) as a
     JointSpaceDynamics message, with the (mass matrix, forward dynamics) methods; the others
@@ -250,6 +252,7 @@ def joint_space_message(
         robot: the robot (q its nq coordinates, q̇ and τ its nv).
         message: a message of this robot with these quantities to fill again (a node's, for
             each cycle: publishing serializes it at once); a new one when None.
+        external_wrenches: frame → wrench pushing the robot, in q̈ (Robot.forward_dynamics).
     """
     if message is None:
         message = JointSpaceDynamics(joint_names=list(robot.joint_names))
@@ -265,7 +268,8 @@ def joint_space_message(
         computed.append(("gravity torques", robot.gravity_torques(q)))
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
-        computed.append(("acceleration", robot.forward_dynamics(q, qd, effort, method=methods[1])))
+        computed.append(("acceleration", robot.forward_dynamics(
+            q, qd, effort, method=methods[1], external_wrenches=external_wrenches)))
     if "coriolis_matrix" in quantities:
         computed.append(("Coriolis matrix", robot.coriolis_matrix(q, qd)))
     for name, values in computed:

@@ -68,10 +68,12 @@ from sensor_msgs.msg import JointState
 
 from robodyn_ros.compile_ahead import WarmUpStep
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.robot.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
     JointStateMap,
+    float_sequence,
     joint_space_message,
     operational_space_message,
 )
@@ -100,6 +102,7 @@ from robodyn_ros.ros.robot_node import (
     RobotNode,
     run_node,
 )
+from robodyn_ros.ros.wrenches import wrenches_of
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
@@ -415,7 +418,8 @@ class DynamicsNode(RobotNode):
         """The compute_dynamics service: dynamics at the state the caller sends.
 
         A floating base's request carries its joints; its base is the newest odometry's,
-        within joint_states_max_age, as for a joint state on the topic.
+        within joint_states_max_age, as for a joint state on the topic. external_wrenches push
+        the robot in the acceleration; the response gives their Σ Jᵀ w (ros.wrenches).
 
         Raises:
             RefusedError: no robot yet, an unknown frame or method, a bad state, or no
@@ -452,12 +456,17 @@ class DynamicsNode(RobotNode):
         if serving.odometry is not None:
             q, qd, effort = floating_state(self._base, q, qd, effort, time.time_ns(),
                                            serving.settings.max_age)
+        wrenches = wrenches_of(request.external_wrenches, self.robot_frame,
+                               "external_wrenches")
         settings = replace(serving.settings, quantities=QUANTITIES, methods=methods)
         joint_space, operational_space = compute(
-            robot, request.state.header, q, qd, effort, tuple(frames), settings
+            robot, request.state.header, q, qd, effort, tuple(frames), settings,
+            external_wrenches=wrenches or None,
         )
         response.success, response.joint_space = True, joint_space
         response.operational_space = operational_space
+        if wrenches:
+            response.external_forces = float_sequence(wrench_forces(robot, q, wrenches))
         return response
 
     # -- reporting --------------------------------------------------------------------------
@@ -501,6 +510,7 @@ def compute(
     frames: Sequence[str],
     settings: Settings,
     messages: CycleMessages | None = None,
+    external_wrenches: ExternalWrenches | None = None,
 ) -> tuple[JointSpaceDynamics, list[OperationalSpaceDynamics]]:
     """The messages of one state: (JointSpaceDynamics, [OperationalSpaceDynamics]), filled
     into `messages` when given (each cycle's), else new (a service's answer).
@@ -512,6 +522,7 @@ def compute(
             None: no acceleration.
         frames: the frames whose OperationalSpaceDynamics are computed, in this order.
         settings: the quantities, methods, singular threshold and frame prefix.
+        external_wrenches: frame → wrench pushing the robot, in the acceleration.
 
     Raises:
         NonFiniteAnswerError: a frame's twist came out NaN or inf (conversions).
@@ -521,7 +532,8 @@ def compute(
     header.frame_id = header_frame(robot, settings)
     joint_space = joint_space_message(robot, q, qd, effort, settings.methods[:2],
                                       settings.quantities,
-                                      messages.joint_space if messages else None)
+                                      messages.joint_space if messages else None,
+                                      external_wrenches)
     joint_space.header = header
     operational_space = []
     for frame in frames:

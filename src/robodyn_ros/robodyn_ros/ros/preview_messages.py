@@ -9,7 +9,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point, Pose, PoseArray, Twist
 from robodyn_interfaces.action import Preview
-from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
+from robodyn_interfaces.msg import PreviewPrediction, PreviewPush, PreviewScenario
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -70,7 +70,18 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
         value = list(getattr(message, gain))
         if value:
             fields[gain] = value[0] if len(value) == 1 else value
-    return {"name": name, message.kind: fields}
+    mapping: dict[str, object] = {"name": name, message.kind: fields}
+    if message.pushes:
+        mapping["pushes"] = [_push_mapping(push) for push in message.pushes]
+    return mapping
+
+
+def _push_mapping(push: PreviewPush) -> dict:
+    """A PreviewPush as scenario_from_mapping reads it."""
+    force, torque = push.wrench.wrench.force, push.wrench.wrench.torque
+    return {"frame": push.wrench.header.frame_id,
+            "wrench": [force.x, force.y, force.z, torque.x, torque.y, torque.z],
+            "start": push.start, "duration": push.duration}
 
 
 def _waypoints(robot: Robot, name: str, message: PreviewScenario, values: str) -> dict:

@@ -25,6 +25,11 @@ its pose in world_frame and its twist in the base frame (child_frame_id the base
 with frame_prefix, the transform world_frame → base link on ``/tf`` too where tf2_ros is
 installed. effort_commands carry the joints' efforts (nothing pushes on the base).
 
+``external_wrenches`` (geometry_msgs/WrenchStamped) push the robot: each acts on the frame its
+header.frame_id names (with or without frame_prefix), at the frame's origin in world-aligned
+axes (Robot.jacobian's: the root link's for a fixed base, the world's for a floating one),
+from the next step until another on that frame replaces it; all zeros releases it (ros.wrenches).
+
 The simulation runs in its own thread (not a ROS timer), paced to real_time_factor. Effort
 commands are taken newest first (ros.intake): each step applies the newest command that has
 arrived; the diagnostics count the commands superseded before a step applied them and the age
@@ -50,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
+from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
@@ -71,6 +77,7 @@ from robodyn_ros.ros.robot_node import (
     RobotNode,
     run_node,
 )
+from robodyn_ros.ros.wrenches import wrench_of
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
 
 if TYPE_CHECKING:
@@ -152,6 +159,10 @@ class SimNode(RobotNode):
         self._commands.subscription = self.create_subscription(
             Float64MultiArray, "effort_commands",
             self.guard.callback("effort_commands", self._on_command), **input_qos(COMMAND_QUEUE),
+        )
+        self.create_subscription(
+            WrenchStamped, "external_wrenches",
+            self.guard.callback("external_wrenches", self._on_wrench), **input_qos(COMMAND_QUEUE),
         )
         self._joint_states = self.create_lifecycle_publisher(JointState, "joint_states", 10)
         self._odometry = self.create_lifecycle_publisher(Odometry, "odometry", 10)
@@ -265,6 +276,20 @@ class SimNode(RobotNode):
         command[order] = values
         self._command = (command, arrival)
         self._command_arrived.set()
+
+    def _on_wrench(self, message: WrenchStamped) -> None:
+        """Push the simulated robot with the wrench, on its frame, from the next step until
+        another on that frame replaces it (all zeros: released).
+
+        Raises:
+            RefusedError: no robot yet, a frame the robot lacks or a wrench not finite (the
+                guard reports it; the wrenches applied stay).
+        """
+        sim = self._sim
+        if sim is None:
+            raise RefusedError("external_wrenches received before a robot description; "
+                               "ignored")
+        sim.apply_wrench(*wrench_of(message, self.robot_frame, "external_wrenches"))
 
     # -- the simulation loop ----------------------------------------------------------------
 

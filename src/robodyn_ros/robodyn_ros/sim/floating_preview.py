@@ -1,13 +1,13 @@
 """The preview of a robot with a free flyer or planar joint (a floating or mobile base): its
 scenarios simulated over the horizon, free under a torque profile by the compiled rollout
-(sim.rollout, on the configuration's group) or held on contacts (a whole-body pose) by
-FloatingBaseSimulation, and measured as sim.preview measures a fixed-base robot's.
+(sim.rollout, on the configuration's group), or step by step by SimulatedRobot where contacts
+hold it (a whole-body pose) or pushes act, and measured as sim.preview measures a fixed-base
+robot's.
 
 The contacts of a whole-body pose are held where they are at the start, Baumgarte-stabilised
-with CONTACT_GAINS. The joints are not stopped at their limits (a stop would change the
-robot's momentum), so limit_violations counts the steps each joint ends beyond one. The
-compiled rollout applies the joints' damping and friction (as on a fixed base);
-FloatingBaseSimulation applies the efforts alone.
+with CONTACT_GAINS. Both paths apply the joints' damping and friction. The compiled rollout
+does not stop the joints at their limits (a stop would change the robot's momentum),
+SimulatedRobot does: limit_violations counts the steps each joint ends on or beyond one.
 """
 
 from __future__ import annotations
@@ -25,20 +25,22 @@ from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.configuration import check_configuration
-from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS, FloatingBaseSimulation
+from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS
 from robodyn_ros.sim.preview import (
     PreviewMetrics,
     PreviewResult,
     PreviewSettings,
+    apply_pushes,
     rollout_trajectory,
     sample_steps,
     smallest_singular_values,
 )
 from robodyn_ros.sim.scenarios import Scenario, ScenarioError, TorqueProfile, WholeBodyPose
+from robodyn_ros.sim.simulated_robot import SimulatedRobot
 
 CONTACT_GAINS = (100.0, 20.0)  # Baumgarte kp (1/s²) and kd (1/s) of the held contacts
 
-Command = Callable[[int, FloatingBaseSimulation], np.ndarray]
+Command = Callable[[int, SimulatedRobot], np.ndarray]
 
 
 def floating_preview(
@@ -80,7 +82,7 @@ def floating_preview_one(
     """One scenario from (q, v): simulated, measured and timed."""
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
-    if isinstance(scenario, TorqueProfile):
+    if isinstance(scenario, TorqueProfile) and not scenario.pushes:
         Q, V, effort = _compiled(robot, settings, q, v, scenario, times)
     else:
         Q, V, effort = _stepped(robot, settings, q, v, scenario, times)
@@ -116,24 +118,24 @@ def _stepped(
     robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
     scenario: Scenario, times: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(Q, V, effort) by FloatingBaseSimulation, step by step in Python: a whole-body pose on
-    its contacts."""
+    """(Q, V, effort) by SimulatedRobot, step by step in Python: a whole-body pose on its
+    contacts, or a torque profile with pushes."""
     contacts = scenario.contacts if isinstance(scenario, WholeBodyPose) else ()
-    simulation = FloatingBaseSimulation(robot, settings.integrator, settings.dt, contacts,
-                                        *CONTACT_GAINS, q=q, v=v)
+    simulation = SimulatedRobot(robot, settings.integrator, settings.dt,
+                                friction_velocity=settings.friction_velocity, q=q, qd=v,
+                                contacts=contacts, contact_gains=CONTACT_GAINS)
     command = _command(robot, scenario, simulation, times)
     Q, V = np.empty((settings.steps + 1, robot.nq)), np.empty((settings.steps + 1, robot.nv))
     effort = np.empty((settings.steps, robot.nv))
-    Q[0], V[0] = simulation.q, simulation.v
+    Q[0], V[0] = simulation.q, simulation.qd
     for k in range(settings.steps):
         effort[k] = command(k, simulation) if k % settings.control_every == 0 else effort[k - 1]
+        apply_pushes(simulation, scenario.pushes, times[k])
         try:
             simulation.step(effort[k])
-        except (FloatingPointError, np.linalg.LinAlgError) as error:  # within the step
+        except (NonFiniteResultError, np.linalg.LinAlgError) as error:  # within the step
             raise _diverged(scenario, k + 1, times[k + 1]) from error
-        Q[k + 1], V[k + 1] = simulation.q, simulation.v
-        if not (np.isfinite(Q[k + 1]).all() and np.isfinite(V[k + 1]).all()):
-            raise _diverged(scenario, k + 1, times[k + 1])
+        Q[k + 1], V[k + 1] = simulation.q, simulation.qd
     return Q, V, effort
 
 
@@ -147,7 +149,7 @@ def _diverged(scenario: Scenario, step: int, t: float) -> NonFiniteResultError:
 
 
 def _command(
-    robot: Robot, scenario: Scenario, simulation: FloatingBaseSimulation,
+    robot: Robot, scenario: Scenario, simulation: SimulatedRobot,
     times: np.ndarray,
 ) -> Command:
     """command(k, simulation) → τ (nv) of the scenario at step k."""
@@ -160,7 +162,7 @@ def _command(
             "whole_body_pose scenarios")
     controller = WholeBodyController(robot, scenario.contacts,
                                      _targets(robot, scenario, simulation.q))
-    return lambda _, state: controller.torque(state.q, state.v)
+    return lambda _, state: controller.torque(state.q, state.qd)
 
 
 def _targets(robot: Robot, scenario: WholeBodyPose, q: np.ndarray) -> WholeBodyTargets:
@@ -192,7 +194,7 @@ def _metrics(
                                                                 path[-1, :3, :3])))
     return PreviewMetrics(
         peak, float(np.max(peak[FREE_FLYER_DOF:] / limit, initial=0.0)),
-        ((joints < lower) | (joints > upper)).sum(axis=0),
+        ((joints <= lower) | (joints >= upper)).sum(axis=0),
         float(smallest_singular_values(jacobians).min()), position_error, orientation_error,
         float(energy[0]), float(energy[-1]), float(energy.max()),
     )

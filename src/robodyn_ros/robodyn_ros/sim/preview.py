@@ -36,10 +36,12 @@ from robodyn_ros.sim.scenarios import (
     FixedScenario,
     JointTrajectory,
     PoseTarget,
+    Push,
     Scenario,
     ScenarioError,
     TorqueProfile,
     WholeBodyPose,
+    wrenches_at,
 )
 from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, TOLERANCE, SimulatedRobot
 
@@ -219,10 +221,17 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
 
 
 def runs_compiled(settings: PreviewSettings, scenario: Scenario) -> bool:
-    """Whether the rollout kernel runs the scenario: settings it takes (fixed step, ABA) and a
-    controller with a compiled law (control.compiled_laws; computed torque has none)."""
+    """Whether the rollout kernel runs the scenario: settings it takes (fixed step, ABA), a
+    controller with a compiled law (control.compiled_laws; computed torque has none) and no
+    pushes (SimulatedRobot applies them)."""
     tracker = scenario.controller if isinstance(scenario, JointTrajectory) else None
-    return settings.compiled and tracker in (None, "joint_impedance")
+    return settings.compiled and tracker in (None, "joint_impedance") and not scenario.pushes
+
+
+def apply_pushes(simulated: SimulatedRobot, pushes: Sequence[Push], t: float) -> None:
+    """The wrenches of `pushes` acting at time t on the simulated robot, the others released."""
+    for frame, wrench in wrenches_at(pushes, t).items():
+        simulated.apply_wrench(frame, wrench)
 
 
 def sample_steps(settings: PreviewSettings) -> np.ndarray:
@@ -357,6 +366,7 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times):
             effort[k] = command(k, ControllerState(times[k], Q[k], QD[k]))
         else:
             effort[k] = effort[k - 1]
+        apply_pushes(simulated, scenario.pushes, times[k])
         simulated.step(effort[k])
         Q[k + 1], QD[k + 1] = simulated.q, simulated.qd
         clamped += (Q[k + 1] == robot.model.upper) | (Q[k + 1] == robot.model.lower)
@@ -449,6 +459,7 @@ __all__ = [
     "PreviewMetrics",
     "PreviewResult",
     "PreviewSettings",
+    "apply_pushes",
     "compiled_rollout",
     "preview",
     "preview_one",

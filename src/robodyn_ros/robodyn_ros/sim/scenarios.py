@@ -11,14 +11,17 @@
 - `WholeBodyPose`: a floating-base robot held on contacts drives its centre of mass and a
   frame to targets by whole-body control (control.whole_body).
 
+Any scenario may also carry `pushes` (`Push`): external wrenches on frames over time spans,
+a shove on the base or a tool's contact force, applied as SimulatedRobot.apply_wrench does.
+
 `scenario_from_mapping` reads one from a YAML/ROS-style mapping; every check raises
 ScenarioError naming the scenario and the field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,6 +34,27 @@ from robodyn_ros.robot.contact_dynamics import Contact
 
 class ScenarioError(ValueError):
     """A scenario or preview setting that cannot be simulated; the message names the field."""
+
+
+@dataclass(frozen=True, eq=False)
+class Push:
+    """A wrench [fx fy fz tx ty tz] (N, N·m) on `frame`, at its origin in world-aligned axes
+    (Robot.jacobian's), from `start` (s, ≥ 0) for `duration` (s, > 0)."""
+
+    frame: str
+    wrench: np.ndarray
+    start: float
+    duration: float
+
+
+def wrenches_at(pushes: Sequence[Push], t: float) -> dict[str, np.ndarray]:
+    """Frame → the sum of the pushes on it acting at time t; every pushed frame is there,
+    zero where nothing pushes it then (which releases it)."""
+    wrenches = {push.frame: np.zeros(6) for push in pushes}
+    for push in pushes:
+        if push.start <= t < push.start + push.duration:
+            wrenches[push.frame] = wrenches[push.frame] + push.wrench
+    return wrenches
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,6 +71,7 @@ class PoseTarget:
     kd: np.ndarray
     null_stiffness: np.ndarray
     null_damping: np.ndarray
+    pushes: tuple[Push, ...] = ()
 
 
 TRACKERS = ("joint_impedance", "computed_torque")
@@ -68,6 +93,7 @@ class JointTrajectory:
     stiffness: np.ndarray
     damping: np.ndarray
     controller: str = "joint_impedance"
+    pushes: tuple[Push, ...] = ()
 
     def reference(self, t: np.ndarray, q0: np.ndarray) -> np.ndarray:
         """(len(t), 3, n): q*, q̇*, q̈* at times t, starting from q0 at t = 0."""
@@ -84,6 +110,7 @@ class TorqueProfile:
     frame: str
     times: np.ndarray
     efforts: np.ndarray
+    pushes: tuple[Push, ...] = ()
 
     def reference(self, t: np.ndarray, _q0: np.ndarray) -> np.ndarray:
         """(len(t), 3, n): the efforts at times t, then two rows of zeros."""
@@ -109,6 +136,7 @@ class WholeBodyPose:
     contacts: tuple[Contact, ...]
     kp: np.ndarray
     kd: np.ndarray
+    pushes: tuple[Push, ...] = ()
 
 
 FixedScenario = PoseTarget | JointTrajectory | TorqueProfile  # what a fixed base takes
@@ -118,14 +146,15 @@ FLOATING_KINDS = ("torque_profile", "whole_body_pose")  # what a floating-base r
 
 
 def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenario:
-    """A scenario from {name, <kind>: {...}} with exactly one kind of KINDS (see the classes
-    for the fields; `frame` defaults to the robot's last frame); a floating-base robot takes
-    the FLOATING_KINDS, a fixed one the others."""
+    """A scenario from {name, <kind>: {...}, pushes: [...]} with exactly one kind of KINDS
+    (see the classes for the fields; `frame` defaults to the robot's last frame); a
+    floating-base robot takes the FLOATING_KINDS, a fixed one the others. pushes (optional):
+    a list of {frame, wrench: [fx fy fz tx ty tz], start (default 0), duration} (Push)."""
     if not isinstance(spec, Mapping):
         raise ScenarioError(f"scenario {index}: must be a mapping; got {spec!r}")
     name = str(spec.get("name", f"scenario{index}"))
     kinds = [kind for kind in KINDS if kind in spec]
-    unknown = sorted(set(spec) - {"name", *KINDS})
+    unknown = sorted(set(spec) - {"name", "pushes", *KINDS})
     if len(kinds) != 1 or unknown:
         raise ScenarioError(
             f"scenario '{name}': needs exactly one of {', '.join(KINDS)}"
@@ -138,7 +167,30 @@ def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenar
             f"scenario '{name}': {kinds[0]} is not for a {'floating' if floating else 'fixed'}"
             f"-base robot; it takes {which}")
     fields = _Fields(robot, name, kinds[0], spec[kinds[0]])
-    return _READERS[kinds[0]](fields)
+    scenario = _READERS[kinds[0]](fields)
+    if "pushes" not in spec:
+        return scenario
+    return replace(scenario, pushes=_pushes(robot, name, spec["pushes"]))
+
+
+def _pushes(robot: Robot, name: str, values: object) -> tuple[Push, ...]:
+    """The scenario's pushes, each checked; ScenarioError names pushes[k] and its field."""
+    if not isinstance(values, list):
+        raise ScenarioError(f"scenario '{name}': pushes must be a list of {{frame, wrench, "
+                            f"start, duration}}; got {values!r}")
+    pushes = []
+    for k, value in enumerate(values):
+        fields = _Fields(robot, name, f"pushes[{k}]", value)
+        frame = fields.values.get("frame")
+        if frame not in robot.frame_names:
+            raise fields.error("frame", f"'{frame}' is not a frame of the robot")
+        start = float(fields.array("start", (1,), 0.0)[0])
+        duration = float(fields.array("duration", (1,))[0])
+        if start < 0.0 or duration <= 0.0:
+            raise fields.error("start", f"must be ≥ 0 and duration > 0; got {start} and "
+                               f"{duration}")
+        pushes.append(Push(frame, fields.array("wrench", (6,)), start, duration))
+    return tuple(pushes)
 
 
 class _Fields:
@@ -274,9 +326,11 @@ __all__ = [
     "FixedScenario",
     "JointTrajectory",
     "PoseTarget",
+    "Push",
     "Scenario",
     "ScenarioError",
     "TorqueProfile",
     "WholeBodyPose",
     "scenario_from_mapping",
+    "wrenches_at",
 ]

@@ -22,6 +22,8 @@ configuration's group (sim.floating_base_simulation.LIE_INTEGRATORS, fixed-step 
 limits and stops are its joints' of one degree of freedom. Contacts (contact_dynamics.Contact)
 hold frames in the world where they are at the reset, Baumgarte-stabilised: q̈ is then the
 constrained forward dynamics', whose forces `contact_forces` gives for the last step.
+External wrenches (`apply_wrench`: a push, a tool's force) act on frames from the next step
+until replaced, as J(q)ᵀ w at every stage (Robot.forward_dynamics' external_wrenches).
 
 An iterative forward-dynamics method under a fixed-step integrator runs through
 `WarmStartedForwardDynamics` (`solver`): each integrator stage starts from the cubic
@@ -38,7 +40,7 @@ the last reset, so it does not drift by rounding.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -49,6 +51,7 @@ from robodyn_ros.model.model import FRICTION_VELOCITY, MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.configuration import check_configuration, configuration_description
 from robodyn_ros.robot.contact_dynamics import Contact, ContactDynamics, held_where_they_are
+from robodyn_ros.robot.external_wrenches import wrench_forces
 from robodyn_ros.robot.iteration import ConvergenceError
 from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS
 from robodyn_ros.sim.integrators import (
@@ -155,6 +158,7 @@ class SimulatedRobot:
         self.contacts, self.contact_gains = tuple(contacts), (kp, kd)
         self._held: tuple[Contact, ...] = ()
         self._contact_forces: tuple[np.ndarray, ...] = ()
+        self._external_wrenches: dict[str, np.ndarray] = {}
         # the joints of one degree of freedom: their rows and their entries in q
         single = [joint for joint in robot.configuration_joints
                   if joint.kind not in MULTI_DOF_JOINTS]
@@ -191,6 +195,36 @@ class SimulatedRobot:
         [force; torque] at its frame's origin, world axes; () before a step or without
         contacts."""
         return self._contact_forces
+
+    @property
+    def external_wrenches(self) -> dict[str, np.ndarray]:
+        """Frame → the wrench applied on it (apply_wrench), [fx fy fz tx ty tz]."""
+        return {frame: wrench.copy() for frame, wrench in self._external_wrenches.items()}
+
+    def apply_wrench(self, frame: str, wrench: ArrayLike) -> None:
+        """Push the robot with `wrench` [fx fy fz tx ty tz] (N, N·m) at `frame`'s origin, in
+        world-aligned axes (Robot.jacobian's), from the next step until another wrench on
+        the frame replaces it; all zeros removes it. A reset keeps the wrenches.
+
+        Raises:
+            ValueError: a frame the robot lacks, or not 6 finite numbers.
+        """
+        if frame not in self.robot.frame_names:
+            raise ValueError(f"apply_wrench: robot '{self.robot.model.name}' has no frame "
+                             f"'{frame}'")
+        try:
+            w = np.array(wrench, dtype=float)
+        except (TypeError, ValueError):
+            w = np.empty(0)
+        if w.shape != (6,) or not np.isfinite(w).all():
+            raise ValueError(f"apply_wrench: the wrench on '{frame}' must be 6 finite numbers "
+                             f"[fx fy fz tx ty tz]; got {wrench!r}")
+        wrenches = dict(self._external_wrenches)  # a new dict: a step running keeps its own
+        if w.any():
+            wrenches[frame] = w
+        else:
+            wrenches.pop(frame, None)
+        self._external_wrenches = wrenches
 
     @property
     def held_contacts(self) -> tuple[Contact, ...]:
@@ -236,9 +270,9 @@ class SimulatedRobot:
             self.solver.reset()
 
     def resume(self, previous: SimulatedRobot) -> None:
-        """Carry on from where `previous` is: its state, time and last effort. For the same
-        arm changed while it runs (a payload picked up, gravity, armature, or the step and
-        integrator), so the motion goes on under the new dynamics.
+        """Carry on from where `previous` is: its state, time, last effort and wrenches. For the
+        same arm changed while it runs (a payload picked up, gravity, armature, or the step
+        and integrator), so the motion goes on under the new dynamics.
 
         Raises:
             ValueError: `previous` simulates other joints.
@@ -251,6 +285,9 @@ class SimulatedRobot:
             )
         self._q, self._qd, self._effort = previous.q, previous.qd, previous.effort
         self._resumed_at, self._steps = previous.time, 0
+        self._external_wrenches = {frame: wrench for frame, wrench
+                                   in previous.external_wrenches.items()
+                                   if frame in self.robot.frame_names}
         if self.contacts == previous.contacts:
             self._held = previous.held_contacts
         if self.solver is not None:
@@ -295,16 +332,25 @@ class SimulatedRobot:
         loss = self._damping * rates + self._friction * np.tanh(rates / self.friction_velocity)
         return tau - (loss if coupling is None else coupling.forces(loss))
 
+    def _forces(self, tau: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """forces(q, q̇) of this step: joint_torques and Σ J_k(q)ᵀ w_k of the external wrenches
+        applied when the step began."""
+        wrenches, robot = self._external_wrenches, self.robot  # replaced, never changed
+        if not wrenches:
+            return lambda _, qd: self.joint_torques(qd, tau)
+        return lambda q, qd: self.joint_torques(qd, tau) + wrench_forces(robot, q, wrenches)
+
     def _acceleration(self, tau: np.ndarray, held: list[ContactDynamics]) -> Acceleration:
         """The integrator's a(q, q̇) for this step, each stage's constrained dynamics appended
         to `held` where contacts hold the robot; an iterative method's solver is told which
         stage of the step each call is."""
+        forces = self._forces(tau)
         if self._held:
             contacts, (kp, kd) = self._held, self.contact_gains
 
             def constrained(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
                 dynamics = self.robot.constrained_forward_dynamics(
-                    q, qd, self.joint_torques(qd, tau), contacts, kp, kd)
+                    q, qd, forces(q, qd), contacts, kp, kd)
                 held.append(dynamics)
                 return dynamics.vdot
 
@@ -315,14 +361,14 @@ class SimulatedRobot:
 
             def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
                 return forward_dynamics(
-                    q, qd, self.joint_torques(qd, tau), method=method, **options
+                    q, qd, forces(q, qd), method=method, **options
                 )
 
             return acceleration
         solver, stages = self.solver, itertools.count()
 
         def warm_started(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-            return solver(q, qd, self.joint_torques(qd, tau), next(stages))
+            return solver(q, qd, forces(q, qd), next(stages))
 
         return warm_started
 

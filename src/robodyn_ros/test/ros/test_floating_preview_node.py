@@ -1,8 +1,8 @@
 """preview_node with a floating base over real DDS: a goal starts from the joints' state and
 the newest odometry, its whole-body and torque-profile predictions match sim.preview's on the
 same start (joints in the trajectory, the base in base_path and base_twist, paths in the world
-frame), and a goal without an odometry, or with a scenario a floating base does not take, is
-aborted with the reason."""
+frame; a push in the goal acts as in the preview), and a goal without an odometry, or with a
+scenario a floating base does not take, is aborted with the reason."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from nav_msgs.msg import Odometry
 from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 from robodyn_interfaces.action import Preview
-from robodyn_interfaces.msg import PreviewScenario
+from robodyn_interfaces.msg import PreviewPush, PreviewScenario
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -67,13 +67,17 @@ def stand(solo: Robot) -> PreviewScenario:
 
 
 def kick(solo: Robot) -> PreviewScenario:
-    """Efforts on the joints, named in reverse order; the base is not named."""
+    """Efforts on the joints, named in reverse order (the base is not named), and a shove
+    of the base."""
     names = list(reversed(solo.joint_names[6:]))
     trajectory = JointTrajectory(joint_names=names, points=[
         JointTrajectoryPoint(effort=[0.1] * 12, time_from_start=Duration(sec=0)),
         JointTrajectoryPoint(effort=[0.3] * 12, time_from_start=Duration(nanosec=50_000_000))])
+    shove = PreviewPush(start=0.01, duration=0.02)
+    shove.wrench.header.frame_id = "base_link"
+    shove.wrench.wrench.force.y, shove.wrench.wrench.torque.z = 5.0, 0.5
     return PreviewScenario(name="kick", kind=PreviewScenario.TORQUE_PROFILE, frame="FL_FOOT",
-                           trajectory=trajectory)
+                           trajectory=trajectory, pushes=[shove])
 
 
 def send(peer, goal):
@@ -104,7 +108,9 @@ def test_predictions_match_the_preview_from_the_odometry(peer, solo) -> None:
             "contacts": [{"frame": foot, "kind": "3d"} for foot in FEET]}}),
         scenario_from_mapping(solo, {"name": "kick", "torque_profile": {
             "frame": "FL_FOOT", "times": [0.0, 0.05],
-            "efforts": [[0.0] * 6 + [0.1] * 12, [0.0] * 6 + [0.3] * 12]}}),
+            "efforts": [[0.0] * 6 + [0.1] * 12, [0.0] * 6 + [0.3] * 12]},
+            "pushes": [{"frame": "base_link", "wrench": [0, 5.0, 0, 0, 0, 0.5], "start": 0.01,
+                        "duration": 0.02}]}),
     ], PreviewSettings(horizon=HORIZON), q0, v0)
     for message, result in zip(response.result.predictions, expected, strict=True):
         assert message.name == result.name

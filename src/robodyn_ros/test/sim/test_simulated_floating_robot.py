@@ -115,3 +115,18 @@ def test_a_state_that_overflows_is_refused_and_kept() -> None:
 def test_bad_arguments_are_named(arguments: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SimulatedRobot(solo(), **arguments)
+
+
+def test_a_push_gives_the_momentum_its_impulse() -> None:
+    """Without gravity, a constant force on the base changes the robot's linear momentum by
+    F·t whatever the joints do (their efforts, damping and friction are internal)."""
+    loaded = solo()
+    robot = Robot(dataclasses.replace(loaded.model, gravity=np.zeros(3)))
+    force = np.array([2.0, -1.0, 3.0])
+    sim = SimulatedRobot(robot, "rk4", 1e-3, q=standing(robot))
+    sim.apply_wrench("base_link", np.concatenate([force, np.zeros(3)]))
+    efforts = np.concatenate([np.zeros(6), np.full(robot.nv - 6, 0.05)])  # none on the base
+    for _ in range(100):
+        sim.step(efforts)
+    momentum = robot.centroidal_momentum_matrix(sim.q) @ sim.qd
+    np.testing.assert_allclose(momentum[:3], force * sim.time, rtol=1e-9)

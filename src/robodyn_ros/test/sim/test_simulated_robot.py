@@ -222,3 +222,26 @@ def test_bad_construction_and_reset(panda) -> None:
         sim.reset(np.zeros(7))
     with pytest.raises(ValueError, match="qd must have 7 values"):
         sim.reset(None, np.zeros(3))
+
+
+def test_a_push_is_the_wrench_through_the_jacobian(panda) -> None:
+    """A wrench on the hand acts as J(q)ᵀ w at each stage (Robot.forward_dynamics'
+    external_wrenches, held to Pinocchio elsewhere), from the next step until released."""
+    q0, qd0 = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.5, 0.8]), np.full(7, 0.2)
+    tau, push = np.linspace(-1.0, 1.0, 7), {"panda_hand_tcp": np.array([5.0, -3.0, 2.0,
+                                                                        0.3, 0.1, -0.2])}
+    sim = SimulatedRobot(panda, "rk4", 1e-3, q=q0, qd=qd0)
+    sim.apply_wrench("panda_hand_tcp", push["panda_hand_tcp"])
+    sim.step(tau)
+
+    def pushed(q, qd):
+        return panda.forward_dynamics(q, qd, sim.joint_torques(qd, tau), external_wrenches=push)
+
+    np.testing.assert_allclose(np.concatenate([sim.q, sim.qd]),
+                               np.concatenate(rk4((q0, qd0), 1e-3, pushed)), rtol=0, atol=1e-13)
+    sim.apply_wrench("panda_hand_tcp", np.zeros(6))
+    assert sim.external_wrenches == {}
+    with pytest.raises(ValueError, match="has no frame 'nowhere'"):
+        sim.apply_wrench("nowhere", np.zeros(6))
+    with pytest.raises(ValueError, match="must be 6 finite numbers"):
+        sim.apply_wrench("panda_hand_tcp", [1.0, np.nan, 0, 0, 0, 0])
