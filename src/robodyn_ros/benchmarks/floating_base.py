@@ -63,10 +63,11 @@ ROBOTS = {
     "anymal": ("LF_FOOT", tuple((f, "3d") for f in ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"))),
 }
 # the issue's targets, on TALOS: ours / Pinocchio at most
-TARGETS = {
-    "talos_reduced": {"inverse_dynamics": 0.6, "mass_matrix": 0.6, "forward_dynamics": 0.6,
-                      "constrained_forward_dynamics": 0.8},
-}
+GOALS = {"inverse_dynamics": 0.5, "mass_matrix": 0.5, "forward_dynamics": 0.5,
+         "centroidal_momentum_matrix": 0.8, "mass_matrix_inverse": 0.8, "jacobian": 0.8,
+         "gravity_torques": 0.8, "constrained_forward_dynamics": 0.7}
+"""Ours / Pinocchio at most, per Python call, on the robots of TARGETS."""
+TARGETS = {"talos_reduced": GOALS, "solo12": GOALS}
 SEED = 1
 
 
@@ -221,8 +222,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.repeat = args.repeat or (3 if args.quick else 9)
     report = Report.start(__file__, "Floating-base robots against Pinocchio", args, argv)
     budget_s = 0.003 if args.quick else 0.02
+    goals = ", ".join(f"{function} ≤ {goal:g}" for function, goal in GOALS.items())
     report.print(f"Median of {args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; targets "
-                 "(✓/✗) on TALOS: RNEA, CRBA and ABA ≤ 0.6, constrained dynamics ≤ 0.8\n")
+                 f"(✓/✗) on {' and '.join(TARGETS)}: {goals}\n")
     runs = {}
     for name in args.robots:
         runs[name] = bench_robot(name, args.repeat, budget_s)
@@ -266,10 +268,14 @@ def tumble_row(name: str, horizon: float) -> list[str]:
         return [name, "diverged", step.group(0) if step else "", "—", "—", "—"]
     momentum, energy = conservation_drift(robot, results[0])
     ours = max(result.real_time_factor for result in results)
-    theirs = mujoco_tumble_rtf(name, horizon)
-    ratio = ours / theirs
     speed = f"{ours:.0f}" + (f" {mark(ours >= TUMBLE_TARGET)}" if name == "talos_reduced"
                              else "")
+    try:
+        theirs = mujoco_tumble_rtf(name, horizon)
+    except ValueError as error:  # MuJoCo refuses the URDF (an inertia it will not take)
+        return [name, f"{momentum:.1e}", f"{energy:.1e}", speed,
+                f"refused: {str(error).splitlines()[0]}", "—"]
+    ratio = ours / theirs
     return [name, f"{momentum:.1e}", f"{energy:.1e}", speed, f"{theirs:.0f}",
             f"{ratio:.2f} {mark(ratio >= TARGET_VS_MUJOCO)}"]
 
