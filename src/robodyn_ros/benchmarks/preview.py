@@ -32,7 +32,8 @@ from mujoco import rollout as mujoco_rollout
 from common import BUNDLED_PANDA, Report, add_docs_option, mark, markdown_table
 from robodyn_ros import Robot
 from robodyn_ros.parallel import backend
-from robodyn_ros.sim.preview import PreviewSettings, compiled_rollout, preview, warm_up
+from robodyn_ros.sim.preview import PreviewSettings, preview, warm_up
+from robodyn_ros.sim.scenario_rollout import compiled_rollout
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 
 FRAME = "panda_hand_tcp"

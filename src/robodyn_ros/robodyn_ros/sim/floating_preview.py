@@ -26,16 +26,21 @@ from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.configuration import check_configuration
 from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS
-from robodyn_ros.sim.preview import (
+from robodyn_ros.sim.preview_result import (
     PreviewMetrics,
     PreviewResult,
     PreviewSettings,
-    apply_pushes,
-    rollout_trajectory,
     sample_steps,
     smallest_singular_values,
 )
-from robodyn_ros.sim.scenarios import Scenario, ScenarioError, TorqueProfile, WholeBodyPose
+from robodyn_ros.sim.scenario_rollout import rollout_trajectory
+from robodyn_ros.sim.scenarios import (
+    Scenario,
+    ScenarioError,
+    TorqueProfile,
+    WholeBodyPose,
+    apply_pushes,
+)
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
 
 CONTACT_GAINS = (100.0, 20.0)  # Baumgarte kp (1/s²) and kd (1/s) of the held contacts

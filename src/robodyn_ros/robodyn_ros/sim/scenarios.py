@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -55,6 +56,18 @@ def wrenches_at(pushes: Sequence[Push], t: float) -> dict[str, np.ndarray]:
         if push.start <= t < push.start + push.duration:
             wrenches[push.frame] = wrenches[push.frame] + push.wrench
     return wrenches
+
+
+class Pushable(Protocol):
+    """What pushes act on: a SimulatedRobot."""
+
+    def apply_wrench(self, frame: str, wrench: ArrayLike) -> None: ...
+
+
+def apply_pushes(target: Pushable, pushes: Sequence[Push], t: float) -> None:
+    """The wrenches of `pushes` acting at time t applied to `target`, the others released."""
+    for frame, wrench in wrenches_at(pushes, t).items():
+        target.apply_wrench(frame, wrench)
 
 
 @dataclass(frozen=True, eq=False)
@@ -327,10 +340,12 @@ __all__ = [
     "JointTrajectory",
     "PoseTarget",
     "Push",
+    "Pushable",
     "Scenario",
     "ScenarioError",
     "TorqueProfile",
     "WholeBodyPose",
+    "apply_pushes",
     "scenario_from_mapping",
     "wrenches_at",
 ]

@@ -15,7 +15,8 @@ from robodyn_ros import Robot
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.model.generate import random_tree_urdf, with_joint_kinds, with_root_joint
 from robodyn_ros.sim.floating_base_simulation import FloatingBaseSimulation
-from robodyn_ros.sim.preview import PreviewSettings, rollout_trajectory
+from robodyn_ros.sim.preview import PreviewSettings
+from robodyn_ros.sim.scenario_rollout import rollout_trajectory
 from robodyn_ros.sim.scenarios import TorqueProfile
 from robodyn_ros.testing import example_robot_urdf
 

@@ -1,0 +1,129 @@
+"""A fixed-step scenario by the compiled rollout kernel (sim.rollout with the compiled control
+laws of control.compiled_laws): the scenario's law as the kernel takes it, its trajectory, and
+why a rollout went non-finite."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from robodyn_ros.control.compiled_laws import (
+    JOINT_TRACKING,
+    OPERATIONAL_SPACE,
+    TORQUE,
+    ControlLaw,
+)
+from robodyn_ros.errors import NonFiniteResultError
+from robodyn_ros.robot import Robot
+from robodyn_ros.sim import rollout
+from robodyn_ros.sim.preview_result import PreviewSettings, sample_steps, sample_stride
+from robodyn_ros.sim.scenarios import (
+    FixedScenario,
+    JointTrajectory,
+    PoseTarget,
+    ScenarioError,
+    TorqueProfile,
+)
+
+
+def compiled_rollout(
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+    scenario: FixedScenario, times: np.ndarray,
+) -> tuple[rollout.Trajectory, float]:
+    """One scenario by the rollout kernel (rollout_trajectory), its joints stopped at their
+    limits, checked finite.
+
+    Raises:
+        SingularMassMatrixError, NonFiniteResultError: the state went non-finite; M is
+            singular at the last finite state, or else the step where it did.
+    """
+    trajectory, smallest = rollout_trajectory(robot, settings, q, qd, scenario, times)
+    if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
+        raise _rollout_failure(robot, trajectory.q, trajectory.qd)
+    return trajectory, smallest
+
+
+def rollout_trajectory(
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+    scenario: FixedScenario, times: np.ndarray, stop_at_limits: bool = True,
+) -> tuple[rollout.Trajectory, float]:
+    """One scenario by the rollout kernel: its trajectory (q (K + 1, nq), q̇ (K + 1, n),
+    commanded efforts (K, n), limit stops (n,), the frame's poses (K + 1, 4, 4), the energy at
+    the sample steps (S,)), NaN from where the state stopped being finite, and the smallest
+    singular value of the frame's J over the samples. stop_at_limits: the joints stop at their
+    limits (rollout.Stepping), else the steps past one are counted.
+
+    Raises:
+        ScenarioError: a scenario with a controller on a robot with free flyer or planar
+            joints: the compiled laws take one coordinate per joint (a torque profile runs).
+    """
+    if robot.nq != robot.nv and not isinstance(scenario, TorqueProfile):
+        raise ScenarioError(
+            f"scenario '{scenario.name}': the compiled rollout runs a robot with free flyer "
+            "or planar joints under a torque profile only")
+    steps, n = settings.steps, robot.nv
+    model = robot.model
+    joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
+                       model.damping, model.friction], dtype=float)
+    stepping = rollout.Stepping(
+        integrator={"semi_implicit_euler": rollout.SEMI_IMPLICIT_EULER,
+                    "rk4": rollout.RK4}[settings.integrator],
+        dt=float(settings.dt), friction_velocity=float(settings.friction_velocity),
+        sample_every=sample_stride(settings), stop_at_limits=stop_at_limits)
+    trajectory = rollout.Trajectory(
+        q=np.full((steps + 1, robot.nq), np.nan),  # NaN: not reached
+        qd=np.full((steps + 1, n), np.nan),
+        tau=np.empty((steps, n)), clamped=np.zeros(n, dtype=np.int64),
+        path=np.empty((steps + 1, 4, 4)), energy=np.empty(len(sample_steps(settings))))
+    trajectory.q[0], trajectory.qd[0] = q, qd
+    smallest = np.nan
+    try:
+        smallest = rollout.rollout(rollout.RolloutRobot(*robot.kernel_arrays, joints),
+                                   _control_law(robot, settings, scenario, q, times), stepping,
+                                   trajectory)
+    except np.linalg.LinAlgError:  # numba's SVD of a NaN Jacobian: the state went NaN before
+        pass
+    return trajectory, smallest
+
+
+def _rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
+    """Why the rollout's state went NaN or inf (its kernel reports no cause): the forward
+    dynamics' own error at the last finite state (SingularMassMatrixError naming the joints,
+    where M is singular there), or else a NonFiniteResultError naming the step."""
+    finite = np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
+    step = int(np.argmin(finite))  # the first state not finite; the one before is (Q[0] is)
+    robot.forward_dynamics(Q[step - 1], QD[step - 1], np.zeros(robot.nv))
+    return NonFiniteResultError("preview", "the state", f"at step {step} of the rollout")
+
+
+def _control_law(robot: Robot, settings: PreviewSettings, scenario: FixedScenario, q: np.ndarray,
+                 times: np.ndarray) -> ControlLaw:
+    """The scenario's controller as the rollout kernel runs it, from the start posture q."""
+    law = partial(ControlLaw, control_every=settings.control_every,
+                  frame=robot.frame_row(scenario.frame),
+                  threshold=float(settings.singular_threshold))
+    n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
+    if isinstance(scenario, PoseTarget):
+        rotation = target_rotation(robot, scenario, q)
+        return law(kind=OPERATIONAL_SPACE,
+                   joint_gains=np.array([scenario.null_stiffness, scenario.null_damping, q]),
+                   task_gains=np.array([scenario.kp, scenario.kd]),
+                   target=np.concatenate([rotation.ravel(), scenario.position]),
+                   reference=np.zeros((0, 3, n)))
+    if isinstance(scenario, JointTrajectory):
+        return law(kind=JOINT_TRACKING,
+                   joint_gains=np.array([scenario.stiffness, scenario.damping, q]),
+                   task_gains=no_task, target=no_target,
+                   reference=scenario.reference(times[:-1], q))
+    return law(kind=TORQUE, joint_gains=np.zeros((3, n)), task_gains=no_task, target=no_target,
+               reference=scenario.reference(times[:-1], q))
+
+
+def target_rotation(robot: Robot, scenario: PoseTarget, q: np.ndarray) -> np.ndarray:
+    if scenario.orientation is not None:
+        return scenario.orientation
+    return robot.frame_pose(q, scenario.frame)[:3, :3]
+
+
+__all__ = ["compiled_rollout", "rollout_trajectory", "target_rotation"]
