@@ -2,7 +2,7 @@
 exponential of SE(3) for a free flyer, of SE(2) for a planar joint, q + θ for a joint of one
 degree of freedom) and the inverse differential of exp that the Runge–Kutta–Munthe-Kaas stages
 take: the compiled rollout's, and robot.configuration.integrate's (integrated, a batch of
-joints' configurations at once). sim.floating_base_simulation computes the same dexp⁻¹ in numpy.
+joints' configurations at once). sim.lie_integrators computes the same dexp⁻¹ in numpy.
 """
 
 import math
@@ -129,7 +129,7 @@ def planar_step(q, k, theta, i, out):
 def dexp_inverse(tree, theta, v, out):
     """out (nv) = θ̇ of q ⊕ θ moving at the velocity v: v + ½[θ, v] + (1/12)[θ, [θ, v]] on the
     rows of each free flyer and planar joint (its se(3) or se(2) bracket), v on the others
-    (sim.floating_base_simulation._dexp_inverse says why this sign)."""
+    (sim.lie_integrators._dexp_inverse says why this sign)."""
     for i in range(tree.shape[0]):
         out[i] = v[i]
     for i in range(tree.shape[0]):

@@ -25,7 +25,7 @@ from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.configuration import check_configuration
-from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS
+from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
 from robodyn_ros.sim.preview_result import (
     PreviewMetrics,
     PreviewResult,

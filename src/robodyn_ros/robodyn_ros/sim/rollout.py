@@ -8,7 +8,7 @@ command in between (a controller running at a lower rate); the applied effort cl
 ±effort limit) is held over the step; q̈ = ABA(q, q̇, τ − d q̇ − f tanh(q̇/ε)) is integrated by
 semi-implicit Euler or RK4 on the configuration's group (dynamics.lie_group: q ⊕ θ, and the
 Runge–Kutta–Munthe-Kaas stages for free flyers and planar joints, as
-sim.floating_base_simulation steps them); then, where the stepping stops joints at their limits,
+sim.lie_integrators step them); then, where the stepping stops joints at their limits,
 velocities are clipped to their limits and a joint past a position limit is put back on it with
 its outward velocity zeroed, else the steps each joint ends past one are counted. At a step
 where the operational-space law ran, the integrator's first q̈ is M⁻¹ (τ − d q̇ − f tanh(q̇/ε) −

@@ -18,7 +18,7 @@ Each `step(tau)`:
    velocity back into the range is kept). Intermediate integrator stages are not clamped.
 
 A robot with free flyer or planar joints (a floating or mobile base) steps on its
-configuration's group (sim.floating_base_simulation.LIE_INTEGRATORS, fixed-step only); the
+configuration's group (sim.lie_integrators.LIE_INTEGRATORS, fixed-step only); the
 limits and stops are its joints' of one degree of freedom. Contacts (contact_dynamics.Contact)
 hold frames in the world where they are at the reset, Baumgarte-stabilised: q̈ is then the
 constrained forward dynamics', whose forces `contact_forces` gives for the last step.
@@ -53,13 +53,13 @@ from robodyn_ros.robot.configuration import check_configuration, configuration_d
 from robodyn_ros.robot.contact_dynamics import Contact, ContactDynamics, held_where_they_are
 from robodyn_ros.robot.external_wrenches import wrench_forces
 from robodyn_ros.robot.iteration import ConvergenceError
-from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS
 from robodyn_ros.sim.integrators import (
     ADAPTIVE_INTEGRATORS,
     INTEGRATORS,
     Acceleration,
     adaptive_integrator,
 )
+from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
 
 TOLERANCE = 1e-8  # of the adaptive integrators, relative and absolute

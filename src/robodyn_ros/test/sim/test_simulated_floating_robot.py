@@ -1,5 +1,5 @@
-"""SimulatedRobot (what sim_node steps) with a floating base: on the configuration's group as
-FloatingBaseSimulation, held on contacts (the feet stay where they started, their forces
+"""SimulatedRobot (what sim_node steps) with a floating base: on the configuration's group by
+the Lie integrators, held on contacts (the feet stay where they started, their forces
 carry the weight), its joints' limits only, and the arguments it refuses."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.robot.contact_dynamics import Contact
 from robodyn_ros.sim import SimulatedRobot
-from robodyn_ros.sim.floating_base_simulation import FloatingBaseSimulation
+from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
 from robodyn_ros.testing import example_robot_urdf
 
 from helpers.tolerances import assert_close
@@ -41,20 +41,23 @@ def standing(robot: Robot) -> np.ndarray:
     return robot.standing(FEET, q)
 
 
-def test_a_free_floating_robot_steps_as_the_group_simulation() -> None:
-    """No damping, friction or limit reached: the same steps as FloatingBaseSimulation."""
+@pytest.mark.parametrize("integrator", list(LIE_INTEGRATORS))
+def test_a_free_floating_robot_steps_as_the_group_integrator(integrator: str) -> None:
+    """No damping, friction or limit reached: the steps of the group integrator on the forward
+    dynamics, composed here by hand."""
     loaded = solo()
     zeros = np.zeros(loaded.nv)
     robot = Robot(dataclasses.replace(loaded.model, damping=zeros, friction=zeros))
     q, v = standing(robot), np.random.default_rng(0).uniform(-0.5, 0.5, robot.nv)
     tau = np.random.default_rng(1).uniform(-0.1, 0.1, robot.nv)
-    simulated = SimulatedRobot(robot, "rk4", 1e-3, q=q, qd=v)
-    reference = FloatingBaseSimulation(robot, "rk4", 1e-3, q=q, v=v)
+    simulated = SimulatedRobot(robot, integrator, 1e-3, q=q, qd=v)
+    reference = (q, v)
     for _ in range(50):
         simulated.step(tau)
-        reference.step(tau)
-    assert_close(simulated.q, reference.q, "q")
-    assert_close(simulated.qd, reference.v, "v")
+        reference = LIE_INTEGRATORS[integrator](
+            reference, 1e-3, lambda q, v: robot.forward_dynamics(q, v, tau), robot)
+    assert_close(simulated.q, reference[0], "q")
+    assert_close(simulated.qd, reference[1], "v")
 
 
 def test_feet_held_where_they_start_carry_the_robot() -> None:

@@ -1,6 +1,6 @@
-"""sim/floating_base_simulation: the Lie-group integrators and FloatingBaseSimulation against
-invariants: a free-floating robot's centroidal momentum and kinetic energy, the integrators'
-orders of accuracy, a quadruped standing on its four feet, and refused arguments."""
+"""sim/lie_integrators, as SimulatedRobot steps a floating base with them, against invariants:
+a free-floating robot's centroidal momentum and kinetic energy, the integrators' orders of
+accuracy, and a quadruped standing on its four held feet."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ import pytest
 from robodyn_ros import Robot
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.robot.contact_dynamics import Contact
-from robodyn_ros.sim.floating_base_simulation import LIE_INTEGRATORS, FloatingBaseSimulation
+from robodyn_ros.sim import SimulatedRobot
 from robodyn_ros.testing import example_robot_urdf
+
+from helpers.simulation import lossless, run
 
 G = 9.81
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
@@ -26,10 +28,11 @@ STANDING = {"FL": (0.1, 0.8, -1.6), "FR": (-0.1, 0.8, -1.6), "HL": (0.1, -0.8, 1
 
 @functools.cache
 def load(name: str, gravity: bool = True) -> Robot:
-    """An example robot with its base floating, under gravity or in free fall."""
+    """An example robot with its base floating, under gravity or in free fall, lossless (its
+    joints free of damping, friction and limits)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", URDFWarning)  # singular inertias of sensor links
-        robot = Robot.from_urdf(example_robot_urdf(name), floating_base=True)
+        robot = lossless(Robot.from_urdf(example_robot_urdf(name), floating_base=True))
     return robot if gravity else robot.with_gravity((0.0, 0.0, 0.0))
 
 
@@ -56,7 +59,7 @@ def free_start(name: str) -> tuple[Robot, np.ndarray, np.ndarray]:
     return robot, q, v
 
 
-def zero_torque(simulation: FloatingBaseSimulation) -> np.ndarray:
+def zero_torque(simulation: SimulatedRobot) -> np.ndarray:
     return np.zeros(simulation.robot.nv)
 
 
@@ -72,12 +75,12 @@ class Drift(NamedTuple):
 def drift(name: str, integrator: str, horizon: float) -> Drift:
     """The drift of a torque-free tumble over `horizon` seconds at dt = 1 ms."""
     robot, q, v = free_start(name)
-    simulation = FloatingBaseSimulation(robot, integrator, 1e-3, q=q, v=v)
-    run = simulation.run(round(horizon / 1e-3), zero_torque)
-    h = (robot.centroidal_momentum_matrix(run.q) @ run.v[..., None])[..., 0]
-    T = robot.kinetic_energy(run.q, run.v)
-    com = robot.centre_of_mass(run.q)
-    line = com[0] + run.times[:, None] * h[0, :3] / robot.mass
+    simulation = SimulatedRobot(robot, integrator, 1e-3, q=q, qd=v)
+    states = run(simulation, round(horizon / 1e-3), zero_torque)
+    h = (robot.centroidal_momentum_matrix(states.q) @ states.v[..., None])[..., 0]
+    T = robot.kinetic_energy(states.q, states.v)
+    com = robot.centre_of_mass(states.q)
+    line = com[0] + states.times[:, None] * h[0, :3] / robot.mass
     return Drift(float(np.abs(h - h[0]).max()), float(np.abs(T / T[0] - 1.0).max()),
                  float(np.abs(com - line).max()))
 
@@ -115,9 +118,9 @@ def test_a_free_floating_robot_conserves_momentum_and_energy(name: str) -> None:
 def final_state(integrator: str, dt: float, horizon: float) -> tuple[np.ndarray, np.ndarray]:
     """Solo12's state after a torque-free tumble of `horizon` seconds."""
     robot, q, v = free_start("solo12")
-    simulation = FloatingBaseSimulation(robot, integrator, dt, q=q, v=v)
-    simulation.run(round(horizon / dt), zero_torque)
-    return simulation.q, simulation.v
+    simulation = SimulatedRobot(robot, integrator, dt, q=q, qd=v)
+    run(simulation, round(horizon / dt), zero_torque)
+    return simulation.q, simulation.qd
 
 
 def error(state: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray]) -> float:
@@ -151,76 +154,27 @@ def test_a_quadruped_stands_on_its_four_feet() -> None:
     3 cm as the knees give and stops, and the feet carry the robot's weight."""
     robot = load("solo12")
     q0 = standing(robot)
-    simulation = FloatingBaseSimulation(robot, contacts=[Contact(foot, "3d") for foot in FEET],
-                                        kp=100.0, kd=20.0, q=q0)
-    feet0 = np.array([contact.placement[:3, 3] for contact in simulation.contacts])
+    simulation = SimulatedRobot(robot, "rk4", 1e-3, q=q0,
+                                contacts=[Contact(foot, "3d") for foot in FEET],
+                                contact_gains=(100.0, 20.0))
+    feet0 = np.array([contact.placement[:3, 3] for contact in simulation.held_contacts])
     np.testing.assert_allclose(feet0, [robot.frame_pose(q0, foot)[:3, 3] for foot in FEET])
     lift: list[float] = []  # Σ f_z the contacts exerted at the start of each step
 
-    def pd(s: FloatingBaseSimulation) -> np.ndarray:
-        if s.last is not None:
-            lift.append(sum(float(force[2]) for force in s.last.forces))
+    def pd(s: SimulatedRobot) -> np.ndarray:
+        if s.contact_forces:
+            lift.append(sum(float(force[2]) for force in s.contact_forces))
         tau = np.zeros(robot.nv)
-        tau[6:] = -3.0 * (s.q[7:] - q0[7:]) - 0.1 * s.v[6:]
+        tau[6:] = -3.0 * (s.q[7:] - q0[7:]) - 0.1 * s.qd[6:]
         return tau
 
-    run = simulation.run(2000, pd)
-    assert len(lift) == 1999  # simulation.last from the second step on
-    feet = np.stack([robot.frame_pose(run.q, foot)[:, :3, 3] for foot in FEET], axis=1)
+    states = run(simulation, 2000, pd)
+    assert len(lift) == 1999  # contact_forces from the second step on
+    feet = np.stack([robot.frame_pose(states.q, foot)[:, :3, 3] for foot in FEET], axis=1)
     assert np.abs(feet - feet0).max() < 1e-6, f"the feet slip by {np.abs(feet - feet0).max():.3g} m"
-    sinking = np.abs(run.q[:, 2] - q0[2]).max()
+    sinking = np.abs(states.q[:, 2] - q0[2]).max()
     assert 0.01 < sinking < 0.05, f"the base's height changes by {sinking:.3g} m"  # 0.031
     weight = robot.mass * G
     settled = np.array(lift[-500:])  # the last 0.5 s; within 3e-5 of the weight, measured
     assert np.abs(settled / weight - 1.0).max() < 1e-3, (
         f"the feet carry {settled.min():.6g}..{settled.max():.6g} N of a {weight:.6g} N robot")
-
-
-# -- the record and refused arguments ---------------------------------------------------------
-
-
-def test_run_records_every_state() -> None:
-    robot = load("solo12")
-    placement = robot.frame_pose(robot.neutral(), "FL_FOOT")
-    placement[2, 3] -= 0.01
-    held = FloatingBaseSimulation(robot, dt=0.01, contacts=[Contact("FL_FOOT", "3d", placement)])
-    assert np.array_equal(held.contacts[0].placement, placement)  # a copy Contact keeps
-    free = FloatingBaseSimulation(robot, "semi_implicit_euler", dt=0.01)
-    run = free.run(3, zero_torque)
-    np.testing.assert_allclose(run.times, [0.0, 0.01, 0.02, 0.03])
-    assert run.q.shape == (4, robot.nq) and run.v.shape == (4, robot.nv)
-    np.testing.assert_array_equal(run.q[-1], free.q)
-    assert free.t == pytest.approx(0.03) and free.last is None
-    assert run.v[-1, 2] == pytest.approx(-G * 0.03)  # falling freely
-    assert set(LIE_INTEGRATORS) == {"semi_implicit_euler", "rk4"}
-
-
-@pytest.mark.parametrize(("arguments", "message"), [
-    ({"robot": "solo12"}, r"robot must be a Robot; got str"),
-    ({"integrator": "rk5"}, "integrator must be one of semi_implicit_euler, rk4"),
-    ({"dt": 0.0}, "dt must be finite and > 0"),
-    ({"dt": float("nan")}, "dt must be finite and > 0"),
-    ({"dt": "1e-3"}, "dt must be a number"),
-    ({"kp": -1.0}, "kp must be finite and ≥ 0"),
-    ({"kd": float("inf")}, "kd must be finite and ≥ 0"),
-    ({"q": np.zeros(18)}, r"q must be 19 finite numbers"),
-    ({"q": np.zeros(19)}, r"q: joint 'free_flyer': its quaternion \[qx qy qz qw\] has norm 0"),
-    ({"v": np.full(18, np.nan)}, "v must be 18 finite numbers"),
-    ({"contacts": ["FL_FOOT"]}, "contacts must be Contact objects"),
-    ({"contacts": [Contact("FL_TOE", "3d")]}, "unknown frame 'FL_TOE'"),
-])
-def test_bad_arguments_are_named(arguments: dict, message: str) -> None:
-    robot = load("solo12")
-    with pytest.raises(ValueError, match=message):
-        FloatingBaseSimulation(**{"robot": robot, **arguments})
-
-
-def test_bad_step_arguments_are_named() -> None:
-    simulation = FloatingBaseSimulation(load("solo12"))
-    with pytest.raises(ValueError, match="tau must be 18 finite numbers"):
-        simulation.step(np.zeros(12))
-    with pytest.raises(ValueError, match="steps must be an integer ≥ 0"):
-        simulation.run(-1, zero_torque)
-    with pytest.raises(ValueError, match="steps must be an integer ≥ 0"):
-        simulation.run(2.0, zero_torque)  # type: ignore[arg-type]
-    assert simulation.t == 0.0
