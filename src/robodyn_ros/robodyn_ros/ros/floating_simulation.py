@@ -1,7 +1,8 @@
 """A floating-base robot simulated in one process (`robodyn sim --floating-base`): sim_node
-holding it on its feet, dynamics_node computing from its joint_states and odometry, and
-controller_node's whole-body controller standing it up, with the parameters of a params file
-(config/floating_sim.yaml), as ros.simulation runs the arm.
+holding it on its feet, dynamics_node computing from its joint_states and odometry,
+controller_node's whole-body controller standing it up and preview_node previewing its moves,
+with the parameters of a params file (config/floating_sim.yaml), as ros.simulation runs the
+arm.
 
 The feet are the frames named, or else the robot's lowest frames at its default configuration
 (within FOOT_TOLERANCE of the lowest; point contacts for three or more, whole soles for fewer).
@@ -9,8 +10,10 @@ The robot starts on them at z = 0 (Robot.standing). The runner lets it stand, th
 base a pose SWAY to its side (along the world's y) in the world frame: a move the legs make
 from any posture, straight ones included (a crouch or a lift would wait on straight knees'
 singularity; swaying on straight legs lowers the base a little, so the height is printed and
-not judged). It prints the base's position over time from the odometry, and returns whether
-the base ended within TOLERANCE of each target across.
+not judged). Before it sends the sway it asks preview_node what the whole-body controller will
+do with it (a whole_body_pose scenario with the controller's gains, from the latest state). It
+prints the base's position over time from the odometry beside the predicted one, and returns
+whether the base ended within TOLERANCE of each target across.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +29,10 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
+from robodyn_interfaces.action import Preview
+from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.robot import Robot
@@ -33,9 +40,10 @@ from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.odometry import base_link, measured_joints
+from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.robot_node import RobotNode
 from robodyn_ros.ros.sim_node import SimNode
-from robodyn_ros.ros.simulation import Observer, nodes_in_process, print_summary
+from robodyn_ros.ros.simulation import Observer, nodes_in_process, predict, print_summary
 
 FOOT_TOLERANCE = 0.01  # m above the lowest frame, for a frame to count as a foot
 SWAY = 0.02  # m: the base's second target, to its side of where it stands
@@ -85,10 +93,10 @@ def run_floating_simulation(
     print_every: float = 0.5,
     gravity: tuple[float, float, float] | None = None,
 ) -> bool:
-    """Run sim_node, dynamics_node and controller_node on the floating robot of `urdf`
-    standing on `contacts` (standing_feet), hold it where it stands, then sway its base by
-    SWAY, each for `seconds_per_target` of sim time; print the base's position; True when it
-    ended within TOLERANCE of each target."""
+    """Run sim_node, dynamics_node, controller_node and preview_node on the floating robot of
+    `urdf` standing on `contacts` (standing_feet), hold it where it stands, then preview and
+    sway its base by SWAY, each for `seconds_per_target` of sim time; print the base's
+    position, actual and predicted; True when it ended within TOLERANCE of each target."""
     robot = Robot.from_urdf(urdf, floating_base=True, gravity=gravity)
     feet = standing_feet(robot, contacts)
     q0 = robot.standing([foot.partition(":")[0] for foot in feet], robot.default_positions())
@@ -101,9 +109,15 @@ def run_floating_simulation(
         [Parameter("controller_parameters.contacts", value=feet),
          Parameter("controller_parameters.frame", value=base_frame)],
     )
-    with nodes_in_process(urdf, params_file, (SimNode, DynamicsNode, ControllerNode), gravity,
+    with nodes_in_process(urdf, params_file,
+                          (SimNode, DynamicsNode, ControllerNode, PreviewNode), gravity,
                           floating_base=True, node_parameters=node_parameters) as simulation:
         runner = simulation.runner
+        sim_node, _, controller_node, _ = simulation.nodes
+        sway = _sway_scenario(robot, q0, feet, base_frame, controller_node)
+        ask = partial(predict, ActionClient(runner, Preview, "preview"))
+        settings = {"horizon": seconds_per_target, "dt": sim_node.get_parameter("dt").value,
+                    "control_period": sim_node.get_parameter("publish_period").value}
         base = BaseObserver()
         observer = Observer(JointStateMap(measured_joints(robot)))
         runner.create_subscription(Odometry, "odometry", base.on_odometry, 10)
@@ -115,9 +129,12 @@ def run_floating_simulation(
         try:
             reached = True
             for name, position in (("stand", q0[:3]), ("sway", q0[:3] + SIDEWAYS)):
+                prediction = None
                 if name != "stand":
-                    targets.publish(_base_target(q0, position, simulation.nodes[2]))
-                reached &= _hold(name, position, base, seconds_per_target, print_every)
+                    prediction = ask(Preview.Goal(scenarios=[sway], **settings))
+                    targets.publish(_base_target(q0, position, controller_node))
+                reached &= _hold(name, position, base, seconds_per_target, print_every,
+                                 prediction)
             print_summary(observer, time.perf_counter() - wall_start)
             print(f"  odometry: {base.received} messages")
         except KeyboardInterrupt:
@@ -137,18 +154,40 @@ def _base_target(q0: np.ndarray, position: np.ndarray, controller: RobotNode) ->
     return message
 
 
+def _sway_scenario(robot: Robot, q0: np.ndarray, feet: Sequence[str], base_frame: str,
+                   controller: RobotNode) -> PreviewScenario:
+    """The sway as preview_node takes it: the whole-body controller on the feet, with its
+    gains and weights, the base to SWAY aside in its start orientation, the centre of mass
+    held where it started (where the controller holds it)."""
+    gains = controller.get_parameters_by_prefix("controller_parameters")
+    scenario = PreviewScenario(
+        name="sway", kind=PreviewScenario.WHOLE_BODY_POSE, frame=base_frame, contacts=feet,
+        com=robot.centre_of_mass(q0).tolist(),
+        **{name: [float(x) for x in gains[name].value]
+           for name in ("kp", "kd", "weights") if name in gains})
+    p, o = scenario.target.position, scenario.target.orientation
+    p.x, p.y, p.z = (float(x) for x in q0[:3] + SIDEWAYS)
+    o.x, o.y, o.z, o.w = (float(x) for x in q0[3:7])
+    return scenario
+
+
 def _hold(name: str, position: np.ndarray, base: BaseObserver, seconds: float,
-          print_every: float) -> bool:
-    """Print the base's position for `seconds` of sim time; whether it ends within TOLERANCE
-    of `position` across (x, y)."""
+          print_every: float, prediction: PreviewPrediction | None) -> bool:
+    """Print the base's position for `seconds` of sim time, and the predicted one where there
+    is a prediction; whether it ends within TOLERANCE of `position` across (x, y)."""
     while base.stamp < 0.0:  # the simulation's first odometry
         time.sleep(0.01)
     start = next_print = base.stamp
-    print(f"\n{name}: the base to {np.round(position, 3)} m, from t = {start:.2f} s")
+    print(f"\n{name}: the base to {np.round(position, 3)} m, from t = {start:.2f} s"
+          + (f"; previewed at {prediction.real_time_factor:.0f}x real time" if prediction
+             else ""))
     while base.stamp < start + seconds:
         if base.stamp >= next_print:
+            predicted = _predicted_base(prediction, base.stamp - start)
             print(f"  t = {base.stamp:6.2f} s   base {np.round(base.position, 4)} m   error "
-                  f"across {1e3 * np.linalg.norm((base.position - position)[:2]):7.2f} mm")
+                  f"across {1e3 * np.linalg.norm((base.position - position)[:2]):7.2f} mm"
+                  + (f"   predicted {1e3 * np.linalg.norm((predicted - position)[:2]):7.2f} mm"
+                     if prediction else ""))
             next_print += print_every
         time.sleep(0.005)
     error = float(np.linalg.norm((base.position - position)[:2]))
@@ -156,3 +195,14 @@ def _hold(name: str, position: np.ndarray, base: BaseObserver, seconds: float,
     print(f"  final: {1e3 * error:.2f} mm ({'reached' if ok else 'NOT reached'}; tolerance "
           f"{1e3 * TOLERANCE:.0f} mm)")
     return ok
+
+
+def _predicted_base(prediction: PreviewPrediction | None, elapsed: float) -> np.ndarray:
+    """The predicted base position `elapsed` s after the prediction's start (NaN without)."""
+    if prediction is None or not prediction.base_path.poses:
+        return np.full(3, np.nan)
+    times = [point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
+             for point in prediction.trajectory.points]
+    pose = prediction.base_path.poses[min(int(np.searchsorted(times, elapsed)),
+                                          len(times) - 1)]
+    return np.array([pose.position.x, pose.position.y, pose.position.z])

@@ -61,7 +61,7 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
             fields["orientation"] = [o.x, o.y, o.z, o.w]
         if len(message.com):
             fields["com"] = list(message.com)
-        gains = ("kp", "kd")
+        gains = ("kp", "kd", "weights")
     else:
         values = "positions" if message.kind == PreviewScenario.JOINT_TRAJECTORY else "efforts"
         fields.update(_waypoints(robot, name, message, values))

@@ -259,17 +259,8 @@ class Previewer:
         p, o = scenario.target.position, scenario.target.orientation
         p.x, p.y, p.z = target.position.tolist()
         o.x, o.y, o.z, o.w = quaternion_from_rotation(target.rotation.tolist())
-        goal = Preview.Goal(scenarios=[scenario], horizon=seconds, dt=self.dt,
-                            control_period=self.control_period)
-        if not self.client.wait_for_server(timeout_sec=10.0):
-            print("  preview: preview_node did not answer")
-            return None
-        handle = _wait(self.client.send_goal_async(goal))
-        response = _wait(handle.get_result_async())
-        if response.result.message:
-            print(f"  preview: {response.result.message}")
-            return None
-        return response.result.predictions[0]
+        return predict(self.client, Preview.Goal(scenarios=[scenario], horizon=seconds,
+                                                 dt=self.dt, control_period=self.control_period))
 
     def error_at(self, prediction: PreviewPrediction | None, elapsed: float,
                  target: PoseTarget) -> tuple[float, float]:
@@ -279,6 +270,21 @@ class Previewer:
         points = prediction.trajectory.points
         q = points[min(len(points) - 1, round(elapsed / self.dt))].positions
         return pose_error(self.robot, np.array(q), self.frame, target)
+
+
+def predict(client: ActionClient, goal: Preview.Goal) -> PreviewPrediction | None:
+    """preview_node's prediction of the goal's first scenario from the latest state, or None
+    (the reason printed)."""
+    if not client.wait_for_server(timeout_sec=10.0):
+        print("  preview: preview_node did not answer")
+        return None
+    handle = _wait(client.send_goal_async(goal))
+    response = _wait(handle.get_result_async())
+    if response.result.message:
+        print(f"  preview: {response.result.message}")
+        return None
+    prediction: PreviewPrediction = response.result.predictions[0]
+    return prediction
 
 
 def _wait(future: Future[Any]) -> Any:

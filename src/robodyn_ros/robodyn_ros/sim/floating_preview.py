@@ -173,12 +173,13 @@ def _command(
 def _targets(robot: Robot, scenario: WholeBodyPose, q: np.ndarray) -> WholeBodyTargets:
     """The scenario's targets, what it leaves out taken from the start q."""
     start = robot.frame_pose(q, scenario.frame)
-    kp, kd = scenario.kp, scenario.kd
+    kp, kd, weights = scenario.kp, scenario.kd, scenario.weights
     return WholeBodyTargets(
         com=robot.centre_of_mass(q) if scenario.com is None else scenario.com,
         frame=scenario.frame, position=scenario.position,
         orientation=start[:3, :3] if scenario.orientation is None else scenario.orientation,
-        posture=q[FREE_FLYER_DOF + 1:].copy(), kp=(kp[0], kp[1], kp[2]), kd=(kd[0], kd[1], kd[2]))
+        posture=q[FREE_FLYER_DOF + 1:].copy(), kp=(kp[0], kp[1], kp[2]), kd=(kd[0], kd[1], kd[2]),
+        weights=(weights[0], weights[1], weights[2]))
 
 
 def _metrics(

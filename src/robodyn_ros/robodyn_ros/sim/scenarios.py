@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.trajectory import JointTrajectoryReference
+from robodyn_ros.control.whole_body import WholeBodyTargets
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import Contact
 
@@ -138,8 +139,8 @@ class WholeBodyPose:
     """Hold a floating-base robot on `contacts` (where they are at the start) and drive its
     centre of mass to `com` (m, world; None: where it starts) and `frame` to `position` (m,
     world) and `orientation` (3x3; None: as at the start) by whole-body control
-    (control.whole_body), the start posture beneath: kp (1/s²) and kd (1/s) of the centre of
-    mass, the frame and the posture."""
+    (control.whole_body), the start posture beneath: kp (1/s²), kd (1/s) and the weights of
+    the centre of mass, the frame and the posture (WholeBodyTargets' defaults)."""
 
     name: str
     frame: str
@@ -149,6 +150,7 @@ class WholeBodyPose:
     contacts: tuple[Contact, ...]
     kp: np.ndarray
     kd: np.ndarray
+    weights: np.ndarray
     pushes: tuple[Push, ...] = ()
 
 
@@ -320,8 +322,9 @@ def _whole_body_pose(fields: _Fields) -> WholeBodyPose:
     com = fields.array("com", (3,)) if "com" in fields.values else None
     return WholeBodyPose(
         fields.name, fields.frame(), fields.array("position", (3,)), fields.orientation(), com,
-        fields.contacts(), fields.gains("kp", 3, (100.0, 100.0, 25.0)),
-        fields.gains("kd", 3, (20.0, 20.0, 10.0)),
+        fields.contacts(), fields.gains("kp", 3, WholeBodyTargets.kp),
+        fields.gains("kd", 3, WholeBodyTargets.kd),
+        fields.gains("weights", 3, WholeBodyTargets.weights),
     )
 
 

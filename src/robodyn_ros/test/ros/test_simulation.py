@@ -4,6 +4,7 @@ space) reach each pose target, as `robodyn sim` runs them."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,7 +57,9 @@ def test_sigint_and_sigterm_end_the_simulation_cleanly(tmp_path) -> None:
 def test_a_floating_quadruped_stands_and_sways_on_its_feet(tmp_path) -> None:
     """`robodyn sim --floating-base` on the bundled Solo12, lock-step, as fast as possible:
     its feet found (the lowest frames), the base held where it stands, then swayed 2 cm
-    (the runner's tolerance 5 mm across), odometry published with every joint state."""
+    (the runner's tolerance 5 mm across) as preview_node predicted it (within 1 mm: the same
+    simulation, the controller's start a little before the preview's), odometry published
+    with every joint state."""
     floating = CONFIG.parent / "floating_sim.yaml"
     params = yaml.safe_load(floating.read_text())
     params["/**/sim_node"]["ros__parameters"].update(real_time_factor=0.0, lockstep=True)
@@ -74,3 +77,8 @@ def test_a_floating_quadruped_stands_and_sways_on_its_feet(tmp_path) -> None:
     assert "controller_node: control: controlling" in result.stdout
     states = int(result.stdout.split(" joint states")[0].rsplit("; ", 1)[1])
     assert f"odometry: {states} messages" in result.stdout
+    sway = result.stdout.split("\nsway:")[1].splitlines()
+    assert "previewed at" in sway[0]
+    last = [line for line in sway if "predicted" in line][-1]
+    actual, predicted = (float(x) for x in re.findall(r"([\d.]+) mm", last))
+    assert abs(actual - predicted) < 1.0, last
