@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from robodyn_interfaces.srv import ComputeDynamics
@@ -17,8 +19,11 @@ from sensor_msgs.msg import JointState
 from robodyn_ros import Robot
 from robodyn_ros.resources import bundled_urdf
 from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.frames import robot_frame as robot_frame_of
+from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.ros.odometry import odometry_message
 from robodyn_ros.ros.sim_node import SimNode
+from robodyn_ros.ros.wrenches import wrench_of
 from robodyn_ros.testing import example_robot_urdf
 
 from helpers.nodes import PANDA_JOINTS, Q0, TIP, Peer, call, dynamics_peer, panda_state, wait_for
@@ -124,3 +129,24 @@ def test_sim_node_holds_a_push_until_released(ros) -> None:
     finally:
         node.stop()
         peer.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(frame=st.sampled_from([TIP, "panda_link4", "", "nowhere", "left/panda_link4"]),
+       values=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=6,
+                       max_size=6))
+def test_any_wrench_is_read_or_refused_naming_the_field(frame, values) -> None:
+    """wrench_of takes a frame of the robot (with or without the prefix) and six finite
+    numbers, and refuses anything else naming the field."""
+    robot = Robot.from_urdf(bundled_urdf("panda"))
+
+    def robot_frame(name: str) -> str:
+        return robot_frame_of(robot, "left/", name)
+
+    try:
+        named, read = wrench_of(wrench(frame, values), robot_frame, "pushes[3]")
+    except RefusedError as error:
+        assert str(error).startswith("pushes[3]: ")
+        return
+    assert named in robot.frame_names and frame.endswith(named)
+    np.testing.assert_array_equal(read, values)

@@ -37,16 +37,21 @@ def solo() -> Robot:
 @pytest.fixture
 def simulation(ros):
     """A sim_node on the floating Solo12 standing on its four held feet, and a Peer that
-    keeps its joint_states and odometry."""
+    keeps its joint_states and odometry: the node activated once the Peer hears both topics,
+    so that the Peer has the first state (the robot sags as fast as the simulation runs)."""
     node = SimNode(parameter_overrides=[
         Parameter("robot_description", value=SOLO), Parameter("floating_base", value=True),
         Parameter("initial_positions", value=STANDING),
         Parameter("contacts", value=[f"{foot}:3d" for foot in FEET]),
-        Parameter("real_time_factor", value=0.0)])
+        Parameter("real_time_factor", value=0.0), Parameter("autostart", value=False)])
     peer = Peer(ros, node)
     peer.states, peer.odometry = [], []
     peer.peer.create_subscription(JointState, "joint_states", peer.states.append, 1000)
     peer.peer.create_subscription(Odometry, "odometry", peer.odometry.append, 1000)
+    node.trigger_configure()
+    assert wait_for(lambda: node.count_subscribers("joint_states") > 0
+                    and node.count_subscribers("odometry") > 0)
+    node.trigger_activate()
     yield peer
     node.stop()
     peer.close()
@@ -63,7 +68,8 @@ def test_a_held_quadruped_publishes_its_joints_and_its_base(simulation, solo) ->
     state, odometry = simulation.states[0], simulation.odometry[0]
     assert list(state.name) == list(solo.joint_names[6:])  # the joints, not the base
     assert odometry.header.frame_id == "odom" and odometry.child_frame_id == "base_link"
-    np.testing.assert_allclose(state.position, STANDING, atol=0.05)  # as it starts to sag
+    assert (state.header.stamp.sec, state.header.stamp.nanosec) == (0, 0)  # the start
+    np.testing.assert_allclose(state.position, STANDING, rtol=0, atol=1e-12)
     feet = {foot: solo.frame_pose(configuration(state, odometry), foot)[:3, 3] for foot in FEET}
     stamps = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in simulation.odometry}
     checked = 0

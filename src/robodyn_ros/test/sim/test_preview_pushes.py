@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from robodyn_ros import Robot
 from robodyn_ros.model import URDFWarning
@@ -69,3 +71,31 @@ def test_bad_pushes_name_the_field(push, field) -> None:
     with pytest.raises(ScenarioError, match=field.replace("[", r"\[").replace("]", r"\]")):
         scenario_from_mapping(robot, {"torque_profile": {"times": [0.0], "efforts": [[0.0]]},
                                       "pushes": [push]})
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.text(max_size=8),
+                   st.floats(allow_nan=True, allow_infinity=True),
+                   st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=8))
+PUSHES = st.one_of(
+    VALUES,
+    st.lists(st.one_of(VALUES, st.dictionaries(
+        st.sampled_from(["frame", "wrench", "start", "duration", "extra"]),
+        st.one_of(VALUES, st.sampled_from(["cart", "rail"])))), max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(pushes=PUSHES)
+def test_any_pushes_are_read_or_refused_naming_them(pushes) -> None:
+    """Whatever `pushes` holds, the scenario is read with pushes of 6 finite numbers on a
+    frame of the robot over a span, or refused with a ScenarioError naming `pushes`."""
+    robot = Robot.from_urdf_string(SLIDER)
+    spec = {"torque_profile": {"times": [0.0], "efforts": [[0.0]]}, "pushes": pushes}
+    try:
+        scenario = scenario_from_mapping(robot, spec)
+    except ScenarioError as error:
+        assert "pushes" in str(error)
+        return
+    for push in scenario.pushes:
+        assert push.frame in robot.frame_names
+        assert push.wrench.shape == (6,) and np.isfinite(push.wrench).all()
+        assert push.start >= 0.0 and push.duration > 0.0
