@@ -143,10 +143,13 @@ def split_xacro_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, str
 
 
 def load_robot(urdf: str | os.PathLike[str], xacro_args: Mapping[str, str] | None,
-               gravity: tuple[float, float, float] | None) -> Robot:
-    """The robot of a URDF file, or of a xacro file expanded with `xacro_args`."""
+               gravity: tuple[float, float, float] | None,
+               floating_base: bool = False) -> Robot:
+    """The robot of a URDF file, or of a xacro file expanded with `xacro_args`; its root
+    link floating (a free flyer at the root) with `floating_base`."""
     return Robot.from_urdf_string(read_robot_description(urdf, xacro_args),
-                                  source=os.fspath(urdf), gravity=gravity)
+                                  source=os.fspath(urdf), gravity=gravity,
+                                  floating_base=floating_base)
 
 
 def add_gravity_option(parser: argparse.ArgumentParser) -> None:
@@ -561,6 +564,10 @@ def add_preview_command(commands: argparse._SubParsersAction) -> None:
     preview.add_argument("--workers", type=int, default=2)
     preview.add_argument("--output", default="preview", help="folder of the plots")
     preview.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    preview.add_argument("--floating-base", action="store_true",
+                         help="the root link floats (torque_profile and whole_body_pose "
+                         "scenarios; start: the whole configuration [x y z, qx qy qz qw, "
+                         "joints])")
     add_gravity_option(preview)
     add_payload_option(preview)
 
@@ -578,7 +585,8 @@ def run_preview(args: argparse.Namespace) -> int:
 
     if not args.no_plots:
         refuse_earlier_output(Path(args.output), JOINTS_PLOT, "a preview's plots")
-    robot = carrying(load_robot(args.urdf, args.xacro_args, args.gravity), args.payload)
+    robot = carrying(load_robot(args.urdf, args.xacro_args, args.gravity, args.floating_base),
+                     args.payload)
     scenarios, settings, start = read_scenarios_file(
         robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
         forward_dynamics_method=args.forward_dynamics_method, control_period=args.control_period,

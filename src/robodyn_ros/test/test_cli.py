@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from robodyn_ros.cli import main
 from robodyn_ros.resources import bundled_urdf, share_directory
@@ -68,6 +69,30 @@ def test_preview_prints_metrics_and_writes_plots(tmp_path, capsys) -> None:
         assert name in out
     for plot in ("preview_joints.png", "preview_paths.png"):
         assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
+
+
+def test_preview_of_a_floating_base_prints_and_plots_its_joints(tmp_path, capsys) -> None:
+    """--floating-base: the bundled Solo12 standing on its held feet under whole-body control,
+    pushed aside, and floating free under a torque profile; a row each, a panel per joint of
+    one coordinate (the base's pose is in the paths)."""
+    robot = Robot.from_urdf(bundled_urdf("solo12"), floating_base=True)
+    start = robot.standing(["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"], robot.default_positions())
+    scenarios = tmp_path / "solo.yaml"
+    scenarios.write_text(yaml.safe_dump({"horizon": 0.05, "start": start.tolist(), "scenarios": [
+        {"name": "shoved", "whole_body_pose": {
+            "frame": "base_link", "position": start[:3].tolist(),
+            "contacts": [{"frame": foot, "kind": "3d"}
+                         for foot in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]},
+         "pushes": [{"frame": "base_link", "wrench": [0, 5, 0, 0, 0, 0], "duration": 0.02}]},
+        {"name": "floating", "torque_profile": {"times": [0.0], "efforts": [[0.0] * 18]}},
+    ]}))
+    code = main(["preview", str(bundled_urdf("solo12")), str(scenarios), "--floating-base",
+                 "--output", str(tmp_path / "plots")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "\nshoved " in out and "\nfloating " in out
+    for plot in ("preview_joints.png", "preview_paths.png"):
+        assert (tmp_path / "plots" / plot).read_bytes().startswith(b"\x89PNG")
 
 
 def test_preview_names_a_bad_scenario_field(tmp_path, capsys) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.plotting import (
     START,
     TARGET,
@@ -100,8 +101,9 @@ def write_plots(folder: str | Path, robot: Robot, scenarios: Sequence[Scenario],
 
 
 def joints_figure(robot: Robot, results: list[PreviewResult]) -> Figure:
-    """A panel per joint: its position in every scenario (a colour each, named in the legend
-    above) against the joint's limits.
+    """A panel per joint of one coordinate (a floating base's pose is in the paths): its
+    position in every scenario (a colour each, named in the legend above) against the joint's
+    limits.
 
     Args:
         robot: the robot previewed (joint names, kinds and limits).
@@ -110,22 +112,26 @@ def joints_figure(robot: Robot, results: list[PreviewResult]) -> Figure:
     Returns:
         The figure.
     """
-    model = robot.model
-    n = robot.nv
+    joints = [joint for joint in robot.configuration_joints
+              if joint.kind not in MULTI_DOF_JOINTS]
+    lower, upper = (np.asarray(robot.per_coordinate(limit), dtype=float)
+                    for limit in (robot.model.lower, robot.model.upper))
+    n = len(joints)
     columns = 1 if n < 4 else 2
-    rows = -(-n // columns)
+    rows = max(1, -(-n // columns))
     figure, axes = pyplot().subplots(rows, columns, figsize=(6 * columns, 1.9 * rows + 0.9),
                                      sharex=True, squeeze=False, layout="constrained")
     for k, ax in enumerate(axes.T.ravel()):  # down the first column, then the second
         if k >= n:
             ax.set_visible(False)
             continue
-        lines = [ax.plot(result.times, result.q[:, k], lw=1.2, label=result.name)[0]
+        joint = joints[k]
+        lines = [ax.plot(result.times, result.q[:, joint.q.start], lw=1.2, label=result.name)[0]
                  for result in results]
-        unit = joint_unit("position", model.joint_kinds[k])
+        unit = joint_unit("position", joint.kind)
         data = robust_range(np.concatenate([line.get_ydata() for line in lines]), (0, 100))
-        draw_limits(ax, float(model.lower[k]), float(model.upper[k]), unit, data)
-        ax.set_title(model.joint_names[k], loc="left", fontsize=8)
+        draw_limits(ax, float(lower[joint.v.start]), float(upper[joint.v.start]), unit, data)
+        ax.set_title(joint.name, loc="left", fontsize=8)
         ax.set_ylabel(axis_label("q", unit), fontsize=8)
         ax.grid(alpha=0.3)
     for column in range(columns):  # the lowest panel of each column
