@@ -76,7 +76,8 @@ def test_a_floating_quadruped_stands_and_sways_on_its_feet(tmp_path) -> None:
     assert "the base reached its targets" in result.stdout
     assert "controller_node: control: controlling" in result.stdout
     states = int(result.stdout.split(" joint states")[0].rsplit("; ", 1)[1])
-    assert f"odometry: {states} messages" in result.stdout
+    odometry = int(result.stdout.split("odometry: ")[1].split(" messages")[0])
+    assert abs(odometry - states) <= 1  # counted a moment apart, one of each per step
     sway = result.stdout.split("\nsway:")[1].splitlines()
     assert "previewed at" in sway[0]
     last = [line for line in sway if "predicted" in line][-1]
