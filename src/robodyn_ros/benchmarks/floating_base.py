@@ -118,7 +118,8 @@ def rows(name: str, robot: Robot, oracle: FloatingPinocchioOracle) -> list[Row]:
     q_pin, v_pin, a_pin, tau_pin = oracle.q(q), oracle.v(v), oracle.v(vdot), oracle.v(tau)
     frame_id = model.getFrameId(frame, pin.FrameType.BODY)
     lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-    contacts = [Contact(link, kind) for link, kind in feet]
+    # built once, as Pinocchio's constraint models below: a tuple, which the Robot remembers
+    contacts = tuple(Contact(link, kind) for link, kind in feet)
     constraints = oracle.constraint_models(q_pin, feet, 0.0, 0.0, None)
     constraint_data = pin.StdVec_RigidConstraintData()
     constraint_data.extend(constraint.createData() for constraint in constraints)

@@ -109,8 +109,7 @@ def rigid_pose_flaw(pose: np.ndarray) -> str:
     return ""
 
 
-@dataclass(frozen=True, eq=False)
-class ContactDynamics:
+class ContactDynamics(NamedTuple):
     """The answer of a contact problem (a batch adds a leading B).
 
     Attributes:
@@ -141,6 +140,15 @@ class HeldCall(NamedTuple):
     forces: tuple[slice, ...]  # each contact's forces in the answer
 
 
+class LastHeld(NamedTuple):
+    """The last tuple of contacts and gains held_call answered, and its answer."""
+
+    contacts: tuple[Contact, ...]
+    kp: float
+    kd: float
+    held: HeldCall | None
+
+
 HELD_CALLS = 64  # the compiled constrained-dynamics calls a robot keeps, by contacts and gains
 
 
@@ -160,6 +168,7 @@ class ContactTasks:
         self._nq = nq
         self._tasks: dict[tuple, ContactTask] = {}
         self._calls: dict[tuple, HeldCall] = {}
+        self._last = LastHeld((), 0.0, 0.0, None)
 
     def task(self, contacts: Sequence[Contact]) -> ContactTask:
         """The contacts as the kernel takes them."""
@@ -174,7 +183,18 @@ class ContactTasks:
 
     def held_call(self, contacts: Sequence[Contact], kp: float, kd: float) -> HeldCall | None:
         """The compiled single-state call of constrained dynamics on contacts without a
-        placement (no placement error); None where that does not apply."""
+        placement (no placement error); None where that does not apply. The last tuple of
+        contacts (immutable, as their Contacts are) is recognised by identity."""
+        last = self._last
+        if contacts is last.contacts and kp == last.kp and kd == last.kd:
+            return last.held
+        held = self._held_call(contacts, kp, kd)
+        if isinstance(contacts, tuple):
+            self._last = LastHeld(contacts, kp, kd, held)
+        return held
+
+    def _held_call(self, contacts: Sequence[Contact], kp: float, kd: float) -> HeldCall | None:
+        """held_call, looked up by the contacts' values."""
         if any(contact.placement is not None for contact in contacts):
             return None
         key = (*contacts, kp, kd)

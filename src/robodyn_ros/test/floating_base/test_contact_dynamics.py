@@ -69,6 +69,20 @@ def test_gains_that_change_every_call() -> None:
     assert 0 < len(robot._contacts._calls) <= 64
 
 
+def test_contacts_changed_between_calls_are_seen() -> None:
+    """A tuple of contacts is remembered by identity, a list is not: a list changed in place
+    and a new tuple of other contacts are each answered as the batch path answers them."""
+    robot, _ = robot_and_oracle("solo12")
+    q, v, _, tau = random_states(robot, 1, seed=6)
+    feet = [Contact(frame, kind) for frame, kind in FEET["solo12"]]
+    for contacts in (tuple(feet), tuple(feet[:3]), feet, feet):
+        single = robot.constrained_forward_dynamics(q[0], v[0], tau[0], contacts, 10.0, 2.0)
+        batch = robot.constrained_forward_dynamics(q, v, tau, contacts, 10.0, 2.0)
+        assert_close(single.vdot, batch.vdot[0], f"v̇ on {len(contacts)} feet", rtol=1e-12)
+        assert len(single.forces) == len(contacts)
+        feet.pop()  # the list passed next holds one foot fewer, in the same object
+
+
 @pytest.mark.parametrize("name", ["talos_reduced", "icub"])
 def test_contact_inverse_dynamics_inverts_the_forward_problem(name: str) -> None:
     """One sole flat on the ground: six contact rows, so the motion determines the force. The
