@@ -26,20 +26,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.action import ActionClient
 from rclpy.parameter import Parameter
 from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario
-from sensor_msgs.msg import JointState
 
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
-from robodyn_ros.ros.conversions import JointStateMap
 from robodyn_ros.ros.dynamics_node import DynamicsNode
-from robodyn_ros.ros.odometry import base_link, measured_joints
+from robodyn_ros.ros.odometry import base_link
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.robot_node import RobotNode
 from robodyn_ros.ros.sim_node import SimNode
@@ -119,10 +116,8 @@ def run_floating_simulation(
         settings = {"horizon": seconds_per_target, "dt": sim_node.get_parameter("dt").value,
                     "control_period": sim_node.get_parameter("publish_period").value}
         base = BaseObserver()
-        observer = Observer(JointStateMap(measured_joints(robot)))
         runner.create_subscription(Odometry, "odometry", base.on_odometry, 10)
-        runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
-        runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
+        observer = Observer.watching(runner, robot)
         targets = runner.create_publisher(PoseStamped, "target_pose", 10)
         simulation.start()
         wall_start = time.perf_counter()
@@ -134,7 +129,7 @@ def run_floating_simulation(
                     prediction = ask(Preview.Goal(scenarios=[sway], **settings))
                     targets.publish(_base_target(q0, position, controller_node))
                 reached &= _hold(name, position, base, seconds_per_target, print_every,
-                                 prediction)
+                                 prediction, settings["dt"])
             print_summary(observer, time.perf_counter() - wall_start)
             print(f"  odometry: {base.received} messages")
         except KeyboardInterrupt:
@@ -172,9 +167,10 @@ def _sway_scenario(robot: Robot, q0: np.ndarray, feet: Sequence[str], base_frame
 
 
 def _hold(name: str, position: np.ndarray, base: BaseObserver, seconds: float,
-          print_every: float, prediction: PreviewPrediction | None) -> bool:
-    """Print the base's position for `seconds` of sim time, and the predicted one where there
-    is a prediction; whether it ends within TOLERANCE of `position` across (x, y)."""
+          print_every: float, prediction: PreviewPrediction | None, dt: float) -> bool:
+    """Print the base's position for `seconds` of sim time, and the predicted one (its steps
+    dt apart) where there is a prediction; whether it ends within TOLERANCE of `position`
+    across (x, y)."""
     while base.stamp < 0.0:  # the simulation's first odometry
         time.sleep(0.01)
     start = next_print = base.stamp
@@ -183,7 +179,7 @@ def _hold(name: str, position: np.ndarray, base: BaseObserver, seconds: float,
              else ""))
     while base.stamp < start + seconds:
         if base.stamp >= next_print:
-            predicted = _predicted_base(prediction, base.stamp - start)
+            predicted = _predicted_base(prediction, round((base.stamp - start) / dt))
             print(f"  t = {base.stamp:6.2f} s   base {np.round(base.position, 4)} m   error "
                   f"across {1e3 * np.linalg.norm((base.position - position)[:2]):7.2f} mm"
                   + (f"   predicted {1e3 * np.linalg.norm((predicted - position)[:2]):7.2f} mm"
@@ -197,12 +193,10 @@ def _hold(name: str, position: np.ndarray, base: BaseObserver, seconds: float,
     return ok
 
 
-def _predicted_base(prediction: PreviewPrediction | None, elapsed: float) -> np.ndarray:
-    """The predicted base position `elapsed` s after the prediction's start (NaN without)."""
+def _predicted_base(prediction: PreviewPrediction | None, step: int) -> np.ndarray:
+    """The predicted base position at a step of the prediction (its last, past the end; NaN
+    without a prediction)."""
     if prediction is None or not prediction.base_path.poses:
         return np.full(3, np.nan)
-    times = [point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec
-             for point in prediction.trajectory.points]
-    pose = prediction.base_path.poses[min(int(np.searchsorted(times, elapsed)),
-                                          len(times) - 1)]
-    return np.array([pose.position.x, pose.position.y, pose.position.z])
+    position = prediction.base_path.poses[min(step, len(prediction.base_path.poses) - 1)].position
+    return np.array([position.x, position.y, position.z])

@@ -42,6 +42,7 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap, quaternion_from_rotation
 from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.odometry import measured_joints
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.robot_node import RobotNode, ignore_signals, interrupt_on_signals, spin_until
 from robodyn_ros.ros.sim_node import SimNode
@@ -69,6 +70,15 @@ class Observer:
     state: tuple[float, np.ndarray] | None = None
     states_received: int = 0
     diagnostics: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+
+    @classmethod
+    def watching(cls, runner: Node, robot: Robot) -> Observer:
+        """An Observer of the robot's joint states (its measured joints) and of every node's
+        diagnostics, subscribed on the runner."""
+        observer = cls(JointStateMap(measured_joints(robot)))
+        runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
+        runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
+        return observer
 
     def on_joint_state(self, message: JointState) -> None:
         q, _, _ = self.map.state(message)
@@ -212,9 +222,7 @@ def run_simulation(
         preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
                             _controller_gains(controller_node), sim_node.get_parameter("dt").value,
                             sim_node.get_parameter("publish_period").value)
-        observer = Observer(JointStateMap(robot.joint_names))
-        runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
-        runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
+        observer = Observer.watching(runner, robot)
         targets_out = runner.create_publisher(PoseStamped, "target_pose", 10)
         simulation.start()
         wall_start = time.perf_counter()
