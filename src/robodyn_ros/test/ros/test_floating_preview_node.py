@@ -153,3 +153,16 @@ def test_a_fixed_base_scenario_is_aborted_naming_it(peer, solo) -> None:
     assert response.status == 6  # ABORTED
     assert "scenario 'reach': pose_target is not for a floating-base robot" in \
         response.result.message
+
+
+def test_a_bad_odometry_is_reported_and_the_node_keeps_serving(peer, solo) -> None:
+    """An odometry in another frame is refused naming the field (never taken as the base);
+    the next good one starts a goal as before."""
+    wrong = odometry_message(np.array(BASE), np.array(TWIST), "map", "base_link")
+    peer.publish(Odometry, "odometry", wrong)
+    assert wait_for(lambda: peer.reported("header.frame_id is 'map'"))
+    assert peer.node._base is None
+    send_odometry(peer)
+    response = send(peer, Preview.Goal(scenarios=[kick(solo)], start=start(solo),
+                                       horizon=HORIZON, dt=0.001))
+    assert response.status == 4, response.result.message  # SUCCEEDED
