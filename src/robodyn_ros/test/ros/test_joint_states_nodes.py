@@ -26,12 +26,16 @@ GRIPPER = ["panda_finger_joint1", "panda_finger_joint2"]  # not in the bundled a
 
 
 def answered_at(peer: Peer, q: np.ndarray, send, timeout: float = 30.0):
-    """send() every 50 ms until an answer at q arrives; that answer (None on time-out)."""
+    """send() every 50 ms until an answer at q arrives; that answer (None on time-out).
+
+    Answers of another joint set (sent before a parameter change) may still be arriving."""
+    def at_q(m) -> bool:
+        return len(m.position) == len(q) and np.allclose(m.position, q)
+
     def found():
         send()
         time.sleep(0.05)
-        return next((m for m in reversed(peer.answers[-20:]) if np.allclose(m.position, q)),
-                    None)
+        return next((m for m in reversed(peer.answers[-20:]) if at_q(m)), None)
 
     wait_for(lambda: found() is not None, timeout)
     return found()
