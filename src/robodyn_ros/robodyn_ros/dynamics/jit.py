@@ -14,7 +14,8 @@ kernel_cache_dir() whichever layer's module it lives in. The folder is ``$NUMBA_
 if set, else ``$XDG_CACHE_HOME/robodyn_ros`` (``~/.cache/robodyn_ros``).
 
 Importing this module also makes numba's inlining of kernel helpers copy each helper once per
-call site (copy_each_inlining_once).
+call site (copy_each_inlining_once) and translate each helper once per process
+(translate_each_helper_once).
 """
 
 import copy
@@ -148,6 +149,41 @@ def copy_each_inlining_once() -> None:
 
 
 copy_each_inlining_once()
+
+
+def translate_each_helper_once() -> None:
+    """Make numba's inliner translate a helper to IR once per process, not once per call site.
+
+    InlineWorker.run_untyped_passes runs the untyped pipeline over the helper (bytecode to IR,
+    and the inlining of the helpers it calls, recursively) each time a kernel inlines it, so a
+    helper deep in the kernels (a joint's transform, a 6-vector sum) was translated once per
+    call site of every helper above it: about a third of a kernel's compile time. The IR of a
+    function depends only on the function and on what the pipeline is given (the flags, the
+    locals, SSA or not), so it is kept under those, and inline_ir copies it before it changes
+    anything (it always has: the IR it receives is never mutated). Idempotent.
+    """
+    worker = inline_closurecall.InlineWorker
+    if getattr(worker.run_untyped_passes, "translates_once", False):
+        return
+    run_untyped_passes = worker.run_untyped_passes
+    translated: dict[tuple[Any, ...], Any] = {}
+
+    @functools.wraps(run_untyped_passes)
+    def run_untyped_passes_once(self: Any, func: Any, enable_ssa: bool = False) -> Any:
+        flags = self.flags.copy()
+        flags.enable_ssa = enable_ssa  # as run_untyped_passes sets it, on the caller's flags
+        locals_key = tuple(sorted((name, str(kind)) for name, kind in self.locals.items()))
+        key = (func, flags, locals_key, self._compiler_pipeline)
+        with global_compiler_lock:
+            if key not in translated:
+                translated[key] = run_untyped_passes(self, func, enable_ssa)
+            return translated[key]
+
+    run_untyped_passes_once.translates_once = True  # type: ignore[attr-defined]
+    worker.run_untyped_passes = run_untyped_passes_once
+
+
+translate_each_helper_once()
 
 
 class CompileLock:

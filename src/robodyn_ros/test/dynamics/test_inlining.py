@@ -1,5 +1,7 @@
-"""dynamics.jit.copy_each_inlining_once: numba's inliner copies a helper's IR as one whole, its
-scope once, so that a kernel's compile time grows with its size, not with its size squared."""
+"""dynamics.jit's changes to numba's inliner: copy_each_inlining_once copies a helper's IR as one
+whole, its scope once, so that a kernel's compile time grows with its size, not with its size
+squared; translate_each_helper_once translates a helper to IR once per process, not once per
+call site."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 import pytest
 from numba import njit
-from numba.core import ir
+from numba.core import bytecode, ir
 from numba.core.compiler import run_frontend
 
 import robodyn_ros.dynamics.jit  # noqa: F401  (installs the inliner's copy)
@@ -56,3 +58,32 @@ def test_an_inlined_helper_copies_its_variables_once_per_copy(
     # once a copy (twice allowed, for what the untyped passes add); copied block by block,
     # each block's copy copied every variable again
     assert 0 < len(copies) <= 2 * 2 * variables * 2 < 2 * 2 * variables * blocks
+
+
+def test_a_helper_inlined_at_several_sites_is_translated_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    @njit(inline="always")
+    def halved(x: float) -> float:
+        return 0.5 * x
+
+    translations = []
+    from_function = bytecode.FunctionIdentity.from_function
+
+    def counted(function: Any) -> bytecode.FunctionIdentity:
+        if function is halved.py_func:
+            translations.append(function)
+        return from_function(function)
+
+    monkeypatch.setattr(bytecode.FunctionIdentity, "from_function", staticmethod(counted))
+
+    @njit
+    def three_sites(x: float) -> float:
+        return halved(x) + halved(2.0 * x) + halved(halved(x))
+
+    @njit
+    def another_kernel(x: float) -> float:
+        return halved(x) - 1.0
+
+    assert three_sites(4.0) == pytest.approx(2.0 + 4.0 + 1.0)
+    assert another_kernel(4.0) == pytest.approx(1.0)
+    assert len(translations) == 1
