@@ -408,6 +408,16 @@ def add_identify_command(actions: argparse._SubParsersAction) -> None:
     identify.add_argument("--prior-weight", type=float, default=PRIOR_WEIGHT,
                           help="how many samples' worth the URDF's values count as where the "
                           f"run does not inform them (default {PRIOR_WEIGHT:g})")
+    identify.add_argument("--floating-base", action="store_true",
+                          help="the robot's root link floats: its pose and twist come from "
+                          "--odometry-topic, its six rows are identified from the external "
+                          "wrenches alone")
+    identify.add_argument("--odometry-topic", default="/odometry",
+                          help="with --floating-base: the base's nav_msgs/Odometry topic")
+    identify.add_argument("--wrench-topic", dest="wrench_topics", action="append", default=[],
+                          metavar="TOPIC", help="a geometry_msgs/WrenchStamped topic of external "
+                          "wrenches on the robot (contact forces), each on the robot frame its "
+                          "header names, world-aligned at its origin; repeat for several")
     add_bag_output_options(identify, "<bag>_identified")
 
 
@@ -429,9 +439,12 @@ def run_bag_identify(args: argparse.Namespace) -> int:
         raise ValueError("--fit chooses the robot's joint parameters; a load (--payload-frame) "
                          "has none")
     urdf = read_robot_description(args.urdf, args.xacro_args)
-    robot = Robot.from_urdf_string(urdf, source=os.fspath(args.urdf), gravity=args.gravity)
+    robot = Robot.from_urdf_string(urdf, source=os.fspath(args.urdf), gravity=args.gravity,
+                                   floating_base=args.floating_base)
     options = IdentificationOptions(
-        topic=args.topic, window=args.window, prior_weight=args.prior_weight,
+        topic=args.topic, odometry_topic=args.odometry_topic,
+        wrench_topics=tuple(args.wrench_topics), window=args.window,
+        prior_weight=args.prior_weight,
         payload_frame=args.payload_frame,
         known=read_parameters(args.parameters, robot) if args.parameters else None, fit=fit,
     )

@@ -75,6 +75,26 @@ def joint_unit(quantity: str, kind: str) -> str:
     return UNITS[quantity][kind]
 
 
+ROW_KINDS = {"floating": ("prismatic",) * 3 + ("revolute",) * 3,
+             "planar": ("prismatic", "prismatic", "revolute")}
+"""The single-DOF kind each velocity row of a multi-DOF joint moves like: a linear row like a
+prismatic joint's, an angular one like a revolute's."""
+
+
+def row_units(quantity: str, joint_kinds: Sequence[str]) -> list[str]:
+    """The SI unit of a "velocity" or "effort" on each velocity row of joints of these kinds
+    (model.joint_kinds, a multi-DOF joint's kind on each of its rows).
+
+    Raises:
+        KeyError: an unknown quantity or kind.
+    """
+    units: list[str] = []
+    while len(units) < len(joint_kinds):
+        kind = joint_kinds[len(units)]
+        units += [UNITS[quantity][like] for like in ROW_KINDS.get(kind, (kind,))]
+    return units
+
+
 def robust_range(values: np.ndarray, percentiles: tuple[float, float] = BULK,
                  margin: float = MARGIN) -> tuple[float, float]:
     """The span of the bulk of `values` with a margin: from the `percentiles` of the finite

@@ -26,6 +26,14 @@ def velocities_and_accelerations(run: RecordedRun, window: int) -> tuple[np.ndar
     return _derivative(run.position, window, step, 1), _derivative(run.position, window, step, 2)
 
 
+def time_derivative(values: np.ndarray, run: RecordedRun, window: int) -> np.ndarray:
+    """d/dt of `values` (B, m) sampled at the run's stamps (a floating base's twist), over
+    `window` samples, as velocities_and_accelerations differentiates."""
+    step = sample_interval(run)
+    _check_window(window, len(run))
+    return _derivative(values, window, step, 1)
+
+
 def sample_interval(run: RecordedRun) -> float:
     """The median interval between samples, s; a BagWarning when the intervals vary by more
     than IRREGULAR of it (the filter assumes a uniform one)."""

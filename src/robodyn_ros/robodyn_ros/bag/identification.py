@@ -4,20 +4,28 @@ efforts of a recorded run; checked on a second run when one is given.
 Each run is read, differentiated (q̇ as recorded, q̈ by Savitzky–Golay, as `bag analyze`
 does) and reduced chunk by chunk on a parallel backend to its normal equations
 (identification.accumulation); the estimates come from those alone.
+
+A floating base's pose and twist come from its odometry, its acceleration from the twist's
+derivative; its six rows are the base's equations of motion, whose generalized force is that
+of the external wrenches alone (bag.robot_run): no sensor measures a torque on the base. The
+wrench topics carry every external force on the robot but gravity (a legged robot's contact
+forces); without one, the robot is taken as free of them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from robodyn_ros.bag.analysis import WINDOW
-from robodyn_ros.bag.derivatives import velocities_and_accelerations
+from robodyn_ros.bag.derivatives import time_derivative, velocities_and_accelerations
 from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.progress import progress_bar
 from robodyn_ros.bag.reading import RecordedRun, read_joint_states
+from robodyn_ros.bag.robot_run import RobotRun, robot_run
 from robodyn_ros.identification.accumulation import CHUNK, Unknowns, accumulate
 from robodyn_ros.identification.estimation import PRIOR_WEIGHT
 from robodyn_ros.identification.identify import (
@@ -41,6 +49,9 @@ class IdentificationOptions:
 
     Attributes:
         topic: the sensor_msgs/JointState topic.
+        odometry_topic: a floating base's nav_msgs/Odometry topic.
+        wrench_topics: geometry_msgs/WrenchStamped topics of the external wrenches on the
+            robot (bag.robot_run).
         window: the Savitzky–Golay window, samples (odd), for q̈ (and q̇ when not recorded).
         prior_weight: how many samples' worth the description's values count as.
         payload_frame: identify only a load on this frame (the robot as described, or as
@@ -54,6 +65,8 @@ class IdentificationOptions:
     """
 
     topic: str = "/joint_states"
+    odometry_topic: str = "/odometry"
+    wrench_topics: tuple[str, ...] = ()
     window: int = WINDOW
     prior_weight: float = PRIOR_WEIGHT
     payload_frame: str | None = None
@@ -62,21 +75,31 @@ class IdentificationOptions:
     chunk: int = CHUNK
 
 
+class RunState(NamedTuple):
+    """Samples of a run: q (k, nq), q̇ and q̈ (k, nv)."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+
 @dataclass(frozen=True, eq=False)
 class RunEquations:
     """A run reduced for identification.
 
     Attributes:
-        run: what was read.
+        run: the joint states read (of the samples every topic covers).
         equations: its normal equations (for π, or for a load's parameters).
         shown: the indices of the samples kept for plots, (k,).
-        state: q, q̇, q̈ at those samples, (3, k, n).
+        state: the state at those samples.
+        efforts: the generalized forces measured there (k, nv) (RobotRun.generalized_forces).
     """
 
     run: RecordedRun
     equations: NormalEquations
     shown: np.ndarray
-    state: np.ndarray
+    state: RunState
+    efforts: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,17 +189,31 @@ def run_equations(
     """Read one bag and reduce it to its normal equations.
 
     Raises:
-        BagError: a bag that cannot be read, or has no efforts on the topic.
+        BagError: a bag that cannot be read, or has no efforts on the topic; for a floating
+            base, no odometry; a wrench topic that cannot be read (bag.robot_run).
     """
-    run = read_joint_states(bag, options.topic, robot.joint_names)
-    if run.effort is None:
-        raise BagError(f"bag {run.bag}, topic '{run.topic}': no message has efforts, so "
+    joints = read_joint_states(bag, options.topic, robot.measured_joints)
+    if joints.effort is None:
+        raise BagError(f"bag {joints.bag}, topic '{joints.topic}': no message has efforts, so "
                        "there are no torques to identify from")
-    velocity, acceleration = velocities_and_accelerations(run, options.window)
-    with progress_bar(show_progress, len(run), f"regressor of {run.bag.name}") as progress:
-        equations = accumulate(robot, run.position, velocity, acceleration, run.effort,
-                               unknowns=unknowns, pool=pool, chunk=options.chunk,
-                               progress=progress)
-    shown = np.unique(np.linspace(0, len(run) - 1, min(len(run), SHOWN_SAMPLES)).astype(int))
-    state = np.stack([run.position[shown], velocity[shown], acceleration[shown]])
-    return RunEquations(run, equations, shown, state)
+    run = robot_run(bag, joints, robot, options.odometry_topic, options.wrench_topics)
+    state = run_state(run, options.window)
+    efforts = run.generalized_forces(robot)
+    samples = len(run.joints)
+    with progress_bar(show_progress, samples, f"regressor of {joints.bag.name}") as progress:
+        equations = accumulate(robot, *state, efforts, unknowns=unknowns, pool=pool,
+                               chunk=options.chunk, progress=progress)
+    shown = np.unique(np.linspace(0, samples - 1, min(samples, SHOWN_SAMPLES)).astype(int))
+    return RunEquations(run.joints, equations, shown, RunState(*(x[shown] for x in state)),
+                        efforts[shown])
+
+
+def run_state(run: RobotRun, window: int) -> RunState:
+    """q, q̇ and q̈ of every sample: the joints' velocities as recorded or differentiated and
+    their accelerations (velocities_and_accelerations), a floating base's pose and twist as
+    its odometry gives them and its acceleration the twist's derivative."""
+    velocity, acceleration = velocities_and_accelerations(run.joints, window)
+    base_acceleration = (time_derivative(run.base_twist, run.joints, window)
+                         if run.base_twist.size else run.base_twist)
+    return RunState(run.configurations(), np.hstack([run.base_twist, velocity]),
+                    np.hstack([base_acceleration, acceleration]))

@@ -53,13 +53,12 @@ def efforts_figure(result: BagIdentification, run: RunEquations, label: str) -> 
         2 * len(names), 1, figsize=(11, 2.6 * len(names) + 1.2), sharex=True,
         layout="constrained", gridspec_kw={"height_ratios": [2, 1] * len(names)})
     t = run.run.times[run.shown]
-    assert run.run.effort is not None
-    measured = run.run.effort[run.shown]
+    measured = run.efforts
     predicted = result.predicted_efforts(run)
     rms = result.rms_residuals(run)
     edge = plotting.edge_samples(len(run.run), result.options.window // 2)[run.shown]
-    for k, (joint, kind) in enumerate(zip(names, kinds, strict=True)):
-        unit = plotting.joint_unit("effort", kind)
+    units = plotting.row_units("effort", kinds)
+    for k, (joint, unit) in enumerate(zip(names, units, strict=True)):
         efforts, residuals = axes[2 * k], axes[2 * k + 1]
         efforts.plot(t, measured[:, k], color="0.55", lw=0.7, label="measured")
         for model, color, style in MODELS:

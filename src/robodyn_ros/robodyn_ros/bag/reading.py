@@ -171,11 +171,12 @@ def topic_info(reader: Reader, bag: Path, topic: str) -> TopicInfo:
     return topics[topic]
 
 
-def topic_connections(reader: Reader, bag: Path, topic: str) -> list[Connection]:
-    """The connections of a JointState topic, or a BagError naming the topic's type."""
+def topic_connections(reader: Reader, bag: Path, topic: str, msgtype: str = JOINT_STATE
+                      ) -> list[Connection]:
+    """The connections of a topic of `msgtype`, or a BagError naming the topic's type."""
     info = topic_info(reader, bag, topic)
-    if info.msgtype != JOINT_STATE:
-        raise BagError(f"bag {bag}: topic '{topic}' holds {info.msgtype}, not {JOINT_STATE}")
+    if info.msgtype != msgtype:
+        raise BagError(f"bag {bag}: topic '{topic}' holds {info.msgtype}, not {msgtype}")
     return info.connections
 
 
@@ -186,7 +187,7 @@ def _read_columns(
     topic: str,
     joint_names: tuple[str, ...],
 ) -> _Columns:
-    raws, receive_times = _raw_messages(reader, connections, bag, topic)
+    raws, receive_times = raw_messages(reader, connections, bag, topic)
     picker = _JointPicker(joint_names, bag, topic)
     try:
         first: Any = typestore().deserialize_cdr(raws[0], JOINT_STATE)  # a JointState
@@ -203,7 +204,7 @@ def _read_columns(
         ) from error
 
 
-def _raw_messages(
+def raw_messages(
     reader: Reader, connections: list[Connection], bag: Path, topic: str
 ) -> tuple[list[bytes], np.ndarray]:
     """The CDR bytes of every message of the topic and the times the bag recorded them; a
@@ -335,35 +336,36 @@ class _JointPicker:
 
 def _recorded_run(bag: Path, topic: str, names: tuple[str, ...], columns: _Columns) -> RecordedRun:
     where = f"bag {bag}, topic '{topic}'"
-    stamps = _stamps(columns, where)
-    order = _stamp_order(stamps, where)
+    stamps = header_stamps(columns.stamps, columns.receive_times, where)
+    order = stamp_order(stamps, where)
     position = columns.position[order]
-    _require_finite(position, "position", where)
+    require_finite(position, "position", where)
     velocity = _complete_field(columns.velocity, columns.has_velocity, "velocity", where)
     if velocity is not None:
         velocity = velocity[order]
-        _require_finite(velocity, "velocity", where)
+        require_finite(velocity, "velocity", where)
     effort = _partial_field(columns.effort, columns.has_effort, where)
     if effort is not None:
         effort = effort[order]
-        _require_finite(effort, "effort", where, rows=columns.has_effort[order])
+        require_finite(effort, "effort", where, rows=columns.has_effort[order])
     return RecordedRun(
         bag, topic, storage_of(bag), names, stamps[order], position, velocity, effort
     )
 
 
-def _stamps(columns: _Columns, where: str) -> np.ndarray:
-    stamps = columns.stamps
+def header_stamps(stamps: np.ndarray, receive_times: np.ndarray, where: str) -> np.ndarray:
+    """The messages' header stamps, or the times the bag recorded them (with a BagWarning)
+    when every header stamp is zero."""
     if not stamps.any():
         warnings.warn(
             f"{where}: every header stamp is zero; using the times the bag recorded instead",
             BagWarning, stacklevel=4,
         )
-        stamps = columns.receive_times
+        return receive_times
     return stamps
 
 
-def _stamp_order(stamps: np.ndarray, where: str) -> np.ndarray:
+def stamp_order(stamps: np.ndarray, where: str) -> np.ndarray:
     """Indices that sort the messages by stamp: a warning when the bag's order differs, an
     error when two messages share a stamp."""
     backwards = int(np.count_nonzero(np.diff(stamps) < 0))
@@ -414,7 +416,7 @@ def _partial_field(values: np.ndarray, present: np.ndarray, where: str) -> np.nd
     return values
 
 
-def _require_finite(
+def require_finite(
     values: np.ndarray, field: str, where: str, rows: np.ndarray | None = None
 ) -> None:
     """A BagError unless every value (of the `rows` given, default all) is finite."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,25 @@ def open_writer(bag: str | Path, storage: str) -> Iterator[Writer]:
         writer.close()
 
 
+@dataclass(frozen=True, eq=False)
+class JointStateSeries:
+    """sensor_msgs/JointState messages to write, one per header stamp.
+
+    Attributes:
+        joint_names: every message's names.
+        stamps: (B,) int ns.
+        position: (B, n).
+        velocity: (B, n), or None for empty velocity fields.
+        effort: (B, n), or None for empty effort fields.
+    """
+
+    joint_names: Sequence[str]
+    stamps: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray | None = None
+    effort: np.ndarray | None = None
+
+
 def write_joint_states(
     bag: str | Path,
     storage: str,
@@ -54,31 +74,37 @@ def write_joint_states(
     topic: str = "/joint_states",
     recorded: np.ndarray | None = None,
 ) -> None:
-    """A bag of sensor_msgs/JointState on `topic`, one per header stamp (int ns), recorded
-    at the times `recorded` (int ns; default: the stamps); velocity and effort empty when
-    None."""
+    """A bag of sensor_msgs/JointState on `topic` (add_joint_states)."""
+    with open_writer(bag, storage) as writer:
+        add_joint_states(writer, JointStateSeries(joint_names, stamps, position, velocity,
+                                                  effort), topic, recorded)
+
+
+def add_joint_states(writer: Writer, states: JointStateSeries, topic: str = "/joint_states",
+                     recorded: np.ndarray | None = None) -> None:
+    """The messages of `states` on `topic` of an open bag, recorded at the times `recorded`
+    (int ns; default: the stamps)."""
     store = typestore()
     JointState = store.types["sensor_msgs/msg/JointState"]
-    names = list(joint_names)
-    position = np.ascontiguousarray(position, dtype=float)
+    names = list(states.joint_names)
+    position = np.ascontiguousarray(states.position, dtype=float)
     velocity, effort = (
         None if values is None else np.ascontiguousarray(values, dtype=float)
-        for values in (velocity, effort)
+        for values in (states.velocity, states.effort)
     )
-    with open_writer(bag, storage) as writer:
-        connection = writer.add_connection(topic, JointState.__msgtype__, typestore=store)
-        stamps = np.asarray(stamps, dtype=np.int64).tolist()
-        times = stamps if recorded is None else np.asarray(recorded, dtype=np.int64).tolist()
-        for k, (stamp, time_recorded) in enumerate(zip(stamps, times, strict=True)):
-            message = JointState(
-                header=header(stamp, ""),
-                name=names,
-                position=position[k],
-                velocity=_NONE if velocity is None else velocity[k],
-                effort=_NONE if effort is None else effort[k],
-            )
-            data = store.serialize_cdr(message, JointState.__msgtype__)
-            writer.write(connection, time_recorded, data)
+    connection = writer.add_connection(topic, JointState.__msgtype__, typestore=store)
+    stamps = np.asarray(states.stamps, dtype=np.int64).tolist()
+    times = stamps if recorded is None else np.asarray(recorded, dtype=np.int64).tolist()
+    for k, (stamp, time_recorded) in enumerate(zip(stamps, times, strict=True)):
+        message = JointState(
+            header=header(stamp, ""),
+            name=names,
+            position=position[k],
+            velocity=_NONE if velocity is None else velocity[k],
+            effort=_NONE if effort is None else effort[k],
+        )
+        data = store.serialize_cdr(message, JointState.__msgtype__)
+        writer.write(connection, time_recorded, data)
 
 
 def header(stamp: int, frame_id: str) -> Any:

@@ -63,16 +63,17 @@ def accumulate(
     chunk: int = CHUNK,
     progress: Callable[[int], None] | None = None,
 ) -> NormalEquations:
-    """The NormalEquations of a run of B samples (each array (B, n)) for `unknowns` (π by
-    default), in chunks of `chunk` samples on `pool` (default serial), `pool.workers` chunks
-    at a time; `progress(samples)` after each round.
+    """The NormalEquations of a run of B samples (q (B, nq), the others (B, nv)) for
+    `unknowns` (π by default), in chunks of `chunk` samples on `pool` (default serial),
+    `pool.workers` chunks at a time; `progress(samples)` after each round.
 
     Raises:
-        ValueError: no samples, or arrays of different shapes.
+        ValueError: no samples, or arrays of other shapes.
     """
-    if q.ndim != 2 or len(q) == 0 or any(x.shape != q.shape for x in (qd, qdd, tau)):
-        raise ValueError("accumulate: q, qd, qdd and tau must be (B, n) arrays of one shape "
-                         f"with B ≥ 1; got {[x.shape for x in (q, qd, qdd, tau)]}")
+    if (q.ndim != 2 or len(q) == 0 or q.shape != (len(q), robot.nq)
+            or any(x.shape != (len(q), robot.nv) for x in (qd, qdd, tau))):
+        raise ValueError(f"accumulate: q must be (B, {robot.nq}) and qd, qdd and tau "
+                         f"(B, {robot.nv}) with B ≥ 1; got {[x.shape for x in (q, qd, qdd, tau)]}")
     pool = pool or SerialBackend()
     task = ChunkEquations(robot, unknowns or Unknowns())
     chunks = [(q[lo : lo + chunk], qd[lo : lo + chunk], qdd[lo : lo + chunk],

@@ -112,11 +112,14 @@ def base_parameters(
 
 
 def _stacked_regressor(robot: Robot, count: int, seed: int) -> np.ndarray:
-    """W: the regressors of `count` random states stacked, (count n, p)."""
+    """W: the regressors of `count` random states stacked, (count n, p): each joint of one
+    degree of freedom anywhere within its limits (cut to ±π), a free flyer or planar joint
+    moved from its neutral by a displacement of up to π (rad, or m) along each of its rows."""
     rng = np.random.default_rng(seed)
     lower = np.maximum(robot.per_coordinate(robot.model.lower), -np.pi)
     upper = np.minimum(robot.per_coordinate(robot.model.upper), np.pi)
-    q = rng.uniform(lower, upper, (count, robot.nv))
+    displacement = rng.uniform(lower, upper, (count, robot.nv))
+    q = displacement if robot.nq == robot.nv else robot.integrate(robot.neutral(), displacement)
     qd, qdd = rng.uniform(-2.0, 2.0, (2, count, robot.nv))
     Y = robot.inverse_dynamics_regressor(q, qd, qdd)
     return Y.reshape(count * robot.nv, -1)

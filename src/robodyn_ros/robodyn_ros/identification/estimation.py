@@ -220,24 +220,30 @@ def physically_consistent(
         prior_weight: ≥ 0; the prior's weight in samples.
         bodies: how many bodies π holds before its joints' parameters; None for a robot's
             π, one body per joint.
-        held: (p,) bool, the joint parameters held at the prior's values; None for none.
+        held: (p,) bool, the parameters held at the prior's values: joint parameters, and
+            whole bodies (all ten of a body's; a multi-DOF joint's massless inner rows);
+            None for none.
 
     Returns:
         The ConsistentEstimate.
 
     Raises:
-        ValueError: a negative or non-finite prior_weight; `held` marking a body's parameter.
+        ValueError: a negative or non-finite prior_weight; `held` marking some of a body's
+            parameters but not all.
     """
     if not (np.isfinite(prior_weight) and prior_weight >= 0.0):
         raise ValueError(f"prior_weight must be a number ≥ 0; got {prior_weight!r}")
     held = np.zeros(prior.size, dtype=bool) if held is None else np.asarray(held, dtype=bool)
-    fit = _ConsistentFit(equations, sigma, prior, prior_weight, bodies)
-    if held[: fit.split].any():
-        raise ValueError("physically_consistent: only joint parameters can be held")
+    if bodies is None:
+        bodies = prior.size // (PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT)
+    held_bodies = held[: PARAMETERS_PER_BODY * bodies].reshape(bodies, PARAMETERS_PER_BODY)
+    if (held_bodies.any(axis=1) != held_bodies.all(axis=1)).any():
+        raise ValueError("physically_consistent: a body is held whole or not at all")
+    fit = _ConsistentFit(equations, sigma, prior, prior_weight, ~held_bodies[:, 0])
     nonnegative = fit.nonnegative & ~held
     at_zero = np.zeros(prior.size, dtype=bool)
     pi, evaluations, converged = prior.copy(), 0, False
-    pi[: fit.split] = fit.reference_parameters
+    pi[fit.fitted] = fit.reference_parameters
     while evaluations < MAX_EVALUATIONS:
         fixed = held | at_zero
         solution = scipy.optimize.least_squares(
@@ -256,21 +262,23 @@ def physically_consistent(
 
 
 class _ConsistentFit:
-    """The residual of the consistent fit over x = (θ of each body, the joint parameters not
-    `fixed`): [F π(x) − y; √w r_D(θ, θ₀); √w (π_free − π₀_free) / JOINT_PRIOR_SCALE], r_D the
-    divergence residual of each body from its reference (log_cholesky), and its Jacobian. A
-    fixed joint parameter keeps the value x was made with (coordinates)."""
+    """The residual of the consistent fit over x = (θ of each fitted body, the joint parameters
+    not `fixed`): [F π(x) − y; √w r_D(θ, θ₀); √w (π_free − π₀_free) / JOINT_PRIOR_SCALE], r_D
+    the divergence residual of each fitted body from its reference (log_cholesky), and its
+    Jacobian. A body not fitted, and a fixed joint parameter, keep the value x was made with
+    (coordinates)."""
 
     def __init__(self, equations: NormalEquations, sigma: np.ndarray, prior: np.ndarray,
-                 prior_weight: float, bodies: int | None) -> None:
-        if bodies is None:
-            bodies = prior.size // (PARAMETERS_PER_BODY + PARAMETERS_PER_JOINT)
-        self.bodies, self.split = bodies, PARAMETERS_PER_BODY * bodies
+                 prior_weight: float, fitted_bodies: np.ndarray) -> None:
+        self.bodies = int(np.count_nonzero(fitted_bodies))
+        self.split = PARAMETERS_PER_BODY * len(fitted_bodies)  # where π's joints start
+        self.size = PARAMETERS_PER_BODY * self.bodies  # where x's joints start
+        self.fitted = np.flatnonzero(np.repeat(fitted_bodies, PARAMETERS_PER_BODY))
         self.prior = prior
         self.reference_parameters = reference_bodies(
-            prior[: self.split].reshape(bodies, PARAMETERS_PER_BODY)).ravel()
+            prior[self.fitted].reshape(self.bodies, PARAMETERS_PER_BODY)).ravel()
         self.reference = theta_of_parameters(
-            self.reference_parameters.reshape(bodies, PARAMETERS_PER_BODY))
+            self.reference_parameters.reshape(self.bodies, PARAMETERS_PER_BODY))
         self.data_factor, self.data_target = _least_squares_form(
             *equations.weighted(sigma**-2.0))
         self.root_weight = np.sqrt(prior_weight)
@@ -284,14 +292,14 @@ class _ConsistentFit:
         self.values = parameters.copy()
         free = self._free(fixed)
         return np.concatenate([
-            theta_of_parameters(parameters[: self.split].reshape(-1, PARAMETERS_PER_BODY))
+            theta_of_parameters(parameters[self.fitted].reshape(-1, PARAMETERS_PER_BODY))
             .ravel(), parameters[free]])
 
     def parameters(self, x: np.ndarray, fixed: np.ndarray) -> np.ndarray:
         """π of x."""
         pi = self.values.copy()
-        pi[: self.split] = parameters_of_theta(self._theta(x)).ravel()
-        pi[self._free(fixed)] = x[self.split :]
+        pi[self.fitted] = parameters_of_theta(self._theta(x)).ravel()
+        pi[self._free(fixed)] = x[self.size :]
         return pi
 
     def residual(self, x: np.ndarray, fixed: np.ndarray) -> np.ndarray:
@@ -301,20 +309,20 @@ class _ConsistentFit:
             return np.concatenate([
                 self.data_factor @ pi - self.data_target,
                 self.root_weight * divergence_residual(self._theta(x), self.reference).ravel(),
-                self.root_weight * (x[self.split :] - self.prior[free]) / JOINT_PRIOR_SCALE,
+                self.root_weight * (x[self.size :] - self.prior[free]) / JOINT_PRIOR_SCALE,
             ])
 
     def jacobian(self, x: np.ndarray, fixed: np.ndarray) -> np.ndarray:
         theta, free = self._theta(x), self._free(fixed)
         d_bodies = parameters_of_theta_jacobian(theta)  # (bodies, 10, 10)
-        data_bodies = np.einsum("rbk,bkl->rbl", self.data_factor[:, : self.split].reshape(
-            -1, self.bodies, PARAMETERS_PER_BODY), d_bodies).reshape(-1, self.split)
+        data_bodies = np.einsum("rbk,bkl->rbl", self.data_factor[:, self.fitted].reshape(
+            -1, self.bodies, PARAMETERS_PER_BODY), d_bodies).reshape(-1, self.size)
         prior_bodies = scipy.linalg.block_diag(
             *divergence_residual_jacobian(theta, self.reference))
         return np.block([
             [data_bodies, self.data_factor[:, free]],
-            [self.root_weight * prior_bodies, np.zeros((self.split, free.size))],
-            [np.zeros((free.size, self.split)),
+            [self.root_weight * prior_bodies, np.zeros((self.size, free.size))],
+            [np.zeros((free.size, self.size)),
              np.eye(free.size) * (self.root_weight / JOINT_PRIOR_SCALE)],
         ])
 
@@ -331,7 +339,7 @@ class _ConsistentFit:
         return self.split + np.flatnonzero(~fixed[self.split :])
 
     def _theta(self, x: np.ndarray) -> np.ndarray:
-        return x[: self.split].reshape(self.bodies, PARAMETERS_PER_BODY)
+        return x[: self.size].reshape(self.bodies, PARAMETERS_PER_BODY)
 
 
 def reference_bodies(bodies: np.ndarray) -> np.ndarray:

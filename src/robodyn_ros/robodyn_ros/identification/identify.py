@@ -37,6 +37,7 @@ from robodyn_ros.inertial_parameters import (
     PARAMETERS_PER_BODY,
     PARAMETERS_PER_JOINT,
 )
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 
 
@@ -87,7 +88,9 @@ def identify_robot(
 ) -> RobotIdentification:
     """The robot's base parameters and a physically consistent π from a run's equations
     (accumulated for π itself). The joint parameters the run does not inform are held at the
-    description's values (identification.informed), unless their kind is in `fit`.
+    description's values (identification.informed), unless their kind is in `fit`; so are
+    those of the rows no motor drives (unactuated_rows), and the massless bodies of a
+    multi-DOF joint's inner rows (inner_rows).
 
     Raises:
         IdentificationError: a run that cannot identify them (estimation.weighted_least_squares).
@@ -96,9 +99,11 @@ def identify_robot(
     prior = robot.inertial_parameters()
     everything = base_parameters(robot)
     spread = joint_parameter_spread(equations, residual_sigma(equations), robot.nv)
-    held = np.concatenate([
-        np.zeros(PARAMETERS_PER_BODY * robot.nv, dtype=bool),
-        held_joint_parameters(spread, tied_to_bodies(everything, robot.nv), fit).ravel()])
+    joints_held = held_joint_parameters(spread, tied_to_bodies(everything, robot.nv), fit)
+    joints_held[unactuated_rows(robot)] = True
+    bodies_held = np.zeros((robot.nv, PARAMETERS_PER_BODY), dtype=bool)
+    bodies_held[inner_rows(robot)] = True
+    held = np.concatenate([bodies_held.ravel(), joints_held.ravel()])
     base = everything if not held.any() else base_parameters(
         robot, columns=np.eye(prior.size)[:, ~held],
         names=tuple(name for name, kept in zip(robot.parameter_names, ~held, strict=True)
@@ -107,6 +112,21 @@ def identify_robot(
     consistent = physically_consistent(equations, estimate.sigma, prior, prior_weight,
                                        held=held)
     return RobotIdentification(robot, spread, estimate, consistent)
+
+
+def unactuated_rows(robot: Robot) -> np.ndarray:
+    """(nv,) bool: the rows of a free flyer or planar joint, which no motor drives: their
+    joint parameters (friction, armature, torque offset) are held at the description's."""
+    return np.isin(robot.model.joint_kinds, tuple(MULTI_DOF_JOINTS))
+
+
+def inner_rows(robot: Robot) -> np.ndarray:
+    """(nv,) bool: the rows of a free flyer or planar joint before its last, whose bodies are
+    massless by construction (the joint's body is on its last row): held at zero."""
+    inner = np.zeros(robot.nv, dtype=bool)
+    for joint in robot.configuration_joints:
+        inner[joint.v.start : joint.v.stop - 1] = True
+    return inner
 
 
 @dataclass(frozen=True, eq=False)

@@ -24,7 +24,7 @@ from robodyn_ros.inertial_parameters import (
     parameter_names,
 )
 from robodyn_ros.model.inertia import inertia_about_com
-from robodyn_ros.model.model import Model, ModelError
+from robodyn_ros.model.model import MULTI_DOF_JOINTS, Model, ModelError, configuration_joints
 
 __all__ = ["identified_urdf"]
 
@@ -82,23 +82,40 @@ def identified_urdf(
     """
     identified = _identified_model(model, parameters)
     root = _parsed_robot(urdf, model.name)
+    joint_rows = [joint.v.stop - 1 for joint in configuration_joints(model.joint_names,
+                                                                      model.joint_kinds)]
+    _require_massless_inner_rows(model, identified, joint_rows)
     links = _named_children(root, "link", model.frame_names, model.name)
-    joints = _named_children(root, "joint", model.joint_names, model.name)
+    one_dof = [row for row in joint_rows if model.joint_kinds[row] not in MULTI_DOF_JOINTS]
+    joints = _named_children(root, "joint", [model.joint_names[row] for row in one_dof],
+                             model.name)
     step = _indentation_step(root)
-    for link, inertia in zip(model.body_links, identified.spatial_inertia, strict=True):
-        _write_inertial(links[link], _line_before(root, links[link]), inertia, step)
+    for row in joint_rows:
+        link = links[model.body_links[row]]
+        _write_inertial(link, _line_before(root, link), identified.spatial_inertia[row], step)
     for frame, body in zip(model.frame_names, model.frame_body.tolist(), strict=True):
         if body >= 0 and frame != model.body_links[body]:
             _replace_merged_inertial(links[frame], model.body_links[body])
-    for name, damping, friction in zip(
-        model.joint_names, identified.damping, identified.friction, strict=True
-    ):
-        _write_dynamics(joints[name], _line_before(root, joints[name]), damping, friction, step)
+    for row in one_dof:
+        joint = joints[model.joint_names[row]]
+        _write_dynamics(joint, _line_before(root, joint), identified.damping[row],
+                        identified.friction[row], step)
     if header is not None:
         _insert(root, 0, _comment(header), "\n", step)
     before, after = _text_around_root(urdf)
     _keep_namespace_prefixes(urdf)
     return before + ET.tostring(root, encoding="unicode") + after
+
+
+def _require_massless_inner_rows(model: Model, identified: Model, joint_rows: list[int]) -> None:
+    """A ModelError unless the rows of a multi-DOF joint before its last, which have no link
+    of their own (tree.py), carry no mass in π."""
+    inner = sorted(set(range(len(model.joint_names))) - set(joint_rows))
+    heavy = [model.joint_names[row] for row in inner
+             if np.abs(identified.spatial_inertia[row]).max() > 0.0]
+    if heavy:
+        raise ModelError(f"robot '{model.name}': π gives the rows {', '.join(heavy)} a body; "
+                         "a multi-DOF joint's body is on its last row, the others carry none")
 
 
 def _identified_model(model: Model, parameters: ArrayLike) -> Model:

@@ -61,6 +61,7 @@ from robodyn_ros.inertial_parameters import (
 from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
 from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.model import (
+    FREE_FLYER_DOF,
     FREE_FLYER_JOINTS,
     FRICTION_VELOCITY,
     MULTI_DOF_JOINTS,
@@ -561,6 +562,13 @@ class Robot:
         """
         payload = checked_payload(self.model, frame, mass, com, inertia)
         return type(self)(with_payload(self.model, frame, payload), threads=self.threads)
+
+    @property
+    def measured_joints(self) -> tuple[str, ...]:
+        """The joints a sensor_msgs/JointState carries: every joint, or a floating base's
+        joints after its free flyer, whose state a nav_msgs/Odometry carries."""
+        return (self.joint_names[FREE_FLYER_DOF:] if self.model.floating_base
+                else self.joint_names)
 
     @property
     def threads(self) -> int:

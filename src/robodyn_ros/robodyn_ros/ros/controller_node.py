@@ -101,7 +101,6 @@ from robodyn_ros.ros.odometry import (
     base_link,
     base_state,
     floating_state,
-    measured_joints,
 )
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import (
@@ -228,7 +227,7 @@ class ControllerNode(RobotNode):
             coupling = None
             self._odometry_frames = OdometryFrames(self.frame_id(self.value("world_frame")),
                                                    self.frame_id(base_link(robot)))
-        self._joint_states = JointStateMerge(JointStateMap(measured_joints(robot), coupling),
+        self._joint_states = JointStateMerge(JointStateMap(robot.measured_joints, coupling),
                                              self.value("joint_states_max_age"))
 
     def adopt_floating(self, robot: Robot) -> None:

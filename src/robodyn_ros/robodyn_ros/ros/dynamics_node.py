@@ -93,7 +93,6 @@ from robodyn_ros.ros.odometry import (
     base_link,
     base_state,
     floating_state,
-    measured_joints,
 )
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import (
@@ -238,7 +237,7 @@ def bind(robot: Robot, settings: Settings) -> Serving:
                                          joint_names=joint_names)
          for frame in frames},
     )
-    joint_states = JointStateMerge(JointStateMap(measured_joints(robot), coupling),
+    joint_states = JointStateMerge(JointStateMap(robot.measured_joints, coupling),
                                    settings.max_age)
     return Serving(robot, joint_states, settings, tuple(frames), tuple(left_out), messages,
                    odometry)

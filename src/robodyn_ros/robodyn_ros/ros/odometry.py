@@ -24,15 +24,9 @@ from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.state_merge import heard_ago, heard_since
 
 
-def measured_joints(robot: Robot) -> tuple[str, ...]:
-    """The joints a JointState carries of `robot`: every one, or a floating base's joints
-    after its free flyer (whose state the odometry carries)."""
-    return robot.joint_names[FREE_FLYER_DOF:] if robot.model.floating_base else robot.joint_names
-
-
 def base_link(robot: Robot) -> str:
     """A floating base's link: the free flyer's body, its odometry's child_frame_id."""
-    return robot.model.body_links[FREE_FLYER_DOF - 1]
+    return robot.model.root_link
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap, fill_pose
-from robodyn_ros.ros.odometry import measured_joints
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
 from robodyn_ros.sim.scenarios import KINDS, Scenario, ScenarioError, scenario_from_mapping
 
@@ -89,7 +88,7 @@ def _waypoints(robot: Robot, name: str, message: PreviewScenario, values: str) -
     order; a floating base's rows are zero (the trajectory names its joints)."""
     trajectory, field = message.trajectory, "positions" if values == "positions" else "effort"
     try:
-        index = JointStateMap(measured_joints(robot)).index(trajectory.joint_names)
+        index = JointStateMap(robot.measured_joints).index(trajectory.joint_names)
     except JointStateError as error:
         raise ScenarioError(f"scenario '{name}': trajectory.joint_names: "
                             f"{str(error).split(': ', 2)[-1]}") from None
@@ -112,7 +111,7 @@ def prediction_message(robot: Robot, result: PreviewResult, prefix: str,
     world frame). A floating base's trajectory carries its joints, base_path and base_twist
     the free flyer."""
     m = result.metrics
-    joints = measured_joints(robot)
+    joints = robot.measured_joints
     first = robot.nv - len(joints)  # the first joint's row: after a floating base's six
     q_first = robot.nq - len(joints)
     base_path, base_twist = PoseArray(), []

@@ -56,7 +56,6 @@ from robodyn_ros.ros.odometry import (
     base_link,
     base_state,
     floating_state,
-    measured_joints,
 )
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.preview_messages import (
@@ -129,7 +128,7 @@ class PreviewNode(RobotNode):
         warm_up(robot, PreviewSettings())
         floating = robot.model.floating_base
         self._joint_states = JointStateMerge(
-            JointStateMap(measured_joints(robot), None if floating else robot.coupling),
+            JointStateMap(robot.measured_joints, None if floating else robot.coupling),
             self.value("joint_states_max_age"))
         frames = OdometryFrames(self.frame_id(self.value("world_frame")),
                                 self.frame_id(base_link(robot))) if floating else None
@@ -237,7 +236,7 @@ class PreviewNode(RobotNode):
         assert self._joint_states is not None  # configured along with the robot
         max_age, now = self._joint_states.max_age, time.time_ns()
         if start.name:
-            q, qd = JointStateMap(measured_joints(robot)).state(start, "start")[:2]
+            q, qd = JointStateMap(robot.measured_joints).state(start, "start")[:2]
         elif self._latest is None:
             raise RefusedError("start is empty and no complete joint_states has arrived")
         else:

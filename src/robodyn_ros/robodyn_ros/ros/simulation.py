@@ -42,7 +42,6 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.conversions import JointStateMap, quaternion_from_rotation
 from robodyn_ros.ros.dynamics_node import DynamicsNode
-from robodyn_ros.ros.odometry import measured_joints
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.robot_node import RobotNode, ignore_signals, interrupt_on_signals, spin_until
 from robodyn_ros.ros.sim_node import SimNode
@@ -75,7 +74,7 @@ class Observer:
     def watching(cls, runner: Node, robot: Robot) -> Observer:
         """An Observer of the robot's joint states (its measured joints) and of every node's
         diagnostics, subscribed on the runner."""
-        observer = cls(JointStateMap(measured_joints(robot)))
+        observer = cls(JointStateMap(robot.measured_joints))
         runner.create_subscription(JointState, "joint_states", observer.on_joint_state, 10)
         runner.create_subscription(DiagnosticArray, "/diagnostics", observer.on_diagnostics, 50)
         return observer
