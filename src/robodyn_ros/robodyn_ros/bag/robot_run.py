@@ -197,6 +197,13 @@ def _messages(bag: str | Path, topic: str, msgtype: str) -> tuple[list[Any], np.
     stamps = np.array([message.header.stamp.sec * 10**9 + message.header.stamp.nanosec
                        for message in messages], dtype=np.int64)
     stamps = header_stamps(stamps, receive_times, where)
+    stamped = stamps != 0  # all, unless a driver left some messages unstamped
+    if not stamped.all():
+        warnings.warn(f"{where}: {np.count_nonzero(~stamped)} of {len(stamps)} messages have "
+                      "a zero header stamp and are dropped: when they were is not known",
+                      BagWarning, stacklevel=4)
+        messages = [message for message, kept in zip(messages, stamped, strict=True) if kept]
+        stamps = stamps[stamped]
     if msgtype == WRENCH:
         return messages, stamps, where
     order = stamp_order(stamps, where)

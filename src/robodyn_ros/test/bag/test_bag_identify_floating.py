@@ -296,6 +296,29 @@ def test_joint_states_outside_the_odometry_are_dropped_with_a_warning(hidden, tm
     np.testing.assert_allclose(run.base_pose, odometry.values[10:50, :7], atol=1e-12)
 
 
+def test_odometry_without_a_stamp_is_dropped_with_a_warning(hidden, tmp_path) -> None:
+    """A driver that leaves some messages unstamped: those are not placed at time zero."""
+    robot, _, bags = hidden
+    joints = read_joint_states(bags["fit"], "/joint_states", robot.measured_joints)
+    odometry = read_odometry(bags["fit"], "/odometry")
+    stamps = odometry.stamps[:40].copy()
+    stamps[[0, 17]] = 0
+    bag = tmp_path / "unstamped"
+    with open_writer(bag, "sqlite3") as writer:
+        add_joint_states(writer, JointStateSeries(robot.measured_joints, joints.stamps[:40],
+                                                  joints.position[:40],
+                                                  effort=joints.effort[:40]))
+        add_odometry(writer, "/odometry", stamps, odometry.values[:40, :7],
+                     odometry.values[:40, 7:])
+    short = read_joint_states(bag, "/joint_states", robot.measured_joints)
+    with pytest.warns(BagWarning) as caught:
+        run = robot_run(bag, short, robot, "/odometry")
+    messages = [str(warning.message) for warning in caught]
+    assert any("2 of 40 messages have a zero header stamp" in m for m in messages), messages
+    np.testing.assert_array_equal(run.joints.stamps, joints.stamps[1:40])
+    np.testing.assert_allclose(run.base_pose[16], odometry.values[17, :7], atol=1e-4)
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), flips=st.lists(st.booleans(), min_size=6, max_size=6))
 def test_quaternions_interpolate_along_the_shorter_arc(seed: int, flips: list[bool]) -> None:
