@@ -40,6 +40,7 @@ setup(
         "matplotlib>=3.8",
         "pyyaml",
         "threadpoolctl>=3.1",
+        "coal>=3.0",
     ],
     extras_require={
         "test": [
