@@ -1,5 +1,6 @@
-"""Contact with the world: the planes a robot can touch (world) and its collision geometry,
-from the URDF, where it meets them (geometry)."""
+"""Contact with the world: the planes a robot can touch (world), its collision geometry from
+the URDF and where it meets them (geometry), and a time step with unilateral contacts and
+Coulomb friction (time_step, on solver's projected Gauss–Seidel)."""
 
 from robodyn_ros.contact.geometry import (
     CollisionShape,
@@ -8,17 +9,29 @@ from robodyn_ros.contact.geometry import (
     collision_shapes,
     contact_points,
 )
+from robodyn_ros.contact.time_step import (
+    ContactError,
+    ContactForce,
+    ContactSettings,
+    ContactStep,
+    contact_step,
+)
 from robodyn_ros.contact.world import Plane, World, WorldError, load_world, world_of
 
 __all__ = [
     "CollisionShape",
+    "ContactError",
+    "ContactForce",
     "ContactPoints",
+    "ContactSettings",
+    "ContactStep",
     "GeometryError",
     "Plane",
     "World",
     "WorldError",
     "collision_shapes",
     "contact_points",
+    "contact_step",
     "load_world",
     "world_of",
 ]

@@ -1,0 +1,158 @@
+"""One time step of a robot in a world, its contacts unilateral with Coulomb friction.
+
+The step is velocity-level and semi-implicit (the time stepping of Stewart & Trinkle 1996,
+as MuJoCo and Pinocchio's contact solvers take it):
+
+    v⁺ = v + dt M⁻¹(τ − b) + M⁻¹ Jᵀ λ,    q⁺ = q ⊕ v⁺ dt,
+
+λ the contact impulses of solver.solve_contact_impulses on G = J M⁻¹ Jᵀ, J the linear
+Jacobians of the contact points in their contact frames. A contact is a candidate point of a
+collision shape (geometry.contact_points) closer to a plane than `margin`. Its normal velocity
+after the step must close at most its gap (u_n ≥ −h/dt), and a point inside the plane is
+pushed out at a fraction `baumgarte` of its depth per step (u_n ≥ −baumgarte h/dt): a resting
+body neither sinks nor bounces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn_ros.contact.geometry import CollisionShape, contact_points
+from robodyn_ros.contact.solver import ROWS, contact_frames, solve_contact_impulses
+from robodyn_ros.contact.world import World
+from robodyn_ros.robot import Robot
+
+
+class ContactError(RuntimeError):
+    """The contact solver did not converge: the message names the contacts."""
+
+
+@dataclass(frozen=True)
+class ContactSettings:
+    """How contacts are found and solved.
+
+    Attributes:
+        margin: m; a candidate point closer to a plane than this is a contact.
+        baumgarte: the fraction of a penetration removed per step, in (0, 1].
+        tolerance: N·s per kg of the robot's mass, the impulse change at which the solver
+            stops.
+        max_iterations: the solver's sweeps allowed.
+    """
+
+    margin: float = 1e-3
+    baumgarte: float = 0.2
+    tolerance: float = 1e-10
+    max_iterations: int = 500
+
+
+@dataclass(frozen=True, eq=False)
+class ContactForce:
+    """The force of one contact over a step.
+
+    Attributes:
+        link: the robot's link that touches.
+        point: (3,) where, in the world, m.
+        normal: (3,) the plane's normal.
+        force: (3,) the world's force on the link there (its impulse / dt), world axes, N.
+        depth: m, how far the point is inside the plane (negative: the gap).
+    """
+
+    link: str
+    point: np.ndarray
+    normal: np.ndarray
+    force: np.ndarray
+    depth: float
+
+
+@dataclass(frozen=True, eq=False)
+class ContactStep:
+    """A step's result: the state after it and its contact forces."""
+
+    q: np.ndarray
+    v: np.ndarray
+    contacts: tuple[ContactForce, ...]
+    iterations: int
+
+
+@dataclass(frozen=True, eq=False)
+class _Candidates:
+    """The contacts of a state: their shapes' links, points, normals, frictions, heights."""
+
+    links: list[str]
+    points: np.ndarray
+    normals: np.ndarray
+    friction: np.ndarray
+    heights: np.ndarray
+
+
+def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
+                 q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float,
+                 settings: ContactSettings = ContactSettings()) -> ContactStep:
+    """The state after `dt` from (q, v) under the joint efforts `tau`.
+
+    Raises:
+        ContactError: the solver did not converge, naming the contacts.
+    """
+    v_free = v + dt * robot.forward_dynamics(q, v, tau)
+    found = _contacts(robot, shapes, world, q, settings.margin)
+    if not found.links:
+        return ContactStep(robot.integrate(q, v_free, dt), v_free, (), 0)
+    frames = contact_frames(found.normals)
+    jacobian = _contact_jacobian(robot, q, found, frames)
+    mass_inverse = robot.mass_matrix_inverse(q)
+    least = -np.where(found.heights < 0.0, settings.baumgarte, 1.0) * found.heights / dt
+    solved = solve_contact_impulses(
+        jacobian @ mass_inverse @ jacobian.T, jacobian @ v_free, least, found.friction,
+        settings.tolerance * robot.model.total_mass, settings.max_iterations)
+    if not solved.converged:
+        raise ContactError(
+            f"robot '{robot.model.name}': the contact solver did not converge in "
+            f"{solved.iterations} sweeps (impulse change {solved.change:.3g} N·s) on the "
+            f"contacts of {', '.join(sorted(set(found.links)))}")
+    v_next = v_free + mass_inverse @ (jacobian.T @ solved.impulses.ravel())
+    forces = np.einsum("kr,krj->kj", solved.impulses, frames) / dt
+    contacts = tuple(ContactForce(link, point, normal, force, -float(height))
+                     for link, point, normal, force, height in zip(
+                         found.links, found.points, found.normals, forces, found.heights,
+                         strict=True))
+    return ContactStep(robot.integrate(q, v_next, dt), v_next, contacts, solved.iterations)
+
+
+def _contacts(robot: Robot, shapes: tuple[CollisionShape, ...], world: World, q: np.ndarray,
+              margin: float) -> _Candidates:
+    links: list[str] = []
+    points, normals, friction, heights = [], [], [], []
+    poses = {link: robot.frame_pose(q, link) for link in {shape.link for shape in shapes}}
+    for shape in shapes:
+        for plane in world.planes:
+            found = contact_points(shape, poses[shape.link], plane)
+            near = found.heights < margin
+            links += [shape.link] * int(np.count_nonzero(near))
+            points.append(found.points[near])
+            heights.append(found.heights[near])
+            normals += [plane.normal] * int(np.count_nonzero(near))
+            friction += [plane.friction] * int(np.count_nonzero(near))
+    return _Candidates(links, np.concatenate(points or [np.zeros((0, 3))]),
+                       np.array(normals).reshape(-1, 3), np.array(friction),
+                       np.concatenate(heights or [np.zeros(0)]))
+
+
+def _contact_jacobian(robot: Robot, q: np.ndarray, found: _Candidates, frames: np.ndarray
+                      ) -> np.ndarray:
+    """(3k, nv): each contact point's linear velocity on its link, in its contact frame."""
+    rows = np.empty((len(found.links), ROWS, robot.nv))
+    for k, (link, point) in enumerate(zip(found.links, found.points, strict=True)):
+        frame_jacobian = robot.jacobian(q, link)
+        lever = point - robot.frame_pose(q, link)[:3, 3]
+        point_jacobian = frame_jacobian[:3] - _skew(lever) @ frame_jacobian[3:]
+        rows[k] = frames[k] @ point_jacobian
+    return rows.reshape(-1, robot.nv)
+
+
+def _skew(x: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+__all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step"]

@@ -1,0 +1,108 @@
+"""contact.time_step on the analytic cases of issue 38, each body a floating robot of one link
+with a <collision> shape, stepped at 1 ms under gravity:
+- a box on an incline of angle θ sticks when μ > tan θ (creep < 1 mm over 0.5 s) and slides
+  with acceleration g (sin θ − μ cos θ) (within 3 %) when μ < tan θ;
+- a ball dropped on the floor comes to rest at its radius (penetration < 2 mm);
+- a box at rest carries its weight: the normal forces sum to m g within 0.5 %."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robodyn_ros import Robot
+from robodyn_ros.contact import Plane, World, collision_shapes
+from robodyn_ros.contact.time_step import ContactError, ContactSettings, contact_step
+from robodyn_ros.model.inertia import rotation_from_rpy
+from robodyn_ros.robot.free_flyer import quaternion_of
+
+G, DT = 9.81, 1e-3
+BOX = (0.2, 0.2, 0.1)  # m
+MASS = 2.0
+
+
+def body(name: str, geometry: str, inertia: tuple[float, float, float]) -> str:
+    ixx, iyy, izz = inertia
+    return f"""<robot name="{name}"><link name="{name}">
+      <inertial><mass value="{MASS}"/><inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}"
+        iyz="0" izz="{izz}"/></inertial>
+      <collision><geometry>{geometry}</geometry></collision></link></robot>"""
+
+
+def box_urdf() -> str:
+    x, y, z = BOX
+    return body("box", f'<box size="{x} {y} {z}"/>',
+                tuple(MASS / 12 * (a * a + b * b) for a, b in ((y, z), (x, z), (x, y))))
+
+
+def ball_urdf(radius: float) -> str:
+    moment = 0.4 * MASS * radius**2
+    return body("ball", f'<sphere radius="{radius}"/>', (moment, moment, moment))
+
+
+def run(urdf: str, q: np.ndarray, world: World, seconds: float):
+    """The states and contact forces of `seconds` of steps from rest at q."""
+    robot = Robot.from_urdf_string(urdf, floating_base=True)
+    shapes = collision_shapes(urdf)
+    v, states, forces = np.zeros(robot.nv), [], []
+    for _ in range(round(seconds / DT)):
+        step = contact_step(robot, shapes, world, q, v, np.zeros(robot.nv), DT)
+        q, v = step.q, step.v
+        states.append(q)
+        forces.append(sum((contact.force for contact in step.contacts), np.zeros(3)))
+    return np.array(states), np.array(forces)
+
+
+def on_incline(theta: float, mu: float) -> tuple[np.ndarray, World]:
+    """A box resting on an incline of angle θ about x (the plane through the origin), and
+    the world of that incline."""
+    rotation = rotation_from_rpy((theta, 0.0, 0.0))
+    normal = rotation[:, 2]
+    q = np.concatenate([normal * BOX[2] / 2, quaternion_of(rotation)])
+    return q, World((Plane(normal, np.zeros(3), mu),))
+
+
+def test_a_box_on_an_incline_sticks_when_friction_holds_it() -> None:
+    theta = np.radians(20.0)
+    q, world = on_incline(theta, mu=np.tan(theta) + 0.1)
+    states, _ = run(box_urdf(), q, world, 0.5)
+    assert np.linalg.norm(states[-1, :3] - q[:3]) < 1e-3
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.2])
+def test_a_box_on_an_incline_slides_at_g_sin_minus_mu_cos(mu: float) -> None:
+    theta = np.radians(30.0)
+    q, world = on_incline(theta, mu)
+    states, _ = run(box_urdf(), q, world, 0.5)
+    down = np.array([0.0, -np.cos(theta), -np.sin(theta)])  # down the slope
+    travelled = (states[:, :3] - q[:3]) @ down
+    t = DT * np.arange(1, len(states) + 1)
+    acceleration = np.polyfit(t[100:], travelled[100:], 2)[0] * 2.0
+    expected = G * (np.sin(theta) - mu * np.cos(theta))
+    assert acceleration == pytest.approx(expected, rel=0.03)
+
+
+def test_a_dropped_ball_comes_to_rest_at_its_radius() -> None:
+    radius = 0.05
+    q = np.array([0.0, 0.0, 0.2, 0.0, 0.0, 0.0, 1.0])
+    ground = World((Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.8),))
+    states, _ = run(ball_urdf(radius), q, ground, 1.0)
+    assert states[-1, 2] == pytest.approx(radius, abs=2e-3)
+    assert states[:, 2].min() > radius - 2e-3
+
+
+def test_a_box_at_rest_carries_its_weight() -> None:
+    q = np.array([0.0, 0.0, BOX[2] / 2, 0.0, 0.0, 0.0, 1.0])
+    ground = World((Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.8),))
+    _, forces = run(box_urdf(), q, ground, 0.3)
+    np.testing.assert_allclose(forces[-100:].mean(axis=0), [0.0, 0.0, MASS * G], rtol=0.005,
+                               atol=1e-6)
+
+
+def test_a_solver_out_of_sweeps_names_the_contacts() -> None:
+    q = np.array([0.0, 0.0, BOX[2] / 2 - 1e-4, 0.0, 0.0, 0.0, 1.0])
+    ground = World((Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.8),))
+    robot = Robot.from_urdf_string(box_urdf(), floating_base=True)
+    with pytest.raises(ContactError, match=r"did not converge in 1 sweeps .* contacts of box"):
+        contact_step(robot, collision_shapes(box_urdf()), ground, q, np.zeros(6),
+                     np.zeros(6), DT, ContactSettings(max_iterations=1))
