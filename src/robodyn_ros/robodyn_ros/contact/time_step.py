@@ -7,7 +7,10 @@ as MuJoCo and Pinocchio's contact solvers take it):
 
 λ the contact impulses of solver.solve_contact_impulses on G = J M⁻¹ Jᵀ, J the linear
 Jacobians of the contact points in their contact frames. A contact is a candidate point of a
-collision shape (geometry.contact_points) closer to a plane than `margin`. Its normal velocity
+collision shape (geometry.contact_points) closer to a plane than `margin`; of a shape's
+candidates on one plane at most five are kept (support_polygon): its lowest and the extreme
+ones along the plane's two tangents, the corners of the polygon it stands on, as a mesh's
+dozens of hull vertices near the plane would only slow the solver. Its normal velocity
 after the step must close at most its gap (u_n ≥ −h/dt), and a point inside the plane is
 pushed out at a fraction `baumgarte` of its depth per step (u_n ≥ −baumgarte h/dt): a resting
 body neither sinks nor bounces.
@@ -36,14 +39,14 @@ class ContactSettings:
     Attributes:
         margin: m; a candidate point closer to a plane than this is a contact.
         baumgarte: the fraction of a penetration removed per step, in (0, 1].
-        tolerance: N·s per kg of the robot's mass, the impulse change at which the solver
-            stops.
+        tolerance: m/s, the change of the contact velocities in a sweep at which the solver
+            stops (solver.solve_contact_impulses).
         max_iterations: the solver's sweeps allowed.
     """
 
     margin: float = 1e-3
     baumgarte: float = 0.2
-    tolerance: float = 1e-10
+    tolerance: float = 1e-6
     max_iterations: int = 500
 
 
@@ -105,11 +108,11 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     least = -np.where(found.heights < 0.0, settings.baumgarte, 1.0) * found.heights / dt
     solved = solve_contact_impulses(
         jacobian @ mass_inverse @ jacobian.T, jacobian @ v_free, least, found.friction,
-        settings.tolerance * robot.model.total_mass, settings.max_iterations)
+        settings.tolerance, settings.max_iterations)
     if not solved.converged:
         raise ContactError(
             f"robot '{robot.model.name}': the contact solver did not converge in "
-            f"{solved.iterations} sweeps (impulse change {solved.change:.3g} N·s) on the "
+            f"{solved.iterations} sweeps (velocity change {solved.change:.3g} m/s) on the "
             f"contacts of {', '.join(sorted(set(found.links)))}")
     v_next = v_free + mass_inverse @ (jacobian.T @ solved.impulses.ravel())
     forces = np.einsum("kr,krj->kj", solved.impulses, frames) / dt
@@ -128,15 +131,27 @@ def _contacts(robot: Robot, shapes: tuple[CollisionShape, ...], world: World, q:
     for shape in shapes:
         for plane in world.planes:
             found = contact_points(shape, poses[shape.link], plane)
-            near = found.heights < margin
-            links += [shape.link] * int(np.count_nonzero(near))
+            near = support_polygon(found.points, found.heights, plane.normal, margin)
+            links += [shape.link] * len(near)
             points.append(found.points[near])
             heights.append(found.heights[near])
-            normals += [plane.normal] * int(np.count_nonzero(near))
-            friction += [plane.friction] * int(np.count_nonzero(near))
+            normals += [plane.normal] * len(near)
+            friction += [plane.friction] * len(near)
     return _Candidates(links, np.concatenate(points or [np.zeros((0, 3))]),
                        np.array(normals).reshape(-1, 3), np.array(friction),
                        np.concatenate(heights or [np.zeros(0)]))
+
+
+def support_polygon(points: np.ndarray, heights: np.ndarray, normal: np.ndarray,
+                    margin: float) -> np.ndarray:
+    """The indices of the candidate points (k, 3) kept as contacts: those under `margin`, and
+    of more than four, the lowest and the extremes along the plane's two tangents."""
+    near = np.flatnonzero(heights < margin)
+    if len(near) <= 4:
+        return near
+    tangents = contact_frames(normal)[0, 1:] @ points[near].T  # (2, k)
+    kept = [np.argmin(heights[near]), *tangents.argmin(axis=1), *tangents.argmax(axis=1)]
+    return near[np.unique(kept)]
 
 
 def _contact_jacobian(robot: Robot, q: np.ndarray, found: _Candidates, frames: np.ndarray
@@ -155,4 +170,5 @@ def _skew(x: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
 
-__all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step"]
+__all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step",
+           "support_polygon"]

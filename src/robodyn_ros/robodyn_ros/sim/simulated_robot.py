@@ -25,6 +25,10 @@ constrained forward dynamics', whose forces `contact_forces` gives for the last 
 External wrenches (`apply_wrench`: a push, a tool's force) act on frames from the next step
 until replaced, as J(q)ᵀ w at every stage (Robot.forward_dynamics' external_wrenches).
 
+A world with planes (contact.World, with the robot's collision shapes from its URDF) makes
+every step contact.time_step's: semi-implicit, contacts unilateral with Coulomb friction,
+their forces in `world_contacts`. Its integrator is then "semi_implicit_euler".
+
 An iterative forward-dynamics method under a fixed-step integrator runs through
 `WarmStartedForwardDynamics` (`solver`): each integrator stage starts from the cubic
 extrapolation of its q̈ over the previous steps (Sharf & D'Eleuterio §5), and its iteration
@@ -46,6 +50,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from robodyn_ros.contact.geometry import CollisionShape
+from robodyn_ros.contact.time_step import ContactForce, ContactSettings, contact_step
+from robodyn_ros.contact.world import World
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model.model import FRICTION_VELOCITY, MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
@@ -82,6 +89,8 @@ class SimulatedRobot:
         q, qd: initial state; default q = 0 moved inside the position limits, q̇ = 0.
         contacts: frames held in the world where they are at each reset (or at their
             placement), with the Baumgarte gains contact_gains (kp 1/s², kd 1/s).
+        world: planes the robot's `collision_shapes` touch (contact.time_step), with
+            `contact_settings`; none by default.
     """
 
     def __init__(
@@ -98,6 +107,9 @@ class SimulatedRobot:
         qd: ArrayLike | None = None,
         contacts: tuple[Contact, ...] = (),
         contact_gains: tuple[float, float] = (100.0, 20.0),
+        world: World | None = None,
+        collision_shapes: tuple[CollisionShape, ...] = (),
+        contact_settings: ContactSettings | None = None,
     ) -> None:
         if forward_dynamics_method not in robot.FORWARD_DYNAMICS_METHODS:
             raise ValueError(
@@ -132,6 +144,17 @@ class SimulatedRobot:
             raise ValueError("contacts take a fixed-step integrator and a direct forward "
                              f"dynamics method; got '{integrator}' and "
                              f"'{forward_dynamics_method}'")
+        world = world or World()
+        if world.planes and (integrator != "semi_implicit_euler" or iterative or contacts):
+            raise ValueError("a world with planes steps semi-implicitly with its contacts "
+                             "(contact.time_step): choose integrator 'semi_implicit_euler', a "
+                             "direct forward dynamics method and no held contacts; got "
+                             f"'{integrator}', '{forward_dynamics_method}' and "
+                             f"{len(contacts)} held contact(s)")
+        unknown = sorted({shape.link for shape in collision_shapes} - set(robot.frame_names))
+        if unknown:
+            raise ValueError(f"collision_shapes: robot '{robot.model.name}' has no link "
+                             f"{', '.join(unknown)}")
         kp, kd = (float(gain) for gain in contact_gains)
         if not (np.isfinite(kp) and np.isfinite(kd) and kp >= 0.0 and kd >= 0.0):
             raise ValueError(f"contact_gains must be two finite numbers ≥ 0; got "
@@ -156,6 +179,9 @@ class SimulatedRobot:
             self._integrate = (adaptive_integrator(integrator, tolerance) if adaptive
                                else INTEGRATORS[integrator])
         self.contacts, self.contact_gains = tuple(contacts), (kp, kd)
+        self.world, self.collision_shapes = world, tuple(collision_shapes)
+        self.contact_settings = contact_settings or ContactSettings()
+        self._world_contacts: tuple[ContactForce, ...] = ()
         self._held: tuple[Contact, ...] = ()
         self._contact_forces: tuple[np.ndarray, ...] = ()
         self._external_wrenches: dict[str, np.ndarray] = {}
@@ -195,6 +221,12 @@ class SimulatedRobot:
         [force; torque] at its frame's origin, world axes; () before a step or without
         contacts."""
         return self._contact_forces
+
+    @property
+    def world_contacts(self) -> tuple[ContactForce, ...]:
+        """The contacts with the world's planes in the last step, each with its force; ()
+        before a step or without a world."""
+        return self._world_contacts
 
     @property
     def external_wrenches(self) -> dict[str, np.ndarray]:
@@ -261,7 +293,7 @@ class SimulatedRobot:
             ]
             raise ValueError(f"q outside the joint limits: {'; '.join(bad)}")
         self._held = held_where_they_are(self.robot, q, self.contacts)
-        self._contact_forces = ()
+        self._contact_forces, self._world_contacts = (), ()
         self._q, self._qd = q, qd
         self._effort = np.zeros(self.robot.nv)
         self._steps = 0
@@ -301,8 +333,11 @@ class SimulatedRobot:
         held: list[ContactDynamics] = []
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # an overflow is raised below
-                q, qd = self._integrate((self._q, self._qd), self.dt,
-                                        self._acceleration(applied, held))
+                if self.world.planes:
+                    q, qd = self._world_step(applied)
+                else:
+                    q, qd = self._integrate((self._q, self._qd), self.dt,
+                                            self._acceleration(applied, held))
         except ConvergenceError:
             if self.solver is not None:  # an adaptive integrator's method raises with none
                 self.solver.forget_history()  # it holds the failed step's first stages
@@ -323,6 +358,14 @@ class SimulatedRobot:
         self._q, self._qd, self._effort = q, qd, applied
         self._contact_forces = held[0].forces if held else ()  # each stage starts at (q, q̇)
         self._steps += 1
+
+    def _world_step(self, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q, q̇) after a contact.time_step under the forces at the step's start."""
+        step = contact_step(self.robot, self.collision_shapes, self.world, self._q, self._qd,
+                            self._forces(tau)(self._q, self._qd), self.dt,
+                            self.contact_settings)
+        self._world_contacts = step.contacts
+        return step.q, step.v
 
     def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """τ − d·q̇ − f·tanh(q̇/ε): the applied effort with damping and smoothed friction; with
