@@ -3,6 +3,7 @@ it has printed a marker line, and what each printed by the time it ended."""
 
 from __future__ import annotations
 
+import select
 import signal
 import subprocess
 import time
@@ -12,6 +13,7 @@ from contextlib import contextmanager
 import pytest
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+MARKER_PATIENCE = 120.0  # s, for a process to print its marker line
 
 
 @contextmanager
@@ -33,9 +35,9 @@ def one_per_signal(command: list[str], envs: list[dict[str, str]]
 
 def signalled_outputs(processes: dict[signal.Signals, subprocess.Popen], marker: str,
                       settle: float, patience: float) -> dict[signal.Signals, str]:
-    """Wait until each process printed a line starting with `marker`, then `settle` s, send
-    each its signal and wait at most `patience` s for it to end (the test fails if it does
-    not).
+    """Wait until each process printed a line starting with `marker` (at most MARKER_PATIENCE
+    s each), then `settle` s, send each its signal and wait at most `patience` s for it to end
+    (the test fails if it does not).
 
     Returns:
         What each printed, by its signal.
@@ -43,7 +45,12 @@ def signalled_outputs(processes: dict[signal.Signals, subprocess.Popen], marker:
     printed = {}
     for signum, process in processes.items():
         lines: list[str] = []
+        deadline = time.monotonic() + MARKER_PATIENCE
         while not any(line.startswith(marker) for line in lines):
+            ready, _, _ = select.select([process.stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                pytest.fail(f"{process.args} printed no '{marker}' line in {MARKER_PATIENCE} s:"
+                            f"\n{''.join(lines)}")
             line = process.stdout.readline()
             assert line, "".join(lines)
             lines.append(line)

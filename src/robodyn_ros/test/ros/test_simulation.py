@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers.processes import SIGNALS, one_per_signal, signalled_outputs
+from helpers.processes import one_per_signal, signalled_outputs
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "sim.yaml"
 
@@ -44,9 +44,10 @@ def test_operational_space_control_reaches_every_target(tmp_path, dynamics_sourc
 def test_sigint_and_sigterm_end_the_simulation_cleanly(tmp_path) -> None:
     """Ctrl-C or SIGTERM while the targets are followed: the nodes are torn down, the
     process ends (status 1: not every target reached) without a traceback."""
-    domain = int(os.environ["ROS_DOMAIN_ID"])  # this run's (conftest.py); the other's: + 100
+    domain = int(os.environ["ROS_DOMAIN_ID"])  # this worker's, 1 to 100 (conftest.py)
+    domains = (domain + 100, 201 + domain % 32)  # neither this worker's nor each other's
     envs = [os.environ | {"ROS_LOG_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1",
-                          "ROS_DOMAIN_ID": str(domain + 100 * k)} for k in range(len(SIGNALS))]
+                          "ROS_DOMAIN_ID": str(one)} for one in domains]
     with one_per_signal([sys.executable, "-m", "robodyn_ros.cli", "sim"], envs) as processes:
         printed = signalled_outputs(processes, "target 1", settle=0.0, patience=30.0)
     for signum, process in processes.items():
