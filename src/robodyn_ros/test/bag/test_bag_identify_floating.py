@@ -46,7 +46,7 @@ from robodyn_ros.testing.trajectories import sine_trajectory
 
 SIGMA = 0.05  # N·m, the joint effort noise
 FORCE_SIGMA, TORQUE_SIGMA = 0.2, 0.02  # N and N·m, the wrench noise
-RATE, SAMPLES = 250.0, 5000  # 20 s a run
+RATE, SAMPLES = 250.0, 3000  # 12 s a run
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 CRANE = "base_link"
 START = 10**18
