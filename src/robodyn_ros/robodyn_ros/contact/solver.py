@@ -12,10 +12,13 @@ normal impulse from its row, clipped at zero, then the tangential pair by a step
 g the largest eigenvalue of its 2×2 block, projected on the disk of radius μ λ_n; sweeps
 repeat until a sweep changes no contact velocity by more than the tolerance (Jourdan, Alart
 & Jean 1998; the iterative constraint-force methods of the seed papers, Sharf & D'Eleuterio,
-on a cone). The tangential step is isotropic so that a sliding contact's fixed point is
-Coulomb's: on the disk's edge the impulse opposes the slip (−u_t). A step by the block's
-inverse instead projects in G's metric, and a box sliding on its four corners then took 10 %
-less friction than μ N.
+on a cone). Each contact's new impulse is taken at `relaxation` (under 1) of the way from its
+old one: at full steps the sweeps can cycle on redundant contacts (Solo12's legs folded on the
+ground: 20 contacts, G of rank 18, the velocity change stuck at 3.5e-4 m/s after 5,000
+sweeps); at 0.8 they converged in 16. The tangential step is isotropic so that a sliding
+contact's fixed point is Coulomb's: on the disk's edge the impulse opposes the slip (−u_t). A
+step by the block's inverse instead projects in G's metric, and a box sliding on its four
+corners then took 10 % less friction than μ N.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ class ContactImpulses:
 
 def solve_contact_impulses(delassus: np.ndarray, free_velocity: np.ndarray,
                            least_normal_velocity: np.ndarray, friction: np.ndarray,
-                           tolerance: float, max_iterations: int) -> ContactImpulses:
+                           tolerance: float, max_iterations: int, relaxation: float = 0.8
+                           ) -> ContactImpulses:
     """The impulses of k contacts.
 
     Args:
@@ -59,6 +63,7 @@ def solve_contact_impulses(delassus: np.ndarray, free_velocity: np.ndarray,
             a mesh's hull vertices near the plane) share their impulses in ways that change
             nothing the robot feels, and converge slowly.
         max_iterations: the sweeps allowed.
+        relaxation: in (0, 1], how far each contact's impulse moves to its new value.
 
     Returns:
         The ContactImpulses (not converged when the sweeps ran out).
@@ -83,7 +88,7 @@ def solve_contact_impulses(delassus: np.ndarray, free_velocity: np.ndarray,
             reach, length = friction[i] * normal, float(np.linalg.norm(tangent))
             if length > reach:
                 tangent *= reach / length
-            impulses[i] = (normal, *tangent)
+            impulses[i] = before + relaxation * (np.array([normal, *tangent]) - before)
         change = float(np.abs(delassus @ (impulses - start).ravel()).max())
     return ContactImpulses(impulses, iteration, change, change <= tolerance)
 

@@ -42,12 +42,15 @@ class ContactSettings:
         tolerance: m/s, the change of the contact velocities in a sweep at which the solver
             stops (solver.solve_contact_impulses).
         max_iterations: the solver's sweeps allowed.
+        relaxation: how far a sweep moves each impulse to its new value, in (0, 1]
+            (solver.solve_contact_impulses).
     """
 
     margin: float = 1e-3
     baumgarte: float = 0.2
     tolerance: float = 1e-6
     max_iterations: int = 500
+    relaxation: float = 0.8
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,7 +111,7 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     least = -np.where(found.heights < 0.0, settings.baumgarte, 1.0) * found.heights / dt
     solved = solve_contact_impulses(
         jacobian @ mass_inverse @ jacobian.T, jacobian @ v_free, least, found.friction,
-        settings.tolerance, settings.max_iterations)
+        settings.tolerance, settings.max_iterations, settings.relaxation)
     if not solved.converged:
         raise ContactError(
             f"robot '{robot.model.name}': the contact solver did not converge in "

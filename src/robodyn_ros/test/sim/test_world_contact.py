@@ -3,12 +3,16 @@ joint torques (damping, friction, external wrenches) as a step in free space."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from robodyn_ros import Robot
 from robodyn_ros.contact import ContactSettings, collision_shapes, contact_step, world_of
+from robodyn_ros.model import URDFWarning
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
+from robodyn_ros.testing import example_robot_urdf
 
 URDF = """<robot name="brick"><link name="brick">
   <inertial><mass value="2"/><inertia ixx="0.0083" ixy="0" ixz="0" iyy="0.0083" iyz="0"
@@ -62,3 +66,26 @@ def test_a_world_takes_the_semi_implicit_step_and_known_links() -> None:
     with pytest.raises(ValueError, match="collision_shapes: robot 'brick' has no link slab"):
         SimulatedRobot(robot, "semi_implicit_euler", q=START, world=GROUND,
                        collision_shapes=other, contact_settings=ContactSettings())
+
+
+def test_solo12_dropped_on_its_meshes_lands_on_its_feet() -> None:
+    """Solo12 (example-robot-data, meshes read through coal) dropped from 0.4 m with its
+    joints limp: it lands on its feet and its legs fold, 400 steps without a ContactError
+    (without the solver's relaxation its sweeps cycled at step 328), no point deeper than
+    2 mm."""
+    path = example_robot_urdf("solo12")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)  # the sensor links' inertias
+        robot = Robot.from_urdf(path, floating_base=True)
+    shapes = collision_shapes(path.read_text(), path.parent, [path.parents[4]])
+    q = robot.default_positions()
+    q[2] = 0.4
+    sim = SimulatedRobot(robot, "semi_implicit_euler", 1e-3, q=q, world=GROUND,
+                         collision_shapes=shapes)
+    touched, deepest = set(), 0.0
+    for _ in range(400):
+        sim.step(np.zeros(robot.nv))
+        touched |= {contact.link for contact in sim.world_contacts}
+        deepest = max([deepest, *(contact.depth for contact in sim.world_contacts)])
+    assert {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"} <= touched
+    assert deepest < 2e-3
