@@ -25,6 +25,7 @@ import numpy as np
 from robodyn_ros.contact.geometry import CollisionShape, contact_points
 from robodyn_ros.contact.solver import ROWS, contact_frames, solve_contact_impulses
 from robodyn_ros.contact.world import World
+from robodyn_ros.model.inertia import skew
 from robodyn_ros.robot import Robot
 
 
@@ -164,13 +165,9 @@ def _contact_jacobian(robot: Robot, q: np.ndarray, found: _Candidates, frames: n
     for k, (link, point) in enumerate(zip(found.links, found.points, strict=True)):
         frame_jacobian = robot.jacobian(q, link)
         lever = point - robot.frame_pose(q, link)[:3, 3]
-        point_jacobian = frame_jacobian[:3] - _skew(lever) @ frame_jacobian[3:]
+        point_jacobian = frame_jacobian[:3] - skew(lever) @ frame_jacobian[3:]
         rows[k] = frames[k] @ point_jacobian
     return rows.reshape(-1, robot.nv)
-
-
-def _skew(x: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
 
 __all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step",

@@ -90,7 +90,7 @@ def identify_robot(
     (accumulated for π itself). The joint parameters the run does not inform are held at the
     description's values (identification.informed), unless their kind is in `fit`; so are
     those of the rows no motor drives (unactuated_rows), and the massless bodies of a
-    multi-DOF joint's inner rows (inner_rows).
+    multi-DOF joint's inner rows (Model.inner_rows).
 
     Raises:
         IdentificationError: a run that cannot identify them (estimation.weighted_least_squares).
@@ -102,7 +102,7 @@ def identify_robot(
     joints_held = held_joint_parameters(spread, tied_to_bodies(everything, robot.nv), fit)
     joints_held[unactuated_rows(robot)] = True
     bodies_held = np.zeros((robot.nv, PARAMETERS_PER_BODY), dtype=bool)
-    bodies_held[inner_rows(robot)] = True
+    bodies_held[robot.model.inner_rows] = True
     held = np.concatenate([bodies_held.ravel(), joints_held.ravel()])
     base = everything if not held.any() else base_parameters(
         robot, columns=np.eye(prior.size)[:, ~held],
@@ -118,15 +118,6 @@ def unactuated_rows(robot: Robot) -> np.ndarray:
     """(nv,) bool: the rows of a free flyer or planar joint, which no motor drives: their
     joint parameters (friction, armature, torque offset) are held at the description's."""
     return np.isin(robot.model.joint_kinds, tuple(MULTI_DOF_JOINTS))
-
-
-def inner_rows(robot: Robot) -> np.ndarray:
-    """(nv,) bool: the rows of a free flyer or planar joint before its last, whose bodies are
-    massless by construction (the joint's body is on its last row): held at zero."""
-    inner = np.zeros(robot.nv, dtype=bool)
-    for joint in robot.configuration_joints:
-        inner[joint.v.start : joint.v.stop - 1] = True
-    return inner
 
 
 @dataclass(frozen=True, eq=False)

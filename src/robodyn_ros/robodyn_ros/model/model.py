@@ -181,6 +181,15 @@ class Model:
             and int(self.parent[0]) < 0
 
     @property
+    def inner_rows(self) -> np.ndarray:
+        """(nv,) bool: the rows of a multi-DOF joint before its last, which have no link of
+        their own: massless by construction, the joint's body being on its last row."""
+        inner = np.zeros(self.nv, dtype=bool)
+        for joint in self.configuration_joints:
+            inner[joint.v.start : joint.v.stop - 1] = True
+        return inner
+
+    @property
     def total_mass(self) -> float:
         """Mass of all moving bodies, kg (the fixed base is not counted)."""
         return float(self.spatial_inertia[:, 0, 0].sum())

@@ -24,7 +24,7 @@ from robodyn_ros.inertial_parameters import (
     parameter_names,
 )
 from robodyn_ros.model.inertia import inertia_about_com
-from robodyn_ros.model.model import MULTI_DOF_JOINTS, Model, ModelError, configuration_joints
+from robodyn_ros.model.model import MULTI_DOF_JOINTS, Model, ModelError
 
 __all__ = ["identified_urdf"]
 
@@ -82,9 +82,8 @@ def identified_urdf(
     """
     identified = _identified_model(model, parameters)
     root = _parsed_robot(urdf, model.name)
-    joint_rows = [joint.v.stop - 1 for joint in configuration_joints(model.joint_names,
-                                                                      model.joint_kinds)]
-    _require_massless_inner_rows(model, identified, joint_rows)
+    _require_massless_inner_rows(model, identified)
+    joint_rows = [joint.v.stop - 1 for joint in model.configuration_joints]
     links = _named_children(root, "link", model.frame_names, model.name)
     one_dof = [row for row in joint_rows if model.joint_kinds[row] not in MULTI_DOF_JOINTS]
     joints = _named_children(root, "joint", [model.joint_names[row] for row in one_dof],
@@ -107,11 +106,10 @@ def identified_urdf(
     return before + ET.tostring(root, encoding="unicode") + after
 
 
-def _require_massless_inner_rows(model: Model, identified: Model, joint_rows: list[int]) -> None:
-    """A ModelError unless the rows of a multi-DOF joint before its last, which have no link
-    of their own (tree.py), carry no mass in π."""
-    inner = sorted(set(range(len(model.joint_names))) - set(joint_rows))
-    heavy = [model.joint_names[row] for row in inner
+def _require_massless_inner_rows(model: Model, identified: Model) -> None:
+    """A ModelError unless the inner rows of a multi-DOF joint (Model.inner_rows), which have
+    no link of their own, carry no mass in π."""
+    heavy = [model.joint_names[row] for row in np.flatnonzero(model.inner_rows)
              if np.abs(identified.spatial_inertia[row]).max() > 0.0]
     if heavy:
         raise ModelError(f"robot '{model.name}': π gives the rows {', '.join(heavy)} a body; "

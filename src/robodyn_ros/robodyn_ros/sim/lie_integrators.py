@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from robodyn_ros.model.inertia import skew
 from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 
@@ -87,14 +88,9 @@ def _ad(twist: np.ndarray) -> np.ndarray:
     """ad_θ, 6 x 6: the se(3) bracket [θ, v] = ad_θ v, the spatial motion cross product in
     [linear; angular] order, [θ_ω × v_lin + θ_lin × v_ω; θ_ω × v_ω]."""
     ad = np.zeros((6, 6))
-    ad[:3, :3] = ad[3:, 3:] = _skew(twist[3:])
-    ad[:3, 3:] = _skew(twist[:3])
+    ad[:3, :3] = ad[3:, 3:] = skew(twist[3:])
+    ad[:3, 3:] = skew(twist[:3])
     return ad
-
-
-def _skew(x: np.ndarray) -> np.ndarray:
-    """[x]×, the matrix of x × ·."""
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
 
 LIE_INTEGRATORS: dict[str, LieIntegrator] = {

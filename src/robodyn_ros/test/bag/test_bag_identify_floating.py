@@ -36,7 +36,7 @@ from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.bag.writing import JointStateSeries, add_joint_states, header, open_writer
 from robodyn_ros.cli import main
 from robodyn_ros.identification.base_parameters import base_parameters
-from robodyn_ros.identification.identify import inner_rows, unactuated_rows
+from robodyn_ros.identification.identify import unactuated_rows
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.testing import example_robot_urdf
@@ -191,7 +191,8 @@ def test_base_parameters_come_back_within_their_standard_errors(hidden, identifi
     is a standard normal value, all within Šidák's bound at 99 %."""
     robot, true, _ = hidden
     document = yaml.safe_load((identified / "parameters.yaml").read_text(encoding="utf-8"))
-    held = np.concatenate([np.repeat(inner_rows(robot), 10), np.repeat(unactuated_rows(robot), 4)])
+    held = np.concatenate([np.repeat(robot.model.inner_rows, 10),
+                           np.repeat(unactuated_rows(robot), 4)])
     kept = np.flatnonzero(~held)
     base = base_parameters(robot, columns=np.eye(held.size)[:, kept],
                            names=tuple(np.array(robot.parameter_names)[kept]))
