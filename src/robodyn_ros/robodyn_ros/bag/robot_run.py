@@ -38,7 +38,6 @@ from robodyn_ros.bag.reading import (
 )
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
-from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 
 ODOMETRY = "nav_msgs/msg/Odometry"
@@ -107,26 +106,27 @@ def robot_run(bag: str | Path, joints: RecordedRun, robot: Robot, odometry_topic
             the robot does not have, values that are not finite, or no joint state inside the
             span of every topic.
     """
-    base = [_base_odometry(bag, robot, odometry_topic)] if robot.model.floating_base else []
+    odometry = _base_odometry(bag, robot, odometry_topic) if robot.model.floating_base else None
     wrenches = [series for topic in wrench_topics for series in read_wrenches(bag, topic)]
     for series in wrenches:
         if series.frame not in robot.frame_names:
             raise BagError(f"bag {bag}, topic '{series.topic}': header.frame_id '{series.frame}'"
                            f" is not a frame of robot '{robot.model.name}': name the frame the "
                            "wrench acts on")
-    joints = _samples(joints, _inside_every_span(joints, [*base, *wrenches]))
+    spans = [odometry, *wrenches] if odometry is not None else wrenches
+    joints = _samples(joints, _inside_every_span(joints, spans))
     stamps = joints.stamps
-    state = np.zeros((len(stamps), 0))
-    for odometry in base:
-        state = _interpolated(odometry.values, odometry.stamps, stamps)
-        state[:, 3:7] = _interpolated_quaternions(odometry.values[:, 3:7], odometry.stamps,
-                                                  stamps)
+    pose, twist = np.zeros((len(stamps), 0)), np.zeros((len(stamps), 0))
+    if odometry is not None:
+        pose = _interpolated(odometry.values[:, :7], odometry.stamps, stamps)
+        pose[:, 3:7] = _interpolated_quaternions(odometry.values[:, 3:7], odometry.stamps,
+                                                 stamps)
+        twist = _interpolated(odometry.values[:, 7:], odometry.stamps, stamps)
     on_frames: dict[str, np.ndarray] = {}
     for series in wrenches:
         wrench = _interpolated(series.values, series.stamps, stamps)
         on_frames[series.frame] = on_frames.get(series.frame, 0.0) + wrench
-    pose_size = FREE_FLYER_DOF + 1 if base else 0
-    return RobotRun(joints, state[:, :pose_size], state[:, pose_size:], on_frames)
+    return RobotRun(joints, pose, twist, on_frames)
 
 
 def _base_odometry(bag: str | Path, robot: Robot, topic: str) -> RecordedSeries:
@@ -147,6 +147,8 @@ def read_odometry(bag: str | Path, topic: str) -> RecordedSeries:
         BagError: as robot_run, for this topic.
     """
     messages, stamps, where = _messages(bag, topic, ODOMETRY)
+    order = stamp_order(stamps, where)
+    messages, stamps = [messages[k] for k in order], stamps[order]
     frames = {message.child_frame_id for message in messages}
     if len(frames) != 1:
         raise BagError(f"{where}: the odometry is of several child frames {sorted(frames)}; "
@@ -181,8 +183,8 @@ def read_wrenches(bag: str | Path, topic: str) -> list[RecordedSeries]:
 
 
 def _messages(bag: str | Path, topic: str, msgtype: str) -> tuple[list[Any], np.ndarray, str]:
-    """The deserialized messages of `topic`, their stamps (header, else receive times) and
-    where they are, for errors; sorted by stamp (one frame's wrenches sort again)."""
+    """The deserialized messages of `topic` in recorded order, their stamps (header, else
+    receive times; unstamped ones among stamped dropped) and where they are, for errors."""
     path = Path(bag)
     where = f"bag {path}, topic '{topic}'"
     with open_bag(path) as reader:
@@ -204,10 +206,7 @@ def _messages(bag: str | Path, topic: str, msgtype: str) -> tuple[list[Any], np.
                       BagWarning, stacklevel=4)
         messages = [message for message, kept in zip(messages, stamped, strict=True) if kept]
         stamps = stamps[stamped]
-    if msgtype == WRENCH:
-        return messages, stamps, where
-    order = stamp_order(stamps, where)
-    return [messages[k] for k in order], stamps[order], where
+    return messages, stamps, where
 
 
 def _pose_and_twist(message: Any) -> list[float]:

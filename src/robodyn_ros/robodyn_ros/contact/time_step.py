@@ -103,11 +103,12 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
         ContactError: the solver did not converge, naming the contacts.
     """
     v_free = v + dt * robot.forward_dynamics(q, v, tau)
-    found = _contacts(robot, shapes, world, q, settings.margin)
+    poses = {shape.link: robot.frame_pose(q, shape.link) for shape in shapes}
+    found = _contacts(shapes, poses, world, settings.margin)
     if not found.links:
         return ContactStep(robot.integrate(q, v_free, dt), v_free, (), 0)
     frames = contact_frames(found.normals)
-    jacobian = _contact_jacobian(robot, q, found, frames)
+    jacobian = _contact_jacobian(robot, q, poses, found, frames)
     mass_inverse = robot.mass_matrix_inverse(q)
     least = -np.where(found.heights < 0.0, settings.baumgarte, 1.0) * found.heights / dt
     solved = solve_contact_impulses(
@@ -127,11 +128,11 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     return ContactStep(robot.integrate(q, v_next, dt), v_next, contacts, solved.iterations)
 
 
-def _contacts(robot: Robot, shapes: tuple[CollisionShape, ...], world: World, q: np.ndarray,
+def _contacts(shapes: tuple[CollisionShape, ...], poses: dict[str, np.ndarray], world: World,
               margin: float) -> _Candidates:
+    """The contacts of the shapes, their links at `poses` (4, 4) in the world."""
     links: list[str] = []
     points, normals, friction, heights = [], [], [], []
-    poses = {link: robot.frame_pose(q, link) for link in {shape.link for shape in shapes}}
     for shape in shapes:
         for plane in world.planes:
             found = contact_points(shape, poses[shape.link], plane)
@@ -158,13 +159,14 @@ def support_polygon(points: np.ndarray, heights: np.ndarray, normal: np.ndarray,
     return near[np.unique(kept)]
 
 
-def _contact_jacobian(robot: Robot, q: np.ndarray, found: _Candidates, frames: np.ndarray
-                      ) -> np.ndarray:
+def _contact_jacobian(robot: Robot, q: np.ndarray, poses: dict[str, np.ndarray],
+                      found: _Candidates, frames: np.ndarray) -> np.ndarray:
     """(3k, nv): each contact point's linear velocity on its link, in its contact frame."""
+    jacobians = {link: robot.jacobian(q, link) for link in set(found.links)}
     rows = np.empty((len(found.links), ROWS, robot.nv))
     for k, (link, point) in enumerate(zip(found.links, found.points, strict=True)):
-        frame_jacobian = robot.jacobian(q, link)
-        lever = point - robot.frame_pose(q, link)[:3, 3]
+        frame_jacobian = jacobians[link]
+        lever = point - poses[link][:3, 3]
         point_jacobian = frame_jacobian[:3] - skew(lever) @ frame_jacobian[3:]
         rows[k] = frames[k] @ point_jacobian
     return rows.reshape(-1, robot.nv)
