@@ -100,8 +100,10 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     """The state after `dt` from (q, v) under the joint efforts `tau`.
 
     Raises:
+        ValueError: q, v or tau not of the robot's sizes or not finite, or dt not > 0.
         ContactError: the solver did not converge, naming the contacts.
     """
+    _check_state(robot, q, v, tau, dt)
     v_free = v + dt * robot.forward_dynamics(q, v, tau)
     poses = {shape.link: robot.frame_pose(q, shape.link) for shape in shapes}
     found = _contacts(shapes, poses, world, settings.margin)
@@ -126,6 +128,22 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
                          found.links, found.points, found.normals, forces, found.heights,
                          strict=True))
     return ContactStep(robot.integrate(q, v_next, dt), v_next, contacts, solved.iterations)
+
+
+def _check_state(robot: Robot, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float
+                 ) -> None:
+    """A ValueError naming the first of q, v, tau and dt that a step cannot take."""
+    for name, values, size in (("q", q, robot.nq), ("v", v, robot.nv), ("tau", tau, robot.nv)):
+        values = np.asarray(values)
+        if values.shape != (size,):
+            raise ValueError(f"contact_step: {name} must have {size} values for robot "
+                             f"'{robot.model.name}', not shape {values.shape}")
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise ValueError(f"contact_step: {name} is not finite at index(es) "
+                             f"{bad.tolist()}: {values[bad].tolist()}")
+    if not (np.isfinite(dt) and dt > 0.0):
+        raise ValueError(f"contact_step: dt must be a positive number of seconds, not {dt!r}")
 
 
 def _contacts(shapes: tuple[CollisionShape, ...], poses: dict[str, np.ndarray], world: World,

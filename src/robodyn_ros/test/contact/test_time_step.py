@@ -99,6 +99,28 @@ def test_a_box_at_rest_carries_its_weight() -> None:
                                atol=1e-6)
 
 
+@pytest.mark.parametrize(("field", "match"), [
+    ("q", r"q is not finite at index\(es\) \[2\]"), ("v", r"v is not finite"),
+    ("tau", r"tau is not finite"), ("dt", r"dt must be a positive number"),
+    ("size", r"tau must have 6 values for robot 'box', not shape \(5,\)")])
+def test_a_state_a_step_cannot_take_is_refused_naming_it(field: str, match: str) -> None:
+    """Never a NaN state, nor a solver blamed for its input."""
+    robot = Robot.from_urdf_string(box_urdf(), floating_base=True)
+    state = {"q": np.array([0.0, 0.0, BOX[2] / 2, 0.0, 0.0, 0.0, 1.0]), "v": np.zeros(6),
+             "tau": np.zeros(6), "dt": DT}
+    if field == "size":
+        state["tau"] = np.zeros(5)
+    elif field == "dt":
+        state["dt"] = 0.0
+    else:
+        state[field] = state[field].copy()
+        state[field][2] = np.nan
+    ground = World((Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.8),))
+    with pytest.raises(ValueError, match=match):
+        contact_step(robot, collision_shapes(box_urdf()), ground, state["q"], state["v"],
+                     state["tau"], state["dt"])
+
+
 def test_a_solver_out_of_sweeps_names_the_contacts() -> None:
     q = np.array([0.0, 0.0, BOX[2] / 2 - 1e-4, 0.0, 0.0, 0.0, 1.0])
     ground = World((Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.8),))
