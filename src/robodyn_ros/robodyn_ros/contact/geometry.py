@@ -20,6 +20,7 @@ import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,20 @@ class CollisionShape:
     size: tuple[float, ...]
     placement: np.ndarray
     vertices: np.ndarray
+
+    @cached_property
+    def reach(self) -> float:
+        """The radius of a ball about the shape frame's origin that holds the shape, m."""
+        if self.kind == "sphere":
+            return self.size[0]
+        if self.kind == "box":
+            return 0.5 * float(np.linalg.norm(self.size))
+        if self.kind == "mesh":
+            return float(np.linalg.norm(self.vertices, axis=1).max())
+        radius, length = self.size
+        if self.kind == "capsule":
+            return radius + 0.5 * length
+        return float(np.hypot(radius, 0.5 * length))
 
     def support_points(self, direction: np.ndarray) -> np.ndarray:
         """The shape's points that can lie furthest along `direction` (3,) of its own frame,

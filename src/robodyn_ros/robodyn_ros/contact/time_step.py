@@ -105,7 +105,7 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     """
     _check_state(robot, q, v, tau, dt)
     v_free = v + dt * robot.forward_dynamics(q, v, tau)
-    poses = {shape.link: robot.frame_pose(q, shape.link) for shape in shapes}
+    poses = _link_poses(robot, q, shapes)
     found = _contacts(shapes, poses, world, settings.margin)
     if not found.links:
         return ContactStep(robot.integrate(q, v_free, dt), v_free, (), 0)
@@ -146,15 +146,28 @@ def _check_state(robot: Robot, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt
         raise ValueError(f"contact_step: dt must be a positive number of seconds, not {dt!r}")
 
 
+def _link_poses(robot: Robot, q: np.ndarray, shapes: tuple[CollisionShape, ...]
+                ) -> dict[str, np.ndarray]:
+    """The (4, 4) pose in the world of each link that holds a shape."""
+    frames = robot.frame_poses(q)
+    index = {name: k for k, name in enumerate(robot.frame_names)}
+    return {shape.link: frames[index[shape.link]] for shape in shapes}
+
+
 def _contacts(shapes: tuple[CollisionShape, ...], poses: dict[str, np.ndarray], world: World,
               margin: float) -> _Candidates:
-    """The contacts of the shapes, their links at `poses` (4, 4) in the world."""
+    """The contacts of the shapes, their links at `poses` (4, 4) in the world: a shape whose
+    bounding ball (CollisionShape.reach) is further than `margin` from a plane has none."""
     links: list[str] = []
     points, normals, friction, heights = [], [], [], []
-    for shape in shapes:
-        for plane in world.planes:
+    for plane in world.planes:
+        tangents = contact_frames(plane.normal)[0, 1:]
+        for shape in shapes:
+            origin = poses[shape.link][:3, :3] @ shape.placement[:3, 3] + poses[shape.link][:3, 3]
+            if plane.height(origin) > shape.reach + margin:
+                continue
             found = contact_points(shape, poses[shape.link], plane)
-            near = support_polygon(found.points, found.heights, plane.normal, margin)
+            near = support_polygon(found.points, found.heights, tangents, margin)
             links += [shape.link] * len(near)
             points.append(found.points[near])
             heights.append(found.heights[near])
@@ -165,15 +178,15 @@ def _contacts(shapes: tuple[CollisionShape, ...], poses: dict[str, np.ndarray], 
                        np.concatenate(heights or [np.zeros(0)]))
 
 
-def support_polygon(points: np.ndarray, heights: np.ndarray, normal: np.ndarray,
+def support_polygon(points: np.ndarray, heights: np.ndarray, tangents: np.ndarray,
                     margin: float) -> np.ndarray:
     """The indices of the candidate points (k, 3) kept as contacts: those under `margin`, and
-    of more than four, the lowest and the extremes along the plane's two tangents."""
+    of more than four, the lowest and the extremes along the plane's two `tangents` (2, 3)."""
     near = np.flatnonzero(heights < margin)
     if len(near) <= 4:
         return near
-    tangents = contact_frames(normal)[0, 1:] @ points[near].T  # (2, k)
-    kept = [np.argmin(heights[near]), *tangents.argmin(axis=1), *tangents.argmax(axis=1)]
+    along = tangents @ points[near].T  # (2, k)
+    kept = [np.argmin(heights[near]), *along.argmin(axis=1), *along.argmax(axis=1)]
     return near[np.unique(kept)]
 
 

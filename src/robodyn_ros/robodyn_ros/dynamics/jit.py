@@ -75,6 +75,7 @@ KERNEL_SOURCES = (
     "dynamics/contact_state_entry.py",
     "control/compiled_laws.py",
     "sim/rollout.py",
+    "contact/solver.py",
 )
 """Every module of the package that compiles a kernel, as a file relative to PACKAGE: the
 ones in dynamics/, and those of the layers above that build on them (read, not imported)."""
