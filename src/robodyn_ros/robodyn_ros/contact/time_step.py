@@ -63,6 +63,8 @@ class ContactForce:
         point: (3,) where, in the world, m.
         normal: (3,) the plane's normal.
         force: (3,) the world's force on the link there (its impulse / dt), world axes, N.
+        velocity: (3,) the link's point there after the step, world axes, m/s: along the
+            plane, its slip.
         depth: m, how far the point is inside the plane (negative: the gap).
     """
 
@@ -70,6 +72,7 @@ class ContactForce:
     point: np.ndarray
     normal: np.ndarray
     force: np.ndarray
+    velocity: np.ndarray
     depth: float
 
 
@@ -123,10 +126,11 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
             f"contacts of {', '.join(sorted(set(found.links)))}")
     v_next = v_free + mass_inverse @ (jacobian.T @ solved.impulses.ravel())
     forces = np.einsum("kr,krj->kj", solved.impulses, frames) / dt
-    contacts = tuple(ContactForce(link, point, normal, force, -float(height))
-                     for link, point, normal, force, height in zip(
-                         found.links, found.points, found.normals, forces, found.heights,
-                         strict=True))
+    velocities = np.einsum("kr,krj->kj", (jacobian @ v_next).reshape(-1, ROWS), frames)
+    contacts = tuple(ContactForce(link, point, normal, force, velocity, -float(height))
+                     for link, point, normal, force, velocity, height in zip(
+                         found.links, found.points, found.normals, forces, velocities,
+                         found.heights, strict=True))
     return ContactStep(robot.integrate(q, v_next, dt), v_next, contacts, solved.iterations)
 
 

@@ -55,6 +55,8 @@ def test_a_push_slides_the_brick_against_its_friction() -> None:
     for _ in range(500):
         sim.step(np.zeros(6))
     assert sim.qd[0] == pytest.approx(4.0 / 2.0 * 0.5, rel=1e-3)
+    for contact in sim.world_contacts:  # each corner slides with the brick, on the plane
+        np.testing.assert_allclose(contact.velocity, [sim.qd[0], 0.0, 0.0], atol=1e-6)
 
 
 def test_a_world_takes_the_semi_implicit_step_and_known_links() -> None:
