@@ -5,19 +5,24 @@ hold it (a whole-body pose) or pushes act, and measured as sim.preview measures 
 robot's.
 
 The contacts of a whole-body pose are held where they are at the start, Baumgarte-stabilised
-with CONTACT_GAINS. Both paths apply the joints' damping and friction. The compiled rollout
-does not stop the joints at their limits (a stop would change the robot's momentum),
-SimulatedRobot does: limit_violations counts the steps each joint ends on or beyond one.
+with CONTACT_GAINS; in a scenario with a world they are only the controller's (the feet it
+stands on), and the robot touches the world's planes with its collision shapes, unilateral
+and with friction (sim.world_scenario). Both paths apply the joints' damping and friction.
+The compiled rollout does not stop the joints at their limits (a stop would change the
+robot's momentum), SimulatedRobot does: limit_violations counts the steps each joint ends on
+or beyond one.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
 
+from robodyn_ros.contact.geometry import CollisionShape
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
 from robodyn_ros.errors import NonFiniteResultError
@@ -25,6 +30,7 @@ from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.configuration import check_configuration
+from robodyn_ros.sim.contact_log import ContactLog
 from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
 from robodyn_ros.sim.preview_result import (
     PreviewMetrics,
@@ -42,6 +48,7 @@ from robodyn_ros.sim.scenarios import (
     apply_pushes,
 )
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
+from robodyn_ros.sim.world_scenario import check_world, sampled_contacts, simulated_robot
 
 CONTACT_GAINS = (100.0, 20.0)  # Baumgarte kp (1/s²) and kd (1/s) of the held contacts
 
@@ -57,6 +64,7 @@ def floating_preview(
     *,
     pool: Backend | None = None,
     on_done: Callable[[PreviewResult], None] | None = None,
+    collision_shapes: Sequence[CollisionShape] = (),
 ) -> list[PreviewResult]:
     """Every scenario simulated from (q, v) (default: neutral, at rest) over settings.horizon,
     fanned out over `pool` (default serial); as sim.preview.preview.
@@ -73,7 +81,8 @@ def floating_preview(
             f"{settings.forward_dynamics_method!r}")
     start_q = robot.neutral() if q is None else np.asarray(q, dtype=float)
     start_v = np.zeros(robot.nv) if v is None else np.asarray(v, dtype=float)
-    task = partial(floating_preview_one, robot, settings, start_q, start_v, on_done=on_done)
+    task = partial(floating_preview_one, robot, settings, start_q, start_v, on_done=on_done,
+                   collision_shapes=tuple(collision_shapes))
     if pool is None:
         with backend("serial") as serial:
             return serial.map(task, list(scenarios))
@@ -83,22 +92,28 @@ def floating_preview(
 def floating_preview_one(
     robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
     scenario: Scenario, on_done: Callable[[PreviewResult], None] | None = None,
+    collision_shapes: Sequence[CollisionShape] = (),
 ) -> PreviewResult:
     """One scenario from (q, v): simulated, measured and timed."""
+    check_world(scenario, collision_shapes)
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
-    if isinstance(scenario, TorqueProfile) and not scenario.pushes:
+    samples = sample_steps(settings)
+    contact_log = ContactLog(settings.dt, samples)
+    if isinstance(scenario, TorqueProfile) and not scenario.pushes and not scenario.world.planes:
         Q, V, effort = _compiled(robot, settings, q, v, scenario, times)
     else:
-        Q, V, effort = _stepped(robot, settings, q, v, scenario, times)
-    samples = sample_steps(settings)
+        Q, V, effort = _stepped(robot, settings, q, v, scenario, times, collision_shapes,
+                                contact_log)
     energy = robot.kinetic_energy(Q[samples], V[samples]) + robot.potential_energy(Q[samples])
     path = robot.frame_pose(Q, scenario.frame)
-    metrics = _metrics(robot, scenario, q, Q, effort, path, energy,
-                       robot.jacobian(Q[samples], scenario.frame))
+    metrics = replace(_metrics(robot, scenario, q, Q, effort, path, energy,
+                               robot.jacobian(Q[samples], scenario.frame)),
+                      contact=contact_log.metrics)
     wall_time = time.perf_counter() - started
     result = PreviewResult(scenario.name, times, Q, V, effort, scenario.frame, path, samples,
-                           energy, metrics, wall_time, settings.horizon / wall_time)
+                           energy, metrics, wall_time, settings.horizon / wall_time,
+                           sampled_contacts(scenario, contact_log, samples))
     if on_done is not None:
         on_done(result)
     return result
@@ -121,14 +136,15 @@ def _compiled(
 
 def _stepped(
     robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
-    scenario: Scenario, times: np.ndarray,
+    scenario: Scenario, times: np.ndarray, collision_shapes: Sequence[CollisionShape],
+    contact_log: ContactLog,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Q, V, effort) by SimulatedRobot, step by step in Python: a whole-body pose on its
-    contacts, or a torque profile with pushes."""
-    contacts = scenario.contacts if isinstance(scenario, WholeBodyPose) else ()
-    simulation = SimulatedRobot(robot, settings.integrator, settings.dt,
-                                friction_velocity=settings.friction_velocity, q=q, qd=v,
-                                contacts=contacts, contact_gains=CONTACT_GAINS)
+    contacts, a torque profile with pushes, or either in a world."""
+    held = (scenario.contacts if isinstance(scenario, WholeBodyPose)
+            and not scenario.world.planes else ())
+    simulation = simulated_robot(robot, settings, q, v, scenario, collision_shapes,
+                                 contacts=held, contact_gains=CONTACT_GAINS)
     command = _command(robot, scenario, simulation, times)
     Q, V = np.empty((settings.steps + 1, robot.nq)), np.empty((settings.steps + 1, robot.nv))
     effort = np.empty((settings.steps, robot.nv))
@@ -140,6 +156,7 @@ def _stepped(
             simulation.step(effort[k])
         except (NonFiniteResultError, np.linalg.LinAlgError) as error:  # within the step
             raise _diverged(scenario, k + 1, times[k + 1]) from error
+        contact_log.record(k + 1, simulation.world_contacts)
         Q[k + 1], V[k + 1] = simulation.q, simulation.qd
     return Q, V, effort
 

@@ -5,7 +5,9 @@ Fixed-step integrators with the articulated-body algorithm run the whole horizon
 compiled kernel (sim.rollout, with the compiled control laws of control.compiled_laws), which
 releases the GIL so scenarios fan out on threads; other forward-dynamics methods and the
 adaptive integrators step SimulatedRobot with the controller plugins in Python. Both give the
-same trajectory (the tests hold them together).
+same trajectory (the tests hold them together). A scenario with a world (planes its collision
+shapes touch) steps SimulatedRobot semi-implicitly with its contacts (contact.time_step),
+whatever the settings' integrator, and its metrics measure the contacts (sim.contact_log).
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 import numpy as np
 
+from robodyn_ros.contact.geometry import CollisionShape
 from robodyn_ros.control import load_controller
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim import rollout
+from robodyn_ros.sim.contact_log import ContactLog
 from robodyn_ros.sim.floating_preview import floating_preview, floating_preview_one
 from robodyn_ros.sim.preview_result import (
     PreviewMetrics,
@@ -43,6 +48,7 @@ from robodyn_ros.sim.scenarios import (
     apply_pushes,
 )
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
+from robodyn_ros.sim.world_scenario import check_world, sampled_contacts, simulated_robot
 
 
 def preview(
@@ -55,18 +61,29 @@ def preview(
     pool: Backend | None = None,
     on_done: Callable[[PreviewResult], None] | None = None,
     cancel: threading.Event | None = None,
+    collision_shapes: Sequence[CollisionShape] = (),
 ) -> list[PreviewResult]:
     """Every scenario simulated from (q, q̇) (default: SimulatedRobot's default state) over
     settings.horizon, fanned out over `pool` (a parallel backend; default serial). on_done
     is called with each result where it was computed (an in-process backend); a set `cancel`
     event stops what has not started (parallel.CancelledError). A robot with a free flyer or
     planar joint (nq > nv: a floating base, a mobile base) previews by sim.floating_preview
-    (qd its velocity v of nv)."""
+    (qd its velocity v of nv). `collision_shapes` (contact.collision_shapes of the robot's
+    URDF) are what touches the worlds of the scenarios that have one.
+
+    Raises:
+        ScenarioError: a scenario with a world and no collision shapes given, or one the
+            robot does not take.
+    """
+    for scenario in scenarios:
+        check_world(scenario, collision_shapes)
     if robot.nq != robot.nv:
-        return floating_preview(robot, scenarios, settings, q, qd, pool=pool, on_done=on_done)
+        return floating_preview(robot, scenarios, settings, q, qd, pool=pool, on_done=on_done,
+                                collision_shapes=collision_shapes)
     start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
     warm_up(robot, settings)
-    task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done)
+    task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done,
+                   collision_shapes=tuple(collision_shapes))
     if pool is None:
         with backend("serial") as serial:
             return serial.map(task, list(scenarios), cancel=cancel)
@@ -87,25 +104,34 @@ def warm_up(robot: Robot, settings: PreviewSettings) -> None:
 
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
                 scenario: Scenario,
-                on_done: Callable[[PreviewResult], None] | None = None) -> PreviewResult:
+                on_done: Callable[[PreviewResult], None] | None = None,
+                collision_shapes: Sequence[CollisionShape] = ()) -> PreviewResult:
     """One scenario from (q, q̇): simulated, measured and timed.
 
     Raises:
-        ScenarioError: a whole-body pose, which needs a floating base.
+        ScenarioError: a whole-body pose, which needs a floating base; a world without
+            collision shapes.
     """
     if isinstance(scenario, WholeBodyPose):
         raise ScenarioError(f"scenario '{scenario.name}': whole_body_pose needs a "
                             "floating-base robot (Robot.from_urdf(..., floating_base=True))")
+    check_world(scenario, collision_shapes)
     started = time.perf_counter()
     times = settings.dt * np.arange(settings.steps + 1)
-    rollout_of = compiled_rollout if runs_compiled(settings, scenario) else _stepped_rollout
-    trajectory, smallest = rollout_of(robot, settings, q, qd, scenario, times)
     samples = sample_steps(settings)
-    metrics = _metrics(robot, scenario, q, trajectory, smallest)
+    contact_log = ContactLog(settings.dt, samples)
+    rollout_of: Callable[..., Any] = compiled_rollout
+    if not runs_compiled(settings, scenario):
+        rollout_of = partial(_stepped_rollout, collision_shapes=tuple(collision_shapes),
+                             contact_log=contact_log)
+    trajectory, smallest = rollout_of(robot, settings, q, qd, scenario, times)
+    metrics = replace(_metrics(robot, scenario, q, trajectory, smallest),
+                      contact=contact_log.metrics)
     wall_time = time.perf_counter() - started
     result = PreviewResult(scenario.name, times, trajectory.q, trajectory.qd, trajectory.tau,
                            scenario.frame, trajectory.path, samples, trajectory.energy, metrics,
-                           wall_time, settings.horizon / wall_time)
+                           wall_time, settings.horizon / wall_time,
+                           sampled_contacts(scenario, contact_log, samples))
     if on_done is not None:
         on_done(result)
     return result
@@ -113,21 +139,20 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
 
 def runs_compiled(settings: PreviewSettings, scenario: Scenario) -> bool:
     """Whether the rollout kernel runs the scenario: settings it takes (fixed step, ABA), a
-    controller with a compiled law (control.compiled_laws; computed torque has none) and no
-    pushes (SimulatedRobot applies them)."""
+    controller with a compiled law (control.compiled_laws; computed torque has none), no
+    pushes and no world (SimulatedRobot applies them)."""
     tracker = scenario.controller if isinstance(scenario, JointTrajectory) else None
-    return settings.compiled and tracker in (None, "joint_impedance") and not scenario.pushes
+    return (settings.compiled and tracker in (None, "joint_impedance") and not scenario.pushes
+            and not scenario.world.planes)
 
 
 # -- SimulatedRobot with the controller plugins, step by step ---------------------------------
 
 
-def _stepped_rollout(robot, settings, q, qd, scenario, times):
-    simulated = SimulatedRobot(
-        robot, settings.integrator, settings.dt,
-        forward_dynamics_method=settings.forward_dynamics_method,
-        friction_velocity=settings.friction_velocity, tolerance=settings.tolerance, q=q, qd=qd,
-    )
+def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, contact_log):
+    simulated = simulated_robot(robot, settings, q, qd, scenario, collision_shapes,
+                                forward_dynamics_method=settings.forward_dynamics_method,
+                                tolerance=settings.tolerance)
     command = _controller(robot, settings, scenario, q, times)
     steps, n = settings.steps, robot.nv
     Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
@@ -140,6 +165,7 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times):
             effort[k] = effort[k - 1]
         apply_pushes(simulated, scenario.pushes, times[k])
         simulated.step(effort[k])
+        contact_log.record(k + 1, simulated.world_contacts)
         Q[k + 1], QD[k + 1] = simulated.q, simulated.qd
         clamped += (Q[k + 1] == robot.model.upper) | (Q[k + 1] == robot.model.lower)
     samples = sample_steps(settings)

@@ -3,11 +3,13 @@ and the sample steps at which the energy and J's singular values are taken."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from robodyn_ros.contact.time_step import ContactForce
 from robodyn_ros.robot import Robot
+from robodyn_ros.sim.contact_log import ContactMetrics
 from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS
 from robodyn_ros.sim.scenarios import ScenarioError
 from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, TOLERANCE
@@ -83,7 +85,9 @@ class PreviewMetrics:
     smallest singular value of the frame's J over the path; final_position_error (m) and
     final_orientation_error (rad): from the target at the end (NaN for torque profiles);
     energy_start, energy_end, energy_peak: kinetic + potential energy, J. The singular values
-    and the energy are taken at the sample times (every SAMPLE_PERIOD and the last step)."""
+    and the energy are taken at the sample times (every SAMPLE_PERIOD and the last step).
+    contact: what the contacts with the scenario's world did (sim.contact_log.ContactMetrics,
+    zeros without a world)."""
 
     peak_effort: np.ndarray
     effort_ratio: float
@@ -94,6 +98,7 @@ class PreviewMetrics:
     energy_start: float
     energy_end: float
     energy_peak: float
+    contact: ContactMetrics = field(default_factory=ContactMetrics)
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,7 +106,8 @@ class PreviewResult:
     """One scenario's prediction: times (K + 1,), q and qd (K + 1, n), effort (K, n) the
     commanded efforts, frame and its poses frame_path (K + 1, 4, 4), samples (S,) the step
     indices of the sample times and energy (S,) at them, the metrics, the wall time in s and
-    the real-time factor horizon / wall time."""
+    the real-time factor horizon / wall time; with a world, contacts (S,): the contacts of the
+    step that ended at each sample (() at the start)."""
 
     name: str
     times: np.ndarray
@@ -115,6 +121,7 @@ class PreviewResult:
     metrics: PreviewMetrics
     wall_time: float
     real_time_factor: float
+    contacts: tuple[tuple[ContactForce, ...], ...] = ()
 
 
 

@@ -12,7 +12,9 @@
   frame to targets by whole-body control (control.whole_body).
 
 Any scenario may also carry `pushes` (`Push`): external wrenches on frames over time spans,
-a shove on the base or a tool's contact force, applied as SimulatedRobot.apply_wrench does.
+a shove on the base or a tool's contact force, applied as SimulatedRobot.apply_wrench does;
+and a `world` (contact.World): planes the robot's collision shapes touch, with unilateral
+contacts and Coulomb friction (contact.time_step).
 
 `scenario_from_mapping` reads one from a YAML/ROS-style mapping; every check raises
 ScenarioError naming the scenario and the field.
@@ -20,6 +22,7 @@ ScenarioError naming the scenario and the field.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -27,6 +30,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
+from robodyn_ros.contact.world import World, WorldError, world_of
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.control.whole_body import WholeBodyTargets
@@ -86,6 +90,7 @@ class PoseTarget:
     null_stiffness: np.ndarray
     null_damping: np.ndarray
     pushes: tuple[Push, ...] = ()
+    world: World = dataclasses.field(default_factory=World)
 
 
 TRACKERS = ("joint_impedance", "computed_torque")
@@ -108,6 +113,7 @@ class JointTrajectory:
     damping: np.ndarray
     controller: str = "joint_impedance"
     pushes: tuple[Push, ...] = ()
+    world: World = dataclasses.field(default_factory=World)
 
     def reference(self, t: np.ndarray, q0: np.ndarray) -> np.ndarray:
         """(len(t), 3, n): q*, q̇*, q̈* at times t, starting from q0 at t = 0."""
@@ -125,6 +131,7 @@ class TorqueProfile:
     times: np.ndarray
     efforts: np.ndarray
     pushes: tuple[Push, ...] = ()
+    world: World = dataclasses.field(default_factory=World)
 
     def reference(self, t: np.ndarray, _q0: np.ndarray) -> np.ndarray:
         """(len(t), 3, n): the efforts at times t, then two rows of zeros."""
@@ -152,6 +159,7 @@ class WholeBodyPose:
     kd: np.ndarray
     weights: np.ndarray
     pushes: tuple[Push, ...] = ()
+    world: World = dataclasses.field(default_factory=World)
 
 
 FixedScenario = PoseTarget | JointTrajectory | TorqueProfile  # what a fixed base takes
@@ -161,15 +169,16 @@ FLOATING_KINDS = ("torque_profile", "whole_body_pose")  # what a floating-base r
 
 
 def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenario:
-    """A scenario from {name, <kind>: {...}, pushes: [...]} with exactly one kind of KINDS
-    (see the classes for the fields; `frame` defaults to the robot's last frame); a
-    floating-base robot takes the FLOATING_KINDS, a fixed one the others. pushes (optional):
-    a list of {frame, wrench: [fx fy fz tx ty tz], start (default 0), duration} (Push)."""
+    """A scenario from {name, <kind>: {...}, pushes: [...], world: {...}} with exactly one
+    kind of KINDS (see the classes for the fields; `frame` defaults to the robot's last
+    frame); a floating-base robot takes the FLOATING_KINDS, a fixed one the others. pushes
+    (optional): a list of {frame, wrench: [fx fy fz tx ty tz], start (default 0), duration}
+    (Push). world (optional): {planes: [{normal, point, friction}, ...]} (contact.world_of)."""
     if not isinstance(spec, Mapping):
         raise ScenarioError(f"scenario {index}: must be a mapping; got {spec!r}")
     name = str(spec.get("name", f"scenario{index}"))
     kinds = [kind for kind in KINDS if kind in spec]
-    unknown = sorted(set(spec) - {"name", "pushes", *KINDS})
+    unknown = sorted(set(spec) - {"name", "pushes", "world", *KINDS})
     if len(kinds) != 1 or unknown:
         raise ScenarioError(
             f"scenario '{name}': needs exactly one of {', '.join(KINDS)}"
@@ -183,9 +192,14 @@ def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenar
             f"-base robot; it takes {which}")
     fields = _Fields(robot, name, kinds[0], spec[kinds[0]])
     scenario = _READERS[kinds[0]](fields)
-    if "pushes" not in spec:
-        return scenario
-    return replace(scenario, pushes=_pushes(robot, name, spec["pushes"]))
+    if "pushes" in spec:
+        scenario = replace(scenario, pushes=_pushes(robot, name, spec["pushes"]))
+    if "world" in spec:
+        try:
+            scenario = replace(scenario, world=world_of(spec["world"], f"scenario '{name}': world"))
+        except WorldError as error:
+            raise ScenarioError(str(error)) from None
+    return scenario
 
 
 def _pushes(robot: Robot, name: str, values: object) -> tuple[Push, ...]:

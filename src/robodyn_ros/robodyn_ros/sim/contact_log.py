@@ -1,0 +1,74 @@
+"""What a run's contacts with the world did, step by step: the preview's contact metrics and
+the contacts it reports at its sample steps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from robodyn_ros.contact.time_step import ContactForce
+
+
+@dataclass(frozen=True)
+class ContactMetrics:
+    """A run's contacts in four numbers (all zero without a world).
+
+    Attributes:
+        peak_contact_force: N, the largest total force of the world on one link at one step.
+        slip_distance: m, the furthest one link slid along a surface while touching it, over
+            the run (its contact points' speed along the surface, averaged over its points,
+            times the step).
+        lost_contacts: how many times a link touching the world at one step did not at the
+            next.
+        penetration: m, the deepest a contact point was inside a surface.
+    """
+
+    peak_contact_force: float = 0.0
+    slip_distance: float = 0.0
+    lost_contacts: int = 0
+    penetration: float = 0.0
+
+
+class ContactLog:
+    """Takes each step's contacts (`record`) and keeps the metrics and the contacts of the
+    steps asked for."""
+
+    def __init__(self, dt: float, kept_steps: Iterable[int] = ()) -> None:
+        """Args:
+            dt: the step, s.
+            kept_steps: the step indices (1 = after the first step) whose contacts `kept`
+                holds; the others' are only measured."""
+        self.dt, self._kept_steps = dt, frozenset(int(step) for step in kept_steps)
+        self.kept: dict[int, tuple[ContactForce, ...]] = {}
+        self._slid: dict[str, float] = {}
+        self._touching: frozenset[str] = frozenset()
+        self._peak = self._depth = 0.0
+        self._lost = 0
+
+    def record(self, step: int, contacts: tuple[ContactForce, ...]) -> None:
+        """The contacts of the step that ended at index `step`."""
+        if step in self._kept_steps:
+            self.kept[step] = contacts
+        by_link: dict[str, list[ContactForce]] = {}
+        for contact in contacts:
+            by_link.setdefault(contact.link, []).append(contact)
+            self._depth = max(self._depth, contact.depth)
+        for link, touches in by_link.items():
+            self._peak = max(self._peak, float(np.linalg.norm(sum(c.force for c in touches))))
+            speeds = [np.linalg.norm(c.velocity - (c.velocity @ c.normal) * c.normal)
+                      for c in touches]
+            self._slid[link] = self._slid.get(link, 0.0) + float(np.mean(speeds)) * self.dt
+        touching = frozenset(by_link)
+        self._lost += len(self._touching - touching)
+        self._touching = touching
+
+    @property
+    def metrics(self) -> ContactMetrics:
+        """The metrics of the steps recorded so far."""
+        return ContactMetrics(self._peak, max(self._slid.values(), default=0.0), self._lost,
+                              self._depth)
+
+
+__all__ = ["ContactLog", "ContactMetrics"]
