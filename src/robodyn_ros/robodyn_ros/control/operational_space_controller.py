@@ -35,12 +35,36 @@ Parameters:
 - ``operational_space_method`` ("dense"): the route to Λ⁻¹, any of
   ``Robot.OPERATIONAL_SPACE_METHODS`` ("recursive": O(n), trees; "schur", "schur_bcr": the tip
   of a chain).
+- ``force_axes`` (none): six flags 0/1 over [x y z, rx ry rz], 1 for a force-controlled
+  direction.
+- ``force_target`` (zero): F_d, six numbers [fx fy fz tx ty tz], N and N·m; zero along the
+  motion directions.
+- ``force_damping`` (kd): K_vf, one number or six, 1/s, ≥ 0.
 
 The target (`set_target`) is a position (3,) and an orientation as a quaternion (x, y, z, w),
 ROS order, or a 3x3 rotation matrix; a part not set holds the pose of the first `update`.
 
+Force control (Khatib 1987, the unified approach to motion and force): ``force_axes`` selects
+task directions [x y z, rx ry rz] (world axes) that are force-controlled, the generalized
+selection matrix Ω̃ = diag(force_axes), Ω = 1 − Ω̃ the motion-controlled ones. The task force is
+
+    F = Λ (Ω ẍ* − Ω̃ K_vf ẋ) + Ω̃ F_d + μ + p
+
+with F_d (``force_target``, `set_force_target`) the wrench the frame exerts on the environment
+at its origin, world axes, and K_vf (``force_damping``) a damping of the task velocity in the
+force directions. The task then obeys ẍ = Ω ẍ* − Ω̃ K_vf ẋ + Λ⁻¹ (Ω̃ F_d + F_ext), F_ext the
+environment's wrench on the frame: in free space a force direction settles at the speed
+(Λ⁻¹ F_d) / K_vf. In contact at rest the frame exerts F_d in the force directions plus the
+share Ω̃ Λ Ω ẍ* of the motion servo's effort that Λ couples into them. That share is zero where
+the motion directions carry no load (no friction, the contact under the origin); along one
+force axis f it is (Λ⁻¹)_ff⁻¹ Σ_m (Λ⁻¹)_fm F_ext,m, over the motion directions m. The position
+target along force directions is not used. There is no force-error feedback: a ControllerState
+carries no measured wrench, so F_d is applied open loop (a force sensor's integral term is
+left out). Without force axes the law above is the pose law, computed as before.
+
 Compiled mirror: control.compiled_laws.operational_space_torque, the same law (dense Λ) as
-the preview's rollout kernel runs it; a test holds the two to the same τ.
+the preview's rollout kernel runs it; a test holds the two to the same τ. It has no force
+control: the preview's scenarios refuse force parameters.
 """
 
 from __future__ import annotations
@@ -80,6 +104,12 @@ class OperationalSpace(Controller):
         "(default 1e-4)",
         "operational_space_method": "the route to Λ⁻¹: one of Robot.OPERATIONAL_SPACE_METHODS "
         "(default dense)",
+        "force_axes": "six flags 0/1 over [x y z rx ry rz] (world axes): 1 for a force-controlled "
+        "direction (default none)",
+        "force_target": "F_d, the wrench [fx fy fz tx ty tz] (N, N·m) the frame exerts on the "
+        "environment, world axes; zero along motion directions (default zero)",
+        "force_damping": "K_vf, 1/s, on the task velocity in the force directions: one number or "
+        "six (default kd)",
     }
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
@@ -114,6 +144,11 @@ class OperationalSpace(Controller):
             check_schur_task(
                 robot.model, (frame,), "parameter 'operational_space_method'", self.method
             )
+        self.force_axes = selection_flags(parameters.get("force_axes", np.zeros(6)),
+                                          "force_axes")
+        self.force_damping = task_vector(parameters, "force_damping", self.kd)
+        self.force_target = np.zeros(6)
+        self.set_force_target(parameters.get("force_target", np.zeros(6)))
         self.position_target: np.ndarray | None = None
         self.rotation_target: np.ndarray | None = None
 
@@ -129,6 +164,28 @@ class OperationalSpace(Controller):
             self.position_target = p.copy()
         if orientation is not None:
             self.rotation_target = as_rotation_matrix(orientation, "orientation")
+
+    def set_force_target(self, wrench: object) -> None:
+        """Set F_d, the wrench [fx fy fz tx ty tz] (N, N·m) the frame is to exert on the
+        environment at its origin, world axes.
+
+        Args:
+            wrench: six finite numbers, zero along the directions that are not force-controlled.
+
+        Raises:
+            ValueError: not six finite numbers, or a component along a motion direction; the
+                message names force_target.
+        """
+        target = finite_wrench(wrench, "force_target")
+        stray = np.flatnonzero((target != 0.0) & ~self.force_axes)
+        if stray.size:
+            axes = ", ".join(TASK_DIRECTIONS[i] for i in stray)
+            raise ValueError(
+                f"force_target has components along {axes}, which force_axes leaves to motion "
+                f"control (force_axes {self.force_axes.astype(int).tolist()}); got "
+                f"{target.tolist()}"
+            )
+        self.force_target = target
 
     @property
     def target_pose(self) -> np.ndarray | None:
@@ -161,8 +218,16 @@ class OperationalSpace(Controller):
         error = np.empty(6)
         error[:3] = self.position_target - pose[:3, 3]
         error[3:] = rotation_error(self.rotation_target, pose[:3, :3])
-        task_acceleration = self.kp * error - self.kd * (J @ qd)
-        task_force = task.Lambda @ task_acceleration + task.mu + task.p
+        task_velocity = J @ qd
+        task_acceleration = self.kp * error - self.kd * task_velocity
+        if self.force_axes.any():
+            # Khatib 1987, unified law: F = Λ Ω F*_m + Ω̃ F_d + Λ Ω̃ F*_f + μ + p, F*_f = −K_vf ẋ
+            task_acceleration = np.where(
+                self.force_axes, -self.force_damping * task_velocity, task_acceleration
+            )
+            task_force = task.Lambda @ task_acceleration + self.force_target + task.mu + task.p
+        else:
+            task_force = task.Lambda @ task_acceleration + task.mu + task.p
 
         torque_null = self.null_stiffness * (self.rest_posture - q) - self.null_damping * qd
         torque_null += self._bias(state)
@@ -172,6 +237,46 @@ class OperationalSpace(Controller):
     @property
     def task_frames(self) -> tuple[str, ...]:
         return (self.frame,)
+
+
+TASK_DIRECTIONS = ("x", "y", "z", "rx", "ry", "rz")
+"""The task's directions, world axes: [linear; angular]."""
+
+
+def selection_flags(value: object, name: str) -> np.ndarray:
+    """Six flags 0/1 (or booleans) over TASK_DIRECTIONS as a boolean (6,) array.
+
+    Raises:
+        ValueError: not six values each 0 or 1; the message names `name`.
+    """
+    try:
+        flags = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter '{name}' must be six flags 0 or 1; got {value!r}") from None
+    if flags.shape != (6,) or not np.all((flags == 0.0) | (flags == 1.0)):
+        raise ValueError(
+            f"parameter '{name}' must be six flags 0 or 1 over [x y z rx ry rz]; got "
+            f"{np.asarray(value).tolist()!r}"
+        )
+    return flags == 1.0
+
+
+def finite_wrench(value: object, name: str) -> np.ndarray:
+    """Six finite numbers [fx fy fz tx ty tz] as a float (6,) array.
+
+    Raises:
+        ValueError: anything else; the message names `name`.
+    """
+    try:
+        wrench = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be six numbers [fx fy fz tx ty tz]; got {value!r}") from None
+    if wrench.shape != (6,) or not np.all(np.isfinite(wrench)):
+        raise ValueError(
+            f"{name} must be six finite numbers [fx fy fz tx ty tz] (N, N·m); got "
+            f"{wrench.tolist()!r}"
+        )
+    return wrench
 
 
 def rotation_error(R_target: np.ndarray, R: np.ndarray) -> np.ndarray:

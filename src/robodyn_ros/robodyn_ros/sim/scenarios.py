@@ -302,7 +302,17 @@ class _Fields:
         return times, values
 
 
+FORCE_FIELDS = ("force_axes", "force_target", "force_damping")
+"""The operational-space controller's force-control parameters: a PoseTarget runs the pose
+law alone (its compiled mirror, control.compiled_laws, has no force control), so it refuses
+them rather than drop them."""
+
+
 def _pose_target(fields: _Fields) -> PoseTarget:
+    for field in FORCE_FIELDS:
+        if field in fields.values:
+            raise fields.error(field, "is not taken: a preview runs the operational-space "
+                               "pose law without force control")
     n = fields.robot.nv
     kp = fields.gains("kp", 6, 100.0)
     return PoseTarget(
