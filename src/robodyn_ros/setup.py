@@ -50,6 +50,7 @@ setup(
             "sybil>=9",
             "pin>=3.4",
             "example-robot-data>=4",
+            "mujoco>=3.1",
             "ruff>=0.6",
             "mypy>=1.11",
             "types-PyYAML",

@@ -53,6 +53,7 @@ from robodyn_ros.robot.contact_dynamics import Contact
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.floating_pinocchio_oracle import FloatingPinocchioOracle
+from robodyn_ros.testing.mujoco_twin import mujoco_model
 from robodyn_ros.testing.tumbling import conservation_drift, float_free, tumbling
 
 # robot → (a hand or foot for J and Λ, the contacts it stands on)
@@ -286,12 +287,8 @@ def mujoco_tumble_rtf(name: str, horizon: float) -> float:
     best of three): visuals and collisions left out (no meshes, no contacts), a free joint on
     the root body, damping and friction loss zero, RK4 at 1 ms, zero gravity, every velocity
     0.5."""
-    text = example_robot_urdf(name).read_text()
-    for element in ("visual", "collision"):
-        text = re.sub(rf"<{element}\b.*?</{element}>", "", text, flags=re.S)
-    spec = mujoco.MjSpec.from_string(text)
-    spec.worldbody.first_body().add_freejoint()
-    model = spec.compile()
+    model = mujoco_model(example_robot_urdf(name).read_text(), floating_base=True,
+                         collisions=False)
     model.opt.timestep, model.opt.integrator = 1e-3, mujoco.mjtIntegrator.mjINT_RK4
     model.opt.gravity[:] = 0.0
     model.dof_damping[:] = model.dof_frictionloss[:] = 0.0
