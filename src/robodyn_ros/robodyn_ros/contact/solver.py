@@ -135,15 +135,4 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
     return Sweeps(iteration, change)
 
 
-def contact_frames(normals: np.ndarray) -> np.ndarray:
-    """(k, 3, 3) each contact's rows [n; t1; t2]: the unit normal and two unit tangents,
-    right-handed."""
-    normals = np.asarray(normals, dtype=float).reshape(-1, 3)
-    helper = np.where(np.abs(normals[:, [0]]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]])
-    first = np.cross(normals, helper)
-    first /= np.linalg.norm(first, axis=1, keepdims=True)
-    return np.stack([normals, first, np.cross(normals, first)], axis=1)
-
-
-__all__ = ["ContactImpulses", "Sweeps", "contact_frames", "projected_gauss_seidel",
-           "solve_contact_impulses"]
+__all__ = ["ContactImpulses", "Sweeps", "projected_gauss_seidel", "solve_contact_impulses"]

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn_ros.contact.geometry import CollisionShape, contact_points
-from robodyn_ros.contact.solver import ROWS, contact_frames, solve_contact_impulses
+from robodyn_ros.contact.solver import ROWS, solve_contact_impulses
 from robodyn_ros.contact.world import World
-from robodyn_ros.model.inertia import skew
 from robodyn_ros.robot import Robot
 
 
@@ -88,11 +87,12 @@ class ContactStep:
 
 @dataclass(frozen=True, eq=False)
 class _Candidates:
-    """The contacts of a state: their shapes' links, points, normals, frictions, heights."""
+    """The contacts of a state: their shapes' links, points, frames (k, 3, 3) (their planes'
+    rows [n; t1; t2]), frictions and heights."""
 
     links: list[str]
     points: np.ndarray
-    normals: np.ndarray
+    frames: np.ndarray
     friction: np.ndarray
     heights: np.ndarray
 
@@ -112,7 +112,7 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     found = _contacts(shapes, poses, world, settings.margin)
     if not found.links:
         return ContactStep(robot.integrate(q, v_free, dt), v_free, (), 0)
-    frames = contact_frames(found.normals)
+    frames = found.frames
     jacobian = _contact_jacobian(robot, q, poses, found, frames)
     mass_inverse = robot.mass_matrix_inverse(q)
     least = -np.where(found.heights < 0.0, settings.baumgarte, 1.0) * found.heights / dt
@@ -129,7 +129,7 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     velocities = np.einsum("kr,krj->kj", (jacobian @ v_next).reshape(-1, ROWS), frames)
     contacts = tuple(ContactForce(link, point, normal, force, velocity, -float(height))
                      for link, point, normal, force, velocity, height in zip(
-                         found.links, found.points, found.normals, forces, velocities,
+                         found.links, found.points, frames[:, 0], forces, velocities,
                          found.heights, strict=True))
     return ContactStep(robot.integrate(q, v_next, dt), v_next, contacts, solved.iterations)
 
@@ -163,22 +163,21 @@ def _contacts(shapes: tuple[CollisionShape, ...], poses: dict[str, np.ndarray], 
     """The contacts of the shapes, their links at `poses` (4, 4) in the world: a shape whose
     bounding ball (CollisionShape.reach) is further than `margin` from a plane has none."""
     links: list[str] = []
-    points, normals, friction, heights = [], [], [], []
+    points, frames, friction, heights = [], [], [], []
     for plane in world.planes:
-        tangents = contact_frames(plane.normal)[0, 1:]
         for shape in shapes:
             origin = poses[shape.link][:3, :3] @ shape.placement[:3, 3] + poses[shape.link][:3, 3]
             if plane.height(origin) > shape.reach + margin:
                 continue
             found = contact_points(shape, poses[shape.link], plane)
-            near = support_polygon(found.points, found.heights, tangents, margin)
+            near = support_polygon(found.points, found.heights, plane.frame[1:], margin)
             links += [shape.link] * len(near)
             points.append(found.points[near])
             heights.append(found.heights[near])
-            normals += [plane.normal] * len(near)
+            frames += [plane.frame] * len(near)
             friction += [plane.friction] * len(near)
     return _Candidates(links, np.concatenate(points or [np.zeros((0, 3))]),
-                       np.array(normals).reshape(-1, 3), np.array(friction),
+                       np.array(frames).reshape(-1, 3, 3), np.array(friction),
                        np.concatenate(heights or [np.zeros(0)]))
 
 
@@ -198,13 +197,12 @@ def _contact_jacobian(robot: Robot, q: np.ndarray, poses: dict[str, np.ndarray],
                       found: _Candidates, frames: np.ndarray) -> np.ndarray:
     """(3k, nv): each contact point's linear velocity on its link, in its contact frame."""
     jacobians = {link: robot.jacobian(q, link) for link in set(found.links)}
-    rows = np.empty((len(found.links), ROWS, robot.nv))
-    for k, (link, point) in enumerate(zip(found.links, found.points, strict=True)):
-        frame_jacobian = jacobians[link]
-        lever = point - poses[link][:3, 3]
-        point_jacobian = frame_jacobian[:3] - skew(lever) @ frame_jacobian[3:]
-        rows[k] = frames[k] @ point_jacobian
-    return rows.reshape(-1, robot.nv)
+    frame_jacobians = np.array([jacobians[link] for link in found.links])  # (k, 6, nv)
+    levers = found.points - np.array([poses[link][:3, 3] for link in found.links])
+    # v_p = v + ω × lever: each point's linear velocity on its link
+    point_jacobians = frame_jacobians[:, :3] + np.cross(
+        frame_jacobians[:, 3:], levers[:, :, None], axisa=1, axisb=1, axisc=1)
+    return (frames @ point_jacobians).reshape(-1, robot.nv)
 
 
 __all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step",

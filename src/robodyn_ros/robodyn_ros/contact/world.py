@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,15 @@ class Plane:
     def height(self, points: np.ndarray) -> np.ndarray:
         """The signed height of points (..., 3) over the plane, m: negative inside."""
         return (np.asarray(points, dtype=float) - self.point) @ self.normal
+
+    @cached_property
+    def frame(self) -> np.ndarray:
+        """(3, 3) the rows [n; t1; t2]: the unit normal and two unit tangents, right-handed:
+        the axes of a contact on the plane."""
+        helper = np.array([1.0, 0.0, 0.0] if abs(self.normal[0]) < 0.9 else [0.0, 1.0, 0.0])
+        first = np.cross(self.normal, helper)
+        first /= np.linalg.norm(first)
+        return np.stack([self.normal, first, np.cross(self.normal, first)])
 
 
 @dataclass(frozen=True, eq=False)
