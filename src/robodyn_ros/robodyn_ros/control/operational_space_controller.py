@@ -64,7 +64,7 @@ left out). Without force axes the law above is the pose law, computed as before.
 
 Compiled mirror: control.compiled_laws.operational_space_torque, the same law (dense Λ) as
 the preview's rollout kernel runs it; a test holds the two to the same τ. It has no force
-control: the preview's scenarios refuse force parameters.
+control: a preview scenario with force axes steps this controller in Python.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from robodyn_ros.sim.scenario_rollout import compiled_rollout, target_rotation
 from robodyn_ros.sim.scenarios import (
     FixedScenario,
     JointTrajectory,
+    PoseTarget,
     Scenario,
     ScenarioError,
     TorqueProfile,
@@ -139,11 +140,12 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
 
 def runs_compiled(settings: PreviewSettings, scenario: Scenario) -> bool:
     """Whether the rollout kernel runs the scenario: settings it takes (fixed step, ABA), a
-    controller with a compiled law (control.compiled_laws; computed torque has none), no
-    pushes and no world (SimulatedRobot applies them)."""
+    controller with a compiled law (control.compiled_laws; computed torque and force control
+    have none), no pushes and no world (SimulatedRobot applies them)."""
     tracker = scenario.controller if isinstance(scenario, JointTrajectory) else None
-    return (settings.compiled and tracker in (None, "joint_impedance") and not scenario.pushes
-            and not scenario.world.planes)
+    force = isinstance(scenario, PoseTarget) and bool(scenario.force_axes.any())
+    return (settings.compiled and tracker in (None, "joint_impedance") and not force
+            and not scenario.pushes and not scenario.world.planes)
 
 
 # -- SimulatedRobot with the controller plugins, step by step ---------------------------------
@@ -206,6 +208,8 @@ def _controller(
         "frame": scenario.frame, "kp": scenario.kp, "kd": scenario.kd,
         "null_stiffness": scenario.null_stiffness, "null_damping": scenario.null_damping,
         "rest_posture": q, "singular_threshold": settings.singular_threshold,
+        **({"force_axes": scenario.force_axes.astype(float), "force_target": scenario.force_target,
+            "force_damping": scenario.force_damping} if scenario.force_axes.any() else {}),
     })
     controller.set_target(scenario.position, target_rotation(robot, scenario, q))
     return lambda k, state: controller.update(state)

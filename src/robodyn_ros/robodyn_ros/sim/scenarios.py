@@ -79,7 +79,11 @@ def apply_pushes(target: Pushable, pushes: Sequence[Push], t: float) -> None:
 class PoseTarget:
     """Drive `frame` to `position` (m, world) and `orientation` (3x3; None: as at the start)
     by operational-space control: kp (1/s²) and kd (1/s) per task axis [linear; angular],
-    null_stiffness (N·m/rad) and null_damping (N·m·s/rad) per joint about the start posture."""
+    null_stiffness (N·m/rad) and null_damping (N·m·s/rad) per joint about the start posture.
+    force_axes (6 bools over [x y z rx ry rz]) are force-controlled instead, the frame
+    exerting force_target (N, N·m) with force_damping (1/s) on its velocity there: Khatib's
+    unified motion and force control (control.operational_space_controller), which the
+    preview steps in Python."""
 
     name: str
     frame: str
@@ -89,6 +93,9 @@ class PoseTarget:
     kd: np.ndarray
     null_stiffness: np.ndarray
     null_damping: np.ndarray
+    force_axes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(6, bool))
+    force_target: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(6))
+    force_damping: np.ndarray | None = None
     pushes: tuple[Push, ...] = ()
     world: World = dataclasses.field(default_factory=World)
 
@@ -302,24 +309,26 @@ class _Fields:
         return times, values
 
 
-FORCE_FIELDS = ("force_axes", "force_target", "force_damping")
-"""The operational-space controller's force-control parameters: a PoseTarget runs the pose
-law alone (its compiled mirror, control.compiled_laws, has no force control), so it refuses
-them rather than drop them."""
-
-
 def _pose_target(fields: _Fields) -> PoseTarget:
-    for field in FORCE_FIELDS:
-        if field in fields.values:
-            raise fields.error(field, "is not taken: a preview runs the operational-space "
-                               "pose law without force control")
     n = fields.robot.nv
     kp = fields.gains("kp", 6, 100.0)
-    return PoseTarget(
+    kd = fields.gains("kd", 6, 2.0 * np.sqrt(kp))
+    target = PoseTarget(
         fields.name, fields.frame(), fields.array("position", (3,)), fields.orientation(), kp,
-        fields.gains("kd", 6, 2.0 * np.sqrt(kp)), fields.gains("null_stiffness", n, 10.0),
-        fields.gains("null_damping", n, 2.0),
-    )
+        kd, fields.gains("null_stiffness", n, 10.0), fields.gains("null_damping", n, 2.0))
+    if not {"force_axes", "force_target", "force_damping"} & set(fields.values):
+        return target
+    axes = fields.array("force_axes", (6,), np.zeros(6))
+    if not np.all((axes == 0.0) | (axes == 1.0)):
+        raise fields.error("force_axes", f"must be six flags 0 or 1 over [x y z rx ry rz]; got "
+                           f"{axes.tolist()}")
+    wrench = fields.array("force_target", (6,), np.zeros(6))
+    if np.any((wrench != 0.0) & (axes == 0.0)):
+        raise fields.error("force_target", f"must be zero along the directions force_axes "
+                           f"leaves to motion ({axes.astype(int).tolist()}); got "
+                           f"{wrench.tolist()}")
+    return replace(target, force_axes=axes == 1.0, force_target=wrench,
+                   force_damping=fields.gains("force_damping", 6, kd))
 
 
 def _joint_trajectory(fields: _Fields) -> JointTrajectory:
