@@ -1,37 +1,55 @@
-"""Whole-body control of a floating-base robot on rigid contacts: its centre of mass and one
-frame's pose to targets, a posture beneath, the contacts held; τ on the joints only.
+"""Whole-body control of a floating-base robot standing on unilateral frictional contacts: its
+centre of mass and one frame's pose to targets, a posture beneath, the contacts held; τ on the
+joints only.
 
-Each call solves, at the acceleration level (inverse dynamics with contacts, as whole-body
-controllers do; Sentis & Khatib 2005 give the task-space form):
+Each call solves one quadratic programme (proxsuite's dense ProxQP) at the acceleration level,
+inverse dynamics with contacts as whole-body controllers do (Sentis & Khatib 2005 give the
+task-space form). Its variables are x = (v̇, λ̃): the acceleration (nv) and the contact forces
+per kilogram of the robot, λ̃ = λ / m (λ stacked as Contact's, [force] or [force; torque] at
+each frame's origin, world axes), so that every row is in m/s². It
 
-1. the contacts' accelerations vanish: J_c v̇ + γ = −kd_c J_c v (contact_dynamics: γ as the
-   constrained dynamics takes it, kd_c a little damping of the contacts' own drift); v̇ is
-   v̇₀ + Z u with v̇₀ the least-norm solution and Z a basis of J_c's null space (SVD);
-2. u minimises Σ_i w_i ‖A_i v̇ − b_i‖² over three tasks, each a spring-damper: the centre of
-   mass c̈* = Kp (c* − c) − Kd ċ (A = J_com, J̇_com v from the base rows of the velocity
-   products), the frame ẍ* = Kp e − Kd ẋ ([position; orientation] as the operational-space
-   controller's error, A = J), the joints q̈* = Kp (q* − q) − Kd q̇;
-3. the efforts: M v̇ + b = Sᵀ τ + J_cᵀ λ; the base rows give λ (the least-norm forces that
-   carry the base, J_c[:, :6]ᵀ λ = (M v̇ + b)[:6]), then τ = (M v̇ + b − J_cᵀ λ) on the joints.
+- minimises Σ_i w_i ‖A_i v̇ − b_i‖² + w_λ ‖λ̃‖² over three tasks, each a spring-damper: the
+  centre of mass c̈* = Kp (c* − c) − Kd ċ (A = J_com, J̇_com v from the base rows of the
+  velocity products), the frame ẍ* = Kp e − Kd ẋ ([position; orientation] as the
+  operational-space controller's error, A = J), the joints q̈* = Kp (q* − q) − Kd q̇; w_λ
+  (WholeBodyTargets.force_weight) shares the load between contacts the motion leaves free;
+- subject to the base rows of the dynamics, where no motor acts, M_b v̇ + b_b = J_c,bᵀ λ
+  (b = C v + g), and the contacts held, J_c v̇ + γ = −kd_c J_c v (contact_dynamics: γ as the
+  constrained dynamics takes it, kd_c a little damping of the contacts' own drift);
+- and to the ground (`Ground`): each contact's force in the pyramid of FACETS sides inscribed
+  in its Coulomb cone, |f·t_k| ≤ (μ/√2) f·n along two tangents (the pyramid's edges lie on the
+  cone, so no force it allows leaves the cone), n the ground's normal; its normal force
+  f·n ≥ f_min; a 6-D contact with a sole rectangle (length 2X along the frame's x, width 2Y
+  along its y, centred on the frame's origin) also has its centre of pressure inside it,
+  |τ_x| ≤ Y f_n and |τ_y| ≤ X f_n, and its yaw torque between the bounds that forces at the
+  rectangle's corners inside their pyramids can give. Torques and tangents are taken in the
+  surface frame: n, the contact frame's x projected on the ground (t1), and n × t1 (t2).
 
-The rigid-contact dynamics (Robot.constrained_forward_dynamics) with this τ has exactly this
-v̇ and λ: the KKT system has one solution, and (v̇, λ) solves it. Contacts that would pull
-(λ_z < 0) are allowed: bilateral, as the constrained dynamics.
+The joints' efforts are then τ = M v̇ + b − J_cᵀ λ on the joint rows, zero on the base's. With
+them, the rigid-contact dynamics (Robot.constrained_forward_dynamics, damping kd_c) has this
+v̇ and λ: its KKT system has one solution, and (v̇, λ) solves it. A programme without a
+solution (contacts that cannot be held with forces inside their cones) or a solver that
+does not converge raises WholeBodyError naming the contacts, never an answer.
 
 `WholeBody` is the controller plugin ("whole_body") around it, for controller_node: it holds
 the centre of mass, the frame's pose and the posture of the first state it gets, and takes a
 new pose of the frame as its target.
 """
 
+# One QP over (v̇, λ), the base's rows its equalities: Herzog et al. 2016 (Auton. Robots 40:473);
+# a sole's wrench cone: Caron, Pham & Nakamura 2015 (ICRA), Proposition 2.
+
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+from proxsuite import proxqp  # type: ignore[import-untyped]
 
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix, rotation_error
 from robodyn_ros.control.plugin import Controller, ControllerState
@@ -40,12 +58,77 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import (
     CONTACT_ROWS,
     Contact,
+    ContactDynamics,
     contact_drift,
     contact_jacobian,
+    split_forces,
 )
 from robodyn_ros.robot.free_flyer import rotation_matrix
 
-RANK_TOLERANCE = 1e-10  # a singular value of J_c below this times the largest: not a row
+FACETS = 4  # sides of each friction pyramid, two per tangent: |f·t1|, |f·t2| ≤ (μ/√2) f·n
+SOLVER_TOLERANCE = 1e-9  # ProxQP's eps_abs on every row, m/s² (a force per kg of the robot)
+MAX_ITERATIONS = 1000  # ProxQP's; a standing robot's programme needs far fewer
+PARALLEL = 1e-6  # |x × n| below this: the contact frame's x is along the ground's normal
+
+
+class WholeBodyError(ValueError):
+    """The whole-body programme has no answer: the message names the contacts and why."""
+
+
+@dataclass(frozen=True)
+class SoleRectangle:
+    """The rectangle a flat foot stands on, centred on its contact frame's origin.
+
+    Attributes:
+        length: m, its side along the frame's x axis.
+        width: m, its side along the frame's y axis.
+    """
+
+    length: float
+    width: float
+
+    def __post_init__(self) -> None:
+        for name in ("length", "width"):
+            value = getattr(self, name)
+            if not (_real(value) and value > 0.0):
+                raise ValueError(f"SoleRectangle: {name} must be a finite number of metres > 0; "
+                                 f"got {value!r}")
+
+
+@dataclass(frozen=True)
+class Ground:
+    """What the ground lets the contacts push with.
+
+    Attributes:
+        friction: μ, the Coulomb friction coefficient, > 0.
+        normal: (3,) the ground's normal in the world, out of the ground (made unit).
+        min_normal_force: N, ≥ 0: each contact pushes at least this along the normal.
+        soles: a 6-D contact's frame → the SoleRectangle its centre of pressure stays in; a 6-D
+            contact without one (a hand gripping a handle, a bolted foot) has its torque free.
+    """
+
+    friction: float = 0.8
+    normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    min_normal_force: float = 0.0
+    soles: Mapping[str, SoleRectangle] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if not (_real(self.friction) and self.friction > 0.0):
+            raise ValueError(f"Ground: friction must be a finite number > 0; got "
+                             f"{self.friction!r}")
+        normal = np.asarray(self.normal, dtype=float)
+        if normal.shape != (3,) or not np.isfinite(normal).all() or not normal.any():
+            raise ValueError(f"Ground: normal must be 3 finite numbers, not all zero; got "
+                             f"{self.normal!r}")
+        object.__setattr__(self, "normal", tuple((normal / np.linalg.norm(normal)).tolist()))
+        if not (_real(self.min_normal_force) and self.min_normal_force >= 0.0):
+            raise ValueError(f"Ground: min_normal_force must be a finite number of newtons ≥ 0; "
+                             f"got {self.min_normal_force!r}")
+        for frame, sole in self.soles.items():
+            if not isinstance(sole, SoleRectangle):
+                raise ValueError(f"Ground: soles['{frame}'] must be a SoleRectangle; got "
+                                 f"{type(sole).__name__}")
+        object.__setattr__(self, "soles", dict(self.soles))
 
 
 @dataclass(frozen=True)
@@ -60,6 +143,7 @@ class WholeBodyTargets:
         kp, kd: the tasks' stiffness (1/s²) and damping (1/s), centre of mass, frame, posture.
         weights: the tasks' weights, centre of mass, frame, posture.
         contact_damping: kd_c, 1/s, on the contacts' velocity.
+        force_weight: w_λ, > 0, the weight of ‖λ/m‖² (the forces per kg, m/s²).
     """
 
     com: np.ndarray
@@ -71,65 +155,141 @@ class WholeBodyTargets:
     kd: tuple[float, float, float] = (20.0, 20.0, 10.0)
     weights: tuple[float, float, float] = (10.0, 1.0, 1e-3)
     contact_damping: float = 10.0
+    force_weight: float = 1e-3
+
+
+class ConeRows(NamedTuple):
+    """The ground's inequalities on contact forces (module doc): rows · λ ≥ lower."""
+
+    rows: np.ndarray  # (k, columns)
+    lower: np.ndarray  # (k,)
 
 
 class WholeBodyController:
     """τ (nv, zero on the base) for a floating-base robot on `contacts` (module doc)."""
 
     def __init__(self, robot: Robot, contacts: Sequence[Contact],
-                 targets: WholeBodyTargets) -> None:
+                 targets: WholeBodyTargets, ground: Ground | None = None) -> None:
         """Raises:
             ValueError: a robot without a floating base (model.floating_base), no contact, an
-                unknown frame, or a posture of the wrong size."""
+                unknown frame, a posture of the wrong size, a force_weight not > 0, or a sole
+                for a frame that is not a 6-D contact."""
         if not robot.model.floating_base:
             raise ValueError(f"WholeBodyController: robot '{robot.model.name}' has no floating "
                              "base (load it with floating_base=True)")
         self.robot, self.contacts, self.targets = robot, tuple(contacts), targets
+        self.ground = Ground() if ground is None else ground
         contact_jacobian(robot, robot.neutral(), self.contacts)  # checks the frames
         robot.jacobian(robot.neutral(), targets.frame)
         joints = robot.nv - FREE_FLYER_DOF
         if np.shape(targets.posture) != (joints,):
             raise ValueError(f"WholeBodyTargets: posture must have the {joints} joints; got "
                              f"shape {np.shape(targets.posture)}")
+        if not (_real(targets.force_weight) and targets.force_weight > 0.0):
+            raise ValueError(f"WholeBodyTargets: force_weight must be a finite number > 0; got "
+                             f"{targets.force_weight!r}")
+        flat = {contact.frame for contact in self.contacts if contact.kind == "6d"}
+        for frame in self.ground.soles:
+            if frame not in flat:
+                raise ValueError(f"Ground: soles['{frame}']: '{frame}' is not a 6d contact of "
+                                 f"this controller (6d contacts: {sorted(flat)})")
+        self._forces = sum(CONTACT_ROWS[contact.kind] for contact in self.contacts)
+        self._cone_counts = [_cone_row_count(contact, self.ground) for contact in self.contacts]
+        self._qp = proxqp.dense.QP(robot.nv + self._forces, FREE_FLYER_DOF + self._forces,
+                                   sum(self._cone_counts))
+        self._qp.settings.eps_abs = SOLVER_TOLERANCE
+        self._qp.settings.eps_rel = 0.0
+        self._qp.settings.max_iter = MAX_ITERATIONS
+        self._qp.settings.verbose = False
 
     def torque(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """τ at the state (q, v): zero on the base, the joints' efforts after it."""
-        vdot = self.acceleration(q, v)
-        return self.efforts(q, v, vdot)
+        return self.solve(q, v).tau
 
-    def acceleration(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """v̇ that holds the contacts and best meets the tasks (steps 1 and 2)."""
-        robot, targets = self.robot, self.targets
+    def solve(self, q: np.ndarray, v: np.ndarray) -> ContactDynamics:
+        """The programme's answer at the state (q, v) (module doc).
+
+        Returns:
+            ContactDynamics: vdot, tau (zero on the base), and per contact its force λ_k.
+
+        Raises:
+            ValueError: q or v not of the robot's sizes or not finite.
+            WholeBodyError: no answer: the programme is infeasible or the solver did not
+                converge.
+        """
+        robot, targets, nv = self.robot, self.targets, self.robot.nv
+        q, v = _state(robot, q, v)
+        mass = robot.mass
         J_c = contact_jacobian(robot, q, self.contacts)
         wanted = -contact_drift(robot, q, v, self.contacts) - targets.contact_damping * (J_c @ v)
-        U, s, Vt = np.linalg.svd(J_c)
-        rank = int(np.sum(s > RANK_TOLERANCE * s[0]))
-        vdot_0 = Vt[:rank].T @ ((U[:, :rank].T @ wanted) / s[:rank])
-        Z = Vt[rank:].T
-        rows, goals = [], []
-        for weight, (A, b) in zip(targets.weights, self._tasks(q, v), strict=True):
-            rows.append(np.sqrt(weight) * (A @ Z))
-            goals.append(np.sqrt(weight) * (b - A @ vdot_0))
-        u = np.linalg.lstsq(np.vstack(rows), np.concatenate(goals), rcond=None)[0]
-        return vdot_0 + Z @ u
-
-    def efforts(self, q: np.ndarray, v: np.ndarray, vdot: np.ndarray) -> np.ndarray:
-        """τ of step 3: the least-norm contact forces carry the base, the joints the rest."""
-        J_c = contact_jacobian(self.robot, q, self.contacts)
-        needed = self.robot.inverse_dynamics(q, v, vdot)
-        forces = np.linalg.lstsq(J_c[:, :FREE_FLYER_DOF].T, needed[:FREE_FLYER_DOF],
-                                 rcond=None)[0]
-        tau = needed - J_c.T @ forces
+        M, bias = robot.mass_matrix(q), robot.bias_forces(q, v)
+        H = np.zeros((nv + self._forces,) * 2)
+        g = np.zeros(nv + self._forces)
+        for weight, (A, b) in zip(targets.weights, self._tasks(q, v, bias), strict=True):
+            H[:nv, :nv] += weight * (A.T @ A)
+            g[:nv] -= weight * (A.T @ b)
+        H[nv:, nv:] = targets.force_weight * np.eye(self._forces)
+        equalities = np.zeros((FREE_FLYER_DOF + self._forces, nv + self._forces))
+        equalities[:FREE_FLYER_DOF, :nv] = M[:FREE_FLYER_DOF] / mass
+        equalities[:FREE_FLYER_DOF, nv:] = -J_c[:, :FREE_FLYER_DOF].T
+        equalities[FREE_FLYER_DOF:, :nv] = J_c
+        sides = np.concatenate([-bias[:FREE_FLYER_DOF] / mass, wanted])
+        cones = self._cones(q, mass)
+        qp = self._qp
+        qp.init(H, g, equalities, sides, cones.rows, cones.lower,
+                np.full(cones.lower.shape, np.inf))
+        qp.solve()
+        self._check(qp.results)
+        vdot, forces = qp.results.x[:nv].copy(), mass * qp.results.x[nv:]
+        tau = M @ vdot + bias - J_c.T @ forces
         tau[:FREE_FLYER_DOF] = 0.0
-        return tau
+        return ContactDynamics(vdot, tau, split_forces(forces, self.contacts))
 
-    def _tasks(self, q: np.ndarray, v: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(A, b) of each task: A v̇ = b is the wanted acceleration."""
+    def _cones(self, q: np.ndarray, mass: float) -> ConeRows:
+        """Every contact's ConeRows on x = (v̇, λ̃), the lower bounds per kg."""
+        nv, ground = self.robot.nv, self.ground
+        rows = np.zeros((sum(self._cone_counts), nv + self._forces))
+        lower = np.empty(rows.shape[0])
+        row = column = 0
+        for contact in self.contacts:
+            width = CONTACT_ROWS[contact.kind]
+            rotation = self.robot.frame_pose(q, contact.frame)[:3, :3]
+            cone = cone_rows(contact, rotation, ground)
+            end = row + cone.rows.shape[0]
+            rows[row:end, nv + column:nv + column + width] = cone.rows
+            lower[row:end] = cone.lower / mass
+            row, column = end, column + width
+        return ConeRows(rows, lower)
+
+    def _check(self, results: proxqp.Results) -> None:
+        """A WholeBodyError unless ProxQP solved the programme to a finite answer."""
+        status = results.info.status
+        frames = ", ".join(f"'{contact.frame}' ({contact.kind})" for contact in self.contacts)
+        ground = self.ground
+        if status == proxqp.PROXQP_SOLVED:
+            if np.isfinite(results.x).all():
+                return
+            why = "the QP solver answered values that are not finite"
+        elif status == proxqp.PROXQP_PRIMAL_INFEASIBLE:
+            why = ("the programme is infeasible: no acceleration holds the contacts with forces "
+                   f"inside the ground's cones (friction {ground.friction:g}, normal force ≥ "
+                   f"{ground.min_normal_force:g} N, the soles' rectangles) that carry the base")
+        elif status == proxqp.PROXQP_MAX_ITER_REACHED:
+            why = (f"the QP solver did not converge in {results.info.iter} iterations (primal "
+                   f"residual {results.info.pri_res:.3g}): the programme is likely infeasible, "
+                   "its contacts dependent")
+        else:
+            why = f"the QP solver ended with {status.name} instead of a solution"
+        raise WholeBodyError(f"WholeBodyController on contacts {frames}: {why}")
+
+    def _tasks(self, q: np.ndarray, v: np.ndarray, bias: np.ndarray
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(A, b) of each task: A v̇ = b is the wanted acceleration; bias = C v + g at (q, v)."""
         robot, targets = self.robot, self.targets
         kp, kd = targets.kp, targets.kd
         J_com = robot.com_jacobian(q)
         # m c̈ at v̇ = 0 without gravity: the base rows of the velocity products, base axes
-        velocity_products = robot.bias_forces(q, v) - robot.gravity_torques(q)
+        velocity_products = bias - robot.gravity_torques(q)
         com_drift = rotation_matrix(q[3:7]) @ velocity_products[:3] / robot.mass
         com_goal = kp[0] * (targets.com - robot.centre_of_mass(q)) - kd[0] * (J_com @ v)
         J = robot.jacobian(q, targets.frame)
@@ -147,6 +307,74 @@ class WholeBodyController:
         ]
 
 
+def surface_frame(normal: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+    """(3, 3) rows [t1; t2; n] in the world: n the ground's unit normal, t1 the contact frame's
+    x axis (the first column of `rotation`) projected on the ground, its y axis where x is
+    along n, and t2 = n × t1."""
+    for axis in rotation.T[:2]:
+        tangent = axis - (axis @ normal) * normal
+        if np.linalg.norm(tangent) > PARALLEL:
+            break
+    tangent = tangent / np.linalg.norm(tangent)
+    return np.stack([tangent, np.cross(normal, tangent), normal])
+
+
+def cone_rows(contact: Contact, rotation: np.ndarray, ground: Ground) -> ConeRows:
+    """The ground's inequalities on a contact's force λ_k (world axes, N and N·m): the friction
+    pyramid, the least normal force and, for a 6-D contact with a sole, its centre of pressure
+    and yaw torque (module doc), rows · λ_k ≥ lower.
+
+    Args:
+        contact: the contact.
+        rotation: (3, 3) its frame's orientation in the world.
+        ground: the ground.
+
+    Returns:
+        ConeRows, _cone_row_count(contact, ground) rows of CONTACT_ROWS[contact.kind]."""
+    frame = surface_frame(np.array(ground.normal), rotation)
+    mu = ground.friction * np.cos(np.pi / FACETS)  # the inscribed pyramid's μ
+    # local [f_t1, f_t2, f_n, τ_t1, τ_t2, τ_n] · row ≥ 0
+    local = [[-1, 0, mu, 0, 0, 0], [1, 0, mu, 0, 0, 0], [0, -1, mu, 0, 0, 0], [0, 1, mu, 0, 0, 0],
+             [0, 0, 1, 0, 0, 0]]
+    sole = ground.soles.get(contact.frame) if contact.kind == "6d" else None
+    if sole is not None:
+        X, Y = sole.length / 2.0, sole.width / 2.0
+        local += [[0, 0, Y, -1, 0, 0], [0, 0, Y, 1, 0, 0], [0, 0, X, 0, -1, 0], [0, 0, X, 0, 1, 0]]
+        for s1 in (-1.0, 1.0):
+            for s2 in (-1.0, 1.0):  # τ_n ≥ τ_min and τ_n ≤ τ_max, each |·| as two signs
+                local.append([-s1 * Y, -s2 * X, mu * (X + Y), s1 * mu, s2 * mu, 1.0])
+                local.append([-s1 * Y, -s2 * X, mu * (X + Y), -s1 * mu, -s2 * mu, -1.0])
+    rows = np.array(local, dtype=float)
+    world = np.hstack([rows[:, :3] @ frame, rows[:, 3:] @ frame])
+    lower = np.zeros(len(local))
+    lower[FACETS] = ground.min_normal_force
+    return ConeRows(world[:, :CONTACT_ROWS[contact.kind]], lower)
+
+
+def _cone_row_count(contact: Contact, ground: Ground) -> int:
+    """How many rows cone_rows gives the contact: FACETS + 1, and 12 more for a sole."""
+    has_sole = contact.kind == "6d" and contact.frame in ground.soles
+    return FACETS + 1 + (12 if has_sole else 0)
+
+
+def _real(value: object) -> bool:
+    """Whether the value is one finite real number (not a bool)."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and bool(np.isfinite(float(value))))
+
+
+def _state(robot: Robot, q: ArrayLike, v: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """q and v as float arrays of the robot's sizes, or a ValueError naming the bad one."""
+    arrays = []
+    for name, values, size in (("q", q, robot.nq), ("v", v, robot.nv)):
+        array = np.asarray(values, dtype=float)
+        if array.shape != (size,) or not np.isfinite(array).all():
+            raise ValueError(f"WholeBodyController: {name} must be {size} finite numbers for "
+                             f"robot '{robot.model.name}'; got shape {array.shape}")
+        arrays.append(array)
+    return arrays[0], arrays[1]
+
+
 DEFAULTS = WholeBodyTargets(np.zeros(3), "", np.zeros(3), np.eye(3), np.zeros(0))
 
 
@@ -162,6 +390,11 @@ class WholeBody(Controller):
         "kp": "stiffness of the centre of mass, the frame and the posture, 1/s² (3 numbers)",
         "kd": "damping of the centre of mass, the frame and the posture, 1/s (3 numbers)",
         "weights": "weights of the centre of mass, the frame and the posture (3 numbers)",
+        "friction": "the ground's Coulomb friction coefficient μ, > 0 (default 0.8)",
+        "min_normal_force": "the least force each contact pushes the ground with, N, ≥ 0 "
+        "(default 0)",
+        "sole_size": "length (along x) and width (along y) of the sole of every 6d contact, m, "
+        "centred on its frame (2 numbers; default none: their torques are free)",
     }
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
@@ -184,6 +417,7 @@ class WholeBody(Controller):
         self.contacts, self.frame = tuple(contacts), frame
         self.gains = {name: _three(parameters, name, getattr(DEFAULTS, name))
                       for name in ("kp", "kd", "weights")}
+        self.ground = _ground(parameters, self.contacts)
         self._controller: WholeBodyController | None = None
         self._pose_target: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
 
@@ -208,7 +442,8 @@ class WholeBody(Controller):
                 com=robot.centre_of_mass(q), frame=self.frame, position=pose[:3, 3],
                 orientation=pose[:3, :3], posture=q[FREE_FLYER_DOF + 1:].copy(),
                 kp=self.gains["kp"], kd=self.gains["kd"], weights=self.gains["weights"])
-            self._controller = WholeBodyController(robot, self.contacts, self._targets(start))
+            self._controller = WholeBodyController(robot, self.contacts, self._targets(start),
+                                                   self.ground)
         return self._controller.torque(state.q, state.qd)
 
     def _targets(self, targets: WholeBodyTargets) -> WholeBodyTargets:
@@ -219,6 +454,29 @@ class WholeBody(Controller):
             orientation=targets.orientation if orientation is None else orientation)
 
 
+def _ground(parameters: dict[str, object], contacts: tuple[Contact, ...]) -> Ground:
+    """The Ground of the parameters friction, min_normal_force and sole_size."""
+    friction = _numbers(parameters, "friction", Ground.friction, 1)[0]
+    if friction <= 0.0:
+        raise ValueError(f"parameter 'friction' must be a finite number > 0; got {friction}")
+    least = _numbers(parameters, "min_normal_force", Ground.min_normal_force, 1)[0]
+    if least < 0.0:
+        raise ValueError(f"parameter 'min_normal_force' must be a finite number of newtons "
+                         f"≥ 0; got {least}")
+    soles: dict[str, SoleRectangle] = {}
+    if "sole_size" in parameters:
+        length, width = _numbers(parameters, "sole_size", (), 2)
+        if not (length > 0.0 and width > 0.0):
+            raise ValueError(f"parameter 'sole_size' must be a length and a width > 0, m; got "
+                             f"[{length}, {width}]")
+        soles = {contact.frame: SoleRectangle(length, width)
+                 for contact in contacts if contact.kind == "6d"}
+        if not soles:
+            raise ValueError("parameter 'sole_size': no contact is 6d (a sole is for a flat "
+                             "foot held whole, 'frame' in 'contacts')")
+    return Ground(friction=friction, min_normal_force=least, soles=soles)
+
+
 def _strings(value: object, name: str) -> list[str]:
     if isinstance(value, str) or not isinstance(value, Sequence) \
             or not all(isinstance(item, str) for item in value):
@@ -226,13 +484,24 @@ def _strings(value: object, name: str) -> list[str]:
     return list(value)
 
 
+def _numbers(parameters: dict[str, object], name: str, default: object, count: int
+             ) -> list[float]:
+    """The parameter's `count` finite numbers (one may be given bare), or a ValueError naming
+    it."""
+    try:
+        values = np.atleast_1d(np.asarray(parameters.get(name, default), dtype=float))
+    except (TypeError, ValueError):
+        values = np.empty(0)
+    if values.shape != (count,) or not np.isfinite(values).all():
+        numbers = "1 finite number" if count == 1 else f"{count} finite numbers"
+        raise ValueError(f"parameter '{name}' must be {numbers}; got "
+                         f"{parameters.get(name, default)!r}")
+    return [float(value) for value in values]
+
+
 def _three(parameters: dict[str, object], name: str, default: tuple[float, float, float]
            ) -> tuple[float, float, float]:
-    try:
-        values = np.asarray(parameters.get(name, default), dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"parameter '{name}' must be 3 numbers") from None
-    if values.shape != (3,) or not (np.isfinite(values).all() and (values >= 0).all()):
-        raise ValueError(f"parameter '{name}' must be 3 finite numbers ≥ 0; got "
-                         f"{values.tolist()}")
-    return (float(values[0]), float(values[1]), float(values[2]))
+    values = _numbers(parameters, name, default, 3)
+    if min(values) < 0.0:
+        raise ValueError(f"parameter '{name}' must be 3 finite numbers ≥ 0; got {values}")
+    return (values[0], values[1], values[2])
