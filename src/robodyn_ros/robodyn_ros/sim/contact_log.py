@@ -51,18 +51,22 @@ class ContactLog:
         """The contacts of the step that ended at index `step`."""
         if step in self._kept_steps:
             self.kept[step] = contacts
-        by_link: dict[str, list[ContactForce]] = {}
-        for contact in contacts:
-            by_link.setdefault(contact.link, []).append(contact)
-            self._depth = max(self._depth, contact.depth)
-        for link, touches in by_link.items():
-            self._peak = max(self._peak, float(np.linalg.norm(sum(c.force for c in touches))))
-            speeds = [np.linalg.norm(c.velocity - (c.velocity @ c.normal) * c.normal)
-                      for c in touches]
-            self._slid[link] = self._slid.get(link, 0.0) + float(np.mean(speeds)) * self.dt
-        touching = frozenset(by_link)
+        touching = frozenset(contact.link for contact in contacts)
         self._lost += len(self._touching - touching)
         self._touching = touching
+        if not contacts:
+            return
+        links = [contact.link for contact in contacts]
+        forces = np.array([contact.force for contact in contacts])
+        normals = np.array([contact.normal for contact in contacts])
+        velocities = np.array([contact.velocity for contact in contacts])
+        slips = np.linalg.norm(
+            velocities - np.sum(velocities * normals, axis=1, keepdims=True) * normals, axis=1)
+        self._depth = max(self._depth, max(contact.depth for contact in contacts))
+        for link in touching:
+            mine = [k for k, name in enumerate(links) if name == link]
+            self._peak = max(self._peak, float(np.linalg.norm(forces[mine].sum(axis=0))))
+            self._slid[link] = self._slid.get(link, 0.0) + float(slips[mine].mean()) * self.dt
 
     @property
     def metrics(self) -> ContactMetrics:
