@@ -417,7 +417,7 @@ class WholeBody(Controller):
         self.contacts, self.frame = tuple(contacts), frame
         self.gains = {name: _three(parameters, name, getattr(DEFAULTS, name))
                       for name in ("kp", "kd", "weights")}
-        self.ground = _ground(parameters, self.contacts)
+        self.ground = ground_of(parameters, self.contacts)
         self._controller: WholeBodyController | None = None
         self._pose_target: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
 
@@ -454,8 +454,13 @@ class WholeBody(Controller):
             orientation=targets.orientation if orientation is None else orientation)
 
 
-def _ground(parameters: dict[str, object], contacts: tuple[Contact, ...]) -> Ground:
-    """The Ground of the parameters friction, min_normal_force and sole_size."""
+def ground_of(parameters: Mapping[str, object], contacts: tuple[Contact, ...]) -> Ground:
+    """The Ground of the parameters friction, min_normal_force and sole_size.
+
+    Raises:
+        ValueError: a value out of its range, or a sole_size without a 6d contact; naming
+            the parameter.
+    """
     friction = _numbers(parameters, "friction", Ground.friction, 1)[0]
     if friction <= 0.0:
         raise ValueError(f"parameter 'friction' must be a finite number > 0; got {friction}")
@@ -484,7 +489,7 @@ def _strings(value: object, name: str) -> list[str]:
     return list(value)
 
 
-def _numbers(parameters: dict[str, object], name: str, default: object, count: int
+def _numbers(parameters: Mapping[str, object], name: str, default: object, count: int
              ) -> list[float]:
     """The parameter's `count` finite numbers (one may be given bare), or a ValueError naming
     it."""

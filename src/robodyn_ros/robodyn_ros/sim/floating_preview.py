@@ -183,7 +183,7 @@ def _command(
             f"scenario '{scenario.name}': a floating-base robot takes torque_profile and "
             "whole_body_pose scenarios")
     controller = WholeBodyController(robot, scenario.contacts,
-                                     _targets(robot, scenario, simulation.q))
+                                     _targets(robot, scenario, simulation.q), scenario.ground)
     return lambda _, state: controller.torque(state.q, state.qd)
 
 

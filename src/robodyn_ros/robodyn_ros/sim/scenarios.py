@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike
 from robodyn_ros.contact.world import World, WorldError, world_of
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.trajectory import JointTrajectoryReference
-from robodyn_ros.control.whole_body import WholeBodyTargets
+from robodyn_ros.control.whole_body import Ground, WholeBodyTargets, ground_of
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import Contact
 
@@ -154,7 +154,9 @@ class WholeBodyPose:
     centre of mass to `com` (m, world; None: where it starts) and `frame` to `position` (m,
     world) and `orientation` (3x3; None: as at the start) by whole-body control
     (control.whole_body), the start posture beneath: kp (1/s²), kd (1/s) and the weights of
-    the centre of mass, the frame and the posture (WholeBodyTargets' defaults)."""
+    the centre of mass, the frame and the posture (WholeBodyTargets' defaults); the ground
+    the controller keeps its forces on (control.whole_body.Ground: friction, default 0.8,
+    min_normal_force, sole_size), its model of the world's planes."""
 
     name: str
     frame: str
@@ -165,6 +167,7 @@ class WholeBodyPose:
     kp: np.ndarray
     kd: np.ndarray
     weights: np.ndarray
+    ground: Ground = dataclasses.field(default_factory=Ground)
     pushes: tuple[Push, ...] = ()
     world: World = dataclasses.field(default_factory=World)
 
@@ -353,11 +356,16 @@ def _torque_profile(fields: _Fields) -> TorqueProfile:
 
 def _whole_body_pose(fields: _Fields) -> WholeBodyPose:
     com = fields.array("com", (3,)) if "com" in fields.values else None
+    contacts = fields.contacts()
+    try:
+        ground = ground_of(fields.values, contacts)
+    except ValueError as error:
+        raise ScenarioError(f"scenario '{fields.name}': whole_body_pose: {error}") from None
     return WholeBodyPose(
         fields.name, fields.frame(), fields.array("position", (3,)), fields.orientation(), com,
-        fields.contacts(), fields.gains("kp", 3, WholeBodyTargets.kp),
+        contacts, fields.gains("kp", 3, WholeBodyTargets.kp),
         fields.gains("kd", 3, WholeBodyTargets.kd),
-        fields.gains("weights", 3, WholeBodyTargets.weights),
+        fields.gains("weights", 3, WholeBodyTargets.weights), ground,
     )
 
 

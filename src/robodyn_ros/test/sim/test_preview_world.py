@@ -6,14 +6,18 @@ a scenario's world is refused for."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.contact import collision_shapes
+from robodyn_ros.contact import collision_shapes, contact_points, world_of
+from robodyn_ros.model import URDFWarning
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
+from robodyn_ros.testing import example_robot_urdf
 
 G, MASS, MU = 9.81, 2.0, 0.5
 BRICK = f"""<robot name="brick"><link name="brick">
@@ -127,5 +131,56 @@ def test_a_world_is_refused_naming_the_field_or_without_shapes() -> None:
     slippery = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": -1}]}
     with pytest.raises(ScenarioError, match=r"planes\[0\].friction"):
         limp(robot, world=slippery)
-    with pytest.raises(ScenarioError, match="world has 1 plane.* no collision shapes"):
+    with pytest.raises(ScenarioError, match=r"world has 1 plane.* no collision shapes"):
         preview(robot, [limp(robot, world=GROUND)], PreviewSettings(horizon=0.01))
+
+
+SOLO_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+
+
+def test_solo12_stands_in_the_preview_on_its_own_feet() -> None:
+    """A whole_body_pose scenario in a world: Solo12's feet on the ground (μ 0.8) are the
+    simulator's unilateral contacts, the controller's friction cones its model of them. Over
+    0.5 s its centre of mass stays within 1 mm, no foot leaves the ground or slides 1 mm, and
+    the ground carries its weight."""
+    path = example_robot_urdf("solo12")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        robot = Robot.from_urdf(path, floating_base=True)
+    shapes = tuple(shape for shape in collision_shapes(path.read_text(), path.parent,
+                                                       [path.parents[4]])
+                   if shape.link in SOLO_FEET)  # the rest never touches the ground here
+    q = robot.neutral()
+    joints = {joint.name: joint.q.start for joint in robot.configuration_joints}
+    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
+        q[joints[f"{leg}_HFE"]], q[joints[f"{leg}_KFE"]] = 0.8 * sign, -1.6 * sign
+    floor = world_of(GROUND).planes[0]
+    q[2] -= min(contact_points(shape, robot.frame_pose(q, shape.link), floor)
+                .heights.min() for shape in shapes)
+    stand = scenario_from_mapping(robot, {
+        "name": "stand", "world": {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0],
+                                               "friction": 0.8}]},
+        "whole_body_pose": {"frame": "base_link",
+                            "position": robot.frame_pose(q, "base_link")[:3, 3].tolist(),
+                            "contacts": [{"frame": foot, "kind": "3d"} for foot in SOLO_FEET],
+                            "friction": 0.8, "min_normal_force": 1.0}})
+    result = preview(robot, [stand], PreviewSettings(horizon=0.5, dt=1e-3), q,
+                     np.zeros(robot.nv), collision_shapes=shapes)[0]
+    drift = robot.centre_of_mass(result.q[-1]) - robot.centre_of_mass(q)
+    assert np.linalg.norm(drift) < 1e-3
+    contact = result.metrics.contact
+    assert contact.lost_contacts == 0 and contact.slip_distance < 1e-3
+    assert {c.link for c in result.contacts[-1]} == set(SOLO_FEET)
+    total = sum(c.force for c in result.contacts[-1])
+    np.testing.assert_allclose(total, [0.0, 0.0, robot.mass * G], atol=0.02 * robot.mass * G)
+
+
+def test_a_whole_body_pose_refuses_a_bad_ground() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        robot = Robot.from_urdf(example_robot_urdf("solo12"), floating_base=True)
+    spec = {"name": "stand", "whole_body_pose": {
+        "frame": "base_link", "position": [0, 0, 0.2], "friction": -0.5,
+        "contacts": [{"frame": foot, "kind": "3d"} for foot in SOLO_FEET]}}
+    with pytest.raises(ScenarioError, match=r"scenario 'stand': whole_body_pose: .*friction"):
+        scenario_from_mapping(robot, spec)
