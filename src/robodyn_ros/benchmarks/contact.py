@@ -19,14 +19,29 @@ per step on both sides. The scenes (robodyn_ros.testing.contact_scenes):
    down by 10 N at the hand: ours with the table against ours in free space, 0.3 s.
 
 Each run is timed whole, ours and MuJoCo's (the Panda's two runs) taking turns `--repeat`
-times: the median in µs per step, and the contacts per step on average. Target (✓/✗): the arm
-with its table contact at least TABLE_TARGET of its free-space speed. --docs also writes the
-tables to docs/benchmarks/contact.md.
+times: the median in µs per step, and the contacts per step on average.
+
+Then two previews (sim.preview), each scenario's real-time factor (horizon / wall time, the
+best of `--repeat`):
+
+4. the Panda's hand moving 3 cm along the table pressing 10 N (a pose_target with force
+   control in a world, stepped) against the same pose target in free space (the compiled
+   rollout, today's preview), 1 s;
+5. Solo12 standing on its four feet (the feet's collision shapes) under whole-body control
+   on friction cones (a whole_body_pose in a world), 1 s, against MuJoCo's rollout of the
+   same URDF with contacts at the same step under the same controller (its τ from MuJoCo's
+   state each step, applied as qfrc_applied; it stands there too, its centre of mass within
+   0.1 mm over the second).
+
+Targets (✓/✗): the arm with its table contact at least TABLE_TARGET of its free-space speed
+(SimulatedRobot, and the preview); Solo12's standing preview at least STANDING_TARGET × real
+time and at or above MuJoCo's. --docs also writes the tables to docs/benchmarks/contact.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -46,13 +61,26 @@ from common import (
 from preview import READY
 from robodyn_ros import Robot
 from robodyn_ros.contact import World, collision_shapes, contact_points, world_of
+from robodyn_ros.control import ControllerState, load_controller
+from robodyn_ros.sim.preview import PreviewSettings, preview
+from robodyn_ros.sim.scenarios import Scenario, scenario_from_mapping
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
-from robodyn_ros.testing.contact_scenes import Scene, box_on_ground, ground, solo12_crouched
+from robodyn_ros.testing.contact_scenes import (
+    GROUND_FRICTION,
+    SOLO12_FEET,
+    Scene,
+    box_on_ground,
+    ground,
+    solo12_crouched,
+)
 from robodyn_ros.testing.mujoco_twin import MujocoTwin, mujoco_twin
 
 DT = 1e-3  # s
 TABLE_TARGET = 0.5  # the arm's steps per second with its table contact / in free space
+STANDING_TARGET = 50.0  # Solo12's standing preview, × real time
+PREVIEW_HORIZON = 1.0  # s
 HAND = "panda_hand"
+TCP = "panda_hand_tcp"
 HAND_PUSH = 10.0  # N, down at the hand
 TABLE_FRICTION = 0.5
 # the hand and its closed fingers as one box, from the flange to the fingertips (tcp 0.1034 m)
@@ -175,6 +203,80 @@ def panda_on_a_table(repeat: int) -> Timed:
     return timed("Panda, hand pressed on a table", *runs, repeat)
 
 
+def best_real_time_factor(run: Callable[[], float], repeat: int) -> float:
+    """The largest of `repeat` real-time factors `run` returns (after one untimed run)."""
+    run()
+    return max(run() for _ in range(repeat))
+
+
+def panda_previews(repeat: int) -> tuple[float, float]:
+    """The real-time factors of the Panda's hand pressing along the table (stepped) and of the
+    same pose target in free space (compiled)."""
+    urdf = BUNDLED_PANDA.read_text().replace(f'<link name="{HAND}">',
+                                             f'<link name="{HAND}">{HAND_COLLISION}', 1)
+    robot, shapes = Robot.from_urdf_string(urdf), collision_shapes(urdf)
+    floor = ground().planes[0]
+    height = min(contact_points(shape, robot.frame_pose(READY, shape.link), floor).heights.min()
+                 for shape in shapes)
+    start = robot.frame_pose(READY, TCP)[:3, 3]
+    target = {"frame": TCP, "position": (start - [0.03, 0.0, 0.0]).tolist(),
+              "kp": [900.0] * 3 + [400.0] * 3}
+    pressing = scenario_from_mapping(robot, {
+        "name": "press", "world": {"planes": [{"normal": [0, 0, 1], "point": [0, 0, height],
+                                               "friction": TABLE_FRICTION}]},
+        "pose_target": {**target, "force_axes": [0, 0, 1, 0, 0, 0],
+                        "force_target": [0, 0, -HAND_PUSH, 0, 0, 0], "force_damping": 40.0}})
+    free = scenario_from_mapping(robot, {"name": "free", "pose_target": target})
+    settings = PreviewSettings(horizon=PREVIEW_HORIZON, dt=DT)
+
+    def factor(scenario: Scenario) -> Callable[[], float]:
+        return lambda: preview(robot, [scenario], settings, READY,
+                               collision_shapes=shapes)[0].real_time_factor
+
+    return (best_real_time_factor(factor(pressing), repeat),
+            best_real_time_factor(factor(free), repeat))
+
+
+def solo12_standing(repeat: int) -> tuple[float, float]:
+    """The real-time factors of Solo12 standing under whole-body control: our preview, and
+    MuJoCo's rollout under the same controller."""
+    scene = solo12_crouched(0.0)
+    robot = scene.robot()
+    feet = tuple(shape for shape in scene.shapes() if shape.link in SOLO12_FEET)
+    q = scene.q.copy()
+    q[2] -= min(contact_points(shape, robot.frame_pose(q, shape.link), ground().planes[0])
+                .heights.min() for shape in feet)
+    contacts = [{"frame": foot, "kind": "3d"} for foot in SOLO12_FEET]
+    stand = scenario_from_mapping(robot, {
+        "name": "stand", "world": {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0],
+                                               "friction": GROUND_FRICTION}]},
+        "whole_body_pose": {"frame": "base_link", "contacts": contacts,
+                            "position": robot.frame_pose(q, "base_link")[:3, 3].tolist(),
+                            "friction": GROUND_FRICTION, "min_normal_force": 1.0}})
+    settings = PreviewSettings(horizon=PREVIEW_HORIZON, dt=DT)
+    ours = best_real_time_factor(lambda: preview(
+        robot, [stand], settings, q, np.zeros(robot.nv),
+        collision_shapes=feet)[0].real_time_factor, repeat)
+    twin = mujoco_twin(robot, scene.urdf, DT, scene.world, scene.base_folder,
+                       scene.package_folders)
+
+    def theirs() -> float:
+        controller = load_controller("whole_body")()
+        controller.configure(robot, {"contacts": [f"{foot}:3d" for foot in SOLO12_FEET],
+                                     "frame": "base_link", "friction": GROUND_FRICTION,
+                                     "min_normal_force": 1.0})
+        data = mujoco.MjData(twin.model)
+        data.qpos[:] = twin.qpos(q)
+        started = time.perf_counter()
+        for k in range(round(PREVIEW_HORIZON / DT)):
+            state = ControllerState(k * DT, twin.q(data.qpos), twin.v(data.qpos, data.qvel))
+            data.qfrc_applied[:] = twin.qfrc(controller.update(state))
+            mujoco.mj_step(twin.model, data)
+        return PREVIEW_HORIZON / (time.perf_counter() - started)
+
+    return ours, best_real_time_factor(theirs, repeat)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each (default 5)")
@@ -205,6 +307,20 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"{speed:.2f} {mark(speed >= TABLE_TARGET)}"],
          ["Panda, free space (same efforts)", str(panda.steps), f"{panda.contacts[1]:.1f}",
           format_us(panda.us[1]), "1"]]))
+    pressing, free = panda_previews(args.repeat)
+    ours, theirs = solo12_standing(args.repeat)
+    report.print(f"\n### Previews, {PREVIEW_HORIZON:g} s at 1 ms (x real time, best of "
+                 f"{args.repeat}); targets: the arm with its table ≥ {TABLE_TARGET:g} of its "
+                 f"free-space preview, Solo12 standing ≥ {STANDING_TARGET:g} x real time and ≥ "
+                 "MuJoCo's\n")
+    report.print(markdown_table(
+        ["preview", "x real time", "against", "ratio"],
+        [["Panda's hand pressing 10 N along a table (stepped)", f"{pressing:.2f}",
+          f"free space, compiled: {free:.1f}",
+          f"{pressing / free:.3f} {mark(pressing / free >= TABLE_TARGET)}"],
+         ["Solo12 standing, whole-body QP every step", f"{ours:.2f} "
+          f"{mark(ours >= STANDING_TARGET)}", f"MuJoCo, same controller: {theirs:.2f}",
+          f"{ours / theirs:.2f} {mark(ours >= theirs)}"]]))
     report.finish()
 
 

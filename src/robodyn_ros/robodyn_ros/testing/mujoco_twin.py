@@ -17,6 +17,7 @@ import numpy as np
 from robodyn_ros.contact.geometry import mesh_file
 from robodyn_ros.contact.world import World
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.free_flyer import rotation_matrix
 
 SLIDING_ONLY = (0.0, 0.0)
 """A plane geom's torsional and rolling friction: none; a contact of condim 3 (MuJoCo's
@@ -81,12 +82,38 @@ def mujoco_model(urdf: str, *, floating_base: bool, world: World | None = None,
 
 @dataclass(frozen=True)
 class MujocoTwin:
-    """A robot and MuJoCo's model of its URDF, with the map between their configurations:
-    joints matched by name, a free flyer's quaternion x y z w as MuJoCo's w x y z."""
+    """A robot and MuJoCo's model of its URDF, with the maps between their states: joints
+    matched by name, a free flyer's quaternion x y z w as MuJoCo's w x y z, its velocity
+    [linear; angular] in the base frame as MuJoCo's [linear in the world; angular in the
+    base]."""
 
     robot: Robot
     model: mujoco.MjModel
     qpos_rows: np.ndarray  # qpos = q[qpos_rows]
+    dof_rows: np.ndarray  # a joint's qvel = v[dof_rows] (the free joint's converted)
+
+    @property
+    def floating(self) -> bool:
+        return self.robot.nq != self.robot.nv
+
+    def qvel(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """MuJoCo's qvel of our state (q, v)."""
+        qvel = np.asarray(v, dtype=float)[self.dof_rows]
+        if self.floating:
+            qvel[:3] = rotation_matrix(q[3:7]) @ v[:3]
+        return qvel
+
+    def v(self, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        """Our velocity v of MuJoCo's (qpos, qvel)."""
+        v = np.empty(self.robot.nv)
+        v[self.dof_rows] = qvel
+        if self.floating:
+            v[:3] = rotation_matrix(self.q(qpos)[3:7]).T @ qvel[:3]
+        return v
+
+    def qfrc(self, tau: np.ndarray) -> np.ndarray:
+        """MuJoCo's generalized force of our joint efforts τ (zero on a free flyer's rows)."""
+        return np.asarray(tau, dtype=float)[self.dof_rows]
 
     def qpos(self, q: np.ndarray) -> np.ndarray:
         """MuJoCo's qpos of our configuration q."""
@@ -136,6 +163,7 @@ def mujoco_twin(robot: Robot, urdf: str, dt: float, world: World | None = None,
         robot.model.damping, robot.model.friction, robot.model.armature))
     # (MuJoCo's qpos address, ours in q): the free joint's w x y z from our x y z w
     pairs = list(enumerate((0, 1, 2, 6, 3, 4, 5))) if floating else []
+    dofs = list(enumerate(range(6))) if floating else []
     for joint in joints[1:] if floating else joints:
         if joint.q.stop - joint.q.start != 1:
             raise ValueError(f"mujoco_twin: joint '{joint.name}' ({joint.kind}) has no "
@@ -148,13 +176,16 @@ def mujoco_twin(robot: Robot, urdf: str, dt: float, world: World | None = None,
         model.dof_damping[dof], model.dof_frictionloss[dof] = damping[row], friction[row]
         model.dof_armature[dof] = armature[row]
         pairs.append((int(model.jnt_qposadr[theirs]), joint.q.start))
+        dofs.append((int(dof), row))
     if len(pairs) != model.nq:
         raise ValueError(f"mujoco_twin: MuJoCo's model has {model.nq} coordinates, robot "
                          f"'{robot.model.name}' {robot.nq}")
-    order = np.empty(model.nq, dtype=np.int64)
+    order, dof_order = np.empty(model.nq, dtype=np.int64), np.empty(model.nv, dtype=np.int64)
     for address, ours in pairs:
         order[address] = ours
-    return MujocoTwin(robot, model, order)
+    for address, ours in dofs:
+        dof_order[address] = ours
+    return MujocoTwin(robot, model, order, dof_order)
 
 
 __all__ = ["MujocoTwin", "mujoco_model", "mujoco_twin", "mujoco_urdf"]

@@ -198,3 +198,29 @@ def test_solo12_dropped_limp_comes_to_rest_as_in_mujoco() -> None:
         np.testing.assert_allclose(robot.frame_pose(ours, foot)[:3, 3],
                                    robot.frame_pose(theirs, foot)[:3, 3], atol=2e-3)
     np.testing.assert_allclose(ours[7:], theirs[7:], atol=1e-2)
+
+
+def test_the_twin_maps_velocities_and_efforts_as_mujoco_reads_them() -> None:
+    """Solo12 floating free at a random state: MuJoCo's kinetic energy of the twin's qvel is
+    ours of v (the free joint's world-frame linear velocity), and efforts on the joints
+    through the twin's qfrc accelerate MuJoCo's joints as ours (to 1e-9 relative)."""
+    scene = solo12_crouched(0.5)
+    robot = scene.robot()
+    twin = mujoco_twin(robot, scene.urdf, DT, None, scene.base_folder, scene.package_folders)
+    rng = np.random.default_rng(3)
+    q = scene.q.copy()
+    q[3:7] = rng.normal(size=4)
+    q[3:7] /= np.linalg.norm(q[3:7])
+    v, tau = rng.normal(size=robot.nv), np.concatenate([np.zeros(6), rng.normal(size=12)])
+    twin.model.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+    data = mujoco.MjData(twin.model)
+    data.qpos[:], data.qvel[:] = twin.qpos(q), twin.qvel(q, v)
+    data.qfrc_applied[:] = twin.qfrc(tau)
+    mujoco.mj_forward(twin.model, data)
+    ours = 0.5 * v @ robot.mass_matrix(q) @ v
+    assert data.energy[1] == pytest.approx(ours, rel=1e-9)
+    np.testing.assert_allclose(twin.v(data.qpos, data.qvel), v, rtol=1e-12, atol=1e-12)
+    joints = np.flatnonzero(twin.dof_rows >= 6)
+    ours_accel = robot.forward_dynamics(q, v, tau)[twin.dof_rows[joints]]
+    np.testing.assert_allclose(data.qacc[joints], ours_accel,
+                               rtol=1e-9, atol=1e-9 * np.abs(ours_accel).max())
