@@ -107,6 +107,7 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
         ContactError: the solver did not converge, naming the contacts.
     """
     _check_state(robot, q, v, tau, dt)
+    shapes = moving_shapes(robot, shapes)
     v_free = v + dt * robot.forward_dynamics(q, v, tau)
     poses = _link_poses(robot, q, shapes)
     found = _contacts(shapes, poses, world, settings.margin)
@@ -148,6 +149,16 @@ def _check_state(robot: Robot, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt
                              f"{bad.tolist()}: {values[bad].tolist()}")
     if not (np.isfinite(dt) and dt > 0.0):
         raise ValueError(f"contact_step: dt must be a positive number of seconds, not {dt!r}")
+
+
+def moving_shapes(robot: Robot, shapes: tuple[CollisionShape, ...]
+                  ) -> tuple[CollisionShape, ...]:
+    """The shapes on links the joints move: a fixed base's own links are held by their mount
+    whatever they touch, and a contact there has no motion to give (its Delassus rows are
+    zero)."""
+    model = robot.model
+    return tuple(shape for shape in shapes
+                 if model.frame_body[model.frame_index(shape.link)] >= 0)
 
 
 def _link_poses(robot: Robot, q: np.ndarray, shapes: tuple[CollisionShape, ...]
@@ -206,4 +217,4 @@ def _contact_jacobian(robot: Robot, q: np.ndarray, poses: dict[str, np.ndarray],
 
 
 __all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step",
-           "support_polygon"]
+           "moving_shapes", "support_polygon"]

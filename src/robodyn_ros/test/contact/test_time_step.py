@@ -128,3 +128,24 @@ def test_a_solver_out_of_sweeps_names_the_contacts() -> None:
     with pytest.raises(ContactError, match=r"did not converge in 1 sweeps .* contacts of box"):
         contact_step(robot, collision_shapes(box_urdf()), ground, q, np.zeros(6),
                      np.zeros(6), DT, ContactSettings(max_iterations=1))
+
+
+def test_a_fixed_base_standing_on_a_table_touches_it_with_its_moving_links_only() -> None:
+    """A hinged rod whose base's box stands in the table: the base is held by its mount (its
+    Delassus rows would be zero), so the step has no contact and swings the rod as in free
+    space, semi-implicitly."""
+    urdf = """<robot name="rod"><link name="base"><collision><origin xyz="0 0 -0.05"/>
+      <geometry><box size="0.2 0.2 0.1"/></geometry></collision></link>
+      <link name="rod"><inertial><origin xyz="0.25 0 0"/><mass value="1"/>
+        <inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="hinge" type="revolute"><parent link="base"/><child link="rod"/>
+        <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" velocity="10"/></joint>
+    </robot>"""
+    robot = Robot.from_urdf_string(urdf)
+    table = World((Plane(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -0.099]), 0.5),))
+    q, v = np.zeros(1), np.zeros(1)
+    step = contact_step(robot, collision_shapes(urdf), table, q, v, np.zeros(1), 1e-3)
+    v_free = v + 1e-3 * robot.forward_dynamics(q, v, np.zeros(1))
+    assert step.contacts == ()
+    np.testing.assert_array_equal(step.v, v_free)
+    np.testing.assert_allclose(step.q, q + 1e-3 * v_free, atol=1e-15)
