@@ -14,8 +14,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +25,12 @@ from robodyn_ros.identification.estimation import PRIOR_WEIGHT
 from robodyn_ros.model import ModelError, read_robot_description, xacro_argument
 from robodyn_ros.resources import bundled_urdf, share_directory
 from robodyn_ros.robot import Robot
+
+if TYPE_CHECKING:  # rclpy is imported by the commands that start nodes
+    from rclpy.parameter import Parameter
+
+    from robodyn_ros.contact import CollisionShape
+    from robodyn_ros.sim.scenarios import Scenario
 
 XACRO_HELP = "a .xacro file's arguments are NAME:=VALUE items anywhere on the line"
 URDF_HELP = f"URDF or .xacro file (default: the bundled Franka Emika Panda); {XACRO_HELP}"
@@ -104,6 +111,10 @@ def command_parser() -> argparse.ArgumentParser:
                      "stands it up and sways its base, sim_node publishes odometry")
     sim.add_argument("--contacts", nargs="+", default=(), metavar="FRAME[:3d]",
                      help="with --floating-base: the feet (default: the lowest frames)")
+    sim.add_argument("--world", metavar="FILE",
+                     help="with the pose targets: a YAML file of the planes the robot's "
+                     "<collision> elements touch (docs/contact.md), sim_node's world_file; "
+                     "sim_node publishes the contacts on `contacts`")
     add_gravity_option(sim)
     add_bag_commands(commands)
     add_launch_command(commands)
@@ -274,6 +285,9 @@ def run_sim(args: argparse.Namespace) -> int:
     """The ROS 2 simulation in one process; 0 when every target was reached (or, with
     --trajectory, the trajectory was played and recorded)."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    if args.world is not None and (args.floating_base or args.trajectory or args.record):
+        raise ValueError("--world goes with the pose targets, not with --floating-base (whose "
+                         "feet sim_node holds, which a world does not take) or --trajectory")
     if args.trajectory is not None or args.record is not None:
         return run_sim_trajectory(args)
     if args.floating_base:
@@ -282,10 +296,46 @@ def run_sim(args: argparse.Namespace) -> int:
 
     urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
     params = Path(args.params) if args.params else share_directory() / "config" / "sim.yaml"
+    sim_parameters = ([] if args.world is None
+                      else world_parameters(Path(args.world), urdf, args.xacro_args))
     reached = run_simulation(urdf, params, args.frame, args.seconds_per_target,
-                             gravity=args.gravity, xacro_args=args.xacro_args)
+                             gravity=args.gravity, xacro_args=args.xacro_args,
+                             sim_parameters=sim_parameters)
     print("\nall targets reached" if reached else "\nsome targets were not reached")
     return 0 if reached else 1
+
+
+def world_parameters(path: Path, urdf: Path, xacro_args: Mapping[str, str]
+                     ) -> list[Parameter[Any]]:
+    """sim_node's parameters for ``robodyn sim --world``: world_file, and the URDF as
+    robot_description_file (without xacro arguments) so that sim_node finds a relative mesh
+    filename from its folder and a package:// one from the folders above it (ros.contacts);
+    once the world and the robot's collision shapes that touch it load here as sim_node will
+    load them, so that what it would refuse is named before the nodes start.
+
+    Raises:
+        ValueError: a world file that does not load (contact.WorldError), a world with planes
+            and a robot without <collision> elements, a collision that cannot be read
+            (contact.GeometryError); naming the file and the field or link.
+    """
+    from rclpy.parameter import Parameter
+
+    from robodyn_ros.contact import load_world
+    from robodyn_ros.ros.contacts import world_shapes
+    from robodyn_ros.ros.description import RobotDescription
+
+    world = load_world(path)
+    from_file = not xacro_args  # a xacro file's arguments come with its text only
+    description = RobotDescription(read_robot_description(urdf, xacro_args), str(urdf),
+                                   urdf.resolve().parent if from_file else None)
+    world_shapes(world, description, Robot.from_urdf_string(description.urdf, source=str(urdf)))
+    print(f"world: {len(world.planes)} plane(s) from {path}; sim_node publishes the contacts "
+          "on /contacts (robodyn_interfaces/Contacts) with each joint state")
+    parameters = [Parameter("world_file", value=str(path.resolve()))]
+    if from_file:
+        parameters += [Parameter("robot_description", value=""),
+                       Parameter("robot_description_file", value=str(urdf.resolve()))]
+    return parameters
 
 
 def run_sim_floating(args: argparse.Namespace) -> int:
@@ -581,6 +631,10 @@ def add_preview_command(commands: argparse._SubParsersAction) -> None:
                          help="the root link floats (torque_profile and whole_body_pose "
                          "scenarios; start: the whole configuration [x y z, qx qy qz qw, "
                          "joints])")
+    preview.add_argument("--world", metavar="FILE",
+                         help="YAML file of planes (docs/contact.md) for every scenario without "
+                         "a world of its own; the robot touches them with its URDF's "
+                         "<collision> elements")
     add_gravity_option(preview)
     add_payload_option(preview)
 
@@ -591,10 +645,12 @@ def run_preview(args: argparse.Namespace) -> int:
     from robodyn_ros.sim.preview import preview
     from robodyn_ros.sim.preview_report import (
         JOINTS_PLOT,
+        contact_table,
         metrics_table,
         read_scenarios_file,
         write_plots,
     )
+    from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR
 
     if not args.no_plots:
         refuse_earlier_output(Path(args.output), JOINTS_PLOT, "a preview's plots")
@@ -604,16 +660,60 @@ def run_preview(args: argparse.Namespace) -> int:
         robot, args.scenarios, horizon=args.horizon, dt=args.dt, integrator=args.integrator,
         forward_dynamics_method=args.forward_dynamics_method, control_period=args.control_period,
     )
+    if args.world is not None:
+        scenarios = with_world(scenarios, Path(args.world))
+    shapes = preview_shapes(robot, scenarios, Path(args.urdf), args.xacro_args)
     with backend(args.backend, workers=args.workers) as pool:
-        results = preview(robot, scenarios, settings, start, pool=pool)
+        results = preview(robot, scenarios, settings, start, pool=pool, collision_shapes=shapes)
     print(f"{len(results)} scenarios, horizon {settings.horizon} s, dt {settings.dt} s, "
           f"{settings.integrator}, {settings.forward_dynamics_method}, control every "
           f"{settings.control_every} step(s)")
     print(metrics_table(results))
+    contacts = contact_table(results)
+    if contacts:
+        print(f"\ncontacts with the world (those scenarios stepped {WORLD_INTEGRATOR}):\n"
+              f"{contacts}")
     if not args.no_plots:
         written = write_plots(args.output, robot, scenarios, results)
         print(f"plots: {', '.join(str(path) for path in written)}")
     return 0
+
+
+def with_world(scenarios: list[Scenario], path: Path) -> list[Scenario]:
+    """The scenarios, each without a world of its own given the world of the file.
+
+    Raises:
+        ValueError: a file that does not load (contact.WorldError), naming it and the field.
+    """
+    from robodyn_ros.contact import load_world
+
+    world = load_world(path)
+    return [scenario if scenario.world.planes else replace(scenario, world=world)
+            for scenario in scenarios]
+
+
+def preview_shapes(robot: Robot, scenarios: list[Scenario], urdf: Path,
+                   xacro_args: Mapping[str, str] | None) -> tuple[CollisionShape, ...]:
+    """The robot's collision shapes on links that move, where a scenario has a world (a
+    relative mesh filename from the URDF's folder, a package:// one from the ament index or
+    the folders above it); none otherwise.
+
+    Raises:
+        ValueError: a world and no such shape, or a collision that cannot be read
+            (contact.GeometryError), naming the link.
+    """
+    from robodyn_ros.contact import collision_shapes, moving_shapes, package_folders
+
+    worlds = [scenario for scenario in scenarios if scenario.world.planes]
+    if not worlds:
+        return ()
+    folder = urdf.resolve().parent
+    shapes = moving_shapes(robot, collision_shapes(read_robot_description(urdf, xacro_args),
+                                                   folder, tuple(package_folders(folder))))
+    if not shapes:
+        raise ValueError(f"scenario '{worlds[0].name}': a world, but {urdf} has no "
+                         "<collision> element on a link that moves to touch it")
+    return shapes
 
 
 DEMO_CALLS = (("frame_pose", 0), ("gravity_torques", 0), ("mass_matrix", 0), ("jacobian", 0),

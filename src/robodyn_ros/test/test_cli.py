@@ -103,6 +103,37 @@ def test_preview_names_a_bad_scenario_field(tmp_path, capsys) -> None:
     assert "scenario 'up': pose_target.frame 'nowhere' is not a frame" in capsys.readouterr().err
 
 
+BRICK = """<robot name="brick"><link name="brick">
+  <inertial><mass value="2"/><inertia ixx="0.0083" ixy="0" ixz="0" iyy="0.0083" iyz="0"
+    izz="0.0133"/></inertial>
+  <collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision></link></robot>"""
+
+
+def test_preview_puts_its_scenarios_in_the_world_of_a_file(tmp_path, capsys) -> None:
+    """--world gives every scenario without a world of its own the file's planes; the brick,
+    pushed 20 N for 0.2 s on μ 0.5, slides 0.21 m (test/sim/test_preview_world.py), and the
+    contact table says so; a bad world file is refused naming the field."""
+    urdf, world = tmp_path / "brick.urdf", tmp_path / "ground.yaml"
+    urdf.write_text(BRICK)
+    world.write_text("planes:\n  - {normal: [0, 0, 1], point: [0, 0, 0], friction: 0.5}\n")
+    scenarios = tmp_path / "push.yaml"
+    scenarios.write_text(
+        "start: [0, 0, 0.05, 0, 0, 0, 1]\nhorizon: 0.7\nscenarios:\n"
+        "  - name: push\n    torque_profile: {frame: brick, times: [0], efforts: [[0, 0, 0, "
+        "0, 0, 0]]}\n    pushes: [{frame: brick, wrench: [20, 0, 0, 0, 0, 0], start: 0.05, "
+        "duration: 0.2}]\n")
+    code = main(["preview", str(urdf), str(scenarios), "--floating-base", "--world", str(world),
+                 "--no-plots"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    row = out.split("contacts with the world:")[1].splitlines()[3].split()
+    assert row[0] == "push" and float(row[2]) == pytest.approx(207.7, abs=2.0)  # slip, mm
+    world.write_text("planes:\n  - {normal: [0, 0, 0], point: [0, 0, 0], friction: 0.5}\n")
+    assert main(["preview", str(urdf), str(scenarios), "--floating-base", "--world",
+                 str(world), "--no-plots"]) == 1
+    assert "planes[0].normal" in capsys.readouterr().err
+
+
 def test_an_output_folder_of_an_earlier_run_is_refused(tmp_path, capsys) -> None:
     """One rule for every command that writes a folder (excite, preview, bag analyze and bag
     identify): a folder an earlier run wrote is refused, naming it, before any work, and its

@@ -8,6 +8,7 @@ from robodyn_ros.contact.geometry import (
     GeometryError,
     collision_shapes,
     contact_points,
+    package_folders,
 )
 from robodyn_ros.contact.time_step import (
     ContactError,
@@ -15,6 +16,7 @@ from robodyn_ros.contact.time_step import (
     ContactSettings,
     ContactStep,
     contact_step,
+    moving_shapes,
 )
 from robodyn_ros.contact.world import Plane, World, WorldError, load_world, world_of
 
@@ -33,5 +35,7 @@ __all__ = [
     "contact_points",
     "contact_step",
     "load_world",
+    "moving_shapes",
+    "package_folders",
     "world_of",
 ]

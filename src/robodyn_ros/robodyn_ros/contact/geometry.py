@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -236,5 +236,21 @@ def mesh_file(where: str, filename: str, base_folder: str | os.PathLike[str] | N
     raise GeometryError(f"{where}: mesh '{filename}' not found (looked in: {looked})")
 
 
+def package_folders(folder: Path | None = None) -> Iterator[Path]:
+    """Where a ``package://<package>/<path>`` mesh is looked for: the share folder of each
+    install prefix of the ament index (AMENT_PREFIX_PATH), then, for a description read from a
+    file, each folder above that file's (a package's description in a source tree or an
+    install without the ament index: <package>/urdf/robot.urdf).
+
+    Args:
+        folder: the description file's folder; None for one from a parameter or topic.
+    """
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            yield Path(prefix, "share")
+    if folder is not None:
+        yield from Path(folder).resolve().parents
+
+
 __all__ = ["CollisionShape", "ContactPoints", "GeometryError", "collision_shapes",
-           "contact_points", "mesh_file"]
+           "contact_points", "mesh_file", "package_folders"]

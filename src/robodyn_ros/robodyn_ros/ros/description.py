@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,8 +45,9 @@ def follow_robot_description(
     node: Node, guard: Guard, adopt: Callable[[Robot], None],
     kernel_steps: KernelSteps,
 ) -> DescriptionFollower:
-    """Load the robot of the node's robot_description parameter now (when set; else of the
-    file its robot_description_file parameter names, when set), and of each URDF the
+    """Follow the robot description: load the robot of the node's robot_description parameter
+    at `DescriptionFollower.load_parameters` (when set; else of the file its
+    robot_description_file parameter names, when set), and of each URDF the
     robot_description topic brings (transient local, as robot_state_publisher
     publishes it), with the node's armature, gravity, locked_joints and floating_base
     parameters (a free flyer at the root with floating_base true); serve set_payload.
@@ -93,13 +95,23 @@ def follow_robot_description(
     )
     node.create_service(SetPayload, PAYLOAD_SERVICE,
                         guard.service(PAYLOAD_SERVICE, follower.on_set_payload))
-    description = node.get_parameter("robot_description").value
-    location = node.get_parameter("robot_description_file").value
-    if description:
-        follower.load(description, "the robot_description parameter")
-    elif location:
-        follower.load_file(location)
     return follower
+
+
+@dataclass(frozen=True)
+class RobotDescription:
+    """A robot description as a node received it.
+
+    Attributes:
+        urdf: the URDF text (xacro expanded).
+        source: where it came from, as messages name it ("the topic").
+        folder: the folder of the file it was read from, where a relative mesh filename
+            starts; None for text from a parameter or the topic.
+    """
+
+    urdf: str
+    source: str
+    folder: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +159,8 @@ class DescriptionFollower:
         self._node, self._health, self._adopt = node, guard.health, adopt
         self._kernel_steps = kernel_steps
         self._robot: Robot | None = None  # the robot in service
-        self._description: tuple[str, str] | None = None  # the last URDF and its source
+        self._description: RobotDescription | None = None  # the last one received
+        self._serving: RobotDescription | None = None  # see `description`
         self._settings: RobotSettings | None = None  # None while a parameter is invalid
         self._invalid = ""
         self._payloads: dict[str, Payload] = {}  # frame → the load set_payload put there
@@ -161,6 +174,22 @@ class DescriptionFollower:
         """The robot in service (None before one loads)."""
         return self._robot
 
+    @property
+    def description(self) -> RobotDescription | None:
+        """The robot description of the robot handed to `adopt`: while a load runs, the one
+        being loaded; else the robot in service's (None before one)."""
+        return self._serving
+
+    def load_parameters(self) -> None:
+        """Load the robot of the robot_description parameter, when set; else of the file
+        robot_description_file names, when set (a refusal is reported as `load` reports it)."""
+        description = self._node.get_parameter("robot_description").value
+        location = self._node.get_parameter("robot_description_file").value
+        if description:
+            self.load(description, "the robot_description parameter")
+        elif location:
+            self.load_file(location)
+
     def readopt(self) -> None:
         """Hand the robot in service to `adopt` again (the node's own parameters changed).
 
@@ -170,14 +199,17 @@ class DescriptionFollower:
         if self._robot is not None:
             self._adopt(self._robot)
 
-    def load(self, urdf: str, source: str, settings: RobotSettings | None = None) -> str:
+    def load(self, urdf: str, source: str, settings: RobotSettings | None = None,
+             folder: Path | None = None) -> str:
         """Build the robot of `urdf` with the settings (the parameters' when None) and put it
-        in service.
+        in service; `folder`: that of the file it was read from.
 
         Returns:
             Why it was refused ("" when it is in service).
         """
-        self._description = (urdf, source)
+        description = RobotDescription(urdf, source, folder)
+        self._description = description
+        serving, self._serving = self._serving, description
         settings = settings or self._settings
         stage = f"robot description from {source} does not load"
         try:
@@ -195,6 +227,7 @@ class DescriptionFollower:
                 compile_ahead.ahead(self._kernel_steps(robot))
                 self._adopt(robot)
         except Exception as error:  # any failure refuses the robot, with the reason
+            self._serving = serving
             return self._refused(f"{stage} ({type(error).__name__}: {error})")
         self._robot, self._settings, self._invalid = robot, settings, ""
         self._health.clear_condition(DESCRIPTION_CONDITION)
@@ -213,11 +246,12 @@ class DescriptionFollower:
         """
         source = f"robot_description_file '{location}'"
         try:
-            urdf = read_robot_description(description_file(location))
+            path = description_file(location)
+            urdf = read_robot_description(path)
         except (OSError, ModelError) as error:
             return self._refused(f"robot description from {source} does not load "
                                  f"({type(error).__name__}: {error})")
-        return self.load(urdf, source, settings)
+        return self.load(urdf, source, settings, path.parent)
 
     def _refused(self, reason: str) -> str:
         """Report a robot refused for `reason`: until one loads while none is in service,
@@ -283,8 +317,9 @@ class DescriptionFollower:
         rebuild = previous is None or settings.locked_joints != previous.locked_joints \
             or settings.floating_base != previous.floating_base
         if robot is None or rebuild:  # locked joints or a floating base: another robot
-            if self._description is not None:
-                return self.load(*self._description, settings)
+            last = self._description
+            if last is not None:
+                return self.load(last.urdf, last.source, settings, last.folder)
             self._settings, self._invalid = settings, ""
             return ""
         lacking = [joint for joint in settings.armature if joint not in robot.joint_names]

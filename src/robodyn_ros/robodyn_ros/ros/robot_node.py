@@ -228,6 +228,7 @@ class RobotNode(LifecycleNode):
             self.create_interfaces()
             self.follower = follow_robot_description(self, self.guard, self._adopt,
                                                      self.kernel_steps)
+            self.follower.load_parameters()  # adopt finds the follower and its description
         except Exception as error:  # the interfaces could not be made: back to unconfigured
             self.health.fault("configure", error)
             self._created = [e for e in self._entities() if e not in before]

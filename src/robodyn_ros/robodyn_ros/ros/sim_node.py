@@ -30,6 +30,21 @@ header.frame_id names (with or without frame_prefix), at the frame's origin in w
 axes (Robot.jacobian's: the root link's for a fixed base, the world's for a floating one),
 from the next step until another on that frame replaces it; all zeros releases it (ros.wrenches).
 
+A world (parameter world, YAML text of contact.world_of's mapping, or world_file, the path of
+a YAML file of one; at most one of them) gives the robot planes to touch with the
+``<collision>`` elements of its description (a fixed base's own, held by its mount, left out;
+a relative mesh filename from the description file's folder, a package:// one through the
+ament index or the folders above that file; ros.contacts.world_shapes): each step is then
+contact.time_step's semi-implicit step, whatever the integrator parameter says (the integrator
+applies in free space; the diagnostics name the one used). A world that does not parse or that
+contact.world_of refuses (a zero normal, a negative friction), named by its parameter and
+field, and planes with a robot without collision shapes on a link that moves, with held
+contacts (parameter contacts) or with an iterative forward dynamics method, refuse the robot
+(or the parameter change) with the reason.
+``contacts`` (robodyn_interfaces/Contacts) carries, with each joint_states message and its
+stamp, the contacts of the last step and their total force, frame_id world_frame for a
+floating base and the root link for a fixed one (with frame_prefix); empty without a world.
+
 The simulation runs in its own thread (not a ROS timer), paced to real_time_factor. Effort
 commands are taken newest first (ros.intake): each step applies the newest command that has
 arrived; the diagnostics count the commands superseded before a step applied them and the age
@@ -41,7 +56,10 @@ initial positions at sim time 0 (the same joints changed, by a payload, gravity,
 settings, carry on from where they are), and stepped once before it replaces the one
 simulated; if that fails (a robot whose tip moves no mass has no forward dynamics) it is
 refused with the reason and the simulation goes on as it was. A step that fails is reported
-(ERROR diagnostic, log) and the simulation resumes from the last state it reached. Every
+(ERROR diagnostic, log) and the simulation resumes from the last state it reached. A step
+whose contacts the solver cannot solve (contact.ContactError) is such a step: the robot holds
+the state it reached, joint_states and contacts repeat it, and the step is tried again every
+RESUME_DELAY, so that a new command, wrench or parameter can free it. Every
 callback runs under the node's guard (ros.guard). `stop()` (also called by `destroy_node`)
 ends and joins the thread.
 """
@@ -54,19 +72,23 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import yaml
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
+from robodyn_interfaces.msg import Contacts
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from robodyn_ros.contact.world import World, WorldError, load_world, world_of
 from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import CONTACT_ROWS, Contact
 from robodyn_ros.robot.iteration import DEFAULT_TOL
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
+from robodyn_ros.ros.contacts import contacts_message, world_shapes
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.ros.joint_states import input_qos
@@ -79,6 +101,7 @@ from robodyn_ros.ros.robot_node import (
 )
 from robodyn_ros.ros.wrenches import wrench_of
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
+from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
@@ -123,11 +146,20 @@ PARAMETERS = (
                   "'frame:3d' (its origin held); empty: free"),
     ParameterSpec("contact_gains", [100.0, 20.0],
                   "the contacts' Baumgarte gains kp (1/s²) and kd (1/s), ≥ 0"),
+    ParameterSpec("world", "",
+                  "the planes the robot's <collision> elements touch: YAML text of "
+                  "{planes: [{normal: [x, y, z], point: [x, y, z], friction: μ}, ...]}, in "
+                  "world_frame (a fixed base: its root frame), m; with planes each step is "
+                  f"contact.time_step's ({WORLD_INTEGRATOR}, whatever integrator says); "
+                  "empty: free space"),
+    ParameterSpec("world_file", "",
+                  "the path of a YAML file of the world (contact.load_world), in place of "
+                  "world; empty: none"),
     WORLD_FRAME_PARAMETER,
 )
 REBUILDING_PARAMETERS = ("integrator", "forward_dynamics_method", "forward_dynamics_tolerance",
                          "dt", "publish_period", "friction_velocity", "joints", "contacts",
-                         "contact_gains")
+                         "contact_gains", "world", "world_file")
 
 
 class SimNode(RobotNode):
@@ -168,6 +200,7 @@ class SimNode(RobotNode):
         self._odometry = self.create_lifecycle_publisher(Odometry, "odometry", 10)
         self._transforms = None if tf2_ros is None else tf2_ros.TransformBroadcaster(self)
         self._clock_publisher = self.create_lifecycle_publisher(Clock, "/clock", 10)
+        self._contacts = self.create_lifecycle_publisher(Contacts, "contacts", 10)
 
     @property
     def sim(self) -> SimulatedRobot | None:
@@ -199,14 +232,23 @@ class SimNode(RobotNode):
 
         Raises:
             Exception: what SimulatedRobot raises for the parameters, the joints parameter
-                naming a joint the robot lacks, or the step's failure.
+                naming a joint the robot lacks, a world that cannot be taken, collision shapes
+                that cannot be read, or the step's failure.
         """
         order = command_order(robot, self.value("joints"))
         method = self.value("forward_dynamics_method")
         iterative = method in Robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
+        world = world_parameters(self.value("world"), self.value("world_file"))
+        shapes = world_shapes(world, self.follower.description if self.follower else None,
+                              robot)
+        integrator = WORLD_INTEGRATOR if world.planes else self.value("integrator")
+        if integrator != self.value("integrator"):
+            self.get_logger().info(f"world of {len(world.planes)} plane(s): stepping "
+                                   f"{integrator} with contacts (integrator "
+                                   f"'{self.value('integrator')}' applies in free space)")
         sim = SimulatedRobot(
             robot,
-            self.value("integrator"),
+            integrator,
             self.value("dt"),
             forward_dynamics_method=method,
             forward_dynamics_options={"tol": self.value("forward_dynamics_tolerance")}
@@ -214,6 +256,8 @@ class SimNode(RobotNode):
             friction_velocity=self.value("friction_velocity"),
             contacts=contacts_parameter(robot, self.value("contacts")),
             contact_gains=tuple(self.value("contact_gains")),
+            world=world,
+            collision_shapes=shapes,
         )
         initial = self.value("initial_positions")
         if initial is not None and len(initial) > 0:
@@ -361,9 +405,10 @@ class SimNode(RobotNode):
         if stamp.nanosec >= 1_000_000_000:
             stamp = Time(sec=stamp.sec + 1, nanosec=0)
         robot, q = sim.robot, sim.q
+        world_frame = self.frame_id(self.value("world_frame") if robot.model.floating_base
+                                    else robot.model.root_link)
         if robot.model.floating_base:  # first: a joint state is answered with the newest base
-            odometry = odometry_message(q, sim.qd, self.frame_id(self.value("world_frame")),
-                                        self.frame_id(base_link(robot)))
+            odometry = odometry_message(q, sim.qd, world_frame, self.frame_id(base_link(robot)))
             odometry.header.stamp = stamp
             self._odometry.publish(odometry)
             if self._transforms is not None:
@@ -377,6 +422,7 @@ class SimNode(RobotNode):
         message.velocity = sim.qd[rows].tolist()
         message.effort = sim.effort[rows].tolist()
         self._joint_states.publish(message)
+        self._contacts.publish(contacts_message(sim.world_contacts, stamp, world_frame))
         self._clock_publisher.publish(Clock(clock=stamp))
 
     # -- reporting --------------------------------------------------------------------------
@@ -398,6 +444,8 @@ class SimNode(RobotNode):
         achieved = (sim_time - sim0) / elapsed if elapsed > 0 and sim_time >= sim0 else 0.0
         values = {
             "integrator": sim.integrator if sim else "",
+            "world planes": str(len(sim.world.planes)) if sim else "",
+            "world contacts": str(len(sim.world_contacts)) if sim else "",
             "sim time (s)": f"{sim_time:.3f}",
             "real-time factor": f"{achieved:.2f}",
             "target real-time factor": f"{self._real_time_factor:g}",
@@ -436,6 +484,32 @@ def initial_configuration(robot: Robot, values: list[float]) -> np.ndarray:
     q = robot.neutral()
     q[entries] = values
     return q
+
+
+def world_parameters(text: str, path: str) -> World:
+    """The World of the world parameter (YAML text of contact.world_of's mapping) or of the
+    file the world_file parameter names (contact.load_world); free space when both are empty.
+
+    Raises:
+        RefusedError: both set, text that is not YAML, a file that cannot be read, or a world
+            contact.world_of refuses; naming the parameter and the field.
+    """
+    if text.strip() and path.strip():
+        raise RefusedError("world and world_file are both set: give the world in one of them")
+    try:
+        if path.strip():
+            return load_world(path)
+        if not text.strip():
+            return World()
+        document = yaml.safe_load(text)
+    except WorldError as error:
+        raise RefusedError(f"world_file: {error}") from None
+    except yaml.YAMLError as error:
+        raise RefusedError(f"world: not YAML: {' '.join(str(error).split())}") from None
+    try:
+        return world_of(document, "world")
+    except WorldError as error:
+        raise RefusedError(str(error)) from None
 
 
 def contacts_parameter(robot: Robot, values: list[str] | None) -> tuple[Contact, ...]:

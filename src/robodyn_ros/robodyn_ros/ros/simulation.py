@@ -209,13 +209,15 @@ def run_simulation(
     print_every: float = 0.5,
     gravity: tuple[float, float, float] | None = None,
     xacro_args: Mapping[str, str] | None = None,
+    sim_parameters: Sequence[Parameter[Any]] = (),
 ) -> bool:
     """Run the four nodes in this process (nodes_in_process), send the default targets one
     after the other (each for `seconds_per_target` of sim time), print the tracking error and
     a summary; True when every target was reached within `tolerance` (m, rad). `urdf`,
-    `gravity` and `xacro_args` as nodes_in_process takes them."""
+    `gravity` and `xacro_args` as nodes_in_process takes them; `sim_parameters`: more of
+    sim_node's (its world_file)."""
     with nodes_in_process(urdf, params_file, (SimNode, DynamicsNode, ControllerNode, PreviewNode),
-                          gravity, xacro_args) as simulation:
+                          gravity, xacro_args, node_parameters=[sim_parameters]) as simulation:
         robot, runner = simulation.robot, simulation.runner
         sim_node, _, controller_node, _ = simulation.nodes
         preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,

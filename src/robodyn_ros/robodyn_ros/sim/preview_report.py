@@ -81,6 +81,22 @@ def metrics_table(results: list[PreviewResult]) -> str:
     return "\n".join(rows)
 
 
+def contact_table(results: list[PreviewResult]) -> str:
+    """A row of contact metrics (sim.contact_log) per scenario with a world, as text; empty
+    when none has one."""
+    header = (f"{'scenario':<16} {'peak force N':>12} {'slip mm':>8} {'lost contacts':>13} "
+              f"{'penetration mm':>14}")
+    rows = [header, "-" * len(header)]
+    for result in results:
+        if not result.contacts:
+            continue
+        m = result.metrics.contact
+        rows.append(f"{result.name:<16.16} {m.peak_contact_force:>12.2f} "
+                    f"{1e3 * m.slip_distance:>8.2f} {m.lost_contacts:>13d} "
+                    f"{1e3 * m.penetration:>14.3f}")
+    return "\n".join(rows) if len(rows) > 2 else ""
+
+
 def write_plots(folder: str | Path, robot: Robot, scenarios: Sequence[Scenario],
                 results: list[PreviewResult]) -> list[Path]:
     """JOINTS_PLOT (joints_figure) and PATHS_PLOT (paths_figure) in `folder` (created).
@@ -210,5 +226,6 @@ def scenario_target(robot: Robot, scenario: Scenario) -> np.ndarray | None:
     return None
 
 
-__all__ = ["JOINTS_PLOT", "PATHS_PLOT", "SETTINGS", "joints_figure", "metrics_table",
-           "paths_figure", "read_scenarios_file", "scenario_target", "write_plots"]
+__all__ = ["JOINTS_PLOT", "PATHS_PLOT", "SETTINGS", "contact_table", "joints_figure",
+           "metrics_table", "paths_figure", "read_scenarios_file", "scenario_target",
+           "write_plots"]

@@ -69,6 +69,8 @@ from robodyn_ros.sim.integrators import (
 from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
 
+WORLD_INTEGRATOR = "semi_implicit_euler"  # the step of a world with planes (contact.time_step)
+
 TOLERANCE = 1e-8  # of the adaptive integrators, relative and absolute
 
 
@@ -145,7 +147,7 @@ class SimulatedRobot:
                              f"dynamics method; got '{integrator}' and "
                              f"'{forward_dynamics_method}'")
         world = world or World()
-        if world.planes and (integrator != "semi_implicit_euler" or iterative or contacts):
+        if world.planes and (integrator != WORLD_INTEGRATOR or iterative or contacts):
             raise ValueError("a world with planes steps semi-implicitly with its contacts "
                              "(contact.time_step): choose integrator 'semi_implicit_euler', a "
                              "direct forward dynamics method and no held contacts; got "
@@ -440,4 +442,4 @@ class SimulatedRobot:
         return array
 
 
-__all__ = ["FRICTION_VELOCITY", "TOLERANCE", "SimulatedRobot"]
+__all__ = ["FRICTION_VELOCITY", "TOLERANCE", "WORLD_INTEGRATOR", "SimulatedRobot"]

@@ -15,7 +15,7 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.sim.contact_log import ContactLog
 from robodyn_ros.sim.preview_result import PreviewSettings
 from robodyn_ros.sim.scenarios import Scenario, ScenarioError
-from robodyn_ros.sim.simulated_robot import SimulatedRobot
+from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR, SimulatedRobot
 
 
 def check_world(scenario: Scenario, collision_shapes: Sequence[CollisionShape]) -> None:
@@ -34,7 +34,7 @@ def simulated_robot(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: 
     world, the semi-implicit step with its contacts."""
     world = scenario.world if scenario.world.planes else None
     return SimulatedRobot(
-        robot, "semi_implicit_euler" if world else settings.integrator, settings.dt,
+        robot, WORLD_INTEGRATOR if world else settings.integrator, settings.dt,
         friction_velocity=settings.friction_velocity, q=q, qd=qd, world=world,
         collision_shapes=tuple(collision_shapes) if world else (), **options)
 
