@@ -4,16 +4,19 @@ ScenarioError naming the field), results into PreviewPrediction and MarkerArray 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
-from builtin_interfaces.msg import Duration
+from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Point, Pose, PoseArray, Twist
 from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewPush, PreviewScenario
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
+from robodyn_ros.contact.world import WorldError
 from robodyn_ros.robot import Robot
+from robodyn_ros.ros.contacts import contacts_message, world_from_planes
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap, fill_pose
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
 from robodyn_ros.sim.scenarios import KINDS, Scenario, ScenarioError, scenario_from_mapping
@@ -27,8 +30,20 @@ def goal_scenarios(robot: Robot, scenarios: Sequence[PreviewScenario]) -> list[S
     """The goal's scenarios, checked; ScenarioError names the scenario and field."""
     if not scenarios:
         raise ScenarioError("scenarios must not be empty")
-    return [scenario_from_mapping(robot, scenario_mapping(robot, message, k), k)
+    return [_with_world(scenario_from_mapping(robot, scenario_mapping(robot, message, k), k),
+                        message)
             for k, message in enumerate(scenarios)]
+
+
+def _with_world(scenario: Scenario, message: PreviewScenario) -> Scenario:
+    """The scenario with the world of the message's planes (none: as it is)."""
+    if not message.world:
+        return scenario
+    try:
+        world = world_from_planes(message.world, f"scenario '{scenario.name}': world")
+    except WorldError as error:
+        raise ScenarioError(str(error)) from None
+    return replace(scenario, world=world)
 
 
 def goal_settings(goal: Preview.Goal) -> PreviewSettings:
@@ -132,6 +147,10 @@ def prediction_message(robot: Robot, result: PreviewResult, prefix: str,
         final_orientation_error=m.final_orientation_error, energy_start=m.energy_start,
         energy_end=m.energy_end, energy_peak=m.energy_peak,
         real_time_factor=result.real_time_factor,
+        contacts=[contacts_message(contacts, _time(result.times[step]), paths_frame)
+                  for step, contacts in zip(result.samples, result.contacts, strict=False)],
+        peak_contact_force=m.contact.peak_contact_force, slip_distance=m.contact.slip_distance,
+        lost_contacts=m.contact.lost_contacts, penetration=m.contact.penetration,
     )
 
 
@@ -194,6 +213,12 @@ def path_markers(results: Sequence[PreviewResult], frame_id: str) -> MarkerArray
                          for x, y, z in result.frame_path[::stride, :3, 3].tolist()]
         markers.append(marker)
     return MarkerArray(markers=markers)
+
+
+def _time(seconds: float) -> Time:
+    """The stamp of a time from the start of the horizon."""
+    whole, nanoseconds = divmod(round(seconds * 1e9), 1_000_000_000)
+    return Time(sec=whole, nanosec=nanoseconds)
 
 
 def _duration(seconds: float) -> Duration:

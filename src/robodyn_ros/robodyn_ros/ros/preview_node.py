@@ -19,6 +19,11 @@ joint_states_max_age is refused. It takes torque_profile (its joints' efforts, n
 base) and whole_body_pose scenarios; its predictions carry the joints in the trajectory, the
 base in base_path and base_twist, and the paths in the world frame.
 
+A scenario with a world (its planes) previews the robot's contacts with them: the collision
+shapes of its description's links that move (ros.contacts.world_shapes, read once per
+description; a world without any is refused), and its prediction carries the contacts at the
+sample steps and the contact metrics.
+
 A new robot (parameter or topic) is warmed up by a one-step preview before it replaces the
 one in service; if that fails it is refused with the reason. Predictions with NaN or inf are
 not sent: the goal is aborted with the reason. Every callback runs under the node's guard
@@ -34,6 +39,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,9 +50,12 @@ from robodyn_interfaces.action import Preview
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
+from robodyn_ros.contact.geometry import CollisionShape
 from robodyn_ros.parallel import CancelledError, backend
 from robodyn_ros.robot import Robot
+from robodyn_ros.ros.contacts import world_shapes
 from robodyn_ros.ros.conversions import JointStateMap, finite
+from robodyn_ros.ros.description import RobotDescription
 from robodyn_ros.ros.guard import ERROR, OK, RefusedError
 from robodyn_ros.ros.intake import received_ns
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
@@ -70,7 +79,7 @@ from robodyn_ros.ros.robot_node import (
     run_node,
 )
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings, preview, warm_up
-from robodyn_ros.sim.scenarios import ScenarioError
+from robodyn_ros.sim.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
     from rclpy.action.server import ServerGoalHandle
@@ -98,6 +107,7 @@ class PreviewNode(RobotNode):
         self._base: BaseState | None = None  # of the newest odometry taken
         self._cancels: dict[bytes, threading.Event] = {}
         self._goals = 0
+        self._collision: tuple[RobotDescription | None, tuple[CollisionShape, ...]] | None = None
         super().__init__("preview_node", **kwargs)
 
     def create_interfaces(self) -> None:
@@ -211,7 +221,7 @@ class PreviewNode(RobotNode):
             with backend(self.get_parameter("backend").value,
                          workers=self.get_parameter("workers").value) as pool:
                 results = preview(robot, scenarios, settings, q, qd, pool=pool, on_done=report,
-                                  cancel=cancel)
+                                  cancel=cancel, collision_shapes=self._shapes(robot, scenarios))
         except CancelledError:
             goal_handle.canceled()
             return Preview.Result(message=f"cancelled after {len(done)} scenarios")
@@ -224,6 +234,22 @@ class PreviewNode(RobotNode):
         goal_handle.succeed()
         return Preview.Result(predictions=[
             prediction_message(robot, r, self.frame_prefix, paths_frame) for r in results])
+
+    def _shapes(self, robot: Robot, scenarios: Sequence[Scenario]
+                ) -> tuple[CollisionShape, ...]:
+        """The robot's collision shapes that can touch the scenarios' worlds (none without a
+        world), read from its description once for each description.
+
+        Raises:
+            RefusedError: a world and no collision shape on a link that moves.
+        """
+        world = next((s.world for s in scenarios if s.world.planes), None)
+        description = self.follower.description if self.follower is not None else None
+        if world is None:
+            return ()
+        if self._collision is None or self._collision[0] is not description:
+            self._collision = (description, world_shapes(world, description, robot))
+        return self._collision[1]
 
     def _start(self, robot: Robot, start: JointState) -> tuple[np.ndarray, np.ndarray]:
         """(q, q̇) of goal.start, else of the latest joint_states; a floating base's from the

@@ -186,3 +186,17 @@ def call(peer: Peer, kind, service: str, request):
         return future.result()
     finally:
         peer.peer.destroy_client(client)
+
+
+def goal_response(client, goal, feedback=None):
+    """(goal handle, the GetResult response) of an action goal once it ends; the response
+    None if the goal was not accepted."""
+    future = client.send_goal_async(goal, feedback_callback=feedback)
+    assert wait_for(future.done), "no goal response"
+    handle = future.result()
+    if not handle.accepted:
+        return handle, None
+    result = handle.get_result_async()
+    assert wait_for(result.done), "no result"
+    return handle, result.result()
+

@@ -25,7 +25,7 @@ from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 from robodyn_ros.testing import example_robot_urdf
 
-from helpers.nodes import Peer, wait_for
+from helpers.nodes import Peer, goal_response, wait_for
 
 SOLO = example_robot_urdf("solo12").read_text()
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
@@ -80,15 +80,6 @@ def kick(solo: Robot) -> PreviewScenario:
                            trajectory=trajectory, pushes=[shove])
 
 
-def send(peer, goal):
-    """The result of a goal once it ends (every goal is accepted, then succeeds or aborts)."""
-    future = peer.client.send_goal_async(goal)
-    assert wait_for(future.done), "no goal response"
-    result = future.result().get_result_async()
-    assert wait_for(result.done), "no result"
-    return result.result()
-
-
 def send_odometry(peer) -> None:
     message = odometry_message(np.array(BASE), np.array(TWIST), "odom", "base_link")
     peer.publish(Odometry, "odometry", message)
@@ -99,7 +90,7 @@ def test_predictions_match_the_preview_from_the_odometry(peer, solo) -> None:
     send_odometry(peer)
     goal = Preview.Goal(scenarios=[stand(solo), kick(solo)], start=start(solo),
                         horizon=HORIZON, dt=0.001)
-    response = send(peer, goal)
+    _, response = goal_response(peer.client, goal)
     assert response.status == 4, response.result.message  # SUCCEEDED
     q0, v0 = np.array(BASE + STANDING), np.array(TWIST + [0.0] * 12)
     expected = preview(solo, [
@@ -138,7 +129,7 @@ def test_predictions_match_the_preview_from_the_odometry(peer, solo) -> None:
 
 
 def test_a_start_without_odometry_is_aborted(peer, solo) -> None:
-    response = send(peer, Preview.Goal(scenarios=[kick(solo)], start=start(solo),
+    _, response = goal_response(peer.client, Preview.Goal(scenarios=[kick(solo)], start=start(solo),
                                        horizon=HORIZON, dt=0.001))
     assert response.status == 6  # ABORTED
     assert "no odometry yet" in response.result.message
@@ -148,8 +139,8 @@ def test_a_fixed_base_scenario_is_aborted_naming_it(peer, solo) -> None:
     send_odometry(peer)
     reach = PreviewScenario(name="reach", kind=PreviewScenario.POSE_TARGET, frame="FL_FOOT")
     reach.target.orientation.w = 1.0
-    response = send(peer, Preview.Goal(scenarios=[reach], start=start(solo), horizon=HORIZON,
-                                       dt=0.001))
+    _, response = goal_response(peer.client, Preview.Goal(
+        scenarios=[reach], start=start(solo), horizon=HORIZON, dt=0.001))
     assert response.status == 6  # ABORTED
     assert "scenario 'reach': pose_target is not for a floating-base robot" in \
         response.result.message
@@ -163,6 +154,6 @@ def test_a_bad_odometry_is_reported_and_the_node_keeps_serving(peer, solo) -> No
     assert wait_for(lambda: peer.reported("header.frame_id is 'map'"))
     assert peer.node._base is None
     send_odometry(peer)
-    response = send(peer, Preview.Goal(scenarios=[kick(solo)], start=start(solo),
+    _, response = goal_response(peer.client, Preview.Goal(scenarios=[kick(solo)], start=start(solo),
                                        horizon=HORIZON, dt=0.001))
     assert response.status == 4, response.result.message  # SUCCEEDED

@@ -26,6 +26,8 @@ from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 
+from helpers.nodes import goal_response
+
 Q0 = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]
 FRAME = "panda_hand_tcp"
 PATIENCE = 60.0  # s: DDS delivery here has stalled for seconds
@@ -78,25 +80,13 @@ def push(names) -> PreviewScenario:
                            trajectory=trajectory)
 
 
-def send(client, goal, feedback=None):
-    """(goal handle, result) of a goal; the result None if the goal is not accepted."""
-    future = client.send_goal_async(goal, feedback_callback=feedback)
-    assert wait_for(future.done), "no goal response"
-    handle = future.result()
-    if not handle.accepted:
-        return handle, None
-    result = handle.get_result_async()
-    assert wait_for(result.done), "no result"
-    return handle, result.result()
-
-
 def test_predictions_match_the_preview(harness):
     client, markers = harness
     robot = Robot.from_urdf(bundled_urdf("panda"))
     feedback = []
     goal = Preview.Goal(scenarios=[reach(), push(robot.joint_names)], start=start(),
                         horizon=0.2, dt=0.001)
-    _, response = send(client, goal, lambda message: feedback.append(message.feedback))
+    _, response = goal_response(client, goal, lambda message: feedback.append(message.feedback))
     assert response.status == 4, response.result.message  # SUCCEEDED
     ours, theirs = response.result.predictions, preview(robot, [
         scenario_from_mapping(robot, {"name": "reach", "pose_target": {
@@ -131,7 +121,7 @@ def test_bad_goals_are_aborted_with_the_reason(harness, change, reason):
     scenario.frame = change.get("frame", FRAME)
     goal = Preview.Goal(scenarios=[scenario], start=start(), horizon=change.get("horizon", 0.1),
                         dt=change.get("dt", 0.001))
-    _, response = send(client, goal)
+    _, response = goal_response(client, goal)
     assert response.status == 6  # ABORTED
     assert reason in response.result.message
 

@@ -1,0 +1,134 @@
+"""preview_node over real DDS with a world: a goal whose scenario has planes previews the
+robot's contacts with them (the collision shapes of its description), and its prediction
+carries the contacts at the sample steps and the contact metrics, as sim.preview gives them;
+a bad plane or a robot with nothing to touch them is aborted with the reason."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Point, Vector3
+from rclpy.action import ActionClient
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.parameter import Parameter
+from robodyn_interfaces.action import Preview
+from robodyn_interfaces.msg import PreviewScenario, WorldPlane
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robodyn_ros import Robot
+from robodyn_ros.contact import collision_shapes
+from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.ros.preview_node import PreviewNode
+from robodyn_ros.sim.preview import PreviewSettings, preview
+from robodyn_ros.sim.scenarios import scenario_from_mapping
+
+from helpers.nodes import PATIENCE, goal_response
+
+TABLE = -0.3  # m, the table's top under the arm
+ARM = """<robot name="arm">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0.25 0 0"/><mass value="2"/>
+    <inertia ixx="0.01" iyy="0.05" izz="0.05" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="fore"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+    <inertia ixx="0.005" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0.4 0 0"/><geometry><sphere radius="0.05"/></geometry>
+    </collision></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="10"/>
+    <dynamics damping="1.0"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0.5 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50"
+    velocity="10"/><dynamics damping="1.0"/></joint>
+</robot>"""
+
+
+def node_and_client(ros, urdf: str, name: str):
+    peer = ros.create_node(f"{name}_client")
+    client = ActionClient(peer, Preview, f"{name}/preview")
+    node = PreviewNode(namespace=name, parameter_overrides=[
+        Parameter("robot_description", value=urdf)])
+    executor = MultiThreadedExecutor(num_threads=3)
+    executor.add_node(peer)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    assert client.wait_for_server(timeout_sec=PATIENCE)
+    return client, (executor, node, peer)
+
+
+@pytest.fixture(scope="module")
+def arm(ros):
+    client, parts = node_and_client(ros, ARM, "arm")
+    yield client
+    executor, node, peer = parts
+    executor.shutdown()
+    node.destroy_node()
+    peer.destroy_node()
+
+
+def limp(joints, plane: WorldPlane, frame: str = "fore") -> PreviewScenario:
+    trajectory = JointTrajectory(joint_names=list(joints), points=[
+        JointTrajectoryPoint(effort=[0.0] * len(joints), time_from_start=Duration(sec=0))])
+    return PreviewScenario(name="limp", kind=PreviewScenario.TORQUE_PROFILE, frame=frame,
+                           trajectory=trajectory, world=[plane])
+
+
+def table(normal=(0.0, 0.0, 1.0), friction: float = 2.0) -> WorldPlane:
+    return WorldPlane(normal=Vector3(x=normal[0], y=normal[1], z=normal[2]),
+                      point=Point(z=TABLE), friction=friction)
+
+
+def goal(scenario: PreviewScenario, joints) -> Preview.Goal:
+    return Preview.Goal(scenarios=[scenario], horizon=0.8, dt=0.001, start=JointState(
+        name=list(joints), position=[0.0] * len(joints)))
+
+
+def test_a_prediction_carries_the_contacts_and_metrics_of_the_preview(arm):
+    robot = Robot.from_urdf_string(ARM)
+    _, response = goal_response(arm, goal(limp(robot.joint_names, table()), robot.joint_names))
+    assert response.status == 4, response.result.message  # SUCCEEDED
+    message = response.result.predictions[0]
+    ours = preview(robot, [scenario_from_mapping(robot, {
+        "name": "limp", "world": {"planes": [{"normal": [0, 0, 1], "point": [0, 0, TABLE],
+                                              "friction": 2.0}]},
+        "torque_profile": {"frame": "fore", "times": [0.0], "efforts": [[0.0, 0.0]]}})],
+        PreviewSettings(horizon=0.8), np.zeros(2), np.zeros(2),
+        collision_shapes=collision_shapes(ARM))[0]
+    assert len(message.contacts) == len(ours.samples)
+    last, expected = message.contacts[-1], ours.contacts[-1]
+    assert [c.link for c in last.contacts] == [c.link for c in expected] == ["fore"]
+    total = [last.total_force.x, last.total_force.y, last.total_force.z]
+    np.testing.assert_allclose(total, sum(c.force for c in expected), atol=1e-9)
+    stamp = last.header.stamp.sec + 1e-9 * last.header.stamp.nanosec
+    assert stamp == pytest.approx(ours.times[ours.samples[-1]], abs=1e-9)
+    assert last.header.frame_id == "base"
+    contact = ours.metrics.contact
+    assert message.peak_contact_force == pytest.approx(contact.peak_contact_force, abs=1e-9)
+    assert message.slip_distance == pytest.approx(contact.slip_distance, abs=1e-12)
+    assert message.lost_contacts == contact.lost_contacts
+    assert message.penetration == pytest.approx(contact.penetration, abs=1e-12)
+    assert contact.peak_contact_force > 0.0
+
+
+def test_a_bad_plane_is_aborted_naming_it(arm):
+    joints = Robot.from_urdf_string(ARM).joint_names
+    _, response = goal_response(arm, goal(limp(joints, table(normal=(0.0, 0.0, 0.0))), joints))
+    assert response.status == 6  # ABORTED
+    assert "scenario 'limp': world[0].normal" in response.result.message
+
+
+def test_a_robot_without_collision_shapes_is_aborted(ros):
+    client, parts = node_and_client(ros, bundled_urdf("panda").read_text(), "bare")
+    try:
+        joints = Robot.from_urdf(bundled_urdf("panda")).joint_names
+        _, response = goal_response(client, goal(limp(joints, table(), "panda_hand"), joints))
+        assert response.status == 6  # ABORTED
+        assert "no <collision> element on a link that moves" in response.result.message
+    finally:
+        executor, node, peer = parts
+        executor.shutdown()
+        node.destroy_node()
+        peer.destroy_node()
