@@ -1,6 +1,7 @@
 """Robot descriptions and loads that tests of several folders use: the bundled panda's URDF,
 its joints, a resting state and its tool frame; a small generated chain; the panda with a tip
-that moves no mass; a tool load with a full inertia tensor; a URDF given a mimic joint."""
+that moves no mass; a tool load with a full inertia tensor; a URDF given a mimic joint; a
+two-link arm with a fingertip ball, its one collision shape."""
 
 from __future__ import annotations
 
@@ -37,3 +38,21 @@ def with_mimic(urdf: str, joint: str, leader: str, multiplier: float, offset: fl
     end = urdf.index("</joint>", start)
     rule = f'<mimic joint="{leader}" multiplier="{multiplier}" offset="{offset}"/>'
     return urdf[:end] + rule + urdf[end:]
+
+
+FINGERTIP_RADIUS = 0.05  # m, of the ball at the tip of FINGERTIP_ARM
+FINGERTIP_ARM = f"""<robot name="arm">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0.25 0 0"/><mass value="2"/>
+    <inertia ixx="0.01" iyy="0.05" izz="0.05" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="fore"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+    <inertia ixx="0.005" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0.4 0 0"/><geometry><sphere radius="{FINGERTIP_RADIUS}"/></geometry>
+    </collision></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="10"/>
+    <dynamics damping="1.0"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0.5 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50"
+    velocity="10"/><dynamics damping="1.0"/></joint>
+</robot>"""

@@ -27,23 +27,10 @@ from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 
 from helpers.nodes import PATIENCE, goal_response
+from helpers.robots import FINGERTIP_ARM
 
 TABLE = -0.3  # m, the table's top under the arm
-ARM = """<robot name="arm">
-  <link name="base"/>
-  <link name="upper"><inertial><origin xyz="0.25 0 0"/><mass value="2"/>
-    <inertia ixx="0.01" iyy="0.05" izz="0.05" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="fore"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
-    <inertia ixx="0.005" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
-    <collision><origin xyz="0.4 0 0"/><geometry><sphere radius="0.05"/></geometry>
-    </collision></link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="10"/>
-    <dynamics damping="1.0"/></joint>
-  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
-    <origin xyz="0.5 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50"
-    velocity="10"/><dynamics damping="1.0"/></joint>
-</robot>"""
+
 
 
 def node_and_client(ros, urdf: str, name: str):
@@ -61,7 +48,7 @@ def node_and_client(ros, urdf: str, name: str):
 
 @pytest.fixture(scope="module")
 def arm(ros):
-    client, parts = node_and_client(ros, ARM, "arm")
+    client, parts = node_and_client(ros, FINGERTIP_ARM, "arm")
     yield client
     executor, node, peer = parts
     executor.shutdown()
@@ -87,7 +74,7 @@ def goal(scenario: PreviewScenario, joints) -> Preview.Goal:
 
 
 def test_a_prediction_carries_the_contacts_and_metrics_of_the_preview(arm):
-    robot = Robot.from_urdf_string(ARM)
+    robot = Robot.from_urdf_string(FINGERTIP_ARM)
     _, response = goal_response(arm, goal(limp(robot.joint_names, table()), robot.joint_names))
     assert response.status == 4, response.result.message  # SUCCEEDED
     message = response.result.predictions[0]
@@ -96,7 +83,7 @@ def test_a_prediction_carries_the_contacts_and_metrics_of_the_preview(arm):
                                               "friction": 2.0}]},
         "torque_profile": {"frame": "fore", "times": [0.0], "efforts": [[0.0, 0.0]]}})],
         PreviewSettings(horizon=0.8), np.zeros(2), np.zeros(2),
-        collision_shapes=collision_shapes(ARM))[0]
+        collision_shapes=collision_shapes(FINGERTIP_ARM))[0]
     assert len(message.contacts) == len(ours.samples)
     last, expected = message.contacts[-1], ours.contacts[-1]
     assert [c.link for c in last.contacts] == [c.link for c in expected] == ["fore"]
@@ -114,7 +101,7 @@ def test_a_prediction_carries_the_contacts_and_metrics_of_the_preview(arm):
 
 
 def test_a_bad_plane_is_aborted_naming_it(arm):
-    joints = Robot.from_urdf_string(ARM).joint_names
+    joints = Robot.from_urdf_string(FINGERTIP_ARM).joint_names
     _, response = goal_response(arm, goal(limp(joints, table(normal=(0.0, 0.0, 0.0))), joints))
     assert response.status == 6  # ABORTED
     assert "scenario 'limp': world[0].normal" in response.result.message

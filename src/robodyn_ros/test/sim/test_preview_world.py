@@ -19,6 +19,8 @@ from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
 from robodyn_ros.testing import example_robot_urdf
 
+from helpers.robots import FINGERTIP_ARM, FINGERTIP_RADIUS
+
 G, MASS, MU = 9.81, 2.0, 0.5
 BRICK = f"""<robot name="brick"><link name="brick">
   <inertial><mass value="{MASS}"/><inertia ixx="0.0083" ixy="0" ixz="0" iyy="0.0083" iyz="0"
@@ -26,22 +28,7 @@ BRICK = f"""<robot name="brick"><link name="brick">
   <collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision></link></robot>"""
 GROUND = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": MU}]}
 
-RADIUS, TABLE = 0.05, -0.3  # the arm's fingertip ball, m; the table's top, m
-ARM = f"""<robot name="arm">
-  <link name="base"/>
-  <link name="upper"><inertial><origin xyz="0.25 0 0"/><mass value="2"/>
-    <inertia ixx="0.01" iyy="0.05" izz="0.05" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="fore"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
-    <inertia ixx="0.005" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
-    <collision><origin xyz="0.4 0 0"/><geometry><sphere radius="{RADIUS}"/></geometry>
-    </collision></link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="10"/>
-    <dynamics damping="1.0"/></joint>
-  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
-    <origin xyz="0.5 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50"
-    velocity="10"/><dynamics damping="1.0"/></joint>
-</robot>"""
+TABLE = -0.3  # m, the table's top under the arm
 
 
 def limp(robot: Robot, name: str = "limp", world: dict | None = None, **extra) -> object:
@@ -81,17 +68,17 @@ def test_an_arm_falls_onto_a_table_and_rests_on_it_in_balance() -> None:
     """Limp from horizontal, the fingertip ball lands on the table and slides outward on the
     edge of its friction cone, ever slower, to rest; there the table's force on it balances
     gravity: g(q) = J_pᵀ f, g and J_p by Pinocchio."""
-    robot = Robot.from_urdf_string(ARM)
+    robot = Robot.from_urdf_string(FINGERTIP_ARM)
     table = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, TABLE], "friction": 2.0}]}
     result = preview(robot, [limp(robot, world=table)], PreviewSettings(horizon=3.5, dt=1e-3),
-                     np.zeros(2), np.zeros(2), collision_shapes=collision_shapes(ARM))[0]
+                     np.zeros(2), np.zeros(2), collision_shapes=collision_shapes(FINGERTIP_ARM))[0]
     q = result.q[-1]
     assert np.abs(result.qd[-1]).max() < 1e-4
     contacts = result.contacts[-1]
     assert {c.link for c in contacts} == {"fore"}
     force = sum(c.force for c in contacts)
     assert np.hypot(force[0], force[1]) <= 2.0 * force[2] * (1 + 1e-9)
-    model = pin.buildModelFromXML(ARM)
+    model = pin.buildModelFromXML(FINGERTIP_ARM)
     data = model.createData()
     gravity = pin.computeGeneralizedGravity(model, data, q)
     centre = model.addFrame(pin.Frame("centre", model.getJointId("elbow"), 0,
@@ -105,7 +92,7 @@ def test_an_arm_falls_onto_a_table_and_rests_on_it_in_balance() -> None:
     J_point = J[:3] - pin.skew(lever) @ J[3:]
     np.testing.assert_allclose(J_point.T @ force, gravity, atol=1e-3 * np.abs(gravity).max())
     assert len({tuple(c.point) for c in contacts}) == 1  # a ball touches at one point
-    height = data.oMf[centre].translation[2] - RADIUS
+    height = data.oMf[centre].translation[2] - FINGERTIP_RADIUS
     assert height == pytest.approx(TABLE, abs=2e-3)
     assert result.metrics.contact.penetration < 2e-3
 
@@ -113,18 +100,19 @@ def test_an_arm_falls_onto_a_table_and_rests_on_it_in_balance() -> None:
 def test_a_plane_out_of_reach_leaves_the_motion_as_it_was() -> None:
     """The world's step is semi-implicit Euler: far from the plane it is the compiled
     semi-implicit rollout's motion."""
-    robot = Robot.from_urdf_string(ARM)
+    robot = Robot.from_urdf_string(FINGERTIP_ARM)
     far = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, -5.0], "friction": 1.0}]}
     settings = PreviewSettings(horizon=0.3, dt=1e-3, integrator="semi_implicit_euler")
     free, walled = preview(robot, [limp(robot), limp(robot, "far", far)], settings,
-                           np.zeros(2), np.zeros(2), collision_shapes=collision_shapes(ARM))
+                           np.zeros(2), np.zeros(2),
+                           collision_shapes=collision_shapes(FINGERTIP_ARM))
     np.testing.assert_allclose(walled.q, free.q, atol=1e-12)
     assert walled.metrics.contact.peak_contact_force == 0.0
     assert free.contacts == () and all(sample == () for sample in walled.contacts)
 
 
 def test_a_world_is_refused_naming_the_field_or_without_shapes() -> None:
-    robot = Robot.from_urdf_string(ARM)
+    robot = Robot.from_urdf_string(FINGERTIP_ARM)
     zero = {"planes": [{"normal": [0, 0, 0], "point": [0, 0, 0], "friction": 1.0}]}
     with pytest.raises(ScenarioError, match=r"scenario 'limp': world.planes\[0\].normal"):
         limp(robot, world=zero)
