@@ -126,7 +126,7 @@ def test_preview_puts_its_scenarios_in_the_world_of_a_file(tmp_path, capsys) -> 
                  "--no-plots"])
     out = capsys.readouterr().out
     assert code == 0, out
-    row = out.split("contacts with the world:")[1].splitlines()[3].split()
+    row = out.split("contacts with the world")[1].splitlines()[3].split()
     assert row[0] == "push" and float(row[2]) == pytest.approx(207.7, abs=2.0)  # slip, mm
     world.write_text("planes:\n  - {normal: [0, 0, 0], point: [0, 0, 0], friction: 0.5}\n")
     assert main(["preview", str(urdf), str(scenarios), "--floating-base", "--world",
