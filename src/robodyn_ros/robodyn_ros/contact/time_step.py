@@ -49,7 +49,7 @@ class ContactSettings:
     margin: float = 1e-3
     baumgarte: float = 0.2
     tolerance: float = 1e-6
-    max_iterations: int = 500
+    max_iterations: int = 2000
     relaxation: float = 0.8
 
 
