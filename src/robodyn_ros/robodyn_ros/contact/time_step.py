@@ -135,6 +135,16 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     return ContactStep(robot.integrate(q, v_next, dt), v_next, contacts, solved.iterations)
 
 
+def wrench_about(contacts: tuple[ContactForce, ...], origin: np.ndarray) -> np.ndarray:
+    """(6,) the contacts' wrench [force; torque] on the robot about `origin`, world axes, N
+    and N·m: what a force/torque sensor there reads of them."""
+    wrench = np.zeros(6)
+    for contact in contacts:
+        wrench[:3] += contact.force
+        wrench[3:] += np.cross(contact.point - origin, contact.force)
+    return wrench
+
+
 def _check_state(robot: Robot, q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float
                  ) -> None:
     """A ValueError naming the first of q, v, tau and dt that a step cannot take."""
@@ -217,4 +227,4 @@ def _contact_jacobian(robot: Robot, q: np.ndarray, poses: dict[str, np.ndarray],
 
 
 __all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step",
-           "moving_shapes", "support_polygon"]
+           "moving_shapes", "support_polygon", "wrench_about"]

@@ -40,6 +40,7 @@ Parameters:
 - ``force_target`` (zero): F_d, six numbers [fx fy fz tx ty tz], N and N·m; zero along the
   motion directions.
 - ``force_damping`` (kd): K_vf, one number or six, 1/s, ≥ 0.
+- ``force_integral_gain`` (0: none): K_fi, 1/s, ≥ 0, of the measured force's error.
 
 The target (`set_target`) is a position (3,) and an orientation as a quaternion (x, y, z, w),
 ROS order, or a 3x3 rotation matrix; a part not set holds the pose of the first `update`.
@@ -58,9 +59,16 @@ environment's wrench on the frame: in free space a force direction settles at th
 share Ω̃ Λ Ω ẍ* of the motion servo's effort that Λ couples into them. That share is zero where
 the motion directions carry no load (no friction, the contact under the origin); along one
 force axis f it is (Λ⁻¹)_ff⁻¹ Σ_m (Λ⁻¹)_fm F_ext,m, over the motion directions m. The position
-target along force directions is not used. There is no force-error feedback: a ControllerState
-carries no measured wrench, so F_d is applied open loop (a force sensor's integral term is
-left out). Without force axes the law above is the pose law, computed as before.
+target along force directions is not used. Without force axes the law above is the pose law,
+computed as before.
+
+Force feedback: with ``force_integral_gain`` K_fi > 0 and a measured wrench w on the frame
+(ControllerState.wrenches[frame], the environment's on the robot about the frame's origin),
+F_d in the law becomes F_d + Ω̃ I, I the integral of K_fi (F_d + w) over the time between
+updates: the frame's own force −w is driven to F_d along the force directions whatever the
+motion servo couples into them. I integrates only while w is measured and non-zero along a
+force direction (in contact: no wind-up on the approach) and stays within ±|F_d| + 1 N per
+direction; without a measured wrench the law is open loop, as above.
 
 Compiled mirror: control.compiled_laws.operational_space_torque, the same law (dense Λ) as
 the preview's rollout kernel runs it; a test holds the two to the same τ. It has no force
@@ -79,6 +87,7 @@ from robodyn_ros.control.plugin import (
     Controller,
     ControllerState,
     joint_vector,
+    nonnegative_float,
     positive_float,
     task_vector,
 )
@@ -110,6 +119,8 @@ class OperationalSpace(Controller):
         "environment, world axes; zero along motion directions (default zero)",
         "force_damping": "K_vf, 1/s, on the task velocity in the force directions: one number or "
         "six (default kd)",
+        "force_integral_gain": "K_fi, 1/s: the integral of the measured force's error along the "
+        "force directions (default 0: open loop)",
     }
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
@@ -147,6 +158,9 @@ class OperationalSpace(Controller):
         self.force_axes = selection_flags(parameters.get("force_axes", np.zeros(6)),
                                           "force_axes")
         self.force_damping = task_vector(parameters, "force_damping", self.kd)
+        self.force_integral_gain = nonnegative_float(parameters, "force_integral_gain", 0.0)
+        self.force_integral = np.zeros(6)
+        self._integrated_until: float | None = None
         self.force_target = np.zeros(6)
         self.set_force_target(parameters.get("force_target", np.zeros(6)))
         self.position_target: np.ndarray | None = None
@@ -225,7 +239,8 @@ class OperationalSpace(Controller):
             task_acceleration = np.where(
                 self.force_axes, -self.force_damping * task_velocity, task_acceleration
             )
-            task_force = task.Lambda @ task_acceleration + self.force_target + task.mu + task.p
+            task_force = (task.Lambda @ task_acceleration + self.force_target
+                          + self._force_correction(state) + task.mu + task.p)
         else:
             task_force = task.Lambda @ task_acceleration + task.mu + task.p
 
@@ -233,6 +248,24 @@ class OperationalSpace(Controller):
         torque_null += self._bias(state)
         torque_null -= J.T @ (task.Jbar.T @ torque_null)  # Nᵀ τ₀ = τ₀ − Jᵀ J̄ᵀ τ₀
         return J.T @ task_force + torque_null
+
+    def _force_correction(self, state: ControllerState) -> np.ndarray:
+        """Ω̃ I, the integral of K_fi (F_d + w) up to state.t (module doc), w the measured
+        wrench on the frame; zero without a gain."""
+        if self.force_integral_gain == 0.0:
+            return self.force_integral
+        wrench = state.wrenches.get(self.frame)
+        elapsed = 0.0 if self._integrated_until is None else state.t - self._integrated_until
+        self._integrated_until = state.t
+        if wrench is None:
+            return self.force_integral
+        touching = bool(np.any(wrench[self.force_axes] != 0.0))
+        if touching and elapsed > 0.0:
+            error = np.where(self.force_axes, self.force_target + wrench, 0.0)
+            bound = np.abs(self.force_target) + 1.0
+            self.force_integral = np.clip(
+                self.force_integral + self.force_integral_gain * elapsed * error, -bound, bound)
+        return self.force_integral
 
     @property
     def task_frames(self) -> tuple[str, ...]:

@@ -54,6 +54,9 @@ class ControllerState:
     controller with the robot when None. Arrays are converted to float64 and checked (shape,
     finite values); an error names the field. operational_space: frame name → the
     OperationalSpaceDynamics of that one frame, for frames the controller asks for.
+    wrenches: frame name → the wrench [force; torque] (N, N·m) the environment exerts on the
+    robot, measured about that frame's origin in world axes (a force/torque sensor there; the
+    simulator's contacts); empty: none measured.
     """
 
     t: float
@@ -63,6 +66,7 @@ class ControllerState:
     bias: np.ndarray | None = field(default=None)
     gravity: np.ndarray | None = field(default=None)
     operational_space: Mapping[str, OperationalSpaceDynamics] = field(default_factory=dict)
+    wrenches: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         q = _finite_array(self.q, "q")
@@ -91,6 +95,14 @@ class ControllerState:
                     f"got {array.shape}"
                 )
             object.__setattr__(self, name, array)
+        wrenches = {}
+        for frame, wrench in self.wrenches.items():
+            array = _finite_array(wrench, f"wrenches[{frame!r}]")
+            if array.shape != (6,):
+                raise ValueError(f"ControllerState: wrenches[{frame!r}] must be six numbers "
+                                 f"[force; torque]; got shape {array.shape}")
+            wrenches[frame] = array
+        object.__setattr__(self, "wrenches", wrenches)
 
 
 class Controller(abc.ABC):
@@ -201,6 +213,12 @@ def positive_float(parameters: Mapping[str, object], name: str, default: float) 
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"parameter '{name}' must be a finite number > 0; got {value}")
     return value
+
+
+def nonnegative_float(parameters: Mapping[str, object], name: str, default: float) -> float:
+    """One finite number ≥ 0, or a ValueError naming the parameter."""
+    return float(_vector(parameters.get(name, default), name, 1, nonnegative=True,
+                         broadcast=True)[0])
 
 
 def boolean(parameters: Mapping[str, object], name: str, default: bool) -> bool:

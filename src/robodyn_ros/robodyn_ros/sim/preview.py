@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from robodyn_ros.contact.geometry import CollisionShape
+from robodyn_ros.contact.time_step import wrench_about
 from robodyn_ros.control import load_controller
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
@@ -162,7 +163,10 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, 
     Q[0], QD[0] = q, qd
     for k in range(steps):
         if k % settings.control_every == 0:
-            effort[k] = command(k, ControllerState(times[k], Q[k], QD[k]))
+            origin = (robot.frame_pose(Q[k], scenario.frame)[:3, 3]
+                      if simulated.world_contacts else np.zeros(3))
+            measured = {scenario.frame: wrench_about(simulated.world_contacts, origin)}
+            effort[k] = command(k, ControllerState(times[k], Q[k], QD[k], wrenches=measured))
         else:
             effort[k] = effort[k - 1]
         apply_pushes(simulated, scenario.pushes, times[k])
@@ -209,7 +213,9 @@ def _controller(
         "null_stiffness": scenario.null_stiffness, "null_damping": scenario.null_damping,
         "rest_posture": q, "singular_threshold": settings.singular_threshold,
         **({"force_axes": scenario.force_axes.astype(float), "force_target": scenario.force_target,
-            "force_damping": scenario.force_damping} if scenario.force_axes.any() else {}),
+            "force_damping": scenario.force_damping,
+            "force_integral_gain": scenario.force_integral_gain}
+           if scenario.force_axes.any() else {}),
     })
     controller.set_target(scenario.position, target_rotation(robot, scenario, q))
     return lambda k, state: controller.update(state)

@@ -83,7 +83,8 @@ class PoseTarget:
     force_axes (6 bools over [x y z rx ry rz]) are force-controlled instead, the frame
     exerting force_target (N, N·m) with force_damping (1/s) on its velocity there: Khatib's
     unified motion and force control (control.operational_space_controller), which the
-    preview steps in Python."""
+    preview steps in Python; force_integral_gain (1/s) integrates the error of the force its
+    world's contacts exert, read about the frame's origin as a wrist sensor would."""
 
     name: str
     frame: str
@@ -96,6 +97,7 @@ class PoseTarget:
     force_axes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(6, bool))
     force_target: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(6))
     force_damping: np.ndarray | None = None
+    force_integral_gain: float = 0.0
     pushes: tuple[Push, ...] = ()
     world: World = dataclasses.field(default_factory=World)
 
@@ -319,7 +321,8 @@ def _pose_target(fields: _Fields) -> PoseTarget:
     target = PoseTarget(
         fields.name, fields.frame(), fields.array("position", (3,)), fields.orientation(), kp,
         kd, fields.gains("null_stiffness", n, 10.0), fields.gains("null_damping", n, 2.0))
-    if not {"force_axes", "force_target", "force_damping"} & set(fields.values):
+    if not {"force_axes", "force_target", "force_damping", "force_integral_gain"} \
+            & set(fields.values):
         return target
     axes = fields.array("force_axes", (6,), np.zeros(6))
     if not np.all((axes == 0.0) | (axes == 1.0)):
@@ -331,7 +334,8 @@ def _pose_target(fields: _Fields) -> PoseTarget:
                            f"leaves to motion ({axes.astype(int).tolist()}); got "
                            f"{wrench.tolist()}")
     return replace(target, force_axes=axes == 1.0, force_target=wrench,
-                   force_damping=fields.gains("force_damping", 6, kd))
+                   force_damping=fields.gains("force_damping", 6, kd),
+                   force_integral_gain=float(fields.gains("force_integral_gain", 1, 0.0)[0]))
 
 
 def _joint_trajectory(fields: _Fields) -> JointTrajectory:

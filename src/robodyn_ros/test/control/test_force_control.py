@@ -131,6 +131,32 @@ def test_the_law_is_the_dense_reference_for_random_states_and_selections(panda):
 # -- the hand on a table ----------------------------------------------------------------------
 
 
+def hand_shapes() -> tuple:
+    """The collision shapes of the Panda's hand and fingers (example-robot-data's meshes)."""
+    path = example_robot_urdf("panda")
+    return tuple(shape for shape in collision_shapes(path.read_text(), path.parent,
+                                                     [path.parents[4]])
+                 if shape.link in HAND_LINKS)
+
+
+def hand_over_a_table(panda: Case, friction: float) -> SimulatedRobot:
+    """The Panda at Q_ACROSS, its hand 5 mm over a table of `friction`, at rest."""
+    robot, shapes = panda.robot, hand_shapes()
+    floor = world_of({"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": 0}]})
+    lowest = min(contact_points(shape, robot.frame_pose(Q_ACROSS, shape.link),
+                                floor.planes[0]).heights.min() for shape in shapes)
+    table = world_of({"planes": [{"normal": [0, 0, 1], "point": [0.0, 0.0, lowest - 0.005],
+                                  "friction": friction}]})
+    return SimulatedRobot(robot, "semi_implicit_euler", DT, q=Q_ACROSS, world=table,
+                          collision_shapes=shapes)
+
+
+def contact_wrench(sim: SimulatedRobot, origin: np.ndarray) -> np.ndarray:
+    """The table's wrench on the robot about `origin`, world axes: what a wrist sensor reads."""
+    return sum((np.concatenate([c.force, np.cross(c.point - origin, c.force)])
+                for c in sim.world_contacts), np.zeros(6))
+
+
 def test_the_hand_presses_ten_newtons_on_a_table_while_it_slides_along_a_line(panda):
     """The Panda's hand (its fingers' and the hand's collision shapes; the arm's links are
     left out, they stay far above the table) starts 5 mm above a table with μ = 0.2, force
@@ -154,17 +180,7 @@ def test_the_hand_presses_ten_newtons_on_a_table_while_it_slides_along_a_line(pa
     - every contact force pushes (f_n ≥ 0) and stays in its friction cone, ‖f_t‖ ≤ μ f_n.
     """
     robot, oracle, friction = panda.robot, panda.oracle, 0.2
-    path = example_robot_urdf("panda")
-    shapes = tuple(shape for shape in collision_shapes(path.read_text(), path.parent,
-                                                       [path.parents[4]])
-                   if shape.link in HAND_LINKS)
-    floor = world_of({"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": 0}]})
-    lowest = min(contact_points(shape, robot.frame_pose(Q_ACROSS, shape.link),
-                                floor.planes[0]).heights.min() for shape in shapes)
-    table = world_of({"planes": [{"normal": [0, 0, 1], "point": [0.0, 0.0, lowest - 0.005],
-                                  "friction": friction}]})
-    sim = SimulatedRobot(robot, "semi_implicit_euler", DT, q=Q_ACROSS, world=table,
-                         collision_shapes=shapes)
+    sim = hand_over_a_table(panda, friction)
     controller = configured(panda, {
         "kp": [900.0] * 3 + [400.0] * 3, "force_axes": [0, 0, 1, 0, 0, 0],
         "force_target": 0.2 * PRESS, "force_damping": 40.0, "rest_posture": Q_ACROSS})
@@ -188,8 +204,7 @@ def test_the_hand_presses_ten_newtons_on_a_table_while_it_slides_along_a_line(pa
         if t < steady_from:
             continue
         pose = robot.frame_pose(state.q, TCP)
-        wrench = sum((np.concatenate([c.force, np.cross(c.point - pose[:3, 3], c.force)])
-                      for c in sim.world_contacts), np.zeros(6))
+        wrench = contact_wrench(sim, pose[:3, 3])
         J = oracle.jacobian(state.q, TCP)
         mobility = (J @ oracle.mass_matrix_inverse(state.q) @ J.T)[2]  # row z of Λ⁻¹
         coupled = (mobility @ wrench - mobility[2] * wrench[2]) / mobility[2]
@@ -206,6 +221,38 @@ def test_the_hand_presses_ten_newtons_on_a_table_while_it_slides_along_a_line(pa
     assert np.linalg.norm(errors[:, 3:], axis=1).max() <= 0.02
     travelled = start[0, 3] - robot.frame_pose(sim.q, TCP)[0, 3]
     assert travelled > 0.055  # it slid (the target moved 6.4 cm)
+
+
+def test_measured_force_feedback_holds_ten_newtons_sliding_along_the_arm(panda):
+    """Along the arm (Λ⁻¹)_zy / (Λ⁻¹)_zz is large: open loop the 2 N of friction move the
+    normal force by about a quarter. With the table's wrench measured at the hand (a wrist
+    sensor) and force_integral_gain 20 /s, the last second of a 1.6 s slide along world y
+    holds 10 N within 5 %; open loop it does not (more than 10 % off)."""
+    normal = {}
+    for gain in (0.0, 20.0):
+        sim, robot = hand_over_a_table(panda, 0.2), panda.robot
+        controller = configured(panda, {
+            "kp": [900.0] * 3 + [400.0] * 3, "force_axes": [0, 0, 1, 0, 0, 0],
+            "force_target": 0.2 * PRESS, "force_damping": 40.0, "rest_posture": Q_ACROSS,
+            "force_integral_gain": gain})
+        start = robot.frame_pose(Q_ACROSS, TCP)
+        controller.set_target(start[:3, 3], start[:3, :3])
+        forces = []
+        for k in range(round(2.4 / DT)):
+            t = k * DT
+            if k == round(0.6 / DT):
+                controller.set_force_target(PRESS)
+            if t >= 0.8:
+                controller.set_target(start[:3, 3] + [0.0, -0.04 * (t - 0.8), 0.0])
+            origin = robot.frame_pose(sim.q, TCP)[:3, 3]
+            state = ControllerState(t, sim.q, sim.qd,
+                                    wrenches={TCP: contact_wrench(sim, origin)})
+            sim.step(controller.update(state))
+            if t >= 1.4:
+                forces.append(sum(float(c.force @ c.normal) for c in sim.world_contacts))
+        normal[gain] = np.array(forces)
+    assert np.abs(normal[20.0] - 10.0).max() <= 0.5, normal[20.0]
+    assert np.abs(normal[0.0] - 10.0).max() > 1.0
 
 
 # -- refusals ---------------------------------------------------------------------------------
@@ -241,9 +288,10 @@ def test_a_bad_force_target_at_runtime_is_refused_and_the_old_one_kept(panda):
 
 def test_a_preview_presses_the_hand_on_a_table_while_it_moves_along_it(panda):
     """A pose_target scenario with force control in a world: the Panda's hand, resting on a
-    table (μ 0.2), moves 3 cm along it pressing 10 N down. At the end the table carries 10 N
-    within 5 % (the contact solver's forces), the hand slid about 3 cm and never lifted, the
-    metrics say so."""
+    table (μ 0.2), moves 3 cm along it pressing 10 N down, the preview feeding the table's
+    wrench back (force_integral_gain). Over the last half second the table carries 10 N
+    within 5 %, 1 % on average (the contact solver's forces; open loop 9.74 N: the motion
+    servo's share), the hand slid about 3 cm and never lifted, the metrics say so."""
     path = example_robot_urdf("panda")
     shapes = tuple(shape for shape in collision_shapes(path.read_text(), path.parent,
                                                        [path.parents[4]])
@@ -256,12 +304,15 @@ def test_a_preview_presses_the_hand_on_a_table_while_it_moves_along_it(panda):
                 {"normal": [0, 0, 1], "point": [0.0, 0.0, float(lowest)], "friction": 0.2}]},
             "pose_target": {"frame": TCP, "position": (start[:3, 3] - [0.03, 0, 0]).tolist(),
                             "kp": [900.0] * 3 + [400.0] * 3, "force_axes": [0, 0, 1, 0, 0, 0],
-                            "force_target": PRESS.tolist(), "force_damping": 40.0}}
+                            "force_target": PRESS.tolist(), "force_damping": 40.0,
+                            "force_integral_gain": 20.0}}
     scenario = scenario_from_mapping(panda.robot, spec)
     result = preview(panda.robot, [scenario], PreviewSettings(horizon=1.5, dt=DT), Q_ACROSS,
                      np.zeros(7), collision_shapes=shapes)[0]
-    final = result.contacts[-1]
-    assert sum(float(c.force @ c.normal) for c in final) == pytest.approx(10.0, rel=0.05)
+    last = result.times[result.samples] >= 1.0  # the last half second, the hand arrived
+    pressed = np.array([sum(float(c.force @ c.normal) for c in contacts)
+                        for contacts, late in zip(result.contacts, last, strict=True) if late])
+    assert np.abs(pressed - 10.0).max() <= 0.5 and abs(pressed.mean() - 10.0) <= 0.1, pressed
     travelled = start[0, 3] - result.frame_path[-1, 0, 3]
     assert travelled == pytest.approx(0.03, abs=5e-3)
     contact = result.metrics.contact
@@ -271,7 +322,8 @@ def test_a_preview_presses_the_hand_on_a_table_while_it_moves_along_it(panda):
 
 @pytest.mark.parametrize(("field", "value"), [
     ("force_axes", [0, 0, 2, 0, 0, 0]), ("force_axes", [0, 0, 1]),
-    ("force_target", [1.0, 0, -10, 0, 0, 0]), ("force_damping", -1.0)])
+    ("force_target", [1.0, 0, -10, 0, 0, 0]), ("force_damping", -1.0),
+    ("force_integral_gain", -1.0)])
 def test_a_preview_pose_target_refuses_bad_force_fields(panda, field, value):
     spec = {"name": "press", "pose_target": {"frame": TCP, "position": [0.4, 0.0, 0.3],
                                              "force_axes": [0, 0, 1, 0, 0, 0], field: value}}
