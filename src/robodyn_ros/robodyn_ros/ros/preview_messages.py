@@ -66,7 +66,10 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
     p, o = message.target.position, message.target.orientation
     if message.kind == PreviewScenario.POSE_TARGET:
         fields.update(position=[p.x, p.y, p.z], orientation=[o.x, o.y, o.z, o.w])
-        gains: tuple[str, ...] = ("kp", "kd", "null_stiffness", "null_damping")
+        gains: tuple[str, ...] = ("kp", "kd", "null_stiffness", "null_damping", "force_axes",
+                                  "force_target", "force_damping")
+        if message.force_integral_gain:
+            fields["force_integral_gain"] = message.force_integral_gain
     elif message.kind == PreviewScenario.WHOLE_BODY_POSE:
         fields.update(position=[p.x, p.y, p.z], contacts=[
             {"frame": frame, "kind": kind or "6d"}
@@ -75,7 +78,11 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
             fields["orientation"] = [o.x, o.y, o.z, o.w]
         if len(message.com):
             fields["com"] = list(message.com)
-        gains = ("kp", "kd", "weights")
+        if message.friction:
+            fields["friction"] = message.friction
+        if message.min_normal_force:
+            fields["min_normal_force"] = message.min_normal_force
+        gains = ("kp", "kd", "weights", "sole_size")
     else:
         values = "positions" if message.kind == PreviewScenario.JOINT_TRAJECTORY else "efforts"
         fields.update(_waypoints(robot, name, message, values))

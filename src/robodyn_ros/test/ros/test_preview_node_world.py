@@ -1,11 +1,13 @@
 """preview_node over real DDS with a world: a goal whose scenario has planes previews the
 robot's contacts with them (the collision shapes of its description), and its prediction
 carries the contacts at the sample steps and the contact metrics, as sim.preview gives them;
-a bad plane or a robot with nothing to touch them is aborted with the reason."""
+a bad plane or a robot with nothing to touch them is aborted with the reason. A goal's pose
+target carries force control, its whole-body pose the ground of its controller."""
 
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -21,10 +23,13 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robodyn_ros import Robot
 from robodyn_ros.contact import collision_shapes
+from robodyn_ros.model import URDFWarning
 from robodyn_ros.resources import bundled_urdf
+from robodyn_ros.ros.preview_messages import goal_scenarios
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.sim.preview import PreviewSettings, preview
-from robodyn_ros.sim.scenarios import scenario_from_mapping
+from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
+from robodyn_ros.testing import example_robot_urdf
 
 from helpers.nodes import PATIENCE, goal_response
 from helpers.robots import FINGERTIP_ARM
@@ -119,3 +124,32 @@ def test_a_robot_without_collision_shapes_is_aborted(ros):
         executor.shutdown()
         node.destroy_node()
         peer.destroy_node()
+
+
+def test_a_goal_carries_force_control_and_the_whole_body_ground() -> None:
+    """A pose target's force fields and a whole-body pose's ground reach the scenarios as
+    their mappings give them, and a bad one is refused naming the field."""
+    panda = Robot.from_urdf(bundled_urdf("panda"))
+    press = PreviewScenario(name="press", kind=PreviewScenario.POSE_TARGET,
+                            frame="panda_hand_tcp", force_axes=[0.0, 0, 1, 0, 0, 0],
+                            force_target=[0.0, 0, -10, 0, 0, 0], force_damping=[40.0],
+                            force_integral_gain=20.0)
+    press.target.orientation.w = 1.0
+    scenario = goal_scenarios(panda, [press])[0]
+    np.testing.assert_array_equal(scenario.force_axes, [False, False, True, False, False, False])
+    np.testing.assert_array_equal(scenario.force_target, [0, 0, -10, 0, 0, 0])
+    np.testing.assert_array_equal(scenario.force_damping, [40.0] * 6)
+    assert scenario.force_integral_gain == 20.0
+    press.force_target = [1.0, 0, -10, 0, 0, 0]
+    with pytest.raises(ScenarioError, match=r"pose_target\.force_target"):
+        goal_scenarios(panda, [press])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        talos = Robot.from_urdf(example_robot_urdf("talos_reduced"), floating_base=True)
+    stand = PreviewScenario(name="stand", kind=PreviewScenario.WHOLE_BODY_POSE,
+                            frame="base_link", contacts=["left_sole_link", "right_sole_link"],
+                            friction=0.5, min_normal_force=2.0, sole_size=[0.2, 0.1])
+    ground = goal_scenarios(talos, [stand])[0].ground
+    assert (ground.friction, ground.min_normal_force) == (0.5, 2.0)
+    assert {frame: (sole.length, sole.width) for frame, sole in ground.soles.items()} == {
+        "left_sole_link": (0.2, 0.1), "right_sole_link": (0.2, 0.1)}
