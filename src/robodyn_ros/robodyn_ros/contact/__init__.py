@@ -1,6 +1,6 @@
 """Contact with the world: the planes a robot can touch (world), its collision geometry from
-the URDF and where it meets them (geometry), and a time step with unilateral contacts and
-Coulomb friction (time_step, on solver's projected Gauss–Seidel)."""
+the URDF and where it meets them (geometry, detection), and a time step with unilateral
+contacts and Coulomb friction (time_step, on solver's projected Gauss–Seidel)."""
 
 from robodyn_ros.contact.geometry import (
     CollisionShape,

@@ -6,11 +6,9 @@ as MuJoCo and Pinocchio's contact solvers take it):
     v⁺ = v + dt M⁻¹(τ − b) + M⁻¹ Jᵀ λ,    q⁺ = q ⊕ v⁺ dt,
 
 λ the contact impulses of solver.solve_contact_impulses on G = J M⁻¹ Jᵀ, J the linear
-Jacobians of the contact points in their contact frames. A contact is a candidate point of a
-collision shape (geometry.contact_points) closer to a plane than `margin`; of a shape's
-candidates on one plane at most five are kept (support_polygon): its lowest and the extreme
-ones along the plane's two tangents, the corners of the polygon it stands on, as a mesh's
-dozens of hull vertices near the plane would only slow the solver. Its normal velocity
+Jacobians of the contact points in their contact frames. The contacts are detection's:
+candidate points of the collision shapes closer to a plane than `margin`, at most five of a
+shape on a plane. Its normal velocity
 after the step must close at most its gap (u_n ≥ −h/dt), and a point inside the plane is
 pushed out at a fraction `baumgarte` of its depth per step (u_n ≥ −baumgarte h/dt): a resting
 body neither sinks nor bounces.
@@ -22,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn_ros.contact.geometry import CollisionShape, contact_points
+from robodyn_ros.contact.detection import Candidates, find_contacts, shape_set
+from robodyn_ros.contact.geometry import CollisionShape
 from robodyn_ros.contact.solver import ROWS, solve_contact_impulses
 from robodyn_ros.contact.world import World
 from robodyn_ros.robot import Robot
@@ -85,18 +84,6 @@ class ContactStep:
     iterations: int
 
 
-@dataclass(frozen=True, eq=False)
-class _Candidates:
-    """The contacts of a state: their shapes' links, points, frames (k, 3, 3) (their planes'
-    rows [n; t1; t2]), frictions and heights."""
-
-    links: list[str]
-    points: np.ndarray
-    frames: np.ndarray
-    friction: np.ndarray
-    heights: np.ndarray
-
-
 def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
                  q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float,
                  settings: ContactSettings = ContactSettings()) -> ContactStep:
@@ -107,13 +94,14 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
         ContactError: the solver did not converge, naming the contacts.
     """
     _check_state(robot, q, v, tau, dt)
-    shapes = moving_shapes(robot, shapes)
+    placed = shape_set(robot.model, tuple(shapes))
     v_free = v + dt * robot.forward_dynamics(q, v, tau)
-    poses = _link_poses(robot, q, shapes)
-    found = _contacts(shapes, poses, world, settings.margin)
+    link_poses = robot.frame_poses(q)[placed.frame_rows]
+    found = find_contacts(placed, link_poses, world, settings.margin)
     if not found.links:
         return ContactStep(robot.integrate(q, v_free, dt), v_free, (), 0)
     frames = found.frames
+    poses = {shape.link: pose for shape, pose in zip(placed.shapes, link_poses, strict=True)}
     jacobian = _contact_jacobian(robot, q, poses, found, frames)
     mass_inverse = robot.mass_matrix_inverse(q)
     least = -np.where(found.heights < 0.0, settings.baumgarte, 1.0) * found.heights / dt
@@ -166,56 +154,11 @@ def moving_shapes(robot: Robot, shapes: tuple[CollisionShape, ...]
     """The shapes on links the joints move: a fixed base's own links are held by their mount
     whatever they touch, and a contact there has no motion to give (its Delassus rows are
     zero)."""
-    model = robot.model
-    return tuple(shape for shape in shapes
-                 if model.frame_body[model.frame_index(shape.link)] >= 0)
-
-
-def _link_poses(robot: Robot, q: np.ndarray, shapes: tuple[CollisionShape, ...]
-                ) -> dict[str, np.ndarray]:
-    """The (4, 4) pose in the world of each link that holds a shape."""
-    frames = robot.frame_poses(q)
-    index = {name: k for k, name in enumerate(robot.frame_names)}
-    return {shape.link: frames[index[shape.link]] for shape in shapes}
-
-
-def _contacts(shapes: tuple[CollisionShape, ...], poses: dict[str, np.ndarray], world: World,
-              margin: float) -> _Candidates:
-    """The contacts of the shapes, their links at `poses` (4, 4) in the world: a shape whose
-    bounding ball (CollisionShape.reach) is further than `margin` from a plane has none."""
-    links: list[str] = []
-    points, frames, friction, heights = [], [], [], []
-    for plane in world.planes:
-        for shape in shapes:
-            origin = poses[shape.link][:3, :3] @ shape.placement[:3, 3] + poses[shape.link][:3, 3]
-            if plane.height(origin) > shape.reach + margin:
-                continue
-            found = contact_points(shape, poses[shape.link], plane)
-            near = support_polygon(found.points, found.heights, plane.frame[1:], margin)
-            links += [shape.link] * len(near)
-            points.append(found.points[near])
-            heights.append(found.heights[near])
-            frames += [plane.frame] * len(near)
-            friction += [plane.friction] * len(near)
-    return _Candidates(links, np.concatenate(points or [np.zeros((0, 3))]),
-                       np.array(frames).reshape(-1, 3, 3), np.array(friction),
-                       np.concatenate(heights or [np.zeros(0)]))
-
-
-def support_polygon(points: np.ndarray, heights: np.ndarray, tangents: np.ndarray,
-                    margin: float) -> np.ndarray:
-    """The indices of the candidate points (k, 3) kept as contacts: those under `margin`, and
-    of more than four, the lowest and the extremes along the plane's two `tangents` (2, 3)."""
-    near = np.flatnonzero(heights < margin)
-    if len(near) <= 4:
-        return near
-    along = tangents @ points[near].T  # (2, k)
-    kept = [np.argmin(heights[near]), *along.argmin(axis=1), *along.argmax(axis=1)]
-    return near[np.unique(kept)]
+    return shape_set(robot.model, tuple(shapes)).shapes
 
 
 def _contact_jacobian(robot: Robot, q: np.ndarray, poses: dict[str, np.ndarray],
-                      found: _Candidates, frames: np.ndarray) -> np.ndarray:
+                      found: Candidates, frames: np.ndarray) -> np.ndarray:
     """(3k, nv): each contact point's linear velocity on its link, in its contact frame."""
     jacobians = {link: robot.jacobian(q, link) for link in set(found.links)}
     frame_jacobians = np.array([jacobians[link] for link in found.links])  # (k, 6, nv)
@@ -227,4 +170,4 @@ def _contact_jacobian(robot: Robot, q: np.ndarray, poses: dict[str, np.ndarray],
 
 
 __all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step",
-           "moving_shapes", "support_polygon", "wrench_about"]
+           "moving_shapes", "wrench_about"]
