@@ -194,13 +194,19 @@ class WholeBodyController:
                 raise ValueError(f"Ground: soles['{frame}']: '{frame}' is not a 6d contact of "
                                  f"this controller (6d contacts: {sorted(flat)})")
         self._forces = sum(CONTACT_ROWS[contact.kind] for contact in self.contacts)
-        self._cone_counts = [_cone_row_count(contact, self.ground) for contact in self.contacts]
+        self._surface_cones = [surface_cone_rows(contact, self.ground)
+                               for contact in self.contacts]
+        self._cone_counts = [len(cone.lower) for cone in self._surface_cones]
         self._qp = proxqp.dense.QP(robot.nv + self._forces, FREE_FLYER_DOF + self._forces,
                                    sum(self._cone_counts))
         self._qp.settings.eps_abs = SOLVER_TOLERANCE
         self._qp.settings.eps_rel = 0.0
         self._qp.settings.max_iter = MAX_ITERATIONS
         self._qp.settings.verbose = False
+        self._qp.settings.initial_guess = (
+            proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT)
+        self._upper = np.full(sum(self._cone_counts), np.inf)
+        self._warm = False
 
     def torque(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """τ at the state (q, v): zero on the base, the joints' efforts after it."""
@@ -236,9 +242,12 @@ class WholeBodyController:
         sides = np.concatenate([-bias[:FREE_FLYER_DOF] / mass, wanted])
         cones = self._cones(q, mass)
         qp = self._qp
-        qp.init(H, g, equalities, sides, cones.rows, cones.lower,
-                np.full(cones.lower.shape, np.inf))
+        if self._warm:  # the last answer starts the solver (ProxQP's warm start)
+            qp.update(H, g, equalities, sides, cones.rows, cones.lower, self._upper)
+        else:
+            qp.init(H, g, equalities, sides, cones.rows, cones.lower, self._upper)
         qp.solve()
+        self._warm = qp.results.info.status == proxqp.PROXQP_SOLVED
         self._check(qp.results)
         vdot, forces = qp.results.x[:nv].copy(), mass * qp.results.x[nv:]
         tau = M @ vdot + bias - J_c.T @ forces
@@ -251,10 +260,11 @@ class WholeBodyController:
         rows = np.zeros((sum(self._cone_counts), nv + self._forces))
         lower = np.empty(rows.shape[0])
         row = column = 0
-        for contact in self.contacts:
+        normal = np.array(ground.normal)
+        for contact, surface_cone in zip(self.contacts, self._surface_cones, strict=True):
             width = CONTACT_ROWS[contact.kind]
             rotation = self.robot.frame_pose(q, contact.frame)[:3, :3]
-            cone = cone_rows(contact, rotation, ground)
+            cone = in_world(surface_cone, surface_frame(normal, rotation), contact)
             end = row + cone.rows.shape[0]
             rows[row:end, nv + column:nv + column + width] = cone.rows
             lower[row:end] = cone.lower / mass
@@ -313,10 +323,13 @@ def surface_frame(normal: np.ndarray, rotation: np.ndarray) -> np.ndarray:
     along n, and t2 = n × t1."""
     for axis in rotation.T[:2]:
         tangent = axis - (axis @ normal) * normal
-        if np.linalg.norm(tangent) > PARALLEL:
+        length = float(np.sqrt(tangent @ tangent))
+        if length > PARALLEL:
             break
-    tangent = tangent / np.linalg.norm(tangent)
-    return np.stack([tangent, np.cross(normal, tangent), normal])
+    t1 = tangent / length
+    t2 = np.array([normal[1] * t1[2] - normal[2] * t1[1], normal[2] * t1[0] - normal[0] * t1[2],
+                   normal[0] * t1[1] - normal[1] * t1[0]])  # n × t1
+    return np.stack([t1, t2, normal])
 
 
 def cone_rows(contact: Contact, rotation: np.ndarray, ground: Ground) -> ConeRows:
@@ -330,8 +343,22 @@ def cone_rows(contact: Contact, rotation: np.ndarray, ground: Ground) -> ConeRow
         ground: the ground.
 
     Returns:
-        ConeRows, _cone_row_count(contact, ground) rows of CONTACT_ROWS[contact.kind]."""
-    frame = surface_frame(np.array(ground.normal), rotation)
+        ConeRows: FACETS + 1 rows, 12 more for a sole, of CONTACT_ROWS[contact.kind]."""
+    return in_world(surface_cone_rows(contact, ground),
+                    surface_frame(np.array(ground.normal), rotation), contact)
+
+
+def in_world(cone: ConeRows, frame: np.ndarray, contact: Contact) -> ConeRows:
+    """Surface-frame cone rows on [f_t1, f_t2, f_n, τ_t1, τ_t2, τ_n] as rows on the contact's
+    force in world axes, `frame` the surface frame's rows [t1; t2; n]."""
+    rows = cone.rows
+    world = np.hstack([rows[:, :3] @ frame, rows[:, 3:] @ frame])
+    return ConeRows(world[:, :CONTACT_ROWS[contact.kind]], cone.lower)
+
+
+def surface_cone_rows(contact: Contact, ground: Ground) -> ConeRows:
+    """cone_rows' inequalities in the surface frame: rows on [f_t1, f_t2, f_n, τ_t1, τ_t2,
+    τ_n] (module doc), whatever the contact frame's orientation."""
     mu = ground.friction * np.cos(np.pi / FACETS)  # the inscribed pyramid's μ
     # local [f_t1, f_t2, f_n, τ_t1, τ_t2, τ_n] · row ≥ 0
     local = [[-1, 0, mu, 0, 0, 0], [1, 0, mu, 0, 0, 0], [0, -1, mu, 0, 0, 0], [0, 1, mu, 0, 0, 0],
@@ -344,17 +371,9 @@ def cone_rows(contact: Contact, rotation: np.ndarray, ground: Ground) -> ConeRow
             for s2 in (-1.0, 1.0):  # τ_n ≥ τ_min and τ_n ≤ τ_max, each |·| as two signs
                 local.append([-s1 * Y, -s2 * X, mu * (X + Y), s1 * mu, s2 * mu, 1.0])
                 local.append([-s1 * Y, -s2 * X, mu * (X + Y), -s1 * mu, -s2 * mu, -1.0])
-    rows = np.array(local, dtype=float)
-    world = np.hstack([rows[:, :3] @ frame, rows[:, 3:] @ frame])
     lower = np.zeros(len(local))
     lower[FACETS] = ground.min_normal_force
-    return ConeRows(world[:, :CONTACT_ROWS[contact.kind]], lower)
-
-
-def _cone_row_count(contact: Contact, ground: Ground) -> int:
-    """How many rows cone_rows gives the contact: FACETS + 1, and 12 more for a sole."""
-    has_sole = contact.kind == "6d" and contact.frame in ground.soles
-    return FACETS + 1 + (12 if has_sole else 0)
+    return ConeRows(np.array(local, dtype=float), lower)
 
 
 def _real(value: object) -> bool:
