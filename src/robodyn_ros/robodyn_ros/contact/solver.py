@@ -19,7 +19,9 @@ sweeps); at 0.8 they converged in 16. The tangential step is isotropic so that a
 contact's fixed point is Coulomb's: on the disk's edge the impulse opposes the slip (−u_t). A
 step by the block's inverse instead projects in G's metric, and a box sliding on its four
 corners then took 10 % less friction than μ N.
-The sweeps run compiled (projected_gauss_seidel, a kernel like the dynamics').
+A contact no impulse can move along its normal (G_nn ≈ 0: a link that turns about the
+plane's normal, cut by it) takes none, rather than a division by zero. The sweeps run
+compiled (projected_gauss_seidel, a kernel like the dynamics').
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 from robodyn_ros.dynamics.jit import kernel
 
 ROWS = 3  # per contact: normal, then two tangents
+INERT = 1e-12  # a contact whose G_nn is below this times G's largest diagonal takes no impulse
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,11 +102,14 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
     count = impulses.shape[0]
     size = ROWS * count
     velocity = free_velocity + delassus @ impulses.ravel()  # u, kept current through the sweep
-    tangent_steps = np.empty(count)
+    inert_below = INERT * max(np.diag(delassus).max(), 0.0)
+    tangent_steps = np.zeros(count)
     for i in range(count):  # 1 / the largest eigenvalue of the contact's tangential 2x2 block
         a, b = delassus[ROWS * i + 1, ROWS * i + 1], delassus[ROWS * i + 1, ROWS * i + 2]
         d = delassus[ROWS * i + 2, ROWS * i + 2]
-        tangent_steps[i] = 1.0 / (0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + b * b))
+        largest = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + b * b)
+        if largest > inert_below:
+            tangent_steps[i] = 1.0 / largest
     start = np.empty(size)
     change, iteration = np.inf, 0
     while iteration < max_iterations and change > tolerance:
@@ -111,6 +117,8 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
         start[:] = velocity
         for i in range(count):
             row = ROWS * i
+            if delassus[row, row] <= inert_below:
+                continue  # no impulse moves it along its normal: it takes none
             normal = max(0.0, impulses[i, 0] - (velocity[row] - least_normal_velocity[i])
                          / delassus[row, row])
             normal_step = normal - impulses[i, 0]

@@ -149,3 +149,23 @@ def test_a_fixed_base_standing_on_a_table_touches_it_with_its_moving_links_only(
     assert step.contacts == ()
     np.testing.assert_array_equal(step.v, v_free)
     np.testing.assert_allclose(step.q, q + 1e-3 * v_free, atol=1e-15)
+
+
+def test_a_contact_no_impulse_can_push_out_takes_none() -> None:
+    """A turntable (a box on a joint about the vertical) cut by the table's plane: its
+    corners under the plane can only move along it, their Delassus rows along the normal
+    are zero; the step gives them no impulse (no division by zero, no ContactError) and
+    turns the table as in free space."""
+    urdf = """<robot name="turntable"><link name="base"/>
+      <link name="plate"><inertial><mass value="1"/>
+        <inertia ixx="0.01" iyy="0.01" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry><box size="0.3 0.3 0.02"/></geometry></collision></link>
+      <joint name="spin" type="continuous"><parent link="base"/><child link="plate"/>
+        <axis xyz="0 0 1"/></joint></robot>"""
+    robot = Robot.from_urdf_string(urdf)
+    table = World((Plane(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, 0.005]), 0.5),))
+    q, v, tau = np.zeros(1), np.array([1.0]), np.array([0.2])
+    step = contact_step(robot, collision_shapes(urdf), table, q, v, tau, 1e-3)
+    assert step.contacts and all(not contact.force.any() for contact in step.contacts)
+    v_free = v + 1e-3 * robot.forward_dynamics(q, v, tau)
+    np.testing.assert_allclose(step.v, v_free, atol=1e-15)
