@@ -49,6 +49,15 @@ are not sent. In "service" mode one compute_dynamics call is in flight at a time
 within ``dynamics_timeout`` is given up (a WARN) and the newest merged state asked, so that a
 lost answer never stops the efforts. Every callback runs under the node's guard (ros.guard).
 
+Measured wrenches (``measured_wrenches``, geometry_msgs/WrenchStamped: a force/torque sensor's
+reading, as sim_node's wrench_sensors publish them): the environment's wrench [force; torque]
+on the robot about the origin of the frame its header.frame_id names (with or without
+frame_prefix, ros.wrenches), world-aligned axes. The newest of each frame goes to the
+controller in ControllerState.wrenches at every cycle while it arrived no longer than
+``measured_wrench_max_age`` before the cycle; an older one is not passed (a silent sensor: the
+controller runs open loop). A reading on a frame the robot lacks, or not finite, is refused
+naming the field, and the one before stays.
+
 A floating-base robot (parameter floating_base, or a URDF floating joint at the root) takes a
 controller that declares it (Controller.TAKES_FLOATING_BASE: whole_body) and dynamics
 in_process: its state is the joints' of joint_states with the base's of the newest
@@ -62,11 +71,11 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from robodyn_interfaces.srv import ComputeDynamics
@@ -87,7 +96,7 @@ from robodyn_ros.ros.conversions import (
 )
 from robodyn_ros.ros.frames import Tf2Frames, in_root_frame, pose_transform
 from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
-from robodyn_ros.ros.intake import Arrival, InArrivalOrder, NewestFirst
+from robodyn_ros.ros.intake import Arrival, InArrivalOrder, NewestFirst, received_ns
 from robodyn_ros.ros.joint_states import (
     GROUP_WAIT_PARAMETER,
     MAX_AGE_PARAMETER,
@@ -116,6 +125,7 @@ from robodyn_ros.ros.trajectory_builder import (
     deserialize_trajectory,
     released_in_chunks,
 )
+from robodyn_ros.ros.wrenches import wrench_of
 
 if TYPE_CHECKING:
     from builtin_interfaces.msg import Time
@@ -143,6 +153,10 @@ PARAMETERS = (
     GROUP_WAIT_PARAMETER,
     JOINTS_PARAMETER,
     WORLD_FRAME_PARAMETER,
+    ParameterSpec("measured_wrench_max_age", 0.1,
+                  "s: a measured_wrenches reading that arrived longer ago than this is not "
+                  "passed to the controller (a silent sensor: open loop)",
+                  bounds=(1e-3, 3600.0)),
 )
 
 
@@ -170,6 +184,7 @@ class ControllerNode(RobotNode):
         self._joint_state_intake = InArrivalOrder("joint_states")
         self._odometry_frames: OdometryFrames | None = None  # a floating base's
         self._base: BaseState | None = None  # of the newest odometry taken
+        self._measured: dict[str, MeasuredWrench] = {}  # frame → its newest reading
         self._targets = {topic: NewestFirst(topic)
                          for topic in ("target_pose", "target_joints", "joint_trajectory")}
         super().__init__("controller_node", **kwargs)
@@ -180,6 +195,10 @@ class ControllerNode(RobotNode):
         self.create_subscription(Odometry, "odometry",
                                  self.guard.callback("odometry", self._on_odometry),
                                  **input_qos(QUEUE_DEPTH))
+        self.create_subscription(  # before joint_states, as odometry: the newest reading first
+            WrenchStamped, "measured_wrenches",
+            self.guard.callback("measured_wrenches", self._on_measured_wrench),
+            **input_qos(QUEUE_DEPTH))
         for topic, kind, callback in (
             ("joint_states", JointState, self._on_joint_state),
             ("target_pose", PoseStamped, self._on_target_pose),
@@ -221,6 +240,7 @@ class ControllerNode(RobotNode):
                                                        qd=np.zeros(robot.nv)))
         self.controller, self._command_order = controller, order
         self._q = self._trajectory = self._base = None
+        self._measured = {}
         self._trajectories.cancel()
         coupling, self._odometry_frames = robot.coupling, None
         if robot.model.floating_base:  # the base from odometry, the joints from joint_states
@@ -253,6 +273,7 @@ class ControllerNode(RobotNode):
     def release(self) -> None:
         self.controller = self._joint_states = self._q = self._trajectory = None
         self._odometry_frames = self._base = None
+        self._measured = {}
         self._trajectories.cancel()
 
     def destroy_node(self) -> None:
@@ -402,6 +423,27 @@ class ControllerNode(RobotNode):
         if self._odometry_frames is not None:
             self._base = base_state(message, self._odometry_frames, time.time_ns())
 
+    def _on_measured_wrench(self, message: WrenchStamped, info: MessageInfo) -> None:
+        """Keep the newest reading of the frame the message names, with its arrival, for the
+        cycles that follow (ros.wrenches reads it).
+
+        Raises:
+            RefusedError: no controller yet, a frame the robot lacks or a number that is not
+                finite (named; the reading before stays).
+        """
+        if self.controller is None:
+            raise RefusedError("measured_wrenches received before the controller is configured")
+        frame, wrench = wrench_of(message, self.robot_frame, "measured_wrenches")
+        # a new dict, never changed: a cycle reads the one it takes without a lock
+        self._measured = {**self._measured, frame: MeasuredWrench(wrench, received_ns(info))}
+
+    def _fresh_wrenches(self, now_ns: int) -> dict[str, np.ndarray]:
+        """Frame → the newest measured wrench, of those that arrived within
+        measured_wrench_max_age of now_ns (ns, system clock)."""
+        max_age_ns = self.value("measured_wrench_max_age") * 1e9
+        return {frame: measured.wrench for frame, measured in self._measured.items()
+                if now_ns - measured.received_ns <= max_age_ns}
+
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Merge every joint state taken (this one and those queued behind it) in arrival
         order, then answer the newest merged state once it is ready (ros.joint_states)."""
@@ -466,10 +508,11 @@ class ControllerNode(RobotNode):
         self._play_built_trajectory()
         if self._trajectory is not None:
             self._follow_trajectory(t)
+        state = ControllerState(t=t, q=q, qd=qd, wrenches=self._fresh_wrenches(now_ns))
         if self.value("dynamics_source") == "service":
-            self._request_dynamics(newest, t, q, qd)
+            self._request_dynamics(newest, state)
         else:
-            self._command(ControllerState(t=t, q=q, qd=qd), newest)
+            self._command(state, newest)
 
     def _state_time(self, stamp: Time) -> float:
         """A joint state's time, s: its stamp, or the node clock's time for a state stamped 0
@@ -510,35 +553,34 @@ class ControllerNode(RobotNode):
         self._set_target(end, np.zeros_like(end), np.zeros_like(end))  # held, at rest
         self._trajectory = None
 
-    def _request_dynamics(self, arrival: Arrival, t: float, q: np.ndarray, qd: np.ndarray) -> None:
+    def _request_dynamics(self, arrival: Arrival, state: ControllerState) -> None:
         """Ask the dynamics node at the merged state (q, q̇: every joint, whichever messages
         carried them); the efforts go out when the answer arrives."""
         if not self._dynamics.service_is_ready():
             raise RefusedError("compute_dynamics service not available")
         assert self.controller is not None and self._joint_states is not None  # configured
-        state = JointState(header=arrival.message.header,
-                           name=list(self._joint_states.joint_map.joint_names),
-                           position=q.tolist(), velocity=qd.tolist())
-        request = ComputeDynamics.Request(state=state, frames=list(self.controller.task_frames))
+        joint_state = JointState(header=arrival.message.header,
+                                 name=list(self._joint_states.joint_map.joint_names),
+                                 position=state.q.tolist(), velocity=state.qd.tolist())
+        request = ComputeDynamics.Request(state=joint_state,
+                                          frames=list(self.controller.task_frames))
         self._pending = self._dynamics.call_async(request)
         self._pending_since = time.monotonic()
         self._pending.add_done_callback(self.guard.callback(
-            "compute_dynamics answer", lambda future: self._on_dynamics(future, arrival, t, q, qd)
+            "compute_dynamics answer", lambda future: self._on_dynamics(future, arrival, state)
         ))
 
     def _on_dynamics(
         self,
         future: Future[ComputeDynamics.Response],
         arrival: Arrival,
-        t: float,
-        q: np.ndarray,
-        qd: np.ndarray,
+        state: ControllerState,
     ) -> None:
         """The efforts at the state a compute_dynamics call was for, then the answer of the
         state that waited for it (in the executor's task of the call's future, which runs
         beside the joint_states callback: _cycle_lock keeps them apart)."""
         try:
-            self._command(answered_state(future.result(), t, q, qd), arrival)
+            self._command(answered_state(future.result(), state), arrival)
         finally:
             with self._cycle_lock:
                 self._answer_waiting()
@@ -578,7 +620,8 @@ class ControllerNode(RobotNode):
                   "joint trajectory": "none" if playback is None else
                   f"{playback.elapsed:.2f} of {playback.reference.duration:.2f} s",
                   "joint_states time": "node clock (stamped 0)" if self._unstamped
-                  else "header stamps"}
+                  else "header stamps",
+                  "measured wrenches": measured_ages(self._measured, time.time_ns())}
         self._cycles = 0
         skipping = []
         inputs: list[tuple[str, NewestFirst | InArrivalOrder]] = [
@@ -609,6 +652,29 @@ class _TrajectoryRequest:
     limits: PositionLimits
 
 
+@dataclass(frozen=True)
+class MeasuredWrench:
+    """A measured_wrenches reading: [force; torque] (N, N·m) and its arrival (ns, system
+    clock)."""
+
+    wrench: np.ndarray
+    received_ns: int
+
+
+def measured_ages(measured: dict[str, MeasuredWrench], now_ns: int) -> str:
+    """The diagnostics' account of the readings held.
+
+    Args:
+        measured: frame → its newest reading.
+        now_ns: now, ns, system clock.
+
+    Returns:
+        Each frame with the age of its reading ("panda_hand_tcp (0.004 s old)"), or "none".
+    """
+    return ", ".join(f"{frame} ({1e-9 * (now_ns - reading.received_ns):.3f} s old)"
+                     for frame, reading in sorted(measured.items())) or "none"
+
+
 @dataclass
 class _Playback:
     """A joint trajectory being played: its reference, the stamp of its time 0 (None until the
@@ -620,19 +686,19 @@ class _Playback:
 
 
 def answered_state(
-    response: ComputeDynamics.Response | None, t: float, q: np.ndarray, qd: np.ndarray
+    response: ComputeDynamics.Response | None, state: ControllerState
 ) -> ControllerState:
-    """The controller's state at (t, q, q̇) with the dynamics a compute_dynamics answer gives.
+    """The controller's state with the dynamics a compute_dynamics answer for it gives.
 
     Raises:
         RefusedError: the call failed, with the dynamics node's reason.
     """
     if response is None or not response.success:
         raise RefusedError(f"compute_dynamics failed: {response.message if response else ''}")
-    n = len(q)
+    n = len(state.qd)
     joint_space = response.joint_space
-    return ControllerState(
-        t=t, q=q, qd=qd,
+    return replace(
+        state,
         M=np.reshape(joint_space.mass_matrix, (n, n)),
         bias=np.asarray(joint_space.bias_forces),
         gravity=np.asarray(joint_space.gravity_torques),

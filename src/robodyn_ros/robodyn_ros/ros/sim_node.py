@@ -3,9 +3,10 @@ A lifecycle node (ros.robot_node): it simulates while active and pauses while in
 
 Parameters: COMMON_PARAMETERS (ros.robot_node) and PARAMETERS below, each with its
 description, type and range (``ros2 param describe``). A change of the simulation's settings
-(integrator, dt, forward dynamics, friction, publish period, joints) rebuilds the simulated
-robot, which carries on from its state and time; real_time_factor and lockstep take effect at
-once; initial_positions is read-only (the state a robot description starts from).
+(integrator, dt, forward dynamics, friction, publish period, joints, wrench sensors) rebuilds
+the simulated robot, which carries on from its state and time; real_time_factor and lockstep
+take effect at once; initial_positions is read-only (the state a robot description starts
+from).
 
 Subscribes ``effort_commands`` (std_msgs/Float64MultiArray: one effort per joint of the
 ``joints`` parameter, in its order, as ros2_control's forward_command_controller takes its
@@ -44,6 +45,14 @@ contacts (parameter contacts) or with an iterative forward dynamics method, refu
 ``contacts`` (robodyn_interfaces/Contacts) carries, with each joint_states message and its
 stamp, the contacts of the last step and their total force, frame_id world_frame for a
 floating base and the root link for a fixed one (with frame_prefix); empty without a world.
+``measured_wrenches`` (geometry_msgs/WrenchStamped) carries, with each joint_states message and
+its stamp, one reading per frame of the wrench_sensors parameter (header.frame_id the frame
+with frame_prefix): what a force/torque sensor there reads of the world, the wrench [force;
+torque] that the last step's contacts on its link (with the links fixed to it) and on the links
+beyond it exert on the robot, about the frame's origin in world-aligned axes (the root link's
+for a fixed base, the world's for a floating one), as ros.controller_node takes it; zeros
+while none of them touches. A frame the robot lacks refuses the robot (or the change) naming
+the parameter.
 
 The simulation runs in its own thread (not a ROS timer), paced to real_time_factor. Effort
 commands are taken newest first (ros.intake): each step applies the newest command that has
@@ -69,6 +78,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -102,6 +112,7 @@ from robodyn_ros.ros.robot_node import (
 from robodyn_ros.ros.wrenches import wrench_of
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
 from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR
+from robodyn_ros.sim.wrench_sensor import WrenchSensor, sensor_reading, wrench_sensor
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
@@ -156,10 +167,16 @@ PARAMETERS = (
                   "the path of a YAML file of the world (contact.load_world), in place of "
                   "world; empty: none"),
     WORLD_FRAME_PARAMETER,
+    ParameterSpec("wrench_sensors", Parameter.Type.STRING_ARRAY,
+                  "frames with a force/torque sensor: each one's reading, the wrench [force; "
+                  "torque] (N, N·m) the world's contacts on its link (with the links fixed to "
+                  "it) and on the links beyond it exert on the robot, about its origin in "
+                  "world-aligned axes, is published on measured_wrenches with each "
+                  "joint_states; empty: none"),
 )
 REBUILDING_PARAMETERS = ("integrator", "forward_dynamics_method", "forward_dynamics_tolerance",
                          "dt", "publish_period", "friction_velocity", "joints", "contacts",
-                         "contact_gains", "world", "world_file")
+                         "contact_gains", "world", "world_file", "wrench_sensors")
 
 
 class SimNode(RobotNode):
@@ -170,6 +187,7 @@ class SimNode(RobotNode):
 
     def __init__(self, **kwargs: Any) -> None:
         self._sim: SimulatedRobot | None = None
+        self._sensing = Sensing(None, ())  # the wrench sensors of the robot simulated
         self._steps_per_publish = 1
         self._command_order = np.zeros(0, dtype=np.int64)  # robot index of each command entry
         # the newest good command and its arrival (None: applied already, or the start's zero)
@@ -201,6 +219,8 @@ class SimNode(RobotNode):
         self._transforms = None if tf2_ros is None else tf2_ros.TransformBroadcaster(self)
         self._clock_publisher = self.create_lifecycle_publisher(Clock, "/clock", 10)
         self._contacts = self.create_lifecycle_publisher(Contacts, "contacts", 10)
+        self._measured_wrenches = self.create_lifecycle_publisher(WrenchStamped,
+                                                                  "measured_wrenches", 10)
 
     @property
     def sim(self) -> SimulatedRobot | None:
@@ -231,11 +251,12 @@ class SimNode(RobotNode):
         instead.
 
         Raises:
-            Exception: what SimulatedRobot raises for the parameters, the joints parameter
-                naming a joint the robot lacks, a world that cannot be taken, collision shapes
-                that cannot be read, or the step's failure.
+            Exception: what SimulatedRobot raises for the parameters, the joints or
+                wrench_sensors parameter naming a frame the robot lacks, a world that cannot be
+                taken, collision shapes that cannot be read, or the step's failure.
         """
         order = command_order(robot, self.value("joints"))
+        sensors = wrench_sensors_parameter(robot, self.value("wrench_sensors"))
         method = self.value("forward_dynamics_method")
         iterative = method in Robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
         world = world_parameters(self.value("world"), self.value("world_file"))
@@ -274,10 +295,12 @@ class SimNode(RobotNode):
                 or not np.array_equal(order, self._command_order):
             self._command = (np.zeros(robot.nv), None)
         self._command_order = order
+        self._sensing = Sensing(sim, sensors)
         self._sim = sim  # the loop picks it up at its next publish
 
     def release(self) -> None:
         self._sim = None
+        self._sensing = Sensing(None, ())
 
     def apply(self, changes: dict[str, Any]) -> None:
         """Rebuild the simulated robot for a change of its settings; pace and lockstep at once.
@@ -413,6 +436,11 @@ class SimNode(RobotNode):
             self._odometry.publish(odometry)
             if self._transforms is not None:
                 self._transforms.sendTransform(transform_of(odometry))
+        sensing = self._sensing  # before joint_states: a controller answers it with them
+        for sensor in sensing.sensors if sensing.sim is sim else ():
+            self._measured_wrenches.publish(wrench_message(
+                sensor_reading(robot, q, sim.world_contacts, sensor), stamp,
+                self.frame_id(sensor.frame)))
         rows = measured_rows(robot)
         message = JointState()
         message.header.stamp = stamp
@@ -452,6 +480,51 @@ class SimNode(RobotNode):
             **intake,
         }
         return level, message, values
+
+
+@dataclass(frozen=True)
+class Sensing:
+    """The wrench sensors of one simulated robot (None: none simulated), so that a robot
+    replaced while the loop publishes it is not read with its successor's sensors."""
+
+    sim: SimulatedRobot | None
+    sensors: tuple[WrenchSensor, ...]
+
+
+def wrench_sensors_parameter(robot: Robot, frames: list[str] | None
+                             ) -> tuple[WrenchSensor, ...]:
+    """The WrenchSensors of the wrench_sensors parameter.
+
+    Args:
+        robot: the robot simulated.
+        frames: the parameter's value (None: not set, no sensor).
+
+    Returns:
+        One sensor per frame, in the parameter's order.
+
+    Raises:
+        RefusedError: a frame the robot lacks, named with the parameter.
+    """
+    for frame in frames or ():
+        if frame not in robot.frame_names:
+            raise RefusedError(f"wrench_sensors: robot '{robot.model.name}' has no frame "
+                               f"'{frame}'")
+    return tuple(wrench_sensor(robot.model, frame) for frame in frames or ())
+
+
+def wrench_message(wrench: np.ndarray, stamp: Time, frame_id: str) -> WrenchStamped:
+    """A WrenchStamped of a wrench.
+
+    Args:
+        wrench: (6,) [fx fy fz tx ty tz], N and N·m.
+        stamp: the header's stamp.
+        frame_id: the header's frame_id.
+    """
+    message = WrenchStamped()
+    message.header.stamp, message.header.frame_id = stamp, frame_id
+    force, torque = message.wrench.force, message.wrench.torque
+    force.x, force.y, force.z, torque.x, torque.y, torque.z = (float(x) for x in wrench)
+    return message
 
 
 def measured_rows(robot: Robot) -> np.ndarray:

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from robodyn_ros.contact.geometry import CollisionShape
-from robodyn_ros.contact.time_step import wrench_about
 from robodyn_ros.control import load_controller
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
@@ -51,6 +50,7 @@ from robodyn_ros.sim.scenarios import (
 )
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.sim.world_scenario import check_world, sampled_contacts, simulated_robot
+from robodyn_ros.sim.wrench_sensor import sensor_reading, wrench_sensor
 
 
 def preview(
@@ -157,15 +157,15 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, 
                                 forward_dynamics_method=settings.forward_dynamics_method,
                                 tolerance=settings.tolerance)
     command = _controller(robot, settings, scenario, q, times)
+    sensor = wrench_sensor(robot.model, scenario.frame)  # a force/torque sensor at the frame
     steps, n = settings.steps, robot.nv
     Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
     clamped = np.zeros(n, dtype=np.int64)
     Q[0], QD[0] = q, qd
     for k in range(steps):
         if k % settings.control_every == 0:
-            origin = (robot.frame_pose(Q[k], scenario.frame)[:3, 3]
-                      if simulated.world_contacts else np.zeros(3))
-            measured = {scenario.frame: wrench_about(simulated.world_contacts, origin)}
+            measured = {scenario.frame: sensor_reading(robot, Q[k], simulated.world_contacts,
+                                                       sensor)}
             effort[k] = command(k, ControllerState(times[k], Q[k], QD[k], wrenches=measured))
         else:
             effort[k] = effort[k - 1]

@@ -84,7 +84,8 @@ class PoseTarget:
     exerting force_target (N, N·m) with force_damping (1/s) on its velocity there: Khatib's
     unified motion and force control (control.operational_space_controller), which the
     preview steps in Python; force_integral_gain (1/s) integrates the error of the force its
-    world's contacts exert, read about the frame's origin as a wrist sensor would."""
+    world's contacts exert, as a force/torque sensor at the frame reads them
+    (sim.wrench_sensor)."""
 
     name: str
     frame: str
