@@ -19,9 +19,11 @@ sweeps); at 0.8 they converged in 16. The tangential step is isotropic so that a
 contact's fixed point is Coulomb's: on the disk's edge the impulse opposes the slip (−u_t). A
 step by the block's inverse instead projects in G's metric, and a box sliding on its four
 corners then took 10 % less friction than μ N.
-A contact no impulse can move along its normal (G_nn ≈ 0: a link that turns about the
-plane's normal, cut by it) takes none, rather than a division by zero. The sweeps run
-compiled (projected_gauss_seidel, a kernel like the dynamics').
+When a window of STALL_SWEEPS sweeps does not halve the velocity change, the relaxation
+halves (down to LEAST_RELAXATION): strongly coupled contacts then converge instead of
+cycling. A contact no impulse can move along its normal (G_nn ≈ 0: a link that turns
+about the plane's normal, cut by it) takes none, rather than a division by zero. The
+sweeps run compiled (projected_gauss_seidel, a kernel like the dynamics').
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from robodyn_ros.dynamics.jit import kernel
 
 ROWS = 3  # per contact: normal, then two tangents
 INERT = 1e-12  # a contact whose G_nn is below this times G's largest diagonal takes no impulse
+STALL_SWEEPS = 100  # sweeps over which the velocity change must halve, else relaxation halves
+LEAST_RELAXATION = 0.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,8 +116,13 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
             tangent_steps[i] = 1.0 / largest
     start = np.empty(size)
     change, iteration = np.inf, 0
+    window_change = np.inf  # the change when the current window of sweeps began
     while iteration < max_iterations and change > tolerance:
         iteration += 1
+        if iteration % STALL_SWEEPS == 0:  # no halving of the change over a window: damp more
+            if change > 0.5 * window_change and relaxation > LEAST_RELAXATION:
+                relaxation = max(0.5 * relaxation, LEAST_RELAXATION)
+            window_change = change
         start[:] = velocity
         for i in range(count):
             row = ROWS * i
