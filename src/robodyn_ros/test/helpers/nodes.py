@@ -200,3 +200,23 @@ def goal_response(client, goal, feedback=None):
     assert wait_for(result.done), "no result"
     return handle, result.result()
 
+
+def listening(ros, node: SimNode, **topics) -> Peer:
+    """A Peer of the node (made with autostart false) keeping each topic's messages (name →
+    type) in peer.<name>; the node configured and activated once the Peer hears them all, so
+    that it has every message from the first."""
+    peer = Peer(ros, node)
+    for name, kind in topics.items():
+        setattr(peer, name, [])
+        peer.peer.create_subscription(kind, name, getattr(peer, name).append, 1000)
+    node.trigger_configure()
+    assert wait_for(lambda: all(node.count_subscribers(name) > 0 for name in topics))
+    node.trigger_activate()
+    return peer
+
+
+def stopped(peer: Peer) -> None:
+    """The sim_node of `peer` stopped, the Peer closed."""
+    peer.node.stop()
+    peer.close()
+

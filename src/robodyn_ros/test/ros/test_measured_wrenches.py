@@ -44,7 +44,7 @@ from robodyn_ros.ros.sim_node import SimNode, wrench_sensors_parameter
 from robodyn_ros.sim.wrench_sensor import sensor_reading
 from robodyn_ros.testing import PANDA_FINGERS, example_robot_urdf
 
-from helpers.nodes import Peer, panda_state, wait_for
+from helpers.nodes import Peer, listening, panda_state, stopped, wait_for
 from helpers.robots import FINGERTIP_ARM, PANDA, Q0, TIP
 
 SOLO = example_robot_urdf("solo12").read_text()
@@ -69,31 +69,12 @@ def reading(message: WrenchStamped) -> np.ndarray:
     return np.concatenate([vector(message.wrench.force), vector(message.wrench.torque)])
 
 
-def listened(ros, node: SimNode, **topics) -> Peer:
-    """A Peer of the node (made with autostart false) keeping each topic's messages (name →
-    type) in peer.<name>; the node configured and activated once they are all heard, so that
-    the Peer has every message from the first."""
-    peer = Peer(ros, node)
-    for name, kind in topics.items():
-        setattr(peer, name, [])
-        peer.peer.create_subscription(kind, name, getattr(peer, name).append, 1000)
-    node.trigger_configure()
-    assert wait_for(lambda: all(node.count_subscribers(name) > 0 for name in topics))
-    node.trigger_activate()
-    return peer
-
-
-def closed(peer: Peer) -> None:
-    peer.node.stop()
-    peer.close()
-
-
 def test_the_fore_sensor_reads_the_contacts_of_its_stamp_about_its_origin(ros) -> None:
     node = SimNode(parameter_overrides=[
         Parameter("robot_description", value=FINGERTIP_ARM), Parameter("world", value=TABLE),
         Parameter("wrench_sensors", value=["fore"]), Parameter("frame_prefix", value=PREFIX),
         Parameter("autostart", value=False)])
-    peer = listened(ros, node, measured_wrenches=WrenchStamped, contacts=Contacts,
+    peer = listening(ros, node, measured_wrenches=WrenchStamped, contacts=Contacts,
                     joint_states=JointState)
     try:
         assert wait_for(lambda: peer.measured_wrenches
@@ -103,7 +84,7 @@ def test_the_fore_sensor_reads_the_contacts_of_its_stamp_about_its_origin(ros) -
         assert wait_for(lambda: seconds(peer.contacts[-1]) >= last
                         and seconds(peer.joint_states[-1]) >= last)
     finally:
-        closed(peer)
+        stopped(peer)
     robot = Robot.from_urdf_string(FINGERTIP_ARM)
     contacts = {seconds(m): m.contacts for m in peer.contacts}
     states = {seconds(m): m for m in peer.joint_states}
@@ -138,7 +119,7 @@ def test_without_a_world_every_sensor_reads_zero_and_a_frame_it_lacks_is_refused
         Parameter("robot_description", value=FINGERTIP_ARM),
         Parameter("wrench_sensors", value=["fore", "upper"]),
         Parameter("autostart", value=False)])
-    peer = listened(ros, node, measured_wrenches=WrenchStamped, joint_states=JointState)
+    peer = listening(ros, node, measured_wrenches=WrenchStamped, joint_states=JointState)
     try:
         assert wait_for(lambda: len(peer.measured_wrenches) >= 20)
         readings = list(peer.measured_wrenches)
@@ -148,7 +129,7 @@ def test_without_a_world_every_sensor_reads_zero_and_a_frame_it_lacks_is_refused
         assert "wrench_sensors: robot 'arm' has no frame 'palm'" in refused.reason
         assert node.get_parameter("wrench_sensors").value == ["fore", "upper"]
     finally:
-        closed(peer)
+        stopped(peer)
     stamps = {seconds(m) for m in peer.joint_states}
     for message in readings:
         assert seconds(message) in stamps and reading(message).tolist() == [0.0] * 6
@@ -165,7 +146,7 @@ def test_without_a_world_every_sensor_reads_zero_and_a_frame_it_lacks_is_refused
                                               DiagnosticStatus.ERROR))
         assert node.sim is None  # no robot in service
     finally:
-        closed(peer)
+        stopped(peer)
 
 
 def touching(link: str, point, force) -> ContactForce:

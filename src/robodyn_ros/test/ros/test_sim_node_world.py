@@ -22,7 +22,7 @@ from sensor_msgs.msg import JointState
 from robodyn_ros.cli import main
 from robodyn_ros.ros.sim_node import SimNode
 
-from helpers.nodes import Peer, wait_for
+from helpers.nodes import Peer, listening, stopped, wait_for
 from helpers.robots import CHAIN
 
 MASS, GRAVITY, SIZE = 2.0, 9.81, (0.2, 0.2, 0.1)  # kg, m/s², m
@@ -48,24 +48,6 @@ def vector(message) -> np.ndarray:
     return np.array([message.x, message.y, message.z])
 
 
-def listening(ros, node: SimNode, **topics) -> Peer:
-    """A Peer of the node keeping each topic's messages (name → type) in peer.<name>, the node
-    activated once the Peer hears them all, so that it has the first."""
-    peer = Peer(ros, node)
-    for name, kind in topics.items():
-        setattr(peer, name, [])
-        peer.peer.create_subscription(kind, name, getattr(peer, name).append, 1000)
-    node.trigger_configure()
-    assert wait_for(lambda: all(node.count_subscribers(name) > 0 for name in topics))
-    node.trigger_activate()
-    return peer
-
-
-def closed(peer: Peer) -> None:
-    peer.node.stop()
-    peer.close()
-
-
 def test_a_dropped_brick_lands_and_carries_its_weight(ros, tmp_path) -> None:
     (tmp_path / "ground.yaml").write_text(GROUND)
     node = SimNode(parameter_overrides=[
@@ -81,7 +63,7 @@ def test_a_dropped_brick_lands_and_carries_its_weight(ros, tmp_path) -> None:
         states = [m for m in peer.joint_states if seconds(m) <= last]
         assert node.sim.integrator == "semi_implicit_euler"  # the rk4 default, switched
     finally:
-        closed(peer)
+        stopped(peer)
     assert seconds(contacts[0]) == 0.0 and not contacts[0].contacts  # in the air
     assert {m.header.frame_id for m in contacts} == {"odom"}
     # stamped as the joint states, one with each
@@ -133,7 +115,7 @@ def test_a_fixed_arm_falls_onto_the_table_it_stands_on(ros) -> None:
         states = {seconds(m): m for m in peer.joint_states}
         robot = node.sim.robot
     finally:
-        closed(peer)
+        stopped(peer)
     assert {m.header.frame_id for m in contacts} == {"base"}
     for message in (m for m in contacts if seconds(m) >= 0.8):  # at rest on the plane
         assert message.contacts and {c.link for c in message.contacts} == {"rod"}
@@ -152,7 +134,7 @@ def test_a_fixed_arm_without_a_world_publishes_empty_contacts(ros) -> None:
         assert wait_for(lambda: len(peer.contacts) >= 5)
         root = node.sim.robot.model.root_link
     finally:
-        closed(peer)
+        stopped(peer)
     for message in peer.contacts:
         assert message.header.frame_id == root and not message.contacts
         assert vector(message.total_force).tolist() == [0.0, 0.0, 0.0]
@@ -169,7 +151,7 @@ def test_a_bad_world_at_start_is_refused_naming_its_field(ros) -> None:
                                               "direction", DiagnosticStatus.ERROR))
         assert node.sim is None  # no robot in service
     finally:
-        closed(peer)
+        stopped(peer)
 
 
 def test_world_changes_are_taken_or_refused_naming_the_field(ros, tmp_path) -> None:
