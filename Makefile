@@ -47,10 +47,10 @@ run: $(STAMP) $(ROS_STAMP)
 	$(BIN)/robodyn warmup
 	ROS_LOG_DIR=$(CURDIR)/build/ros_log $(BIN)/robodyn sim
 
+# mypy checks while warmup compiles: warmup leaves a core idle between its kernels
 test: $(STAMP) $(ROS_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy
-	$(BIN)/robodyn warmup
+	$(BIN)/mypy & mypy=$$!; $(BIN)/robodyn warmup; warmed=$$?; wait $$mypy && exit $$warmed
 	$(BIN)/python -m pytest -q -n auto --dist loadfile $(PACKAGE)/test
 
 # the benchmarks' extras (matplotlib for the studies' plots)

@@ -444,7 +444,8 @@ def operational_space_inertia_recursive(tree, frames, rows, q, inverse, out):
 def schur_task_inertia(tree, frames, rows, q, inverse, out, cyclic):
     """operational_space_inertia by Λ⁻¹ = D − Eᵀ 𝒜⁻¹ E (frames on one body, path_system),
     𝒜 reduced by elimination from the base or, when `cyclic`, by block cyclic reduction; Λ of
-    one whole frame by the direct form (schur_direct_inertia)."""
+    one whole frame by the direct form (schur_direct_inertia). `cyclic` is a numpy bool, not
+    a literal: the routines then compile once for both kernels."""
     Q = np.atleast_2d(q)
     B, n = Q.shape[0], tree.shape[0]
     m, F6 = rows.shape[0], 6 * frames.shape[0]
@@ -463,13 +464,13 @@ def schur_task_inertia(tree, frames, rows, q, inverse, out, cyclic):
 @kernel
 def operational_space_inertia_schur(tree, frames, rows, q, inverse, out):
     """schur_task_inertia by elimination from the base, O(N)."""
-    schur_task_inertia(tree, frames, rows, q, inverse, out, False)
+    schur_task_inertia(tree, frames, rows, q, inverse, out, np.bool_(False))
 
 
 @kernel
 def operational_space_inertia_schur_bcr(tree, frames, rows, q, inverse, out):
     """schur_task_inertia by block cyclic reduction, ⌈log₂N⌉ levels."""
-    schur_task_inertia(tree, frames, rows, q, inverse, out, True)
+    schur_task_inertia(tree, frames, rows, q, inverse, out, np.bool_(True))
 
 
 @kernel

@@ -943,9 +943,10 @@ class Robot:
             return self._iterate(method, q, qd, tau, f_ext, options)
         self._require_mass("forward_dynamics")
         model = self._link_frames() if method in methods.LINK_FRAME_METHODS else self._tree
+        wrenches = self._wrenches(f_ext, q, zeros=method in methods.CONSTRAINT_FORCE_METHODS)
         return self._compute("forward_dynamics", "q̈", kernel, (model, self._gravity),
                              ("q", "qd", "tau"), (q, qd, tau), (self.nv,), inverts=True,
-                             extras=(self._wrenches(f_ext, q),))
+                             extras=(wrenches,))
 
     def _iterate(
         self, method: str, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None,
@@ -1551,11 +1552,16 @@ class Robot:
             return f"one value per joint ({joints})"
         return configuration_description(self.configuration_joints)
 
-    def _wrenches(self, f_ext: ArrayLike | None, q: ArrayLike) -> np.ndarray | None:
-        """f_ext as the kernels take it, (..., n, 6) for the states of q; None when absent."""
-        if f_ext is None:
+    def _wrenches(self, f_ext: ArrayLike | None, q: ArrayLike, zeros: bool = False
+                  ) -> np.ndarray | None:
+        """f_ext as the kernels take it, (..., n, 6) for the states of q; when absent None, or
+        with `zeros` zero wrenches (a kernel that then compiles for an array only: the
+        constraint-force methods', where a wrench is one more given force on its body)."""
+        if f_ext is None and not zeros:
             return None
         (q,) = self._inputs(("q",), q)
+        if f_ext is None:
+            return np.zeros((*q.shape[:-1], self.nv, 6))
         f_ext = _as_float_array(f_ext, "f_ext")
         expected = (*q.shape[:-1], self.nv, 6)
         if f_ext.shape != expected:
