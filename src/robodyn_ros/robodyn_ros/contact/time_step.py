@@ -5,13 +5,13 @@ as MuJoCo and Pinocchio's contact solvers take it):
 
     v⁺ = v + dt M⁻¹(τ − b) + M⁻¹ Jᵀ λ,    q⁺ = q ⊕ v⁺ dt,
 
-λ the contact impulses of solver.solve_contact_impulses on G = J M⁻¹ Jᵀ, J the linear
-Jacobians of the contact points in their contact frames. The contacts are detection's:
-candidate points of the collision shapes closer to a plane than `margin`, at most five of a
-shape on a plane. Its normal velocity
-after the step must close at most its gap (u_n ≥ −h/dt), and a point inside the plane is
-pushed out at a fraction `baumgarte` of its depth per step (u_n ≥ −baumgarte h/dt): a resting
-body neither sinks nor bounces.
+λ the contact impulses of solver.projected_gauss_seidel on G = J M⁻¹ Jᵀ, J the linear
+Jacobians of the contact points in their contact frames. The contacts are the candidate points
+of the collision shapes closer to a plane than `margin`, at most five of a shape on a plane
+(compiled_step's detection). Its normal velocity after the step must close at most its gap
+(u_n ≥ −h/dt), and a point inside the plane is pushed out at a fraction `baumgarte` of its depth
+per step (u_n ≥ −baumgarte h/dt): a resting body neither sinks nor bounces. The step runs
+compiled (compiled_step.world_step), as the preview's contact rollout steps it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robodyn_ros.contact.detection import Candidates, find_contacts, shape_set
+from robodyn_ros.contact.compiled_step import (
+    NOT_CONVERGED,
+    NOT_POSITIVE_DEFINITE,
+    Contacts,
+    StepSettings,
+    contact_step_kernel,
+    contacts_of,
+)
+from robodyn_ros.contact.detection import ContactScene, contact_scene, moving
 from robodyn_ros.contact.geometry import CollisionShape
-from robodyn_ros.contact.solver import ROWS, solve_contact_impulses
 from robodyn_ros.contact.world import World
+from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.robot import Robot
 
 
@@ -39,10 +47,10 @@ class ContactSettings:
         margin: m; a candidate point closer to a plane than this is a contact.
         baumgarte: the fraction of a penetration removed per step, in (0, 1].
         tolerance: m/s, the change of the contact velocities in a sweep at which the solver
-            stops (solver.solve_contact_impulses).
+            stops (solver.projected_gauss_seidel).
         max_iterations: the solver's sweeps allowed.
         relaxation: how far a sweep moves each impulse to its new value, in (0, 1]
-            (solver.solve_contact_impulses).
+            (solver.projected_gauss_seidel).
     """
 
     margin: float = 1e-3
@@ -90,37 +98,53 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     """The state after `dt` from (q, v) under the joint efforts `tau`.
 
     Raises:
-        ValueError: q, v or tau not of the robot's sizes or not finite, or dt not > 0.
+        ValueError: q, v or tau not of the robot's sizes or not finite, dt not > 0, or a
+            robot with mimic joints (the compiled step takes every joint as free).
         ContactError: the solver did not converge, naming the contacts.
+        SingularMassMatrixError: M is singular at q, with contacts to solve.
     """
     _check_state(robot, q, v, tau, dt)
-    placed = shape_set(robot.model, tuple(shapes))
-    v_free = v + dt * robot.forward_dynamics(q, v, tau)
-    link_poses = robot.frame_poses(q)[placed.frame_rows]
-    found = find_contacts(placed, link_poses, world, settings.margin)
-    if not found.links:
-        return ContactStep(robot.integrate(q, v_free, dt), v_free, (), 0)
-    frames = found.frames
-    poses = {shape.link: pose for shape, pose in zip(placed.shapes, link_poses, strict=True)}
-    jacobian = _contact_jacobian(robot, q, poses, found, frames)
-    mass_inverse = robot.mass_matrix_inverse(q)
-    least = -np.where(found.heights < 0.0, settings.baumgarte, 1.0) * found.heights / dt
-    solved = solve_contact_impulses(
-        jacobian @ mass_inverse @ jacobian.T, jacobian @ v_free, least, found.friction,
-        settings.tolerance, settings.max_iterations, settings.relaxation)
-    if not solved.converged:
+    tree, gravity = robot.kernel_arrays
+    scene = contact_scene(robot.model, tuple(shapes), world)
+    q_next, v_next = np.empty(robot.nq), np.empty(robot.nv)
+    found = contacts_of(scene.capacity)
+    count, status, sweeps, change = contact_step_kernel(
+        tree, gravity, scene.arrays, step_settings(dt, settings),
+        np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
+        np.ascontiguousarray(tau, dtype=float), q_next, v_next, found)
+    contacts = contact_forces(scene, found, count)
+    if status == NOT_POSITIVE_DEFINITE:
+        robot.mass_matrix_inverse(q)  # raises SingularMassMatrixError naming the joints
+        raise SingularMassMatrixError(
+            "contact_step", (), f"at the step's start, with contacts on {_links(contacts)}")
+    if status == NOT_CONVERGED:
         raise ContactError(
             f"robot '{robot.model.name}': the contact solver did not converge in "
-            f"{solved.iterations} sweeps (velocity change {solved.change:.3g} m/s) on the "
-            f"contacts of {', '.join(sorted(set(found.links)))}")
-    v_next = v_free + mass_inverse @ (jacobian.T @ solved.impulses.ravel())
-    forces = np.einsum("kr,krj->kj", solved.impulses, frames) / dt
-    velocities = np.einsum("kr,krj->kj", (jacobian @ v_next).reshape(-1, ROWS), frames)
-    contacts = tuple(ContactForce(link, point, normal, force, velocity, -float(height))
-                     for link, point, normal, force, velocity, height in zip(
-                         found.links, found.points, frames[:, 0], forces, velocities,
-                         found.heights, strict=True))
-    return ContactStep(robot.integrate(q, v_next, dt), v_next, contacts, solved.iterations)
+            f"{sweeps} sweeps (velocity change {change:.3g} m/s) on the contacts of "
+            f"{_links(contacts)}")
+    return ContactStep(q_next, v_next, contacts, int(sweeps))
+
+
+def step_settings(dt: float, settings: ContactSettings) -> StepSettings:
+    """The compiled step's settings: the step and the ContactSettings' numbers."""
+    return StepSettings(float(dt), float(settings.margin), float(settings.baumgarte),
+                        float(settings.tolerance), int(settings.max_iterations),
+                        float(settings.relaxation))
+
+
+def contact_forces(scene: ContactScene, found: Contacts, count: int
+                   ) -> tuple[ContactForce, ...]:
+    """The first `count` contacts the compiled step found, as ContactForce records."""
+    return tuple(ContactForce(scene.shapes[found.shape[k]].link, found.point[k].copy(),
+                              scene.arrays.planes[found.plane[k], 0].copy(),
+                              found.force[k].copy(), found.velocity[k].copy(),
+                              -float(found.height[k]))
+                 for k in range(count))
+
+
+def _links(contacts: tuple[ContactForce, ...]) -> str:
+    """The links of the contacts, sorted, once each."""
+    return ", ".join(sorted({contact.link for contact in contacts}))
 
 
 def wrench_about(contacts: tuple[ContactForce, ...], origin: np.ndarray) -> np.ndarray:
@@ -154,20 +178,8 @@ def moving_shapes(robot: Robot, shapes: tuple[CollisionShape, ...]
     """The shapes on links the joints move: a fixed base's own links are held by their mount
     whatever they touch, and a contact there has no motion to give (its Delassus rows are
     zero)."""
-    return shape_set(robot.model, tuple(shapes)).shapes
+    return moving(robot.model, tuple(shapes))
 
 
-def _contact_jacobian(robot: Robot, q: np.ndarray, poses: dict[str, np.ndarray],
-                      found: Candidates, frames: np.ndarray) -> np.ndarray:
-    """(3k, nv): each contact point's linear velocity on its link, in its contact frame."""
-    jacobians = {link: robot.jacobian(q, link) for link in set(found.links)}
-    frame_jacobians = np.array([jacobians[link] for link in found.links])  # (k, 6, nv)
-    levers = found.points - np.array([poses[link][:3, 3] for link in found.links])
-    # v_p = v + ω × lever: each point's linear velocity on its link
-    point_jacobians = frame_jacobians[:, :3] + np.cross(
-        frame_jacobians[:, 3:], levers[:, :, None], axisa=1, axisb=1, axisc=1)
-    return (frames @ point_jacobians).reshape(-1, robot.nv)
-
-
-__all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_step",
-           "moving_shapes", "wrench_about"]
+__all__ = ["ContactError", "ContactForce", "ContactSettings", "ContactStep", "contact_forces",
+           "contact_step", "moving_shapes", "step_settings", "wrench_about"]

@@ -76,6 +76,7 @@ KERNEL_SOURCES = (
     "control/compiled_laws.py",
     "sim/rollout.py",
     "contact/solver.py",
+    "contact/compiled_step.py",
 )
 """Every module of the package that compiles a kernel, as a file relative to PACKAGE: the
 ones in dynamics/, and those of the layers above that build on them (read, not imported)."""

@@ -1,0 +1,337 @@
+"""One time step of a robot in a world of planes, compiled: the pieces of a numba kernel that
+contact.time_step's `contact_step` calls once and the preview's contact rollout calls every
+step (sim.contact_rollout).
+
+The step (Stewart & Trinkle 1996, time_step's module docstring):
+
+    v_free = v + dt q̈(q, v, τ)                     (ABA)
+    contacts at q                                   (detection, below)
+    G = J M⁻¹ Jᵀ = Yᵀ Y,  Y = L⁻¹ Jᵀ,  M = L Lᵀ     (CRBA, Cholesky; only with contacts)
+    λ = PGS(G, J v_free, u_min, μ)                   (solver.projected_gauss_seidel)
+    v⁺ = v_free + L⁻ᵀ (Y λ),   q⁺ = q ⊕ dt v⁺.
+
+Detection: each shape on a moving body (ContactModel) whose bounding ball reaches a plane
+within the margin gives its candidate points against it, a box's corners and a mesh's hull
+vertices (fixed in the shape's frame), a sphere's lowest point, a capsule's two end spheres'
+lowest points, a cylinder's two rim points lowest along the plane (its 2 × RIM_POINTS rim
+points when it stands on a face); those under the margin are contacts, and of more than four
+of one shape on one plane its lowest and its extremes along the plane's two tangents, in the
+candidates' order (geometry.CollisionShape.support_points and detection.support_polygon say
+the same in numpy).
+"""
+
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from robodyn_ros.contact.geometry import FLAT, RIM_POINTS
+from robodyn_ros.contact.solver import ROWS, projected_gauss_seidel
+from robodyn_ros.dynamics.fixed_frame import world_inertias
+from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
+from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
+from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.kinematics import forward_kinematics
+from robodyn_ros.dynamics.lie_group import integrate_configuration
+from robodyn_ros.dynamics.linalg import back_substitute, cholesky, forward_substitute
+from robodyn_ros.dynamics.tree import parent_of
+
+SPHERE, BOX, CYLINDER, CAPSULE, MESH = range(5)
+SHAPE_CODES = {"sphere": SPHERE, "box": BOX, "cylinder": CYLINDER, "capsule": CAPSULE,
+               "mesh": MESH}
+MOST_KEPT = 5  # contacts of one shape on one plane at most: its lowest and four extremes
+
+# step statuses
+CONVERGED, NOT_CONVERGED, NOT_POSITIVE_DEFINITE = 0, 1, 2
+
+ContactModel = namedtuple("ContactModel", (
+    "body",         # (S,) int64, the body each shape moves with
+    "placement",    # (S, 4, 4) each shape's frame in its body's frame
+    "kind",         # (S,) int64, SPHERE, BOX, CYLINDER, CAPSULE or MESH
+    "size",         # (S, 2) a sphere's, cylinder's or capsule's radius and length (m)
+    "reach",        # (S,) the radius of a ball about the shape's origin that holds it (m)
+    "point_start",  # (S + 1,) int64, where each shape's fixed points start in `points`
+    "points",       # (P, 3) a box's corners and a mesh's hull vertices, in their shape's frame
+    "planes",       # (W, 3, 3) each plane's rows [n; t1; t2]
+    "plane_point",  # (W, 3) a point of each plane
+    "friction",     # (W,) each plane's μ
+))
+
+StepSettings = namedtuple("StepSettings", (
+    "dt", "margin", "baumgarte", "tolerance", "max_iterations", "relaxation"))
+StepSettings.__doc__ = """The step dt (s) and time_step.ContactSettings' numbers."""
+
+# A step's contacts, the first `count` rows of each (capacity: contact_capacity).
+Contacts = namedtuple("Contacts", (
+    "shape",     # (K,) int64, the shape that touches
+    "plane",     # (K,) int64, the plane it touches
+    "point",     # (K, 3) where, in the world (m)
+    "height",    # (K,) its height over the plane at the step's start (m, negative inside)
+    "force",     # (K, 3) the world's force on the robot there, world axes (N)
+    "velocity",  # (K, 3) the robot's point there after the step, world axes (m/s)
+))
+
+# What a step needs besides the contacts: the ABA's and the CRBA's workspaces, the stage
+# arrays of one ABA call, M and its factor, the candidates of one shape on one plane.
+StepWorkspace = namedtuple("StepWorkspace", (
+    "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "theta", "shape_pose", "candidates",
+    "candidate_height", "kept"))
+
+
+def contact_capacity(model: ContactModel) -> int:
+    """The most contacts a step can find: MOST_KEPT of each shape on each plane, fewer for a
+    shape with fewer candidates."""
+    counts = np.diff(model.point_start)
+    candidates = np.where(model.kind == SPHERE, 1, np.where(model.kind == CAPSULE, 2, counts))
+    candidates = np.where(model.kind == CYLINDER, 2 * RIM_POINTS, candidates)
+    return int(np.minimum(candidates, MOST_KEPT).sum()) * len(model.friction)
+
+
+@kernel_helper
+def contacts_of(capacity):
+    """Contacts arrays for `capacity` contacts."""
+    return Contacts(np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64),
+                    np.empty((capacity, 3)), np.empty(capacity), np.empty((capacity, 3)),
+                    np.empty((capacity, 3)))
+
+
+@kernel_helper
+def step_workspace(tree, n, nq, most_candidates):
+    """A StepWorkspace for n joints (nq coordinates), shapes of at most `most_candidates`
+    candidate points."""
+    return StepWorkspace(
+        aba=aba_workspace(n, 1), Q=np.empty((1, nq)), QD=np.empty((1, n)),
+        TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba_workspace(tree, n),
+        M=np.empty((n, n)), L=np.empty((n, n)), theta=np.empty(n),
+        shape_pose=np.empty((3, 4)), candidates=np.empty((most_candidates, 3)),
+        candidate_height=np.empty(most_candidates), kept=np.empty(most_candidates, np.int64))
+
+
+@kernel_helper
+def place_shape(X_world, body, placement, out):
+    """out (3 x 4) = [R | o], the shape's pose in the world: its body's pose (X_world row,
+    rotation row by row then translation) composed with its placement in the body."""
+    X = X_world[body]
+    for r in range(3):
+        for c in range(4):
+            s = X[9 + r] if c == 3 else 0.0
+            for k in range(3):
+                s += X[3 * r + k] * placement[k, c]
+            out[r, c] = s
+
+
+@kernel_helper
+def candidate_points(model, s, pose, normal, out):
+    """The candidate points of shape s at `pose` (3 x 4) against a plane of unit `normal`, into
+    out (k x 3); returns k."""
+    kind = model.kind[s]
+    radius, half = model.size[s, 0], 0.5 * model.size[s, 1]
+    if kind == BOX or kind == MESH:
+        count = 0
+        points = model.points
+        for p in range(model.point_start[s], model.point_start[s + 1]):
+            for r in range(3):
+                out[count, r] = (pose[r, 3] + pose[r, 0] * points[p, 0]
+                                 + pose[r, 1] * points[p, 1] + pose[r, 2] * points[p, 2])
+            count += 1
+        return count
+    if kind == SPHERE:
+        for r in range(3):
+            out[0, r] = pose[r, 3] - radius * normal[r]
+        return 1
+    axis_inward = -(pose[0, 2] * normal[0] + pose[1, 2] * normal[1] + pose[2, 2] * normal[2])
+    if kind == CAPSULE:  # each end sphere's lowest point
+        for e in range(2):
+            for r in range(3):
+                out[e, r] = (pose[r, 3] + (half if e == 0 else -half) * pose[r, 2]
+                             - radius * normal[r])
+        return 2
+    across = np.empty(3)  # the inward normal across the cylinder's axis
+    for r in range(3):
+        across[r] = -normal[r] - axis_inward * pose[r, 2]
+    length = math.sqrt(across[0] ** 2 + across[1] ** 2 + across[2] ** 2)
+    if length >= FLAT:  # its two rim points lowest along the plane
+        for e in range(2):
+            for r in range(3):
+                out[e, r] = (pose[r, 3] + (half if e == 0 else -half) * pose[r, 2]
+                             + radius * across[r] / length)
+        return 2
+    count = 0  # standing on a face: every rim point
+    for e in range(2):
+        for a in range(RIM_POINTS):
+            angle = 2.0 * np.pi * a / RIM_POINTS
+            x, y = radius * math.cos(angle), radius * math.sin(angle)
+            for r in range(3):
+                out[count, r] = (pose[r, 3] + (half if e == 0 else -half) * pose[r, 2]
+                                 + x * pose[r, 0] + y * pose[r, 1])
+            count += 1
+    return count
+
+
+@kernel_helper
+def keep_support_polygon(points, heights, count, tangents, margin, kept):
+    """The candidates kept as contacts into kept, returns how many: those under `margin`, and
+    of more than four, the lowest and the extremes along the two `tangents` (rows 1 and 2 of
+    a plane's frame), in the candidates' order."""
+    near = 0
+    for c in range(count):
+        if heights[c] < margin:
+            kept[near] = c
+            near += 1
+    if near <= 4:
+        return near
+    chosen = np.full(MOST_KEPT, -1, dtype=np.int64)
+    chosen[0] = kept[0]
+    for k in range(near):
+        if heights[kept[k]] < heights[chosen[0]]:
+            chosen[0] = kept[k]
+    for t in range(2):
+        low, high = kept[0], kept[0]
+        low_value = high_value = np.dot(tangents[t + 1], points[kept[0]])
+        for k in range(1, near):
+            value = np.dot(tangents[t + 1], points[kept[k]])
+            if value < low_value:
+                low, low_value = kept[k], value
+            if value > high_value:
+                high, high_value = kept[k], value
+        chosen[1 + 2 * t], chosen[2 + 2 * t] = low, high
+    chosen.sort()
+    unique = 0
+    for k in range(MOST_KEPT):
+        if unique == 0 or chosen[k] != kept[unique - 1]:
+            kept[unique] = chosen[k]
+            unique += 1
+    return unique
+
+
+@kernel_helper
+def find_contacts(model, margin, X_world, ws, contacts):
+    """The contacts of the shapes, their bodies at X_world, with the planes, into the first
+    rows of `contacts` (shape, plane, point, height); returns how many."""
+    pose, points, heights, kept = ws.shape_pose, ws.candidates, ws.candidate_height, ws.kept
+    found = 0
+    for w in range(model.friction.shape[0]):
+        frame, origin = model.planes[w], model.plane_point[w]
+        normal = frame[0]
+        for s in range(model.body.shape[0]):
+            place_shape(X_world, model.body[s], model.placement[s], pose)
+            gap = 0.0
+            for r in range(3):
+                gap += (pose[r, 3] - origin[r]) * normal[r]
+            if gap > model.reach[s] + margin:
+                continue
+            count = candidate_points(model, s, pose, normal, points)
+            for c in range(count):
+                heights[c] = 0.0
+                for r in range(3):
+                    heights[c] += (points[c, r] - origin[r]) * normal[r]
+            for k in range(keep_support_polygon(points, heights, count, frame, margin, kept)):
+                c = kept[k]
+                contacts.shape[found], contacts.plane[found] = s, w
+                contacts.point[found] = points[c]
+                contacts.height[found] = heights[c]
+                found += 1
+    return found
+
+
+@kernel_helper
+def contact_jacobian(tree, model, S_world, contacts, count, J):
+    """J (3k x n): each contact point's linear velocity on its body, in its plane's frame
+    [n; t1; t2]: column j on the body's path, the joint's world motion [v_O; ω] at the point,
+    v_O + ω × p."""
+    J[:, :] = 0.0
+    for c in range(count):
+        frame, p = model.planes[contacts.plane[c]], contacts.point[c]
+        j = model.body[contacts.shape[c]]
+        while j >= 0:
+            m = S_world[j]
+            linear = (m[0] + m[4] * p[2] - m[5] * p[1], m[1] + m[5] * p[0] - m[3] * p[2],
+                      m[2] + m[3] * p[1] - m[4] * p[0])
+            for r in range(ROWS):
+                J[ROWS * c + r, j] = (frame[r, 0] * linear[0] + frame[r, 1] * linear[1]
+                                      + frame[r, 2] * linear[2])
+            j = parent_of(tree, j)
+
+
+@kernel_helper
+def free_velocity(tree, gravity, q, v, tau, dt, ws, out):
+    """out = v + dt q̈(q, v, τ), q̈ by one ABA."""
+    ws.Q[0] = q
+    ws.QD[0] = v
+    ws.TAU[0] = tau
+    aba_one(tree, gravity, ws.Q, ws.QD, ws.TAU, None, ws.QDD, 0, ws.aba)
+    for i in range(v.shape[0]):
+        out[i] = v[i] + dt * ws.QDD[0, i]
+
+
+@kernel_helper
+def solve_contacts(tree, model, settings, contacts, count, v_next, ws):
+    """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS on
+    G = Yᵀ Y; each contact's force and velocity after the step into `contacts`. Returns
+    (status, sweeps, velocity change of the last sweep)."""
+    crba = ws.crba
+    n, size = v_next.shape[0], ROWS * count
+    world_inertias(tree, crba.X_world, crba.Ic)
+    composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, ws.M)
+    if not cholesky(ws.M, 0.0, ws.L):
+        return NOT_POSITIVE_DEFINITE, 0, np.inf
+    J = np.empty((size, n))
+    contact_jacobian(tree, model, crba.S_world, contacts, count, J)
+    Y = np.ascontiguousarray(J.T)
+    forward_substitute(ws.L, Y)  # Y = L⁻¹ Jᵀ
+    delassus = Y.T @ Y
+    least, friction = np.empty(count), np.empty(count)
+    for c in range(count):
+        h = contacts.height[c]
+        least[c] = -(settings.baumgarte if h < 0.0 else 1.0) * h / settings.dt
+        friction[c] = model.friction[contacts.plane[c]]
+    impulses = np.zeros((count, ROWS))
+    sweeps = projected_gauss_seidel(
+        delassus, J @ v_next, least, friction, settings.tolerance, settings.max_iterations,
+        settings.relaxation, impulses)
+    change = Y @ impulses.ravel()
+    back_substitute(ws.L, change[:, np.newaxis])  # M⁻¹ Jᵀ λ = L⁻ᵀ Y λ
+    v_next += change
+    after = J @ v_next
+    for c in range(count):
+        frame = model.planes[contacts.plane[c]]
+        for r in range(3):
+            contacts.force[c, r] = (impulses[c, 0] * frame[0, r] + impulses[c, 1] * frame[1, r]
+                                    + impulses[c, 2] * frame[2, r]) / settings.dt
+            contacts.velocity[c, r] = (after[ROWS * c] * frame[0, r]
+                                       + after[ROWS * c + 1] * frame[1, r]
+                                       + after[ROWS * c + 2] * frame[2, r])
+    converged = sweeps.change <= settings.tolerance
+    return (CONVERGED if converged else NOT_CONVERGED), sweeps.iterations, sweeps.change
+
+
+@kernel_helper
+def world_step(tree, gravity, model, settings, q, v, tau, q_next, v_next, ws, contacts):
+    """(q_next, v_next) one step from (q, v) under τ (module docstring), the step's contacts
+    in the first rows of `contacts`. Returns (contact count, status, sweeps, velocity change
+    of the last sweep)."""
+    free_velocity(tree, gravity, q, v, tau, settings.dt, ws, v_next)
+    forward_kinematics(tree, q, ws.crba.X_world, ws.crba.S_world)
+    count = find_contacts(model, settings.margin, ws.crba.X_world, ws, contacts)
+    status, sweeps, change = CONVERGED, 0, 0.0
+    if count > 0:
+        status, sweeps, change = solve_contacts(tree, model, settings, contacts, count, v_next,
+                                                ws)
+    for i in range(v.shape[0]):
+        ws.theta[i] = settings.dt * v_next[i]
+    integrate_configuration(tree, q, ws.theta, q_next)
+    return count, status, sweeps, change
+
+
+@kernel
+def contact_step_kernel(tree, gravity, model, settings, q, v, tau, q_next, v_next, contacts):
+    """world_step for one state, its workspace made here: the kernel of
+    time_step.contact_step. Returns (contact count, status, sweeps, change)."""
+    most = max(16, model.points.shape[0])
+    ws = step_workspace(tree, v.shape[0], q.shape[0], most)
+    return world_step(tree, gravity, model, settings, q, v, tau, q_next, v_next, ws, contacts)
+
+
+__all__ = ["CONVERGED", "NOT_CONVERGED", "NOT_POSITIVE_DEFINITE", "SHAPE_CODES", "ContactModel",
+           "Contacts", "StepSettings", "StepWorkspace", "contact_capacity", "contact_step_kernel",
+           "contacts_of", "step_workspace", "world_step"]
