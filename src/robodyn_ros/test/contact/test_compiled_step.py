@@ -1,0 +1,73 @@
+"""The compiled step's detection (contact.compiled_step) against geometry's numpy support
+points (CollisionShape.support_points through contact_points): every shape kind, placed off its
+link's origin, the link at any orientation near any plane. The contacts of a step are those
+of its start: each is a candidate point of contact_points with its height; with at most four
+candidates under the margin, exactly those; with more, the lowest and the extremes along the
+plane's two tangents (at most five), to rounding where candidates tie."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from robodyn_ros import Robot
+from robodyn_ros.contact import CollisionShape, Plane, World, contact_points, contact_step
+from robodyn_ros.contact.time_step import ContactSettings
+from robodyn_ros.model.inertia import rotation_from_rpy
+from robodyn_ros.robot.free_flyer import quaternion_of
+
+LINK = "body"
+URDF = f"""<robot name="one"><link name="{LINK}"><inertial><mass value="1"/>
+  <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link></robot>"""
+MARGIN = 1e-3
+HULL = np.random.default_rng(5).normal(size=(30, 3)) * [0.05, 0.03, 0.02]  # a mesh's vertices
+SIZES = {"sphere": (0.04,), "box": (0.1, 0.06, 0.04), "cylinder": (0.03, 0.1),
+         "capsule": (0.02, 0.08), "mesh": ()}
+
+angles = st.floats(-np.pi, np.pi)
+
+
+def shape_of(kind: str, rpy: tuple[float, float, float], offset: np.ndarray) -> CollisionShape:
+    placement = np.eye(4)
+    placement[:3, :3], placement[:3, 3] = rotation_from_rpy(rpy), offset
+    return CollisionShape(LINK, kind, SIZES[kind], placement,
+                          HULL if kind == "mesh" else np.zeros((0, 3)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(kind=st.sampled_from(sorted(SIZES)), shape_rpy=st.tuples(angles, angles, angles),
+       link_rpy=st.tuples(angles, angles, angles), standing=st.booleans(),
+       normal_rpy=st.tuples(angles, angles), depth=st.floats(-0.01, 0.01))
+def test_the_contacts_are_the_shapes_support_points_under_the_margin(
+        kind, shape_rpy, link_rpy, standing, normal_rpy, depth) -> None:
+    robot = Robot.from_urdf_string(URDF, floating_base=True)
+    shape = shape_of(kind, (0.0, 0.0, 0.0) if standing else shape_rpy, np.array([0.02, 0, 0]))
+    plane = Plane(rotation_from_rpy((*normal_rpy, 0.0))[:, 2], np.array([0.1, -0.2, 0.3]), 0.5)
+    rotation = np.eye(3) if standing else rotation_from_rpy(link_rpy)
+    if standing:  # a face (or a cylinder's end) flat on the plane: many candidates tie
+        rotation = rotation_from_rpy((*normal_rpy, 0.0))
+    pose = np.eye(4)
+    pose[:3, :3] = rotation
+    lowest = contact_points(shape, pose, plane).heights.min()
+    pose[:3, 3] = plane.point - (lowest + depth) * plane.normal  # its lowest point at −depth
+    candidates = contact_points(shape, pose, plane)
+    q = np.concatenate([pose[:3, 3], quaternion_of(rotation)])
+    step = contact_step(robot, (shape,), World((plane,)), q, np.zeros(6), np.zeros(6), 1e-3,
+                        ContactSettings(margin=MARGIN))
+    under = np.flatnonzero(candidates.heights < MARGIN)
+    found = np.array([contact.point for contact in step.contacts]).reshape(-1, 3)
+    match = [int(np.argmin(np.linalg.norm(candidates.points - point, axis=1)))
+             for point in found]
+    np.testing.assert_allclose(found, candidates.points[match], atol=1e-12)
+    np.testing.assert_allclose([-contact.depth for contact in step.contacts],
+                               candidates.heights[match], atol=1e-12)
+    if len(under) <= 4:
+        assert sorted(match) == under.tolist()
+        return
+    assert 1 <= len(match) <= 5 and len(set(match)) == len(match)
+    heights, along = candidates.heights[match], candidates.points[match] @ plane.frame[1:].T
+    assert abs(heights.min() - candidates.heights[under].min()) < 1e-12
+    reach = candidates.points[under] @ plane.frame[1:].T
+    np.testing.assert_allclose(along.min(axis=0), reach.min(axis=0), atol=1e-12)
+    np.testing.assert_allclose(along.max(axis=0), reach.max(axis=0), atol=1e-12)
