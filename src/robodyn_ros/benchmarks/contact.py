@@ -25,8 +25,8 @@ Then two previews (sim.preview), each scenario's real-time factor (horizon / wal
 best of `--repeat`):
 
 4. the Panda's hand moving 3 cm along the table pressing 10 N (a pose_target with force
-   control in a world, stepped) against the same pose target in free space (the compiled
-   rollout, today's preview), 1 s;
+   control in a world: the compiled contact rollout, sim.contact_rollout) against the same
+   pose target in free space (the compiled rollout, sim.rollout), 1 s;
 5. Solo12 standing on its four feet (the feet's collision shapes) under whole-body control
    on friction cones (a whole_body_pose in a world), 1 s, against MuJoCo's rollout of the
    same URDF with contacts at the same step under the same controller (its τ from MuJoCo's
@@ -210,8 +210,8 @@ def best_real_time_factor(run: Callable[[], float], repeat: int) -> float:
 
 
 def panda_previews(repeat: int) -> tuple[float, float]:
-    """The real-time factors of the Panda's hand pressing along the table (stepped) and of the
-    same pose target in free space (compiled)."""
+    """The real-time factors of the Panda's hand pressing along the table and of the same pose
+    target in free space, both compiled."""
     urdf = BUNDLED_PANDA.read_text().replace(f'<link name="{HAND}">',
                                              f'<link name="{HAND}">{HAND_COLLISION}', 1)
     robot, shapes = Robot.from_urdf_string(urdf), collision_shapes(urdf)
@@ -315,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                  "MuJoCo's\n")
     report.print(markdown_table(
         ["preview", "x real time", "against", "ratio"],
-        [["Panda's hand pressing 10 N along a table (stepped)", f"{pressing:.2f}",
+        [["Panda's hand pressing 10 N along a table", f"{pressing:.2f}",
           f"free space, compiled: {free:.1f}",
           f"{pressing / free:.3f} {mark(pressing / free >= TABLE_TARGET)}"],
          ["Solo12 standing, whole-body QP every step", f"{ours:.2f} "

@@ -30,16 +30,22 @@ from robodyn_ros.contact.solver import ROWS, projected_gauss_seidel
 from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.lie_group import integrate_configuration
-from robodyn_ros.dynamics.linalg import back_substitute, cholesky, forward_substitute
+from robodyn_ros.dynamics.linalg import (
+    back_substitute,
+    cholesky,
+    cholesky_solve,
+)
 from robodyn_ros.dynamics.tree import parent_of
 
 SPHERE, BOX, CYLINDER, CAPSULE, MESH = range(5)
 SHAPE_CODES = {"sphere": SPHERE, "box": BOX, "cylinder": CYLINDER, "capsule": CAPSULE,
                "mesh": MESH}
 MOST_KEPT = 5  # contacts of one shape on one plane at most: its lowest and four extremes
+
+SMALL_DELASSUS = 24  # rows of G up to which plain loops form it faster than a BLAS call
 
 # step statuses
 CONVERGED, NOT_CONVERGED, NOT_POSITIVE_DEFINITE = 0, 1, 2
@@ -72,9 +78,10 @@ Contacts = namedtuple("Contacts", (
 ))
 
 # What a step needs besides the contacts: the ABA's and the CRBA's workspaces, the stage
-# arrays of one ABA call, M and its factor, the candidates of one shape on one plane.
+# arrays of one ABA call, M, its factor and b = C q̇ + g (shared with a control law's, which
+# may have them at the step's start), the candidates of one shape on one plane.
 StepWorkspace = namedtuple("StepWorkspace", (
-    "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "theta", "shape_pose", "candidates",
+    "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "b", "theta", "shape_pose", "candidates",
     "candidate_height", "kept"))
 
 
@@ -88,6 +95,12 @@ def contact_capacity(model: ContactModel) -> int:
 
 
 @kernel_helper
+def most_candidates(model):
+    """The most candidate points one shape of `model` can have against a plane."""
+    return max(2 * RIM_POINTS, model.points.shape[0])
+
+
+@kernel_helper
 def contacts_of(capacity):
     """Contacts arrays for `capacity` contacts."""
     return Contacts(np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64),
@@ -96,15 +109,16 @@ def contacts_of(capacity):
 
 
 @kernel_helper
-def step_workspace(tree, n, nq, most_candidates):
-    """A StepWorkspace for n joints (nq coordinates), shapes of at most `most_candidates`
-    candidate points."""
+def step_workspace(crba, M, L, b, nq, most_candidates):
+    """A StepWorkspace over a CRBA workspace, M, L and b (n joints), for nq coordinates and
+    shapes of at most `most_candidates` candidate points."""
+    n = b.shape[0]
     return StepWorkspace(
         aba=aba_workspace(n, 1), Q=np.empty((1, nq)), QD=np.empty((1, n)),
-        TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba_workspace(tree, n),
-        M=np.empty((n, n)), L=np.empty((n, n)), theta=np.empty(n),
-        shape_pose=np.empty((3, 4)), candidates=np.empty((most_candidates, 3)),
-        candidate_height=np.empty(most_candidates), kept=np.empty(most_candidates, np.int64))
+        TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba, M=M, L=L, b=b,
+        theta=np.empty(n), shape_pose=np.empty((3, 4)),
+        candidates=np.empty((most_candidates, 3)), candidate_height=np.empty(most_candidates),
+        kept=np.empty(most_candidates, np.int64))
 
 
 @kernel_helper
@@ -254,32 +268,63 @@ def contact_jacobian(tree, model, S_world, contacts, count, J):
 
 
 @kernel_helper
-def free_velocity(tree, gravity, q, v, tau, dt, ws, out):
-    """out = v + dt q̈(q, v, τ), q̈ by one ABA."""
-    ws.Q[0] = q
-    ws.QD[0] = v
-    ws.TAU[0] = tau
-    aba_one(tree, gravity, ws.Q, ws.QD, ws.TAU, None, ws.QDD, 0, ws.aba)
+def row_times(A, r, x):
+    """Row r of A times x."""
+    s = 0.0
+    for j in range(x.shape[0]):
+        s += A[r, j] * x[j]
+    return s
+
+
+@kernel_helper
+def free_velocity(tree, gravity, q, v, tau, dt, factored, ws, out):
+    """out = v + dt q̈(q, v, τ): where `factored` (ws holding L and b at (q, v)),
+    q̈ = L⁻ᵀ L⁻¹ (τ − b), else by one ABA."""
+    if factored:
+        for i in range(v.shape[0]):
+            ws.QDD[0, i] = tau[i] - ws.b[i]
+        cholesky_solve(ws.L, ws.QDD[0])
+    else:
+        ws.Q[0] = q
+        ws.QD[0] = v
+        ws.TAU[0] = tau
+        aba_one(tree, gravity, ws.Q, ws.QD, ws.TAU, None, ws.QDD, 0, ws.aba)
     for i in range(v.shape[0]):
         out[i] = v[i] + dt * ws.QDD[0, i]
 
 
 @kernel_helper
-def solve_contacts(tree, model, settings, contacts, count, v_next, ws):
+def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws):
     """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS on
-    G = Yᵀ Y; each contact's force and velocity after the step into `contacts`. Returns
-    (status, sweeps, velocity change of the last sweep)."""
+    G = Yᵀ Y (M = L Lᵀ from the CRBA unless `factored`); each contact's force and velocity
+    after the step into `contacts`. Returns (status, sweeps, velocity change of the last
+    sweep)."""
     crba = ws.crba
     n, size = v_next.shape[0], ROWS * count
-    world_inertias(tree, crba.X_world, crba.Ic)
-    composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, ws.M)
-    if not cholesky(ws.M, 0.0, ws.L):
-        return NOT_POSITIVE_DEFINITE, 0, np.inf
+    if not factored:
+        world_inertias(tree, crba.X_world, crba.Ic)
+        composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, ws.M)
+        if not cholesky(ws.M, 0.0, ws.L):
+            return NOT_POSITIVE_DEFINITE, 0, np.inf
     J = np.empty((size, n))
     contact_jacobian(tree, model, crba.S_world, contacts, count, J)
-    Y = np.ascontiguousarray(J.T)
-    forward_substitute(ws.L, Y)  # Y = L⁻¹ Jᵀ
-    delassus = Y.T @ Y
+    Yt = np.empty((size, n))  # Yᵀ = J L⁻ᵀ, row r = L⁻¹ (row r of J)ᵀ, L's diagonal inverted
+    for r in range(size):
+        for i in range(n):
+            s = J[r, i]
+            for j in range(i):
+                s -= ws.L[i, j] * Yt[r, j]
+            Yt[r, i] = s * ws.L[i, i]
+    if size > SMALL_DELASSUS:
+        delassus = Yt @ Yt.T
+    else:
+        delassus = np.empty((size, size))
+        for r in range(size):
+            for c in range(r + 1):
+                delassus[r, c] = delassus[c, r] = row_times(Yt, r, Yt[c])
+    free = np.empty(size)
+    for r in range(size):
+        free[r] = row_times(J, r, v_next)
     least, friction = np.empty(count), np.empty(count)
     for c in range(count):
         h = contacts.height[c]
@@ -287,12 +332,19 @@ def solve_contacts(tree, model, settings, contacts, count, v_next, ws):
         friction[c] = model.friction[contacts.plane[c]]
     impulses = np.zeros((count, ROWS))
     sweeps = projected_gauss_seidel(
-        delassus, J @ v_next, least, friction, settings.tolerance, settings.max_iterations,
+        delassus, free, least, friction, settings.tolerance, settings.max_iterations,
         settings.relaxation, impulses)
-    change = Y @ impulses.ravel()
-    back_substitute(ws.L, change[:, np.newaxis])  # M⁻¹ Jᵀ λ = L⁻ᵀ Y λ
-    v_next += change
-    after = J @ v_next
+    change = np.zeros((n, 1))
+    for r in range(size):
+        impulse = impulses[r // ROWS, r % ROWS]
+        for j in range(n):
+            change[j, 0] += Yt[r, j] * impulse
+    back_substitute(ws.L, change)  # M⁻¹ Jᵀ λ = L⁻ᵀ Y λ
+    for j in range(n):
+        v_next[j] += change[j, 0]
+    after = free  # the contact velocities after the step
+    for r in range(size):
+        after[r] = row_times(J, r, v_next)
     for c in range(count):
         frame = model.planes[contacts.plane[c]]
         for r in range(3):
@@ -305,18 +357,23 @@ def solve_contacts(tree, model, settings, contacts, count, v_next, ws):
     return (CONVERGED if converged else NOT_CONVERGED), sweeps.iterations, sweeps.change
 
 
-@kernel_helper
-def world_step(tree, gravity, model, settings, q, v, tau, q_next, v_next, ws, contacts):
+@routine
+def world_step(tree, gravity, model, settings, q, v, tau, factored, q_next, v_next, ws,
+               contacts):
     """(q_next, v_next) one step from (q, v) under τ (module docstring), the step's contacts
-    in the first rows of `contacts`. Returns (contact count, status, sweeps, velocity change
-    of the last sweep)."""
-    free_velocity(tree, gravity, q, v, tau, settings.dt, ws, v_next)
-    forward_kinematics(tree, q, ws.crba.X_world, ws.crba.S_world)
+    in the first rows of `contacts`. `factored`: ws already holds the world kinematics at q
+    (crba's X_world and S_world), M = L Lᵀ and b at (q, v) (an operational-space law's, at
+    the step where it ran), so that neither the ABA nor the CRBA runs. Returns (contact
+    count, status, sweeps, velocity change of the last sweep). Compiled once on its own for
+    the step's kernel and the contact rollout's (inlined, it tripled the rollout's compile)."""
+    free_velocity(tree, gravity, q, v, tau, settings.dt, factored, ws, v_next)
+    if not factored:
+        forward_kinematics(tree, q, ws.crba.X_world, ws.crba.S_world)
     count = find_contacts(model, settings.margin, ws.crba.X_world, ws, contacts)
     status, sweeps, change = CONVERGED, 0, 0.0
     if count > 0:
-        status, sweeps, change = solve_contacts(tree, model, settings, contacts, count, v_next,
-                                                ws)
+        status, sweeps, change = solve_contacts(tree, model, settings, contacts, count,
+                                                factored, v_next, ws)
     for i in range(v.shape[0]):
         ws.theta[i] = settings.dt * v_next[i]
     integrate_configuration(tree, q, ws.theta, q_next)
@@ -327,11 +384,13 @@ def world_step(tree, gravity, model, settings, q, v, tau, q_next, v_next, ws, co
 def contact_step_kernel(tree, gravity, model, settings, q, v, tau, q_next, v_next, contacts):
     """world_step for one state, its workspace made here: the kernel of
     time_step.contact_step. Returns (contact count, status, sweeps, change)."""
-    most = max(16, model.points.shape[0])
-    ws = step_workspace(tree, v.shape[0], q.shape[0], most)
-    return world_step(tree, gravity, model, settings, q, v, tau, q_next, v_next, ws, contacts)
+    n = v.shape[0]
+    ws = step_workspace(crba_workspace(tree, n), np.empty((n, n)), np.empty((n, n)),
+                        np.empty(n), q.shape[0], most_candidates(model))
+    return world_step(tree, gravity, model, settings, q, v, tau, False, q_next, v_next, ws,
+                      contacts)
 
 
 __all__ = ["CONVERGED", "NOT_CONVERGED", "NOT_POSITIVE_DEFINITE", "SHAPE_CODES", "ContactModel",
            "Contacts", "StepSettings", "StepWorkspace", "contact_capacity", "contact_step_kernel",
-           "contacts_of", "step_workspace", "world_step"]
+           "contacts_of", "most_candidates", "step_workspace", "world_step"]

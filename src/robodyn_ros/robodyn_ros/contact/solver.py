@@ -105,7 +105,12 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
     a sweep changes no contact velocity by more than `tolerance` or `max_iterations` ran."""
     count = impulses.shape[0]
     size = ROWS * count
-    velocity = free_velocity + delassus @ impulses.ravel()  # u, kept current through the sweep
+    velocity = free_velocity.copy()  # u = u_free + G λ, kept current through the sweeps
+    for c in range(size):
+        impulse = impulses[c // ROWS, c % ROWS]
+        if impulse != 0.0:  # none when the sweeps start from zero
+            for r in range(size):
+                velocity[r] += delassus[r, c] * impulse
     inert_below = INERT * max(np.diag(delassus).max(), 0.0)
     tangent_steps = np.zeros(count)
     for i in range(count):  # 1 / the largest eigenvalue of the contact's tangential 2x2 block
@@ -148,7 +153,9 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
             for r in range(size):  # u += G[:, contact i] Δλ_i
                 velocity[r] += (delassus[r, row] * step_n + delassus[r, row + 1] * step_1
                                 + delassus[r, row + 2] * step_2)
-        change = np.abs(velocity - start).max()
+        change = 0.0
+        for r in range(size):
+            change = max(change, abs(velocity[r] - start[r]))
     return Sweeps(iteration, change)
 
 

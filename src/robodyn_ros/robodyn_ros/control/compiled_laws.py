@@ -8,10 +8,13 @@ Laws (`ControlLaw.kind`):
 - JOINT_TRACKING: τ_cmd = K (q* − q) − D (q̇ − q̇*) + RNEA(q, q̇, q̈*), joint impedance with
   the inverse-dynamics feed-forward M q̈* + C q̇ + g; reference[k] = (q*, q̇*, q̈*)
   (control.joint_impedance with feedforward).
-- OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + μ + p) + Nᵀ (τ₀ + b)
+- OPERATIONAL_SPACE: Khatib's τ = Jᵀ (Λ ẍ* + F_w + μ + p) + Nᵀ (τ₀ + b)
   (control.operational_space_controller), evaluated as the equal
-  τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), since μ + p = J̄ᵀ b − Λ J̇ q̇
+  τ = b + τ₀ + Jᵀ (Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀) + F_w), since μ + p = J̄ᵀ b − Λ J̇ q̇
   and J̄ᵀ = Λ J M⁻¹; ẍ* = Kp e − Kd J q̇, e = [p* − p; log(R* Rᵀ)], τ₀ = K₀ (q₀ − q) − D₀ q̇,
+  and along the force axes Ω̃ (force[AXES]) ẍ* = −K_vf J q̇ (force[DAMPING]) and F_w the
+  wrench the frame is to exert there (force[TARGET], plus the integral of the measured
+  force's error where the caller closes the loop: task_wrench); F_w = 0 without force axes,
   Λ damped near singularities as Robot.operational_space damps it. M comes from the CRBA
   on the law's world-axes kinematics, factored M = L Lᵀ: Λ⁻¹ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) and
   J M⁻¹ τ₀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ τ₀), forward substitutions only.
@@ -58,18 +61,22 @@ TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
 STIFFNESS, JOINT_DAMPING, REST = range(3)
 # rows of the (2, 6) task gains
 KP, KD = range(2)
+# rows of the (3, 6) force law: the force axes Ω̃ (0/1), F_d, K_vf
+AXES, TARGET, DAMPING = range(3)
 
 ControlLaw = namedtuple("ControlLaw", [
-    "kind", "control_every", "joint_gains", "task_gains", "target", "reference", "frame",
-    "threshold"])
+    "kind", "control_every", "joint_gains", "task_gains", "force", "force_integral_gain",
+    "target", "reference", "frame", "threshold"])
 ControlLaw.__doc__ = """A control law as the rollout kernel (sim.rollout) runs it: its kind
 (TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE), computed every control_every steps, held between;
 joint_gains (3, n), the rows STIFFNESS, JOINT_DAMPING and REST; task_gains (2, 6), the rows KP
-and KD; target (12,), the target pose R* (row by row) then p*; reference (K, 3, n), per step
-(q*, q̇*, q̈*) or the open-loop effort in row 0 (none for OPERATIONAL_SPACE); frame (13,), the
-task frame's packed row; threshold, ε of Λ's damping (singular_threshold)."""
+and KD; force (3, 6), the rows AXES, TARGET and DAMPING (zeros: no force control), with
+force_integral_gain K_fi (1/s) of the measured force's error (sim.contact_rollout); target
+(12,), the target pose R* (row by row) then p*; reference (K, 3, n), per step (q*, q̇*, q̈*) or
+the open-loop effort in row 0 (none for OPERATIONAL_SPACE); frame (13,), the task frame's
+packed row; threshold, ε of Λ's damping (singular_threshold)."""
 
-# Khatib 1987: τ = b + τ₀ + Jᵀ Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀), Λ⁻¹ = J M⁻¹ Jᵀ, M = L_M L_Mᵀ
+# Khatib 1987: τ = b + τ₀ + Jᵀ (Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀) + F_w), Λ⁻¹ = J M⁻¹ Jᵀ, M = L_M L_Mᵀ
 ControlWorkspace = namedtuple("ControlWorkspace", [
     "crba", "M", "L_M", "rnea", "b", "tau0", "v", "a", "J", "Jdot_qd", "frame_pose", "Lambda",
     "task_inertia_info", "Linv_JT", "Lambda_inv", "L_Lambda_inv", "task_force", "rotation_error",
@@ -163,9 +170,11 @@ def task_frame_state(tree, gravity, frame, q, qd, cw):
 
 
 @kernel_helper
-def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, tau, cw):
+def operational_space_torque(joint_gains, task_gains, force, task_wrench, target, threshold, q,
+                             qd, tau, cw):
     """Khatib's operational-space law (module docstring) into tau, after task_frame_state at
-    (q, q̇): the compiled mirror of control.operational_space_controller.OperationalSpace."""
+    (q, q̇), with force (3, 6) the force law and task_wrench (6,) F_w: the compiled mirror of
+    control.operational_space_controller.OperationalSpace."""
     M, L_M, b, tau0, J, Jdot_qd = cw.M, cw.L_M, cw.b, cw.tau0, cw.J, cw.Jdot_qd
     pose, Lambda, info, LinvJT = cw.frame_pose, cw.Lambda, cw.task_inertia_info, cw.Linv_JT
     Lambda_inv, L, task, rotation = cw.Lambda_inv, cw.L_Lambda_inv, cw.task_force, cw.rotation_error
@@ -186,15 +195,17 @@ def operational_space_torque(joint_gains, task_gains, target, threshold, q, qd, 
                               + target[3 * r + 2] * pose[c, 2])  # R* Rᵀ
     task[3], task[4], task[5] = log_so3(rotation)
     for r in range(6):  # ẍ* − J̇ q̇ − J M⁻¹ τ₀ = Kp e − Kd J q̇ − J̇ q̇ − (L⁻¹ Jᵀ)ᵀ L⁻¹ τ₀
-        s = task_gains[KP, r] * task[r] - Jdot_qd[r]
+        along_force = force[AXES, r] != 0.0  # Khatib 1987: ẍ* = −K_vf ẋ there
+        s = (0.0 if along_force else task_gains[KP, r] * task[r]) - Jdot_qd[r]
+        damping = force[DAMPING, r] if along_force else task_gains[KD, r]
         for j in range(n):
-            s -= task_gains[KD, r] * J[r, j] * qd[j] + LinvJT[j, r] * Linv_tau0[j, 0]
+            s -= damping * J[r, j] * qd[j] + LinvJT[j, r] * Linv_tau0[j, 0]
         task[r] = s
     task_inertia_times(Lambda_inv, threshold, task, L, Lambda, info)
     for i in range(n):
         s = b[i] + tau0[i]
         for r in range(6):
-            s += J[r, i] * task[r]
+            s += J[r, i] * (task[r] + task_wrench[r])
         tau[i] = s
 
 

@@ -71,8 +71,8 @@ force direction (in contact: no wind-up on the approach) and stays within ±|F_d
 direction; without a measured wrench the law is open loop, as above.
 
 Compiled mirror: control.compiled_laws.operational_space_torque, the same law (dense Λ) as
-the preview's rollout kernel runs it; a test holds the two to the same τ. It has no force
-control: a preview scenario with force axes steps this controller in Python.
+the preview's rollout kernels run it, force control included (sim.contact_rollout closes the
+measured-force loop on its contacts); tests hold the two to the same τ and trajectory.
 """
 
 from __future__ import annotations

@@ -75,6 +75,7 @@ KERNEL_SOURCES = (
     "dynamics/contact_state_entry.py",
     "control/compiled_laws.py",
     "sim/rollout.py",
+    "sim/contact_rollout.py",
     "contact/solver.py",
     "contact/compiled_step.py",
 )

@@ -46,6 +46,7 @@ class ContactLog:
         self._touching: frozenset[str] = frozenset()
         self._peak = self._depth = 0.0
         self._lost = 0
+        self._taken: ContactMetrics | None = None
 
     def record(self, step: int, contacts: tuple[ContactForce, ...]) -> None:
         """The contacts of the step that ended at index `step`."""
@@ -68,9 +69,18 @@ class ContactLog:
             self._peak = max(self._peak, float(np.linalg.norm(forces[mine].sum(axis=0))))
             self._slid[link] = self._slid.get(link, 0.0) + float(slips[mine].mean()) * self.dt
 
+    def take(self, metrics: ContactMetrics, kept: dict[int, tuple[ContactForce, ...]]) -> None:
+        """The metrics and the contacts of the kept steps of a run logged as it ran (the
+        compiled contact rollout's ContactRecord), in place of those recorded."""
+        self.kept = {step: contacts for step, contacts in kept.items()
+                     if step in self._kept_steps}
+        self._taken = metrics
+
     @property
     def metrics(self) -> ContactMetrics:
-        """The metrics of the steps recorded so far."""
+        """The metrics of the steps recorded so far (or taken)."""
+        if self._taken is not None:
+            return self._taken
         return ContactMetrics(self._peak, max(self._slid.values(), default=0.0), self._lost,
                               self._depth)
 

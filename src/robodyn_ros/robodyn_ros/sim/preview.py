@@ -6,8 +6,9 @@ compiled kernel (sim.rollout, with the compiled control laws of control.compiled
 releases the GIL so scenarios fan out on threads; other forward-dynamics methods and the
 adaptive integrators step SimulatedRobot with the controller plugins in Python. Both give the
 same trajectory (the tests hold them together). A scenario with a world (planes its collision
-shapes touch) steps SimulatedRobot semi-implicitly with its contacts (contact.time_step),
-whatever the settings' integrator, and its metrics measure the contacts (sim.contact_log).
+shapes touch) steps semi-implicitly with its contacts (contact.compiled_step), whatever the
+settings' integrator: in one kernel too (sim.contact_rollout) where its law is compiled, else
+SimulatedRobot's steps; its metrics measure the contacts (sim.contact_log).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from robodyn_ros.contact.geometry import CollisionShape
+from robodyn_ros.contact.world import Plane, World
 from robodyn_ros.control import load_controller
 from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.plugin import ControllerState
@@ -41,7 +43,6 @@ from robodyn_ros.sim.scenario_rollout import compiled_rollout, target_rotation
 from robodyn_ros.sim.scenarios import (
     FixedScenario,
     JointTrajectory,
-    PoseTarget,
     Scenario,
     ScenarioError,
     TorqueProfile,
@@ -49,7 +50,12 @@ from robodyn_ros.sim.scenarios import (
     apply_pushes,
 )
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
-from robodyn_ros.sim.world_scenario import check_world, sampled_contacts, simulated_robot
+from robodyn_ros.sim.world_scenario import (
+    check_world,
+    compiled_world_rollout,
+    sampled_contacts,
+    simulated_robot,
+)
 from robodyn_ros.sim.wrench_sensor import sensor_reading, wrench_sensor
 
 
@@ -94,14 +100,22 @@ def preview(
 
 def warm_up(robot: Robot, settings: PreviewSettings) -> None:
     """Load (the first time on a machine: compile) every kernel a preview with these
-    settings calls, by a one-step preview, so that a scenario's wall time is its own."""
+    settings calls, by a one-step preview (and, for a fixed base and settings a rollout kernel
+    takes, one in a world), so that a scenario's wall time is its own."""
     short = replace(settings, horizon=settings.dt)
-    idle = TorqueProfile("warm-up", robot.frame_names[-1], np.zeros(1), np.zeros((1, robot.nv)))
+    last = robot.frame_names[-1]
+    idle = TorqueProfile("warm-up", last, np.zeros(1), np.zeros((1, robot.nv)))
     state = SimulatedRobot(robot)
     if robot.nq != robot.nv:
         floating_preview_one(robot, short, state.q, state.qd, idle)
-    else:
-        preview_one(robot, short, state.q, state.qd, idle)
+        return
+    preview_one(robot, short, state.q, state.qd, idle)
+    if not settings.compiled:
+        return
+    ball = CollisionShape(last, "sphere", (0.01,), np.eye(4), np.zeros((0, 3)))
+    far = World((Plane(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1e3]), 0.5),))
+    preview_one(robot, short, state.q, state.qd, replace(idle, world=far),
+                collision_shapes=(ball,))  # the contact rollout's kernels, for any world
 
 
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
@@ -126,6 +140,9 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     if not runs_compiled(settings, scenario):
         rollout_of = partial(_stepped_rollout, collision_shapes=tuple(collision_shapes),
                              contact_log=contact_log)
+    elif scenario.world.planes:
+        rollout_of = partial(compiled_world_rollout, collision_shapes=tuple(collision_shapes),
+                             contact_log=contact_log)
     trajectory, smallest = rollout_of(robot, settings, q, qd, scenario, times)
     metrics = replace(_metrics(robot, scenario, q, trajectory, smallest),
                       contact=contact_log.metrics)
@@ -140,13 +157,12 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
 
 
 def runs_compiled(settings: PreviewSettings, scenario: Scenario) -> bool:
-    """Whether the rollout kernel runs the scenario: settings it takes (fixed step, ABA), a
-    controller with a compiled law (control.compiled_laws; computed torque and force control
-    have none), no pushes and no world (SimulatedRobot applies them)."""
+    """Whether a rollout kernel runs the scenario (sim.rollout, or sim.contact_rollout with a
+    world): settings it takes (fixed step, ABA), a controller with a compiled law
+    (control.compiled_laws; computed torque has none) and no pushes (SimulatedRobot applies
+    them)."""
     tracker = scenario.controller if isinstance(scenario, JointTrajectory) else None
-    force = isinstance(scenario, PoseTarget) and bool(scenario.force_axes.any())
-    return (settings.compiled and tracker in (None, "joint_impedance") and not force
-            and not scenario.pushes and not scenario.world.planes)
+    return settings.compiled and tracker in (None, "joint_impedance") and not scenario.pushes
 
 
 # -- SimulatedRobot with the controller plugins, step by step ---------------------------------

@@ -32,6 +32,7 @@ import numpy as np
 from robodyn_ros.control.compiled_laws import (
     JOINT_TRACKING,
     OPERATIONAL_SPACE,
+    TARGET,
     control_workspace,
     joint_tracking_torque,
     operational_space_torque,
@@ -238,6 +239,7 @@ def rollout(robot, law, stepping, trajectory):
     tree, gravity, joints = robot.tree, robot.gravity, robot.joints
     joint_gains, task_gains, target, reference = (law.joint_gains, law.task_gains, law.target,
                                                   law.reference)
+    force = law.force  # open loop: the wrench the frame exerts is F_d
     kind, frame, threshold = law.kind, law.frame, law.threshold
     q, qd, tau, path, energy = (trajectory.q, trajectory.qd, trajectory.tau, trajectory.path,
                                 trajectory.energy)
@@ -265,8 +267,8 @@ def rollout(robot, law, stepping, trajectory):
         if law_now < 0:
             tau[k] = tau[k - 1]
         elif kind == OPERATIONAL_SPACE:
-            operational_space_torque(joint_gains, task_gains, target, threshold, q[k], qd[k],
-                                     tau[k], cw)
+            operational_space_torque(joint_gains, task_gains, force, force[TARGET], target,
+                                     threshold, q[k], qd[k], tau[k], cw)
         elif kind == JOINT_TRACKING:
             joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
                                   cw)

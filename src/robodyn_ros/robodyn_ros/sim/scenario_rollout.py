@@ -4,6 +4,7 @@ why a rollout went non-finite."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -40,7 +41,7 @@ def compiled_rollout(
     """
     trajectory, smallest = rollout_trajectory(robot, settings, q, qd, scenario, times)
     if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
-        raise _rollout_failure(robot, trajectory.q, trajectory.qd)
+        raise rollout_failure(robot, trajectory.q, trajectory.qd)
     return trajectory, smallest
 
 
@@ -57,6 +58,36 @@ def rollout_trajectory(
     Raises:
         ScenarioError: a scenario with a controller on a robot with free flyer or planar
             joints: the compiled laws take one coordinate per joint (a torque profile runs).
+    """
+    inputs = rollout_inputs(robot, settings, q, qd, scenario, times, stop_at_limits)
+    smallest = np.nan
+    try:
+        smallest = rollout.rollout(inputs.robot, inputs.law, inputs.stepping, inputs.trajectory)
+    except np.linalg.LinAlgError:  # numba's SVD of a NaN Jacobian: the state went NaN before
+        pass
+    return inputs.trajectory, smallest
+
+
+@dataclass(frozen=True, eq=False)
+class RolloutInputs:
+    """What a rollout kernel takes of a scenario: the robot (rollout.RolloutRobot), the law
+    (ControlLaw), the stepping (rollout.Stepping) and the trajectory to fill, its first state
+    set and the rest NaN (rollout.Trajectory)."""
+
+    robot: rollout.RolloutRobot
+    law: ControlLaw
+    stepping: rollout.Stepping
+    trajectory: rollout.Trajectory
+
+
+def rollout_inputs(
+    robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
+    scenario: FixedScenario, times: np.ndarray, stop_at_limits: bool = True,
+) -> RolloutInputs:
+    """The RolloutInputs of a scenario from (q, q̇) (rollout_trajectory's arguments).
+
+    Raises:
+        ScenarioError: as rollout_trajectory.
     """
     if robot.nq != robot.nv and not isinstance(scenario, TorqueProfile):
         raise ScenarioError(
@@ -77,17 +108,11 @@ def rollout_trajectory(
         tau=np.empty((steps, n)), clamped=np.zeros(n, dtype=np.int64),
         path=np.empty((steps + 1, 4, 4)), energy=np.empty(len(sample_steps(settings))))
     trajectory.q[0], trajectory.qd[0] = q, qd
-    smallest = np.nan
-    try:
-        smallest = rollout.rollout(rollout.RolloutRobot(*robot.kernel_arrays, joints),
-                                   _control_law(robot, settings, scenario, q, times), stepping,
-                                   trajectory)
-    except np.linalg.LinAlgError:  # numba's SVD of a NaN Jacobian: the state went NaN before
-        pass
-    return trajectory, smallest
+    return RolloutInputs(rollout.RolloutRobot(*robot.kernel_arrays, joints),
+                         _control_law(robot, settings, scenario, q, times), stepping, trajectory)
 
 
-def _rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
+def rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
     """Why the rollout's state went NaN or inf (its kernel reports no cause): the forward
     dynamics' own error at the last finite state (SingularMassMatrixError naming the joints,
     where M is singular there), or else a NonFiniteResultError naming the step."""
@@ -100,15 +125,17 @@ def _rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
 def _control_law(robot: Robot, settings: PreviewSettings, scenario: FixedScenario, q: np.ndarray,
                  times: np.ndarray) -> ControlLaw:
     """The scenario's controller as the rollout kernel runs it, from the start posture q."""
+    n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
     law = partial(ControlLaw, control_every=settings.control_every,
                   frame=robot.frame_row(scenario.frame),
-                  threshold=float(settings.singular_threshold))
-    n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
+                  threshold=float(settings.singular_threshold), force=np.zeros((3, 6)),
+                  force_integral_gain=0.0)
     if isinstance(scenario, PoseTarget):
         rotation = target_rotation(robot, scenario, q)
         return law(kind=OPERATIONAL_SPACE,
                    joint_gains=np.array([scenario.null_stiffness, scenario.null_damping, q]),
-                   task_gains=np.array([scenario.kp, scenario.kd]),
+                   task_gains=np.array([scenario.kp, scenario.kd]), force=force_law(scenario),
+                   force_integral_gain=float(scenario.force_integral_gain),
                    target=np.concatenate([rotation.ravel(), scenario.position]),
                    reference=np.zeros((0, 3, n)))
     if isinstance(scenario, JointTrajectory):
@@ -120,10 +147,19 @@ def _control_law(robot: Robot, settings: PreviewSettings, scenario: FixedScenari
                reference=scenario.reference(times[:-1], q))
 
 
+def force_law(scenario: PoseTarget) -> np.ndarray:
+    """The pose target's force law as the compiled law takes it (3, 6): the rows AXES (0/1),
+    TARGET F_d and DAMPING K_vf (its kd where the scenario gives none)."""
+    damping = scenario.kd if scenario.force_damping is None else scenario.force_damping
+    return np.array([scenario.force_axes.astype(float), scenario.force_target,
+                     np.broadcast_to(damping, 6)], dtype=float)
+
+
 def target_rotation(robot: Robot, scenario: PoseTarget, q: np.ndarray) -> np.ndarray:
     if scenario.orientation is not None:
         return scenario.orientation
     return robot.frame_pose(q, scenario.frame)[:3, :3]
 
 
-__all__ = ["compiled_rollout", "rollout_trajectory", "target_rotation"]
+__all__ = ["RolloutInputs", "compiled_rollout", "force_law", "rollout_failure", "rollout_inputs",
+           "rollout_trajectory", "target_rotation"]

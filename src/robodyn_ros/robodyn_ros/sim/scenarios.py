@@ -82,8 +82,8 @@ class PoseTarget:
     null_stiffness (N·m/rad) and null_damping (N·m·s/rad) per joint about the start posture.
     force_axes (6 bools over [x y z rx ry rz]) are force-controlled instead, the frame
     exerting force_target (N, N·m) with force_damping (1/s) on its velocity there: Khatib's
-    unified motion and force control (control.operational_space_controller), which the
-    preview steps in Python; force_integral_gain (1/s) integrates the error of the force its
+    unified motion and force control (control.operational_space_controller, compiled in the
+    preview's rollout kernels); force_integral_gain (1/s) integrates the error of the force its
     world's contacts exert, as a force/torque sensor at the frame reads them
     (sim.wrench_sensor)."""
 

@@ -1,6 +1,7 @@
-"""How a preview scenario with a world runs: nothing without collision shapes, its
-SimulatedRobot stepping semi-implicitly with its contacts (contact.time_step), and the
-contacts it reports at the sample steps."""
+"""How a preview scenario with a world runs: nothing without collision shapes; by the
+compiled contact rollout (sim.contact_rollout) where its law is compiled, else its
+SimulatedRobot stepping semi-implicitly with its contacts (contact.time_step); and the contacts
+it reports at the sample steps."""
 
 from __future__ import annotations
 
@@ -9,13 +10,37 @@ from typing import Any
 
 import numpy as np
 
+from robodyn_ros.contact.compiled_step import NOT_POSITIVE_DEFINITE, Contacts, contacts_of
+from robodyn_ros.contact.detection import ContactScene, contact_scene
 from robodyn_ros.contact.geometry import CollisionShape
-from robodyn_ros.contact.time_step import ContactForce
+from robodyn_ros.contact.time_step import (
+    ContactError,
+    ContactForce,
+    ContactSettings,
+    contact_forces,
+    step_settings,
+)
+from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.contact_log import ContactLog
-from robodyn_ros.sim.preview_result import PreviewSettings
-from robodyn_ros.sim.scenarios import Scenario, ScenarioError
+from robodyn_ros.sim.contact_log import ContactLog, ContactMetrics
+from robodyn_ros.sim.contact_rollout import (
+    CHANGE,
+    FAILED_STEP,
+    LOST_CONTACTS,
+    PEAK_FORCE,
+    PENETRATION,
+    SLIP_DISTANCE,
+    STATUS,
+    SWEEPS,
+    ContactRecord,
+    contact_rollout,
+)
+from robodyn_ros.sim.preview_result import PreviewSettings, sample_steps
+from robodyn_ros.sim.rollout import Trajectory
+from robodyn_ros.sim.scenario_rollout import rollout_failure, rollout_inputs
+from robodyn_ros.sim.scenarios import FixedScenario, Scenario, ScenarioError
 from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR, SimulatedRobot
+from robodyn_ros.sim.wrench_sensor import sensed_links
 
 
 def check_world(scenario: Scenario, collision_shapes: Sequence[CollisionShape]) -> None:
@@ -39,6 +64,74 @@ def simulated_robot(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: 
         collision_shapes=tuple(collision_shapes) if world else (), **options)
 
 
+def compiled_world_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray,
+                           qd: np.ndarray, scenario: FixedScenario, times: np.ndarray,
+                           collision_shapes: Sequence[CollisionShape], contact_log: ContactLog,
+                           contact_settings: ContactSettings | None = None
+                           ) -> tuple[Trajectory, float]:
+    """A scenario with a world by the contact rollout kernel, its contacts found and solved by
+    `contact_settings` (default ContactSettings()): its trajectory and the smallest singular
+    value of its frame's J (as compiled_rollout), its contacts' metrics and sample steps'
+    contacts into `contact_log`.
+
+    Raises:
+        ContactError: a step's contacts not solved, naming the step and the links.
+        SingularMassMatrixError, NonFiniteResultError: the state went non-finite.
+    """
+    inputs = rollout_inputs(robot, settings, q, qd, scenario, times)
+    scene = contact_scene(robot.model, tuple(collision_shapes), scenario.world)
+    samples = len(inputs.trajectory.energy)
+    links = sorted({shape.link for shape in scene.shapes})
+    sensed = sensed_links(robot.model, scenario.frame)
+    record = ContactRecord(
+        shape_link=np.array([links.index(shape.link) for shape in scene.shapes], np.int64),
+        sensed=np.array([shape.link in sensed for shape in scene.shapes], dtype=bool),
+        slid=np.zeros(len(links)), link_force=np.zeros((len(links), 3)),
+        link_slip=np.zeros(len(links)), link_points=np.zeros(len(links), np.int64),
+        touching=np.zeros(len(links), dtype=bool),
+        metrics=np.zeros(4), failure=np.zeros(4), sampled=np.zeros(samples, np.int64),
+        contacts=contacts_of(samples * scene.capacity))
+    smallest = contact_rollout(inputs.robot, inputs.law, inputs.stepping, scene.arrays,
+                               step_settings(settings.dt, contact_settings or ContactSettings()),
+                               inputs.trajectory, record)
+    _raise_failure(robot, scenario, scene, record)
+    trajectory = inputs.trajectory
+    if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
+        raise rollout_failure(robot, trajectory.q, trajectory.qd)
+    steps = sample_steps(settings)
+    kept = {int(step): _sample_contacts(scene, record, index)
+            for index, step in enumerate(steps) if record.sampled[index]}
+    metrics = record.metrics
+    contact_log.take(ContactMetrics(float(metrics[PEAK_FORCE]), float(metrics[SLIP_DISTANCE]),
+                                    int(metrics[LOST_CONTACTS]), float(metrics[PENETRATION])),
+                     kept)
+    return trajectory, float(smallest)
+
+
+def _sample_contacts(scene: ContactScene, record: ContactRecord, index: int
+                     ) -> tuple[ContactForce, ...]:
+    """The contacts record kept at sample `index`."""
+    rows = slice(index * scene.capacity, (index + 1) * scene.capacity)
+    kept = Contacts(*(field[rows] for field in record.contacts))
+    return contact_forces(scene, kept, int(record.sampled[index]))
+
+
+def _raise_failure(robot: Robot, scenario: Scenario, scene: ContactScene,
+                   record: ContactRecord) -> None:
+    """The error of a step whose contacts the rollout could not solve, if one was not."""
+    step = int(record.failure[FAILED_STEP])
+    if step < 0:
+        return
+    links = ", ".join(sorted({shape.link for shape in scene.shapes}))
+    if int(record.failure[STATUS]) == NOT_POSITIVE_DEFINITE:
+        raise SingularMassMatrixError(f"preview of scenario '{scenario.name}'", (),
+                                      f"at step {step}, with contacts to solve")
+    raise ContactError(
+        f"robot '{robot.model.name}', scenario '{scenario.name}': the contact solver did not "
+        f"converge at step {step} in {int(record.failure[SWEEPS])} sweeps (velocity change "
+        f"{record.failure[CHANGE]:.3g} m/s); the shapes that can touch are on {links}")
+
+
 def sampled_contacts(scenario: Scenario, contact_log: ContactLog, samples: np.ndarray
                      ) -> tuple[tuple[ContactForce, ...], ...]:
     """The contacts of the step ending at each sample, () for a scenario without a world."""
@@ -47,4 +140,4 @@ def sampled_contacts(scenario: Scenario, contact_log: ContactLog, samples: np.nd
     return tuple(contact_log.kept.get(int(step), ()) for step in samples)
 
 
-__all__ = ["check_world", "sampled_contacts", "simulated_robot"]
+__all__ = ["check_world", "compiled_world_rollout", "sampled_contacts", "simulated_robot"]

@@ -15,6 +15,7 @@ from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.resources import bundled_urdf
 from robodyn_ros.sim import SimulatedRobot
 from robodyn_ros.sim.preview import PreviewSettings, preview
+from robodyn_ros.sim.scenarios import scenario_from_mapping
 
 from helpers.preview_scenarios import FRAME, HORIZON, Q0, scenarios
 
@@ -56,3 +57,21 @@ def test_compiled_and_stepped_previews_agree(panda, control_period):
         np.testing.assert_allclose(ours.effort, reference.effort, atol=1e-6, err_msg=ours.name)
         if control_period:  # held between commands
             np.testing.assert_array_equal(ours.effort[1:10], ours.effort[:1].repeat(9, 0))
+
+
+def test_force_control_in_free_space_is_the_plugins(panda):
+    """A pose target with force axes (Khatib's selection, F_d, K_vf) in free space: the rollout
+    kernel and SimulatedRobot under the plugin give one trajectory, to 1e-9 rad; the frame
+    moves along its force axis, where no pose error pulls it."""
+    start = panda.frame_pose(Q0, FRAME)[:3, 3]
+    spec = {"name": "push down", "pose_target": {
+        "frame": FRAME, "position": start.tolist(), "force_axes": [0, 0, 1, 0, 0, 1],
+        "force_target": [0, 0, -5.0, 0, 0, 0.5], "force_damping": [20.0] * 6}}
+    scenario = scenario_from_mapping(panda, spec)
+    settings = PreviewSettings(horizon=HORIZON)
+    (compiled,) = preview(panda, [scenario], settings, Q0)
+    (stepped,) = preview(panda, [scenario], dataclasses.replace(
+        settings, forward_dynamics_method="cholesky"), Q0)
+    np.testing.assert_allclose(compiled.q, stepped.q, atol=1e-9)
+    np.testing.assert_allclose(compiled.effort, stepped.effort, atol=1e-6)
+    assert compiled.frame_path[-1, 2, 3] < start[2] - 1e-3  # pushed down along z
