@@ -37,7 +37,6 @@ from robodyn_ros.control.compiled_laws import (
     control_workspace,
     joint_tracking_torque,
     operational_space_torque,
-    task_frame_state,
 )
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
@@ -46,9 +45,8 @@ from robodyn_ros.sim.rollout import (
     EFFORT_LIMIT,
     FRICTION,
     enforce_limits,
-    mechanical_energy,
+    observe,
     smallest_singular_value,
-    store_gram,
 )
 
 # the entries of ContactRecord.metrics, as ContactMetrics has them
@@ -191,13 +189,8 @@ def contact_rollout(robot, law, stepping, scene, settings, trajectory, record):
     for k in range(steps + 1):
         law_now = kind if k % law.control_every == 0 else -1
         at_sample = k % stepping.sample_every == 0 or k == steps
-        if law_now == OPERATIONAL_SPACE or at_sample:
-            task_frame_state(tree, gravity, frame, q[k], qd[k], cw)
-            path[k] = cw.frame_pose
-        if at_sample:
-            energy[sample] = mechanical_energy(tree, gravity, qd[k], cw.M, cw.crba.Ic)
-            store_gram(cw.J, grams[sample])
-            sample += 1
+        sample = observe(tree, gravity, frame, law_now, at_sample, q[k], qd[k], cw, path[k],
+                         energy, grams, sample)
         if k == steps:
             break
         if law_now < 0:

@@ -228,6 +228,22 @@ def smallest_singular_value(grams, L):
     return math.sqrt(max(lowest, 0.0))
 
 
+@kernel_helper
+def observe(tree, gravity, frame, law_now, at_sample, q, qd, cw, pose, energy, grams, sample):
+    """At step k, (q, q̇) = (q_k, q̇_k): the law's kinematics (task_frame_state into cw) where
+    the operational-space law runs (law_now) or at a sample, the frame's pose then into `pose`;
+    at a sample the energy and J's Gram matrix into energy[sample] and grams[sample]. Returns
+    the samples taken after it."""
+    if law_now == OPERATIONAL_SPACE or at_sample:
+        task_frame_state(tree, gravity, frame, q, qd, cw)
+        pose[:, :] = cw.frame_pose  # the pose of the frame at q_k
+    if not at_sample:
+        return sample
+    energy[sample] = mechanical_energy(tree, gravity, qd, cw.M, cw.crba.Ic)
+    store_gram(cw.J, grams[sample])
+    return sample + 1
+
+
 @long_kernel
 def rollout(robot, law, stepping, trajectory):
     """Steps k = 0 .. K − 1 of `robot` (a RolloutRobot) under `law` (a ControlLaw) by
@@ -255,13 +271,8 @@ def rollout(robot, law, stepping, trajectory):
     for k in range(steps + 1):
         law_now = kind if k % law.control_every == 0 else -1
         at_sample = k % stepping.sample_every == 0 or k == steps
-        if law_now == OPERATIONAL_SPACE or at_sample:
-            task_frame_state(tree, gravity, frame, q[k], qd[k], cw)
-            path[k] = cw.frame_pose  # the pose of the frame at q_k
-        if at_sample:
-            energy[sample] = mechanical_energy(tree, gravity, qd[k], cw.M, cw.crba.Ic)
-            store_gram(cw.J, grams[sample])
-            sample += 1
+        sample = observe(tree, gravity, frame, law_now, at_sample, q[k], qd[k], cw, path[k],
+                         energy, grams, sample)
         if k == steps:
             break
         if law_now < 0:

@@ -74,20 +74,22 @@ def test_a_force_controlled_fingertip_presses_as_the_stepped_preview_has_it(arm)
     assert_same_run(compiled, stepped)
 
 
+def limp(robot: Robot, gap: float) -> dict:
+    """The arm limp over the table, its fingertip `gap` above it."""
+    return {"name": "limp", "world": table_under_tip(robot, gap),
+            "torque_profile": {"frame": "fore", "times": [0.0], "efforts": [[0.0, 0.0]]}}
+
+
 def test_a_limp_arm_falls_on_the_table_as_the_stepped_preview_has_it(arm) -> None:
     robot, shapes = arm
-    spec = {"name": "limp", "world": table_under_tip(robot, 0.01),
-            "torque_profile": {"frame": "fore", "times": [0.0], "efforts": [[0.0, 0.0]]}}
-    compiled, stepped = both(robot, shapes, spec)
+    compiled, stepped = both(robot, shapes, limp(robot, 0.01))
     assert compiled.metrics.contact.peak_contact_force > 0.0  # it landed
     assert_same_run(compiled, stepped)
 
 
 def test_a_step_the_solver_cannot_solve_is_named(arm) -> None:
     robot, shapes = arm
-    spec = {"name": "limp", "world": table_under_tip(robot, 0.0),
-            "torque_profile": {"frame": "fore", "times": [0.0], "efforts": [[0.0, 0.0]]}}
-    scenario = scenario_from_mapping(robot, spec)
+    scenario = scenario_from_mapping(robot, limp(robot, 0.0))
     times = SETTINGS.dt * np.arange(SETTINGS.steps + 1)
     with pytest.raises(ContactError, match=r"scenario 'limp'.* at step 0 in 1 sweeps.*fore"):
         compiled_world_rollout(robot, SETTINGS, START, np.zeros(2), scenario, times, shapes,
