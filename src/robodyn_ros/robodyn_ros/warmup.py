@@ -3,9 +3,9 @@
 On a new install (pip, colcon, a fresh clone) each process compiles the kernels it calls the
 first time, and caches them on disk (dynamics.jit). ``robodyn warmup`` makes those calls ahead,
 on every core (compile_ahead): every Robot function at rest for one state and for a batch,
-a simulation step, each built-in controller's first efforts, a one-step preview and
-dynamics_node's warm-up, with the default methods and settings the nodes start with. The
-nodes and commands then start warm.
+a simulation step, each built-in controller's first efforts, a one-step preview, one in a
+world, and dynamics_node's warm-up, with the default methods and settings the nodes start
+with. The nodes and commands then start warm.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from robodyn_ros.compile_ahead import (
 )
 from robodyn_ros.control.plugin import BUILTIN_CONTROLLERS, ControllerState, load_controller
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.preview import PreviewSettings
+from robodyn_ros.sim.preview import PreviewSettings, warm_up_world
 from robodyn_ros.sim.preview import warm_up as warm_up_preview
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
 
@@ -68,6 +68,7 @@ def package_steps(robot: Robot, frame: str) -> list[WarmUpStep]:
               for name in BUILTIN_CONTROLLERS
               if load_controller(name).TAKES_FLOATING_BASE == robot.model.floating_base]
     steps.append(WarmUpStep("preview", warm_up_preview, (robot, PreviewSettings())))
+    steps.append(WarmUpStep("preview in a world", warm_up_world, (robot, PreviewSettings())))
     from robodyn_ros.ros.dynamics_node import default_warm_up_steps  # ROS 2, its messages
 
     return steps + default_warm_up_steps(robot, frame)

@@ -78,7 +78,13 @@ from robodyn_ros.ros.robot_node import (
     RobotNode,
     run_node,
 )
-from robodyn_ros.sim.preview import PreviewResult, PreviewSettings, preview, warm_up
+from robodyn_ros.sim.preview import (
+    PreviewResult,
+    PreviewSettings,
+    preview,
+    warm_up,
+    warm_up_world,
+)
 from robodyn_ros.sim.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:
@@ -136,6 +142,7 @@ class PreviewNode(RobotNode):
         rest = np.zeros(robot.nv)
         robot.forward_dynamics(robot.neutral(), rest, rest)
         warm_up(robot, PreviewSettings())
+        warm_up_world(robot, PreviewSettings())
         floating = robot.model.floating_base
         self._joint_states = JointStateMerge(
             JointStateMap(robot.measured_joints, None if floating else robot.coupling),

@@ -90,6 +90,8 @@ def preview(
                                 collision_shapes=collision_shapes)
     start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
     warm_up(robot, settings)
+    if any(scenario.world.planes for scenario in scenarios):
+        warm_up_world(robot, settings)
     task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done,
                    collision_shapes=tuple(collision_shapes))
     if pool is None:
@@ -100,22 +102,31 @@ def preview(
 
 def warm_up(robot: Robot, settings: PreviewSettings) -> None:
     """Load (the first time on a machine: compile) every kernel a preview with these
-    settings calls, by a one-step preview (and, for a fixed base and settings a rollout kernel
-    takes, one in a world), so that a scenario's wall time is its own."""
+    settings calls, by a one-step preview, so that a scenario's wall time is its own (with a
+    world: warm_up_world)."""
     short = replace(settings, horizon=settings.dt)
-    last = robot.frame_names[-1]
-    idle = TorqueProfile("warm-up", last, np.zeros(1), np.zeros((1, robot.nv)))
+    idle = TorqueProfile("warm-up", robot.frame_names[-1], np.zeros(1), np.zeros((1, robot.nv)))
     state = SimulatedRobot(robot)
     if robot.nq != robot.nv:
         floating_preview_one(robot, short, state.q, state.qd, idle)
+    else:
+        preview_one(robot, short, state.q, state.qd, idle)
+
+
+def warm_up_world(robot: Robot, settings: PreviewSettings) -> None:
+    """warm_up for scenarios with a world: the contact rollout's kernels (sim.contact_rollout),
+    by a one-step preview of a ball on the last link over a far plane (the kernels' types are
+    the same for any world and shapes); nothing for a floating base or settings no rollout
+    kernel takes, which step SimulatedRobot."""
+    if robot.nq != robot.nv or not settings.compiled:
         return
-    preview_one(robot, short, state.q, state.qd, idle)
-    if not settings.compiled:
-        return
+    last = robot.frame_names[-1]
     ball = CollisionShape(last, "sphere", (0.01,), np.eye(4), np.zeros((0, 3)))
     far = World((Plane(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1e3]), 0.5),))
-    preview_one(robot, short, state.q, state.qd, replace(idle, world=far),
-                collision_shapes=(ball,))  # the contact rollout's kernels, for any world
+    idle = TorqueProfile("warm-up", last, np.zeros(1), np.zeros((1, robot.nv)), world=far)
+    state = SimulatedRobot(robot)
+    preview_one(robot, replace(settings, horizon=settings.dt), state.q, state.qd, idle,
+                collision_shapes=(ball,))
 
 
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
@@ -279,4 +290,5 @@ __all__ = [
     "preview_one",
     "runs_compiled",
     "warm_up",
+    "warm_up_world",
 ]
