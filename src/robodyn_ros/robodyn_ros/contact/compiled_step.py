@@ -37,6 +37,7 @@ from robodyn_ros.dynamics.linalg import (
     back_substitute,
     cholesky,
     cholesky_solve,
+    forward_substitute,
 )
 from robodyn_ros.dynamics.tree import parent_of
 
@@ -82,7 +83,7 @@ Contacts = namedtuple("Contacts", (
 # may have them at the step's start), the candidates of one shape on one plane.
 StepWorkspace = namedtuple("StepWorkspace", (
     "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "b", "theta", "shape_pose", "candidates",
-    "candidate_height", "kept"))
+    "candidate_height", "kept", "chosen"))
 
 
 def contact_capacity(model: ContactModel) -> int:
@@ -109,16 +110,16 @@ def contacts_of(capacity):
 
 
 @kernel_helper
-def step_workspace(crba, M, L, b, nq, most_candidates):
+def step_workspace(crba, M, L, b, nq, most):
     """A StepWorkspace over a CRBA workspace, M, L and b (n joints), for nq coordinates and
-    shapes of at most `most_candidates` candidate points."""
+    shapes of at most `most` candidate points (most_candidates)."""
     n = b.shape[0]
     return StepWorkspace(
         aba=aba_workspace(n, 1), Q=np.empty((1, nq)), QD=np.empty((1, n)),
         TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba, M=M, L=L, b=b,
         theta=np.empty(n), shape_pose=np.empty((3, 4)),
-        candidates=np.empty((most_candidates, 3)), candidate_height=np.empty(most_candidates),
-        kept=np.empty(most_candidates, np.int64))
+        candidates=np.empty((most, 3)), candidate_height=np.empty(most),
+        kept=np.empty(most, np.int64), chosen=np.empty(MOST_KEPT, np.int64))
 
 
 @kernel_helper
@@ -160,9 +161,8 @@ def candidate_points(model, s, pose, normal, out):
                 out[e, r] = (pose[r, 3] + (half if e == 0 else -half) * pose[r, 2]
                              - radius * normal[r])
         return 2
-    across = np.empty(3)  # the inward normal across the cylinder's axis
-    for r in range(3):
-        across[r] = -normal[r] - axis_inward * pose[r, 2]
+    across = (-normal[0] - axis_inward * pose[0, 2], -normal[1] - axis_inward * pose[1, 2],
+              -normal[2] - axis_inward * pose[2, 2])  # the inward normal across the axis
     length = math.sqrt(across[0] ** 2 + across[1] ** 2 + across[2] ** 2)
     if length >= FLAT:  # its two rim points lowest along the plane
         for e in range(2):
@@ -183,10 +183,10 @@ def candidate_points(model, s, pose, normal, out):
 
 
 @kernel_helper
-def keep_support_polygon(points, heights, count, tangents, margin, kept):
+def keep_support_polygon(points, heights, count, tangents, margin, kept, chosen):
     """The candidates kept as contacts into kept, returns how many: those under `margin`, and
     of more than four, the lowest and the extremes along the two `tangents` (rows 1 and 2 of
-    a plane's frame), in the candidates' order."""
+    a plane's frame), in the candidates' order; chosen (MOST_KEPT,) int64 is a workspace."""
     near = 0
     for c in range(count):
         if heights[c] < margin:
@@ -194,7 +194,6 @@ def keep_support_polygon(points, heights, count, tangents, margin, kept):
             near += 1
     if near <= 4:
         return near
-    chosen = np.full(MOST_KEPT, -1, dtype=np.int64)
     chosen[0] = kept[0]
     for k in range(near):
         if heights[kept[k]] < heights[chosen[0]]:
@@ -239,7 +238,8 @@ def find_contacts(model, margin, X_world, ws, contacts):
                 heights[c] = 0.0
                 for r in range(3):
                     heights[c] += (points[c, r] - origin[r]) * normal[r]
-            for k in range(keep_support_polygon(points, heights, count, frame, margin, kept)):
+            for k in range(keep_support_polygon(points, heights, count, frame, margin, kept,
+                                                ws.chosen)):
                 c = kept[k]
                 contacts.shape[found], contacts.plane[found] = s, w
                 contacts.point[found] = points[c]
@@ -277,6 +277,24 @@ def row_times(A, r, x):
 
 
 @kernel_helper
+def gram(Y):
+    """G = Yᵀ Y (m x m) of Y (n x m): by BLAS over SMALL_DELASSUS columns, else in loops
+    (row by row of Y, each adding its outer product to the lower triangle)."""
+    n, m = Y.shape
+    if m > SMALL_DELASSUS:
+        return Y.T @ Y
+    G = np.zeros((m, m))
+    for j in range(n):
+        for r in range(m):
+            for c in range(r + 1):
+                G[r, c] += Y[j, r] * Y[j, c]
+    for r in range(m):
+        for c in range(r):
+            G[c, r] = G[r, c]
+    return G
+
+
+@kernel_helper
 def free_velocity(tree, gravity, q, v, tau, dt, factored, ws, out):
     """out = v + dt q̈(q, v, τ): where `factored` (ws holding L and b at (q, v)),
     q̈ = L⁻ᵀ L⁻¹ (τ − b), else by one ABA."""
@@ -308,20 +326,9 @@ def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws)
             return NOT_POSITIVE_DEFINITE, 0, np.inf
     J = np.empty((size, n))
     contact_jacobian(tree, model, crba.S_world, contacts, count, J)
-    Yt = np.empty((size, n))  # Yᵀ = J L⁻ᵀ, row r = L⁻¹ (row r of J)ᵀ, L's diagonal inverted
-    for r in range(size):
-        for i in range(n):
-            s = J[r, i]
-            for j in range(i):
-                s -= ws.L[i, j] * Yt[r, j]
-            Yt[r, i] = s * ws.L[i, i]
-    if size > SMALL_DELASSUS:
-        delassus = Yt @ Yt.T
-    else:
-        delassus = np.empty((size, size))
-        for r in range(size):
-            for c in range(r + 1):
-                delassus[r, c] = delassus[c, r] = row_times(Yt, r, Yt[c])
+    Y = np.ascontiguousarray(J.T)
+    forward_substitute(ws.L, Y)  # Y = L⁻¹ Jᵀ
+    delassus = gram(Y)
     free = np.empty(size)
     for r in range(size):
         free[r] = row_times(J, r, v_next)
@@ -335,10 +342,9 @@ def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws)
         delassus, free, least, friction, settings.tolerance, settings.max_iterations,
         settings.relaxation, impulses)
     change = np.zeros((n, 1))
-    for r in range(size):
-        impulse = impulses[r // ROWS, r % ROWS]
-        for j in range(n):
-            change[j, 0] += Yt[r, j] * impulse
+    for j in range(n):
+        for r in range(size):
+            change[j, 0] += Y[j, r] * impulses[r // ROWS, r % ROWS]
     back_substitute(ws.L, change)  # M⁻¹ Jᵀ λ = L⁻ᵀ Y λ
     for j in range(n):
         v_next[j] += change[j, 0]
