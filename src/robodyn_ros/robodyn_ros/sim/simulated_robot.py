@@ -153,6 +153,11 @@ class SimulatedRobot:
                              "direct forward dynamics method and no held contacts; got "
                              f"'{integrator}', '{forward_dynamics_method}' and "
                              f"{len(contacts)} held contact(s)")
+        if world.planes and robot.coupling is not None:
+            raise ValueError(
+                f"a world with planes: robot '{robot.model.name}' has mimic joints "
+                f"({', '.join(robot.coupling.mimic_joints)}), which the compiled contact step "
+                "takes as free; load the URDF with mimic=False, or lock them (locked_joints=)")
         unknown = sorted({shape.link for shape in collision_shapes} - set(robot.frame_names))
         if unknown:
             raise ValueError(f"collision_shapes: robot '{robot.model.name}' has no link "

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
+from robodyn_ros.contact import Plane, World
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import ModelError, URDFWarning
 from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
@@ -190,6 +191,15 @@ def test_methods_on_free_joints_only_are_refused_and_the_rollout_too() -> None:
         robot.operational_space(q, q, "panda_hand", method="schur")
     with pytest.raises(ValueError, match="the compiled rollout takes every joint as free"):
         _ = robot.kernel_arrays
+
+
+def test_a_world_is_refused_naming_the_mimic_joints() -> None:
+    """The contact step is compiled and takes every joint as free: a robot with mimic joints
+    in a world is refused when its simulation is made, not at its first step."""
+    robot = Robot.from_urdf_string(PANDA)
+    ground = World((Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.5),))
+    with pytest.raises(ValueError, match=r"mimic joints \(panda_finger_joint2\).*locked_joints"):
+        SimulatedRobot(robot, "semi_implicit_euler", 1e-3, world=ground)
 
 
 def test_a_hand_whose_fingers_follow_it_and_move_no_mass_is_named() -> None:
