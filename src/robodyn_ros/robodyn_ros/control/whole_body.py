@@ -51,19 +51,24 @@ import numpy as np
 from numpy.typing import ArrayLike
 from proxsuite import proxqp  # type: ignore[import-untyped]
 
-from robodyn_ros.control.operational_space_controller import as_rotation_matrix, rotation_error
+from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.plugin import Controller, ControllerState
+from robodyn_ros.control.whole_body_programme import (
+    Programme,
+    ProgrammeModel,
+    ProgrammeTargets,
+    empty_programme,
+    whole_body_programme,
+)
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import (
     CONTACT_ROWS,
     Contact,
     ContactDynamics,
-    contact_drift,
     contact_jacobian,
     split_forces,
 )
-from robodyn_ros.robot.free_flyer import rotation_matrix
 
 FACETS = 4  # sides of each friction pyramid, two per tangent: |f·t1|, |f·t2| ≤ (μ/√2) f·n
 SOLVER_TOLERANCE = 1e-9  # ProxQP's eps_abs on every row, m/s² (a force per kg of the robot)
@@ -177,7 +182,7 @@ class WholeBodyController:
         if not robot.model.floating_base:
             raise ValueError(f"WholeBodyController: robot '{robot.model.name}' has no floating "
                              "base (load it with floating_base=True)")
-        self.robot, self.contacts, self.targets = robot, tuple(contacts), targets
+        self.robot, self.contacts = robot, tuple(contacts)
         self.ground = Ground() if ground is None else ground
         contact_jacobian(robot, robot.neutral(), self.contacts)  # checks the frames
         robot.jacobian(robot.neutral(), targets.frame)
@@ -193,20 +198,39 @@ class WholeBodyController:
             if frame not in flat:
                 raise ValueError(f"Ground: soles['{frame}']: '{frame}' is not a 6d contact of "
                                  f"this controller (6d contacts: {sorted(flat)})")
+        try:
+            self._tree, self._gravity = robot.kernel_arrays
+        except ValueError as error:  # a robot with mimic joints
+            raise ValueError(f"WholeBodyController: {error}") from error
         self._forces = sum(CONTACT_ROWS[contact.kind] for contact in self.contacts)
-        self._surface_cones = [surface_cone_rows(contact, self.ground)
-                               for contact in self.contacts]
-        self._cone_counts = [len(cone.lower) for cone in self._surface_cones]
+        cone_count = sum(len(cone.lower) for cone in self._surface_cones())
+        self.targets = targets
+        self._programme = empty_programme(self._tree, robot.nv, self._forces, cone_count)
         self._qp = proxqp.dense.QP(robot.nv + self._forces, FREE_FLYER_DOF + self._forces,
-                                   sum(self._cone_counts))
+                                   cone_count)
         self._qp.settings.eps_abs = SOLVER_TOLERANCE
         self._qp.settings.eps_rel = 0.0
         self._qp.settings.max_iter = MAX_ITERATIONS
         self._qp.settings.verbose = False
         self._qp.settings.initial_guess = (
             proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT)
-        self._upper = np.full(sum(self._cone_counts), np.inf)
+        self._upper = np.full(cone_count, np.inf)
         self._warm = False
+
+    @property
+    def targets(self) -> WholeBodyTargets:
+        """The tasks' targets and gains; a new value takes effect at the next call."""
+        return self._targets
+
+    @targets.setter
+    def targets(self, targets: WholeBodyTargets) -> None:
+        self._targets = targets
+        self._model = programme_model(self.robot, self.contacts, self._surface_cones(),
+                                      self.ground, targets)
+        self._programme_targets = ProgrammeTargets(
+            np.array(targets.com, dtype=float), np.array(targets.position, dtype=float),
+            np.ascontiguousarray(targets.orientation, dtype=float),
+            np.array(targets.posture, dtype=float))
 
     def torque(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """τ at the state (q, v): zero on the base, the joints' efforts after it."""
@@ -223,53 +247,36 @@ class WholeBodyController:
             WholeBodyError: no answer: the programme is infeasible or the solver did not
                 converge.
         """
-        robot, targets, nv = self.robot, self.targets, self.robot.nv
-        q, v = _state(robot, q, v)
-        mass = robot.mass
-        J_c = contact_jacobian(robot, q, self.contacts)
-        wanted = -contact_drift(robot, q, v, self.contacts) - targets.contact_damping * (J_c @ v)
-        M, bias = robot.mass_matrix(q), robot.bias_forces(q, v)
-        H = np.zeros((nv + self._forces,) * 2)
-        g = np.zeros(nv + self._forces)
-        for weight, (A, b) in zip(targets.weights, self._tasks(q, v, bias), strict=True):
-            H[:nv, :nv] += weight * (A.T @ A)
-            g[:nv] -= weight * (A.T @ b)
-        H[nv:, nv:] = targets.force_weight * np.eye(self._forces)
-        equalities = np.zeros((FREE_FLYER_DOF + self._forces, nv + self._forces))
-        equalities[:FREE_FLYER_DOF, :nv] = M[:FREE_FLYER_DOF] / mass
-        equalities[:FREE_FLYER_DOF, nv:] = -J_c[:, :FREE_FLYER_DOF].T
-        equalities[FREE_FLYER_DOF:, :nv] = J_c
-        sides = np.concatenate([-bias[:FREE_FLYER_DOF] / mass, wanted])
-        cones = self._cones(q, mass)
+        robot, nv = self.robot, self.robot.nv
+        p = self.programme(q, v)
         qp = self._qp
         if self._warm:  # the last answer starts the solver (ProxQP's warm start)
-            qp.update(H, g, equalities, sides, cones.rows, cones.lower, self._upper)
+            qp.update(p.H, p.g, p.A_eq, p.b_eq, p.C, p.lower, self._upper)
         else:
-            qp.init(H, g, equalities, sides, cones.rows, cones.lower, self._upper)
+            qp.init(p.H, p.g, p.A_eq, p.b_eq, p.C, p.lower, self._upper)
         qp.solve()
         self._warm = qp.results.info.status == proxqp.PROXQP_SOLVED
         self._check(qp.results)
-        vdot, forces = qp.results.x[:nv].copy(), mass * qp.results.x[nv:]
-        tau = M @ vdot + bias - J_c.T @ forces
+        vdot, forces = qp.results.x[:nv].copy(), robot.mass * qp.results.x[nv:]
+        tau = p.M @ vdot + p.b - p.J_c.T @ forces
         tau[:FREE_FLYER_DOF] = 0.0
         return ContactDynamics(vdot, tau, split_forces(forces, self.contacts))
 
-    def _cones(self, q: np.ndarray, mass: float) -> ConeRows:
-        """Every contact's ConeRows on x = (v̇, λ̃), the lower bounds per kg."""
-        nv, ground = self.robot.nv, self.ground
-        rows = np.zeros((sum(self._cone_counts), nv + self._forces))
-        lower = np.empty(rows.shape[0])
-        row = column = 0
-        normal = np.array(ground.normal)
-        for contact, surface_cone in zip(self.contacts, self._surface_cones, strict=True):
-            width = CONTACT_ROWS[contact.kind]
-            rotation = self.robot.frame_pose(q, contact.frame)[:3, :3]
-            cone = in_world(surface_cone, surface_frame(normal, rotation), contact)
-            end = row + cone.rows.shape[0]
-            rows[row:end, nv + column:nv + column + width] = cone.rows
-            lower[row:end] = cone.lower / mass
-            row, column = end, column + width
-        return ConeRows(rows, lower)
+    def programme(self, q: np.ndarray, v: np.ndarray) -> Programme:
+        """The programme at the state (q, v), built by its kernel (whole_body_programme), and
+        M, b and J_c there; its arrays are the controller's, overwritten at the next call.
+
+        Raises:
+            ValueError: q or v not of the robot's sizes or not finite.
+        """
+        q, v = _state(self.robot, q, v)
+        whole_body_programme(self._tree, self._gravity, self._model, self._programme_targets, q,
+                             v, self._programme)
+        return self._programme
+
+    def _surface_cones(self) -> list[ConeRows]:
+        """Each contact's cone rows in its surface frame (surface_cone_rows)."""
+        return [surface_cone_rows(contact, self.ground) for contact in self.contacts]
 
     def _check(self, results: proxqp.Results) -> None:
         """A WholeBodyError unless ProxQP solved the programme to a finite answer."""
@@ -292,29 +299,21 @@ class WholeBodyController:
             why = f"the QP solver ended with {status.name} instead of a solution"
         raise WholeBodyError(f"WholeBodyController on contacts {frames}: {why}")
 
-    def _tasks(self, q: np.ndarray, v: np.ndarray, bias: np.ndarray
-               ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(A, b) of each task: A v̇ = b is the wanted acceleration; bias = C v + g at (q, v)."""
-        robot, targets = self.robot, self.targets
-        kp, kd = targets.kp, targets.kd
-        J_com = robot.com_jacobian(q)
-        # m c̈ at v̇ = 0 without gravity: the base rows of the velocity products, base axes
-        velocity_products = bias - robot.gravity_torques(q)
-        com_drift = rotation_matrix(q[3:7]) @ velocity_products[:3] / robot.mass
-        com_goal = kp[0] * (targets.com - robot.centre_of_mass(q)) - kd[0] * (J_com @ v)
-        J = robot.jacobian(q, targets.frame)
-        pose = robot.frame_pose(q, targets.frame)
-        error = np.concatenate([targets.position - pose[:3, 3],
-                                rotation_error(targets.orientation, pose[:3, :3])])
-        frame_goal = kp[1] * error - kd[1] * (J @ v)
-        posture = np.eye(robot.nv)[FREE_FLYER_DOF:]
-        posture_goal = (kp[2] * (targets.posture - q[FREE_FLYER_DOF + 1:])
-                        - kd[2] * v[FREE_FLYER_DOF:])
-        return [
-            (J_com, com_goal - com_drift),
-            (J, frame_goal - robot.classical_acceleration(q, v, targets.frame)),
-            (posture, posture_goal),
-        ]
+def programme_model(robot: Robot, contacts: Sequence[Contact], cones: Sequence[ConeRows],
+                    ground: Ground, targets: WholeBodyTargets) -> ProgrammeModel:
+    """The compiled programme's fixed parts (whole_body_programme.ProgrammeModel): the contacts'
+    frames and cones, the ground's normal, the task frame and the targets' gains."""
+    starts = np.cumsum([0] + [len(cone.lower) for cone in cones])
+    return ProgrammeModel(
+        contact_frames=np.array([robot.frame_row(contact.frame) for contact in contacts]),
+        contact_widths=np.array([CONTACT_ROWS[contact.kind] for contact in contacts]),
+        cone_start=starts.astype(np.int64),
+        surface_cones=np.ascontiguousarray(np.vstack([cone.rows for cone in cones])),
+        cone_lower=np.concatenate([cone.lower for cone in cones]),
+        normal=np.array(ground.normal, dtype=float), frame=robot.frame_row(targets.frame),
+        gains=np.array([targets.kp, targets.kd, targets.weights], dtype=float),
+        contact_damping=float(targets.contact_damping),
+        force_weight=float(targets.force_weight), mass=float(robot.mass))
 
 
 def surface_frame(normal: np.ndarray, rotation: np.ndarray) -> np.ndarray:

@@ -1,0 +1,241 @@
+"""The whole-body controller's quadratic programme at a state, compiled: what
+control.whole_body's module docstring writes, built by one kernel call into named arrays,
+which the controller hands to the QP solver.
+
+Over x = (v̇, λ̃), λ̃ = λ / m, the programme is
+
+    minimise ½ xᵀ H x + gᵀ x   subject to   A_eq x = b_eq,   C x ≥ lower,
+
+with H = Σ_i w_i A_iᵀ A_i (+ w_λ 1 on λ̃), g = −Σ_i w_i A_iᵀ b_i over the tasks (centre of mass,
+frame, posture), A_eq x = b_eq the base rows of the dynamics over m and the contacts held,
+and C x ≥ lower each contact's surface-frame cone rows turned into the world. Everything comes
+from one pass of the world-frame kinematics (dynamics.kinematics), the velocity-product
+accelerations (dynamics.task_space), the fixed-frame RNEA for b = C v + g (whose root force
+gives m c̈ at v̇ = 0) and the CRBA, whose composite forces F_j = Ic_j S_j give J_com = F_linᵀ / m.
+"""
+
+# One QP over (v̇, λ), the base's rows its equalities: Herzog et al. 2016 (Auton. Robots 40:473).
+
+from collections import namedtuple
+
+import numpy as np
+
+from robodyn_ros.control.compiled_laws import world_bias_forces
+from robodyn_ros.dynamics.fixed_frame import world_inertias
+from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
+from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.kinematics import (
+    forward_kinematics,
+    frame_jacobian_into,
+    frame_pose_into,
+)
+from robodyn_ros.dynamics.rotation import log_so3
+from robodyn_ros.dynamics.task_space import (
+    classical_acceleration_into,
+    velocity_product_accelerations,
+)
+from robodyn_ros.dynamics.tree import FRAME_BODY, parent_of
+
+BASE_ROWS = 6  # the free flyer's velocity rows, where no motor acts
+COM_TASK, FRAME_TASK, POSTURE_TASK = range(3)  # columns of ProgrammeModel.gains
+KP, KD, WEIGHT = range(3)  # rows of ProgrammeModel.gains
+PARALLEL = 1e-6  # |x × n| below this: the contact frame's x is along the ground's normal
+
+ProgrammeModel = namedtuple("ProgrammeModel", [
+    "contact_frames", "contact_widths", "cone_start", "surface_cones", "cone_lower", "normal",
+    "frame", "gains", "contact_damping", "force_weight", "mass"])
+ProgrammeModel.__doc__ = """The programme's fixed parts: the contacts' packed frame rows (k, 13)
+and their widths (k,), 3 or 6 force rows; cone_start (k + 1,), where each contact's cone rows
+start in surface_cones (rows on [f_t1, f_t2, f_n, τ_t1, τ_t2, τ_n], surface frame) and
+cone_lower (their bounds, N); the ground's unit normal (3,); the task frame's packed row (13,);
+gains (3, 3), the rows KP, KD and WEIGHT of the tasks COM_TASK, FRAME_TASK and POSTURE_TASK;
+kd_c (1/s), w_λ, and the robot's mass m (kg)."""
+
+ProgrammeTargets = namedtuple("ProgrammeTargets", ["com", "position", "orientation", "posture"])
+ProgrammeTargets.__doc__ = """The tasks' targets: the centre of mass (3,) and the frame's
+position (3,) in the world, m, its orientation (3, 3), and the joints' positions (n - 6,)."""
+
+Programme = namedtuple("Programme", [
+    "H", "g", "A_eq", "b_eq", "C", "lower", "M", "b", "J_c", "crba", "velocity",
+    "acceleration", "forces", "J", "Jdot_v", "pose", "J_com", "com_drift", "task_goal",
+    "rotation_error", "surface"])
+Programme.__doc__ = """The programme (H, g, A_eq, b_eq, C, lower) and what it was built from:
+M and b = C v + g at the state, the contacts' Jacobian J_c (rows, n); the CRBA's workspace,
+the bodies' world velocities and accelerations at v̇ = 0 and the RNEA's forces (n x 6); the
+frame's J and J̇ v, its pose, J_com and c̈ at v̇ = 0, a task's goal (6,), R* Rᵀ and a contact's
+surface frame (rows t1, t2, n)."""
+
+
+def empty_programme(tree, n: int, forces: int, cone_rows: int) -> Programme:
+    """A Programme for n velocity rows, `forces` contact force rows and `cone_rows` cone rows;
+    made in Python once per controller and filled by whole_body_programme at every call."""
+    columns = n + forces
+    return Programme(
+        H=np.empty((columns, columns)), g=np.empty(columns),
+        A_eq=np.empty((BASE_ROWS + forces, columns)), b_eq=np.empty(BASE_ROWS + forces),
+        C=np.empty((cone_rows, columns)), lower=np.empty(cone_rows), M=np.empty((n, n)),
+        b=np.empty(n), J_c=np.empty((forces, n)), crba=crba_workspace(tree, n),
+        velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
+        J=np.empty((6, n)), Jdot_v=np.empty(6), pose=np.empty((4, 4)), J_com=np.empty((3, n)),
+        com_drift=np.empty(3), task_goal=np.empty(6), rotation_error=np.empty((3, 3)),
+        surface=np.empty((3, 3)))
+
+
+@kernel_helper
+def add_task(weight, A, goal, H, g):
+    """H[:n, :n] += w AᵀA and g[:n] −= w Aᵀ goal, for a task A v̇ = goal (rows of A)."""
+    rows, n = A.shape
+    for i in range(n):
+        s = 0.0
+        for r in range(rows):
+            s += A[r, i] * goal[r]
+        g[i] -= weight * s
+        for j in range(i + 1):
+            s = 0.0
+            for r in range(rows):
+                s += A[r, i] * A[r, j]
+            H[i, j] += weight * s
+            if j != i:
+                H[j, i] += weight * s
+
+
+@kernel_helper
+def state_terms(tree, gravity, mass, q, v, p):
+    """Into p: the world kinematics at q, the bodies' velocities and accelerations at v̇ = 0,
+    b = C v + g by the fixed-frame RNEA (whose roots carry m c̈ − m g: p.com_drift, c̈ at v̇ = 0
+    without gravity), then M by the CRBA and J_com from its composite forces."""
+    X_world, S_world, inertias = p.crba.X_world, p.crba.S_world, p.crba.Ic
+    n = v.shape[0]
+    forward_kinematics(tree, q, X_world, S_world)
+    velocity_product_accelerations(tree, S_world, v, p.velocity, p.acceleration)
+    world_inertias(tree, X_world, inertias)
+    world_bias_forces(tree, gravity, S_world, inertias, p.velocity, p.acceleration, p.forces,
+                      p.b)
+    for r in range(3):
+        total = 0.0
+        for i in range(n):
+            if parent_of(tree, i) < 0:
+                total += p.forces[i, r]
+        p.com_drift[r] = total / mass + gravity[r]
+    composite_inertia_matrix(tree, S_world, p.crba.subtree_end, inertias, p.crba.F, p.M)
+    for r in range(3):
+        for j in range(n):
+            p.J_com[r, j] = p.crba.F[j, r] / mass
+
+
+@kernel_helper
+def surface_axes(normal, pose, out):
+    """out (3, 3) rows [t1; t2; n]: t1 the contact frame's x axis projected on the ground (its
+    y axis where x is along n), t2 = n × t1 (whole_body.surface_frame)."""
+    for axis in range(2):
+        along = pose[0, axis] * normal[0] + pose[1, axis] * normal[1] + pose[2, axis] * normal[2]
+        t = (pose[0, axis] - along * normal[0], pose[1, axis] - along * normal[1],
+             pose[2, axis] - along * normal[2])
+        length = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+        if length > PARALLEL:
+            break
+    for r in range(3):
+        out[0, r] = t[r] / length
+        out[2, r] = normal[r]
+    out[1, 0] = normal[1] * out[0, 2] - normal[2] * out[0, 1]
+    out[1, 1] = normal[2] * out[0, 0] - normal[0] * out[0, 2]
+    out[1, 2] = normal[0] * out[0, 1] - normal[1] * out[0, 0]
+
+
+@kernel_helper
+def contact_rows(tree, model, v, p):
+    """Every contact's rows: J_c, the held contacts' equalities J_c v̇ = −γ − kd_c J_c v (γ
+    the classical acceleration of a 3-D contact's origin, the spatial [a − ω × ṗ; α] of a 6-D
+    contact's frame), the base rows' −J_c,bᵀ on λ̃, and its cone rows turned into the world."""
+    n = v.shape[0]
+    row = 0
+    for k in range(model.contact_widths.shape[0]):
+        width = model.contact_widths[k]
+        frame = model.contact_frames[k]
+        body = int(frame[FRAME_BODY])
+        frame_pose_into(p.crba.X_world, frame, p.pose)
+        origin = (p.pose[0, 3], p.pose[1, 3], p.pose[2, 3])
+        frame_jacobian_into(tree, p.crba.S_world, body, origin, p.J)
+        classical_acceleration_into(p.velocity, p.acceleration, body, origin, p.Jdot_v)
+        twist = p.J @ v
+        if width == 6:  # the spatial acceleration: a − ω × ṗ
+            p.Jdot_v[0] -= twist[4] * twist[2] - twist[5] * twist[1]
+            p.Jdot_v[1] -= twist[5] * twist[0] - twist[3] * twist[2]
+            p.Jdot_v[2] -= twist[3] * twist[1] - twist[4] * twist[0]
+        for r in range(width):
+            p.J_c[row + r] = p.J[r]
+            p.A_eq[BASE_ROWS + row + r, :n] = p.J[r]
+            p.b_eq[BASE_ROWS + row + r] = -p.Jdot_v[r] - model.contact_damping * twist[r]
+            for c in range(BASE_ROWS):
+                p.A_eq[c, n + row + r] = -p.J[r, c]
+        surface_axes(model.normal, p.pose, p.surface)
+        for c in range(model.cone_start[k], model.cone_start[k + 1]):
+            local = model.surface_cones[c]
+            for r in range(width):  # world row = local row on [f; τ] times the surface axes
+                axis = r % 3
+                half = 3 * (r // 3)
+                p.C[c, n + row + r] = (local[half] * p.surface[0, axis]
+                                       + local[half + 1] * p.surface[1, axis]
+                                       + local[half + 2] * p.surface[2, axis])
+            p.lower[c] = model.cone_lower[c] / model.mass
+        row += width
+
+
+@kernel_helper
+def frame_goal(model, targets, v, p):
+    """The frame task's goal Kp e − Kd J v − J̇ v into p.task_goal, e = [p* − p; log(R* Rᵀ)],
+    after p.J, p.Jdot_v and p.pose were made for the task frame."""
+    R = targets.orientation
+    for r in range(3):
+        p.task_goal[r] = targets.position[r] - p.pose[r, 3]
+        for c in range(3):
+            p.rotation_error[r, c] = (R[r, 0] * p.pose[c, 0] + R[r, 1] * p.pose[c, 1]
+                                      + R[r, 2] * p.pose[c, 2])
+    p.task_goal[3], p.task_goal[4], p.task_goal[5] = log_so3(p.rotation_error)
+    kp, kd = model.gains[KP, FRAME_TASK], model.gains[KD, FRAME_TASK]
+    Jv = p.J @ v
+    for r in range(6):
+        p.task_goal[r] = kp * p.task_goal[r] - kd * Jv[r] - p.Jdot_v[r]
+
+
+@kernel
+def whole_body_programme(tree, gravity, model, targets, q, v, p):
+    """The whole-body programme at (q, v) into p (module docstring). The tasks: the centre of
+    mass c̈* = Kp (c* − c) − Kd ċ, the frame ẍ* = Kp e − Kd ẋ, the joints q̈* = Kp (q* − q) − Kd q̇."""
+    n = v.shape[0]
+    gains, mass = model.gains, model.mass
+    p.H[:, :] = 0.0
+    p.g[:] = 0.0
+    p.A_eq[:, :] = 0.0
+    p.C[:, :] = 0.0
+    state_terms(tree, gravity, mass, q, v, p)
+    for r in range(BASE_ROWS):
+        p.A_eq[r, :n] = p.M[r] / mass
+        p.b_eq[r] = -p.b[r] / mass
+    contact_rows(tree, model, v, p)
+    com = np.zeros(3)
+    for i in range(n):
+        if parent_of(tree, i) < 0:
+            for r in range(3):
+                com[r] += p.crba.Ic[i, 1 + r]
+    com_rate = p.J_com @ v
+    for r in range(3):  # Ic of the roots are the whole robot's after the CRBA: h = m c
+        p.task_goal[r] = (gains[KP, COM_TASK] * (targets.com[r] - com[r] / mass)
+                          - gains[KD, COM_TASK] * com_rate[r] - p.com_drift[r])
+    add_task(gains[WEIGHT, COM_TASK], p.J_com, p.task_goal[:3], p.H, p.g)
+    frame = model.frame
+    frame_pose_into(p.crba.X_world, frame, p.pose)
+    origin = (p.pose[0, 3], p.pose[1, 3], p.pose[2, 3])
+    frame_jacobian_into(tree, p.crba.S_world, int(frame[FRAME_BODY]), origin, p.J)
+    classical_acceleration_into(p.velocity, p.acceleration, int(frame[FRAME_BODY]), origin,
+                                p.Jdot_v)
+    frame_goal(model, targets, v, p)
+    add_task(gains[WEIGHT, FRAME_TASK], p.J, p.task_goal, p.H, p.g)
+    weight = gains[WEIGHT, POSTURE_TASK]
+    for j in range(BASE_ROWS, n):  # the posture task: its A selects the joints' rows
+        goal = (gains[KP, POSTURE_TASK] * (targets.posture[j - BASE_ROWS] - q[j + 1])
+                - gains[KD, POSTURE_TASK] * v[j])
+        p.H[j, j] += weight
+        p.g[j] -= weight * goal
+    for i in range(n, p.H.shape[0]):
+        p.H[i, i] = model.force_weight
