@@ -136,20 +136,36 @@ def place_shape(X_world, body, placement, out):
 
 
 @kernel_helper
-def candidate_points(model, s, pose, normal, out):
-    """The candidate points of shape s at `pose` (3 x 4) against a plane of unit `normal`, into
-    out (k x 3); returns k."""
-    kind = model.kind[s]
-    radius, half = model.size[s, 0], 0.5 * model.size[s, 1]
-    if kind == BOX or kind == MESH:
-        count = 0
-        points = model.points
-        for p in range(model.point_start[s], model.point_start[s + 1]):
+def packed_candidates(model, s, pose, normal, origin, margin, out, heights):
+    """The packed points of box or mesh shape s at `pose` (3 x 4) closer to the plane (unit
+    `normal` through `origin`) than `margin`, in their packed order, into out (k x 3) and their
+    heights into heights; returns k. A point's height is n_s · p_s + h_o, n_s = Rᵀ n the
+    normal in the shape's frame and h_o its origin's height, so only the kept are placed."""
+    normal_in_shape = (pose[0, 0] * normal[0] + pose[1, 0] * normal[1] + pose[2, 0] * normal[2],
+                       pose[0, 1] * normal[0] + pose[1, 1] * normal[1] + pose[2, 1] * normal[2],
+                       pose[0, 2] * normal[0] + pose[1, 2] * normal[1] + pose[2, 2] * normal[2])
+    origin_height = ((pose[0, 3] - origin[0]) * normal[0] + (pose[1, 3] - origin[1]) * normal[1]
+                     + (pose[2, 3] - origin[2]) * normal[2])
+    count = 0
+    points = model.points
+    for p in range(model.point_start[s], model.point_start[s + 1]):
+        height = (origin_height + normal_in_shape[0] * points[p, 0]
+                  + normal_in_shape[1] * points[p, 1] + normal_in_shape[2] * points[p, 2])
+        if height < margin:
             for r in range(3):
                 out[count, r] = (pose[r, 3] + pose[r, 0] * points[p, 0]
                                  + pose[r, 1] * points[p, 1] + pose[r, 2] * points[p, 2])
+            heights[count] = height
             count += 1
-        return count
+    return count
+
+
+@kernel_helper
+def candidate_points(model, s, pose, normal, out):
+    """The candidate points of sphere, capsule or cylinder s at `pose` (3 x 4) against a plane
+    of unit `normal`, into out (k x 3); returns k."""
+    kind = model.kind[s]
+    radius, half = model.size[s, 0], 0.5 * model.size[s, 1]
     if kind == SPHERE:
         for r in range(3):
             out[0, r] = pose[r, 3] - radius * normal[r]
@@ -233,11 +249,16 @@ def find_contacts(model, margin, X_world, ws, contacts):
                 gap += (pose[r, 3] - origin[r]) * normal[r]
             if gap > model.reach[s] + margin:
                 continue
-            count = candidate_points(model, s, pose, normal, points)
-            for c in range(count):
-                heights[c] = 0.0
-                for r in range(3):
-                    heights[c] += (points[c, r] - origin[r]) * normal[r]
+            kind = model.kind[s]
+            if kind == BOX or kind == MESH:
+                count = packed_candidates(model, s, pose, normal, origin, margin, points,
+                                          heights)
+            else:
+                count = candidate_points(model, s, pose, normal, points)
+                for c in range(count):
+                    heights[c] = 0.0
+                    for r in range(3):
+                        heights[c] += (points[c, r] - origin[r]) * normal[r]
             for k in range(keep_support_polygon(points, heights, count, frame, margin, kept,
                                                 ws.chosen)):
                 c = kept[k]
