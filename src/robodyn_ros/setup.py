@@ -41,7 +41,7 @@ setup(
         "pyyaml",
         "threadpoolctl>=3.1",
         "coal>=3.0",
-        "proxsuite>=0.6",
+        "daqp>=0.7",
     ],
     extras_require={
         "test": [

@@ -2,7 +2,7 @@
 centre of mass and one frame's pose to targets, a posture beneath, the contacts held; τ on the
 joints only.
 
-Each call solves one quadratic programme (proxsuite's dense ProxQP) at the acceleration level,
+Each call solves one quadratic programme (DAQP, a dual active-set solver) at the acceleration level,
 inverse dynamics with contacts as whole-body controllers do (Sentis & Khatib 2005 give the
 task-space form). Its variables are x = (v̇, λ̃): the acceleration (nv) and the contact forces
 per kilogram of the robot, λ̃ = λ / m (λ stacked as Contact's, [force] or [force; torque] at
@@ -29,7 +29,9 @@ The joints' efforts are then τ = M v̇ + b − J_cᵀ λ on the joint rows, zer
 them, the rigid-contact dynamics (Robot.constrained_forward_dynamics, damping kd_c) has this
 v̇ and λ: its KKT system has one solution, and (v̇, λ) solves it. A programme without a
 solution (contacts that cannot be held with forces inside their cones) or a solver that
-does not converge raises WholeBodyError naming the contacts, never an answer.
+does not converge raises WholeBodyError naming the contacts, never an answer. The programme is
+built, solved and turned into τ by one kernel call (control.whole_body_programme), which the
+preview's contact rollout runs at its control steps too.
 
 `WholeBody` is the controller plugin ("whole_body") around it, for controller_node: it holds
 the centre of mass, the frame's pose and the posture of the first state it gets, and takes a
@@ -49,16 +51,20 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from proxsuite import proxqp  # type: ignore[import-untyped]
 
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.plugin import Controller, ControllerState
 from robodyn_ros.control.whole_body_programme import (
+    INFEASIBLE,
+    NOT_FINITE,
+    OVERDETERMINED,
+    PARALLEL,
+    SOLVED,
     Programme,
     ProgrammeModel,
     ProgrammeTargets,
     empty_programme,
-    whole_body_programme,
+    whole_body_command,
 )
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
@@ -71,9 +77,6 @@ from robodyn_ros.robot.contact_dynamics import (
 )
 
 FACETS = 4  # sides of each friction pyramid, two per tangent: |f·t1|, |f·t2| ≤ (μ/√2) f·n
-SOLVER_TOLERANCE = 1e-9  # ProxQP's eps_abs on every row, m/s² (a force per kg of the robot)
-MAX_ITERATIONS = 1000  # ProxQP's; a standing robot's programme needs far fewer
-PARALLEL = 1e-6  # |x × n| below this: the contact frame's x is along the ground's normal
 
 
 class WholeBodyError(ValueError):
@@ -206,16 +209,6 @@ class WholeBodyController:
         cone_count = sum(len(cone.lower) for cone in self._surface_cones())
         self.targets = targets
         self._programme = empty_programme(self._tree, robot.nv, self._forces, cone_count)
-        self._qp = proxqp.dense.QP(robot.nv + self._forces, FREE_FLYER_DOF + self._forces,
-                                   cone_count)
-        self._qp.settings.eps_abs = SOLVER_TOLERANCE
-        self._qp.settings.eps_rel = 0.0
-        self._qp.settings.max_iter = MAX_ITERATIONS
-        self._qp.settings.verbose = False
-        self._qp.settings.initial_guess = (
-            proxqp.InitialGuess.WARM_START_WITH_PREVIOUS_RESULT)
-        self._upper = np.full(cone_count, np.inf)
-        self._warm = False
 
     @property
     def targets(self) -> WholeBodyTargets:
@@ -248,56 +241,47 @@ class WholeBodyController:
                 converge.
         """
         robot, nv = self.robot, self.robot.nv
-        p = self.programme(q, v)
-        qp = self._qp
-        if self._warm:  # the last answer starts the solver (ProxQP's warm start)
-            qp.update(p.H, p.g, p.A_eq, p.b_eq, p.C, p.lower, self._upper)
-        else:
-            qp.init(p.H, p.g, p.A_eq, p.b_eq, p.C, p.lower, self._upper)
-        qp.solve()
-        self._warm = qp.results.info.status == proxqp.PROXQP_SOLVED
-        self._check(qp.results)
-        vdot, forces = qp.results.x[:nv].copy(), robot.mass * qp.results.x[nv:]
-        tau = p.M @ vdot + p.b - p.J_c.T @ forces
-        tau[:FREE_FLYER_DOF] = 0.0
-        return ContactDynamics(vdot, tau, split_forces(forces, self.contacts))
+        q, v = _state(robot, q, v)
+        p, tau = self._programme, np.empty(nv)
+        flag = whole_body_command(self._tree, self._gravity, self._model,
+                                  self._programme_targets, q, v, p, tau)
+        if flag != SOLVED:
+            raise whole_body_failure(self.contacts, self.ground, flag)
+        forces = robot.mass * p.solution[nv:]
+        return ContactDynamics(p.solution[:nv].copy(), tau, split_forces(forces, self.contacts))
 
-    def programme(self, q: np.ndarray, v: np.ndarray) -> Programme:
-        """The programme at the state (q, v), built by its kernel (whole_body_programme), and
-        M, b and J_c there; its arrays are the controller's, overwritten at the next call.
-
-        Raises:
-            ValueError: q or v not of the robot's sizes or not finite.
-        """
-        q, v = _state(self.robot, q, v)
-        whole_body_programme(self._tree, self._gravity, self._model, self._programme_targets, q,
-                             v, self._programme)
+    @property
+    def programme(self) -> Programme:
+        """The programme of the last call to solve (whole_body_programme.Programme), with M, b
+        and J_c at its state; the controller's own arrays, overwritten at the next call."""
         return self._programme
+
+    @property
+    def model(self) -> tuple[ProgrammeModel, ProgrammeTargets]:
+        """The programme's fixed parts and targets as its kernel takes them."""
+        return self._model, self._programme_targets
 
     def _surface_cones(self) -> list[ConeRows]:
         """Each contact's cone rows in its surface frame (surface_cone_rows)."""
         return [surface_cone_rows(contact, self.ground) for contact in self.contacts]
 
-    def _check(self, results: proxqp.Results) -> None:
-        """A WholeBodyError unless ProxQP solved the programme to a finite answer."""
-        status = results.info.status
-        frames = ", ".join(f"'{contact.frame}' ({contact.kind})" for contact in self.contacts)
-        ground = self.ground
-        if status == proxqp.PROXQP_SOLVED:
-            if np.isfinite(results.x).all():
-                return
-            why = "the QP solver answered values that are not finite"
-        elif status == proxqp.PROXQP_PRIMAL_INFEASIBLE:
-            why = ("the programme is infeasible: no acceleration holds the contacts with forces "
-                   f"inside the ground's cones (friction {ground.friction:g}, normal force ≥ "
-                   f"{ground.min_normal_force:g} N, the soles' rectangles) that carry the base")
-        elif status == proxqp.PROXQP_MAX_ITER_REACHED:
-            why = (f"the QP solver did not converge in {results.info.iter} iterations (primal "
-                   f"residual {results.info.pri_res:.3g}): the programme is likely infeasible, "
-                   "its contacts dependent")
-        else:
-            why = f"the QP solver ended with {status.name} instead of a solution"
-        raise WholeBodyError(f"WholeBodyController on contacts {frames}: {why}")
+
+def whole_body_failure(contacts: Sequence[Contact], ground: Ground, flag: int
+                       ) -> WholeBodyError:
+    """The WholeBodyError of a programme DAQP ended with exit flag `flag` (not SOLVED)."""
+    frames = ", ".join(f"'{contact.frame}' ({contact.kind})" for contact in contacts)
+    if flag in (INFEASIBLE, OVERDETERMINED):
+        why = ("the programme is infeasible: no acceleration holds the contacts with forces "
+               f"inside the ground's cones (friction {ground.friction:g}, normal force ≥ "
+               f"{ground.min_normal_force:g} N, the soles' rectangles) that carry the base"
+               + (", the contacts dependent" if flag == OVERDETERMINED else ""))
+    elif flag == NOT_FINITE:
+        why = "the QP solver answered values that are not finite"
+    else:
+        why = (f"the QP solver (DAQP) ended with exit flag {flag} instead of a solution "
+               "(-2 cycling, -3 unbounded, -4 iteration limit, -5 not convex)")
+    return WholeBodyError(f"WholeBodyController on contacts {frames}: {why}")
+
 
 def programme_model(robot: Robot, contacts: Sequence[Contact], cones: Sequence[ConeRows],
                     ground: Ground, targets: WholeBodyTargets) -> ProgrammeModel:

@@ -1,29 +1,36 @@
 """The whole-body controller's quadratic programme at a state, compiled: what
-control.whole_body's module docstring writes, built by one kernel call into named arrays,
-which the controller hands to the QP solver.
+control.whole_body's module docstring writes, built into named arrays, solved by DAQP (the
+dual active-set solver of Arnström, Bemporad & Axehill 2022) and turned into τ, in one kernel
+call for the controller (whole_body_command) and inside the preview's contact rollout
+(whole_body_torque). The solver is called from the kernel in numba's object mode.
 
 Over x = (v̇, λ̃), λ̃ = λ / m, the programme is
 
-    minimise ½ xᵀ H x + gᵀ x   subject to   A_eq x = b_eq,   C x ≥ lower,
+    minimise ½ xᵀ H x + gᵀ x   subject to   lower ≤ A x ≤ upper,
 
-with H = Σ_i w_i A_iᵀ A_i (+ w_λ 1 on λ̃), g = −Σ_i w_i A_iᵀ b_i over the tasks (centre of mass,
-frame, posture), A_eq x = b_eq the base rows of the dynamics over m and the contacts held,
-and C x ≥ lower each contact's surface-frame cone rows turned into the world. Everything comes
-from one pass of the world-frame kinematics (dynamics.kinematics), the velocity-product
+A = [A_eq; C]: A_eq x = b_eq the base rows of the dynamics over m and the contacts held
+(upper = lower = b_eq, DAQP's sense EQUALITY), C x ≥ lower each contact's surface-frame cone
+rows turned into the world (upper = NO_BOUND); H = Σ_i w_i A_iᵀ A_i (+ w_λ 1 on λ̃) and
+g = −Σ_i w_i A_iᵀ b_i over the tasks (centre of mass, frame, posture). Everything comes from
+one pass of the world-frame kinematics (dynamics.kinematics), the velocity-product
 accelerations (dynamics.task_space), the fixed-frame RNEA for b = C v + g (whose root force
-gives m c̈ at v̇ = 0) and the CRBA, whose composite forces F_j = Ic_j S_j give J_com = F_linᵀ / m.
+gives m c̈ at v̇ = 0) and the CRBA, whose composite forces F_j = Ic_j S_j give
+J_com = F_linᵀ / m. The joints' efforts are then τ = M v̇ + b − J_cᵀ λ on the joint rows, zero
+on the base's.
 """
 
 # One QP over (v̇, λ), the base's rows its equalities: Herzog et al. 2016 (Auton. Robots 40:473).
 
 from collections import namedtuple
 
+import daqp  # type: ignore[import-untyped]
 import numpy as np
+from numba import objmode
 
 from robodyn_ros.control.compiled_laws import world_bias_forces
 from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
-from robodyn_ros.dynamics.jit import kernel, kernel_helper
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import (
     forward_kinematics,
     frame_jacobian_into,
@@ -40,6 +47,12 @@ BASE_ROWS = 6  # the free flyer's velocity rows, where no motor acts
 COM_TASK, FRAME_TASK, POSTURE_TASK = range(3)  # columns of ProgrammeModel.gains
 KP, KD, WEIGHT = range(3)  # rows of ProgrammeModel.gains
 PARALLEL = 1e-6  # |x × n| below this: the contact frame's x is along the ground's normal
+EQUALITY = 5  # DAQP's sense of a row held at its bounds (ACTIVE | IMMUTABLE)
+NO_BOUND = 1e30  # DAQP's infinity
+# DAQP's exit flags, and NOT_FINITE: a solution that is not finite
+SOLVED, INFEASIBLE, CYCLING, UNBOUNDED, ITERATION_LIMIT, NOT_CONVEX, OVERDETERMINED = (
+    1, -1, -2, -3, -4, -5, -6)
+NOT_FINITE = -100
 
 ProgrammeModel = namedtuple("ProgrammeModel", [
     "contact_frames", "contact_widths", "cone_start", "surface_cones", "cone_lower", "normal",
@@ -56,29 +69,52 @@ ProgrammeTargets.__doc__ = """The tasks' targets: the centre of mass (3,) and th
 position (3,) in the world, m, its orientation (3, 3), and the joints' positions (n - 6,)."""
 
 Programme = namedtuple("Programme", [
-    "H", "g", "A_eq", "b_eq", "C", "lower", "M", "b", "J_c", "crba", "velocity",
+    "H", "g", "A", "upper", "lower", "sense", "solution", "M", "b", "J_c", "crba", "velocity",
     "acceleration", "forces", "J", "Jdot_v", "pose", "J_com", "com_drift", "task_goal",
     "rotation_error", "surface"])
-Programme.__doc__ = """The programme (H, g, A_eq, b_eq, C, lower) and what it was built from:
-M and b = C v + g at the state, the contacts' Jacobian J_c (rows, n); the CRBA's workspace,
-the bodies' world velocities and accelerations at v̇ = 0 and the RNEA's forces (n x 6); the
-frame's J and J̇ v, its pose, J_com and c̈ at v̇ = 0, a task's goal (6,), R* Rᵀ and a contact's
-surface frame (rows t1, t2, n)."""
+Programme.__doc__ = """The programme (H, g, and the rows A with their bounds upper and lower and
+DAQP's sense: BASE_ROWS + forces equalities, then the cones), its solution x, and what it
+was built from: M and b = C v + g at the state, the contacts' Jacobian J_c (rows, n); the
+CRBA's workspace, the bodies' world velocities and accelerations at v̇ = 0 and the RNEA's
+forces (n x 6); the frame's J and J̇ v, its pose, J_com and c̈ at v̇ = 0, a task's goal (6,),
+R* Rᵀ and a contact's surface frame (rows t1, t2, n)."""
+
+
+WholeBodyLaw = namedtuple("WholeBodyLaw", ["model", "targets", "programme"])
+WholeBodyLaw.__doc__ = """The whole-body controller as a compiled control law takes it
+(control.compiled_laws.ControlLaw.whole_body): its ProgrammeModel, ProgrammeTargets and the
+Programme it fills at every control step."""
 
 
 def empty_programme(tree, n: int, forces: int, cone_rows: int) -> Programme:
     """A Programme for n velocity rows, `forces` contact force rows and `cone_rows` cone rows;
     made in Python once per controller and filled by whole_body_programme at every call."""
-    columns = n + forces
+    columns, equalities = n + forces, BASE_ROWS + forces
+    rows = equalities + cone_rows
+    sense = np.zeros(rows, dtype=np.int32)
+    sense[:equalities] = EQUALITY
+    upper = np.full(rows, NO_BOUND)
     return Programme(
-        H=np.empty((columns, columns)), g=np.empty(columns),
-        A_eq=np.empty((BASE_ROWS + forces, columns)), b_eq=np.empty(BASE_ROWS + forces),
-        C=np.empty((cone_rows, columns)), lower=np.empty(cone_rows), M=np.empty((n, n)),
+        H=np.empty((columns, columns)), g=np.empty(columns), A=np.empty((rows, columns)),
+        upper=upper, lower=np.empty(rows), sense=sense, solution=np.empty(columns),
+        M=np.empty((n, n)),
         b=np.empty(n), J_c=np.empty((forces, n)), crba=crba_workspace(tree, n),
         velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
         J=np.empty((6, n)), Jdot_v=np.empty(6), pose=np.empty((4, 4)), J_com=np.empty((3, n)),
         com_drift=np.empty(3), task_goal=np.empty(6), rotation_error=np.empty((3, 3)),
         surface=np.empty((3, 3)))
+
+
+def no_whole_body(tree, n: int) -> WholeBodyLaw:
+    """The WholeBodyLaw of a law that is not the whole-body controller's: no contacts, of the
+    same types as a real one, so that the rollout kernels compile once for every law."""
+    model = ProgrammeModel(
+        contact_frames=np.zeros((0, 13)), contact_widths=np.zeros(0, dtype=np.int64),
+        cone_start=np.zeros(1, dtype=np.int64), surface_cones=np.zeros((0, 6)),
+        cone_lower=np.zeros(0), normal=np.zeros(3), frame=np.zeros(13), gains=np.zeros((3, 3)),
+        contact_damping=0.0, force_weight=0.0, mass=1.0)
+    targets = ProgrammeTargets(np.zeros(3), np.zeros(3), np.eye(3), np.zeros(0))
+    return WholeBodyLaw(model, targets, empty_programme(tree, n, 0, 0))
 
 
 @kernel_helper
@@ -148,6 +184,7 @@ def contact_rows(tree, model, v, p):
     the classical acceleration of a 3-D contact's origin, the spatial [a − ω × ṗ; α] of a 6-D
     contact's frame), the base rows' −J_c,bᵀ on λ̃, and its cone rows turned into the world."""
     n = v.shape[0]
+    cones = BASE_ROWS + p.J_c.shape[0]  # the first cone row of A
     row = 0
     for k in range(model.contact_widths.shape[0]):
         width = model.contact_widths[k]
@@ -163,21 +200,23 @@ def contact_rows(tree, model, v, p):
             p.Jdot_v[1] -= twist[5] * twist[0] - twist[3] * twist[2]
             p.Jdot_v[2] -= twist[3] * twist[1] - twist[4] * twist[0]
         for r in range(width):
+            equality = BASE_ROWS + row + r
             p.J_c[row + r] = p.J[r]
-            p.A_eq[BASE_ROWS + row + r, :n] = p.J[r]
-            p.b_eq[BASE_ROWS + row + r] = -p.Jdot_v[r] - model.contact_damping * twist[r]
+            p.A[equality, :n] = p.J[r]
+            p.lower[equality] = p.upper[equality] = (-p.Jdot_v[r]
+                                                     - model.contact_damping * twist[r])
             for c in range(BASE_ROWS):
-                p.A_eq[c, n + row + r] = -p.J[r, c]
+                p.A[c, n + row + r] = -p.J[r, c]
         surface_axes(model.normal, p.pose, p.surface)
         for c in range(model.cone_start[k], model.cone_start[k + 1]):
             local = model.surface_cones[c]
             for r in range(width):  # world row = local row on [f; τ] times the surface axes
                 axis = r % 3
                 half = 3 * (r // 3)
-                p.C[c, n + row + r] = (local[half] * p.surface[0, axis]
-                                       + local[half + 1] * p.surface[1, axis]
-                                       + local[half + 2] * p.surface[2, axis])
-            p.lower[c] = model.cone_lower[c] / model.mass
+                p.A[cones + c, n + row + r] = (local[half] * p.surface[0, axis]
+                                               + local[half + 1] * p.surface[1, axis]
+                                               + local[half + 2] * p.surface[2, axis])
+            p.lower[cones + c] = model.cone_lower[c] / model.mass
         row += width
 
 
@@ -198,20 +237,19 @@ def frame_goal(model, targets, v, p):
         p.task_goal[r] = kp * p.task_goal[r] - kd * Jv[r] - p.Jdot_v[r]
 
 
-@kernel
-def whole_body_programme(tree, gravity, model, targets, q, v, p):
+@kernel_helper
+def build_programme(tree, gravity, model, targets, q, v, p):
     """The whole-body programme at (q, v) into p (module docstring). The tasks: the centre of
     mass c̈* = Kp (c* − c) − Kd ċ, the frame ẍ* = Kp e − Kd ẋ, the joints q̈* = Kp (q* − q) − Kd q̇."""
     n = v.shape[0]
     gains, mass = model.gains, model.mass
     p.H[:, :] = 0.0
     p.g[:] = 0.0
-    p.A_eq[:, :] = 0.0
-    p.C[:, :] = 0.0
+    p.A[:, :] = 0.0
     state_terms(tree, gravity, mass, q, v, p)
     for r in range(BASE_ROWS):
-        p.A_eq[r, :n] = p.M[r] / mass
-        p.b_eq[r] = -p.b[r] / mass
+        p.A[r, :n] = p.M[r] / mass
+        p.lower[r] = p.upper[r] = -p.b[r] / mass
     contact_rows(tree, model, v, p)
     com = np.zeros(3)
     for i in range(n):
@@ -239,3 +277,47 @@ def whole_body_programme(tree, gravity, model, targets, q, v, p):
         p.g[j] -= weight * goal
     for i in range(n, p.H.shape[0]):
         p.H[i, i] = model.force_weight
+
+
+def solve_programme(H: np.ndarray, g: np.ndarray, A: np.ndarray, upper: np.ndarray,
+                    lower: np.ndarray, sense: np.ndarray, solution: np.ndarray) -> int:
+    """DAQP on min ½ xᵀ H x + gᵀ x, lower ≤ A x ≤ upper (sense per row), x into solution;
+    returns DAQP's exit flag, or NOT_FINITE for a solution that is not finite."""
+    x, _, flag, _ = daqp.solve(H, g, A, upper, lower, sense)
+    solution[:] = x
+    return int(flag) if np.isfinite(x).all() else NOT_FINITE
+
+
+@routine
+def solved_in_object_mode(H, g, A, upper, lower, sense, solution):
+    """solve_programme called from a kernel (numba's object mode); returns its flag."""
+    with objmode(flag="int64"):
+        flag = solve_programme(H, g, A, upper, lower, sense, solution)
+    return flag
+
+
+@routine
+def whole_body_torque(tree, gravity, model, targets, q, v, p, tau):
+    """τ of the whole-body controller at (q, v) into tau (module docstring): the programme
+    built into p, solved by DAQP (in object mode), τ = M v̇ + b − J_cᵀ λ, zero on the base.
+    Returns DAQP's exit flag (SOLVED) or NOT_FINITE; tau is untouched unless SOLVED. A
+    routine: the controller's kernel and the contact rollout share one build of it."""
+    build_programme(tree, gravity, model, targets, q, v, p)
+    flag = solved_in_object_mode(p.H, p.g, p.A, p.upper, p.lower, p.sense, p.solution)
+    if flag != SOLVED:
+        return flag
+    n = v.shape[0]
+    for i in range(n):
+        s = p.b[i]
+        for j in range(n):
+            s += p.M[i, j] * p.solution[j]
+        for r in range(p.J_c.shape[0]):
+            s -= p.J_c[r, i] * model.mass * p.solution[n + r]
+        tau[i] = s if i >= BASE_ROWS else 0.0
+    return flag
+
+
+@kernel
+def whole_body_command(tree, gravity, model, targets, q, v, p, tau):
+    """whole_body_torque for one state: the kernel of control.whole_body's controller."""
+    return whole_body_torque(tree, gravity, model, targets, q, v, p, tau)

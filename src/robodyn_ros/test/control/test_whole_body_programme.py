@@ -86,9 +86,16 @@ def check_at_random_states(controller: WholeBodyController, q0: np.ndarray, seed
         q[3:7] /= np.linalg.norm(q[3:7])
         q[7:] += rng.uniform(-0.3, 0.3, robot.nv - 6)
         v = rng.uniform(-1.0, 1.0, robot.nv)
-        compiled = controller.programme(q, v)
+        controller.solve(q, v)
+        compiled = controller.programme
+        equalities = 6 + compiled.J_c.shape[0]
+        built = {"H": compiled.H, "g": compiled.g, "A_eq": compiled.A[:equalities],
+                 "b_eq": compiled.lower[:equalities], "C": compiled.A[equalities:],
+                 "lower": compiled.lower[equalities:], "M": compiled.M, "b": compiled.b,
+                 "J_c": compiled.J_c}
+        np.testing.assert_array_equal(compiled.upper[:equalities], built["b_eq"])
         for name, expected in dense_programme(controller, q, v).items():
-            got = getattr(compiled, name)
+            got = built[name]
             assert_close(got, expected, f"{name} at a random state", rtol=1e-9)
 
 
