@@ -28,10 +28,11 @@ best of `--repeat`):
    control in a world: the compiled contact rollout, sim.contact_rollout) against the same
    pose target in free space (the compiled rollout, sim.rollout), 1 s;
 5. Solo12 standing on its four feet (the feet's collision shapes) under whole-body control
-   on friction cones (a whole_body_pose in a world), 1 s, against MuJoCo's rollout of the
-   same URDF with contacts at the same step under the same controller (its τ from MuJoCo's
-   state each step, applied as qfrc_applied; it stands there too, its centre of mass within
-   0.1 mm over the second).
+   on friction cones (a whole_body_pose in a world: the compiled contact rollout, the
+   controller's programme solved by DAQP at every 1 ms step), 1 s, against MuJoCo's rollout
+   of the same URDF with contacts at the same step under the same controller (the
+   whole_body plugin's τ from MuJoCo's state each step, applied as qfrc_applied; it stands
+   there too, its centre of mass within 0.1 mm over the second).
 
 Targets (✓/✗): the arm with its table contact at least TABLE_TARGET of its free-space speed
 (SimulatedRobot, and the preview); Solo12's standing preview at least STANDING_TARGET × real

@@ -18,6 +18,9 @@ Laws (`ControlLaw.kind`):
   Λ damped near singularities as Robot.operational_space damps it. M comes from the CRBA
   on the law's world-axes kinematics, factored M = L Lᵀ: Λ⁻¹ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) and
   J M⁻¹ τ₀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ τ₀), forward substitutions only.
+- WHOLE_BODY: the whole-body controller's τ on unilateral frictional contacts
+  (control.whole_body_programme.whole_body_torque: its programme built compiled and solved
+  by DAQP), run by the contact rollout (sim.contact_rollout) only.
 """
 
 from collections import namedtuple
@@ -55,7 +58,7 @@ from robodyn_ros.dynamics.task_space import (
 )
 from robodyn_ros.dynamics.tree import FRAME_BODY
 
-TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE = 0, 1, 2
+TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE, WHOLE_BODY = 0, 1, 2, 3
 
 # rows of the (3, n) joint gains: K, D and the rest posture q₀ (operational space: K₀, D₀, q₀)
 STIFFNESS, JOINT_DAMPING, REST = range(3)
@@ -66,15 +69,16 @@ AXES, TARGET, DAMPING = range(3)
 
 ControlLaw = namedtuple("ControlLaw", [
     "kind", "control_every", "joint_gains", "task_gains", "force", "force_integral_gain",
-    "target", "reference", "frame", "threshold"])
-ControlLaw.__doc__ = """A control law as the rollout kernel (sim.rollout) runs it: its kind
-(TORQUE, JOINT_TRACKING, OPERATIONAL_SPACE), computed every control_every steps, held between;
-joint_gains (3, n), the rows STIFFNESS, JOINT_DAMPING and REST; task_gains (2, 6), the rows KP
-and KD; force (3, 6), the rows AXES, TARGET and DAMPING (zeros: no force control), with
+    "target", "reference", "frame", "threshold", "whole_body"])
+ControlLaw.__doc__ = """A control law as the rollout kernels run it: its kind (TORQUE,
+JOINT_TRACKING, OPERATIONAL_SPACE, WHOLE_BODY), computed every control_every steps, held
+between; joint_gains (3, n), the rows STIFFNESS, JOINT_DAMPING and REST; task_gains (2, 6),
+the rows KP and KD; force (3, 6), the rows AXES, TARGET and DAMPING (zeros: no force control), with
 force_integral_gain K_fi (1/s) of the measured force's error (sim.contact_rollout); target
 (12,), the target pose R* (row by row) then p*; reference (K, 3, n), per step (q*, q̇*, q̈*) or
 the open-loop effort in row 0 (none for OPERATIONAL_SPACE); frame (13,), the task frame's
-packed row; threshold, ε of Λ's damping (singular_threshold)."""
+packed row; threshold, ε of Λ's damping (singular_threshold); whole_body, the WHOLE_BODY
+law's WholeBodyLaw (control.whole_body_programme; no_whole_body for the other kinds)."""
 
 # Khatib 1987: τ = b + τ₀ + Jᵀ (Λ (ẍ* − J̇ q̇ − J M⁻¹ τ₀) + F_w), Λ⁻¹ = J M⁻¹ Jᵀ, M = L_M L_Mᵀ
 ControlWorkspace = namedtuple("ControlWorkspace", [

@@ -1,7 +1,8 @@
 """A controlled robot in a world of planes rolled out in one kernel: sim.rollout's control laws
-(control.compiled_laws, force control with its measured-force loop included) and
-contact.compiled_step's step, step for step as the preview steps SimulatedRobot in a world
-with the controller plugins.
+(control.compiled_laws, force control with its measured-force loop included, and a floating
+base's whole-body controller on friction cones) and contact.compiled_step's step, step for
+step as the preview steps SimulatedRobot in a world with the controller plugins. A whole-body
+programme without an answer ends the rollout at its step, as an unsolved step does.
 
 Each step k: τ_cmd by the law every `control_every` steps (held between), the applied effort
 clip(τ_cmd, ±limit) − d q̇ − f tanh(q̇/ε), one world_step (semi-implicit, the contacts
@@ -34,10 +35,12 @@ from robodyn_ros.control.compiled_laws import (
     JOINT_TRACKING,
     OPERATIONAL_SPACE,
     TARGET,
+    WHOLE_BODY,
     control_workspace,
     joint_tracking_torque,
     operational_space_torque,
 )
+from robodyn_ros.control.whole_body_programme import SOLVED, whole_body_torque
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
 from robodyn_ros.sim.rollout import (
@@ -52,7 +55,9 @@ from robodyn_ros.sim.rollout import (
 # the entries of ContactRecord.metrics, as ContactMetrics has them
 PEAK_FORCE, SLIP_DISTANCE, LOST_CONTACTS, PENETRATION = range(4)
 # the entries of ContactRecord.failure
-FAILED_STEP, STATUS, SWEEPS, CHANGE = range(4)
+FAILED_STEP, STATUS, SWEEPS, CHANGE, SOLVER_FLAG = range(5)
+# failure[STATUS] of a step whose whole-body programme had no answer (beside compiled_step's)
+PROGRAMME_NOT_SOLVED = 3
 
 ContactRecord = namedtuple("ContactRecord", (
     "shape_link",  # (S,) int64, the link (0 .. links − 1) of each shape
@@ -63,7 +68,8 @@ ContactRecord = namedtuple("ContactRecord", (
     "link_points",  # (links,) int64, a step's contacts on each link (scratch)
     "touching",    # (links,) bool, the links touching after the last step
     "metrics",     # (4,) PEAK_FORCE, SLIP_DISTANCE, LOST_CONTACTS, PENETRATION
-    "failure",     # (4,) FAILED_STEP (−1: none), STATUS, SWEEPS, CHANGE of a step not solved
+    "failure",     # (5,) FAILED_STEP (−1: none), STATUS, SWEEPS, CHANGE, SOLVER_FLAG of a
+                   # step not solved: its contacts (compiled_step's status) or its programme
     "sampled",     # (samples,) int64, how many contacts each sample step kept
     "contacts",    # compiled_step.Contacts (samples × capacity rows): the sample steps'
 ))
@@ -209,6 +215,15 @@ def contact_rollout(robot, law, stepping, scene, settings, trajectory, record):
         elif kind == JOINT_TRACKING:
             joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
                                   cw)
+        elif kind == WHOLE_BODY:
+            whole_body = law.whole_body
+            flag = whole_body_torque(tree, gravity, whole_body.model, whole_body.targets, q[k],
+                                     qd[k], whole_body.programme, tau[k])
+            if flag != SOLVED:
+                record.failure[FAILED_STEP], record.failure[STATUS] = k, PROGRAMME_NOT_SOLVED
+                record.failure[SOLVER_FLAG] = flag
+                q[k + 1], qd[k + 1] = np.nan, np.nan
+                return np.nan
         else:
             tau[k] = reference[k, 0]
         applied_effort(joints, stepping.friction_velocity, tau[k], qd[k], applied)

@@ -1,16 +1,17 @@
 """The preview of a robot with a free flyer or planar joint (a floating or mobile base): its
 scenarios simulated over the horizon, free under a torque profile by the compiled rollout
-(sim.rollout, on the configuration's group), or step by step by SimulatedRobot where contacts
-hold it (a whole-body pose) or pushes act, and measured as sim.preview measures a fixed-base
-robot's.
+(sim.rollout, on the configuration's group), in a world under a torque profile or whole-body
+control by the compiled contact rollout (sim.contact_rollout), or step by step by
+SimulatedRobot where pushes act or contacts are held (a whole-body pose without a world), and
+measured as sim.preview measures a fixed-base robot's.
 
-The contacts of a whole-body pose are held where they are at the start, Baumgarte-stabilised
-with CONTACT_GAINS; in a scenario with a world they are only the controller's (the feet it
-stands on), and the robot touches the world's planes with its collision shapes, unilateral
-and with friction (sim.world_scenario). Both paths apply the joints' damping and friction.
-The compiled rollout does not stop the joints at their limits (a stop would change the
-robot's momentum), SimulatedRobot does: limit_violations counts the steps each joint ends on
-or beyond one.
+The contacts of a whole-body pose without a world are held where they are at the start,
+Baumgarte-stabilised with CONTACT_GAINS; in a scenario with a world they are only the
+controller's (the feet it stands on), and the robot touches the world's planes with its
+collision shapes, unilateral and with friction (sim.world_scenario). Every path applies the
+joints' damping and friction. The compiled free-space rollout does not stop the joints at their
+limits (a stop would change the robot's momentum); in a world, and stepped, they stop as
+SimulatedRobot stops them. limit_violations counts the steps each joint ends on or beyond one.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 
 from robodyn_ros.contact.geometry import CollisionShape
 from robodyn_ros.control.operational_space_controller import rotation_error
-from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
+from robodyn_ros.control.whole_body import WholeBodyController
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.parallel import Backend, backend
@@ -39,7 +40,7 @@ from robodyn_ros.sim.preview_result import (
     sample_steps,
     smallest_singular_values,
 )
-from robodyn_ros.sim.scenario_rollout import rollout_trajectory
+from robodyn_ros.sim.scenario_rollout import rollout_trajectory, whole_body_targets
 from robodyn_ros.sim.scenarios import (
     Scenario,
     ScenarioError,
@@ -48,7 +49,12 @@ from robodyn_ros.sim.scenarios import (
     apply_pushes,
 )
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
-from robodyn_ros.sim.world_scenario import check_world, sampled_contacts, simulated_robot
+from robodyn_ros.sim.world_scenario import (
+    check_world,
+    compiled_world_rollout,
+    sampled_contacts,
+    simulated_robot,
+)
 
 CONTACT_GAINS = (100.0, 20.0)  # Baumgarte kp (1/s²) and kd (1/s) of the held contacts
 
@@ -100,7 +106,11 @@ def floating_preview_one(
     times = settings.dt * np.arange(settings.steps + 1)
     samples = sample_steps(settings)
     contact_log = ContactLog(settings.dt, samples)
-    if isinstance(scenario, TorqueProfile) and not scenario.pushes and not scenario.world.planes:
+    if scenario.world.planes and not scenario.pushes:
+        trajectory, _ = compiled_world_rollout(robot, settings, q, v, scenario, times,
+                                               collision_shapes, contact_log)
+        Q, V, effort = trajectory.q, trajectory.qd, trajectory.tau
+    elif isinstance(scenario, TorqueProfile) and not scenario.pushes:
         Q, V, effort = _compiled(robot, settings, q, v, scenario, times)
     else:
         Q, V, effort = _stepped(robot, settings, q, v, scenario, times, collision_shapes,
@@ -140,7 +150,7 @@ def _stepped(
     contact_log: ContactLog,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Q, V, effort) by SimulatedRobot, step by step in Python: a whole-body pose on its
-    contacts, a torque profile with pushes, or either in a world."""
+    held contacts, or a scenario with pushes."""
     held = (scenario.contacts if isinstance(scenario, WholeBodyPose)
             and not scenario.world.planes else ())
     simulation = simulated_robot(robot, settings, q, v, scenario, collision_shapes,
@@ -183,20 +193,9 @@ def _command(
             f"scenario '{scenario.name}': a floating-base robot takes torque_profile and "
             "whole_body_pose scenarios")
     controller = WholeBodyController(robot, scenario.contacts,
-                                     _targets(robot, scenario, simulation.q), scenario.ground)
+                                     whole_body_targets(robot, scenario, simulation.q),
+                                     scenario.ground)
     return lambda _, state: controller.torque(state.q, state.qd)
-
-
-def _targets(robot: Robot, scenario: WholeBodyPose, q: np.ndarray) -> WholeBodyTargets:
-    """The scenario's targets, what it leaves out taken from the start q."""
-    start = robot.frame_pose(q, scenario.frame)
-    kp, kd, weights = scenario.kp, scenario.kd, scenario.weights
-    return WholeBodyTargets(
-        com=robot.centre_of_mass(q) if scenario.com is None else scenario.com,
-        frame=scenario.frame, position=scenario.position,
-        orientation=start[:3, :3] if scenario.orientation is None else scenario.orientation,
-        posture=q[FREE_FLYER_DOF + 1:].copy(), kp=(kp[0], kp[1], kp[2]), kd=(kd[0], kd[1], kd[2]),
-        weights=(weights[0], weights[1], weights[2]))
 
 
 def _metrics(
@@ -211,7 +210,7 @@ def _metrics(
     peak = np.abs(effort).max(axis=0)
     position_error = orientation_error = float("nan")
     if isinstance(scenario, WholeBodyPose):
-        target = _targets(robot, scenario, q0)
+        target = whole_body_targets(robot, scenario, q0)
         position_error = float(np.linalg.norm(target.position - path[-1, :3, 3]))
         orientation_error = float(np.linalg.norm(rotation_error(target.orientation,
                                                                 path[-1, :3, :3])))

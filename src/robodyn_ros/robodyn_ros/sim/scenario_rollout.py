@@ -13,9 +13,16 @@ from robodyn_ros.control.compiled_laws import (
     JOINT_TRACKING,
     OPERATIONAL_SPACE,
     TORQUE,
+    WHOLE_BODY,
     ControlLaw,
 )
+from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
+from robodyn_ros.control.whole_body_programme import (
+    WholeBodyLaw,
+    no_whole_body,
+)
 from robodyn_ros.errors import NonFiniteResultError
+from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim import rollout
 from robodyn_ros.sim.preview_result import PreviewSettings, sample_steps, sample_stride
@@ -23,8 +30,10 @@ from robodyn_ros.sim.scenarios import (
     FixedScenario,
     JointTrajectory,
     PoseTarget,
+    Scenario,
     ScenarioError,
     TorqueProfile,
+    WholeBodyPose,
 )
 
 
@@ -59,6 +68,9 @@ def rollout_trajectory(
         ScenarioError: a scenario with a controller on a robot with free flyer or planar
             joints: the compiled laws take one coordinate per joint (a torque profile runs).
     """
+    if isinstance(scenario, WholeBodyPose):  # its law runs in the contact rollout only
+        raise ScenarioError(f"scenario '{scenario.name}': a whole-body pose runs compiled in a "
+                            "world only (sim.world_scenario.compiled_world_rollout)")
     inputs = rollout_inputs(robot, settings, q, qd, scenario, times, stop_at_limits)
     smallest = np.nan
     try:
@@ -82,17 +94,18 @@ class RolloutInputs:
 
 def rollout_inputs(
     robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
-    scenario: FixedScenario, times: np.ndarray, stop_at_limits: bool = True,
+    scenario: Scenario, times: np.ndarray, stop_at_limits: bool = True,
 ) -> RolloutInputs:
-    """The RolloutInputs of a scenario from (q, q̇) (rollout_trajectory's arguments).
+    """The RolloutInputs of a scenario from (q, q̇) (rollout_trajectory's arguments; a
+    whole-body pose's law is the WHOLE_BODY law, which the contact rollout runs).
 
     Raises:
         ScenarioError: as rollout_trajectory.
     """
-    if robot.nq != robot.nv and not isinstance(scenario, TorqueProfile):
+    if robot.nq != robot.nv and not isinstance(scenario, TorqueProfile | WholeBodyPose):
         raise ScenarioError(
             f"scenario '{scenario.name}': the compiled rollout runs a robot with free flyer "
-            "or planar joints under a torque profile only")
+            "or planar joints under a torque profile or whole-body control only")
     steps, n = settings.steps, robot.nv
     model = robot.model
     joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
@@ -122,14 +135,19 @@ def rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
     return NonFiniteResultError("preview", "the state", f"at step {step} of the rollout")
 
 
-def _control_law(robot: Robot, settings: PreviewSettings, scenario: FixedScenario, q: np.ndarray,
+def _control_law(robot: Robot, settings: PreviewSettings, scenario: Scenario, q: np.ndarray,
                  times: np.ndarray) -> ControlLaw:
     """The scenario's controller as the rollout kernel runs it, from the start posture q."""
     n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
+    tree, _ = robot.kernel_arrays
     law = partial(ControlLaw, control_every=settings.control_every,
                   frame=robot.frame_row(scenario.frame),
                   threshold=float(settings.singular_threshold), force=np.zeros((3, 6)),
-                  force_integral_gain=0.0)
+                  force_integral_gain=0.0, whole_body=no_whole_body(tree, n))
+    if isinstance(scenario, WholeBodyPose):
+        return law(kind=WHOLE_BODY, joint_gains=np.zeros((3, n)), task_gains=no_task,
+                   target=no_target, reference=np.zeros((0, 3, n)),
+                   whole_body=whole_body_law(robot, scenario, q))
     if isinstance(scenario, PoseTarget):
         rotation = target_rotation(robot, scenario, q)
         return law(kind=OPERATIONAL_SPACE,
@@ -147,6 +165,32 @@ def _control_law(robot: Robot, settings: PreviewSettings, scenario: FixedScenari
                reference=scenario.reference(times[:-1], q))
 
 
+def whole_body_targets(robot: Robot, scenario: WholeBodyPose, q: np.ndarray
+                       ) -> WholeBodyTargets:
+    """The whole-body pose's targets, what it leaves out taken from the start q."""
+    start = robot.frame_pose(q, scenario.frame)
+    kp, kd, weights = scenario.kp, scenario.kd, scenario.weights
+    return WholeBodyTargets(
+        com=robot.centre_of_mass(q) if scenario.com is None else scenario.com,
+        frame=scenario.frame, position=scenario.position,
+        orientation=start[:3, :3] if scenario.orientation is None else scenario.orientation,
+        posture=q[FREE_FLYER_DOF + 1:].copy(), kp=(kp[0], kp[1], kp[2]), kd=(kd[0], kd[1], kd[2]),
+        weights=(weights[0], weights[1], weights[2]))
+
+
+def whole_body_law(robot: Robot, scenario: WholeBodyPose, q: np.ndarray) -> WholeBodyLaw:
+    """The whole-body pose's controller from the start q as the WHOLE_BODY law takes it.
+
+    Raises:
+        ValueError: what WholeBodyController refuses (a robot with mimic joints, a frame it
+            does not have, a sole on a 3-D contact), naming it.
+    """
+    controller = WholeBodyController(robot, scenario.contacts,
+                                     whole_body_targets(robot, scenario, q), scenario.ground)
+    model, targets = controller.model
+    return WholeBodyLaw(model, targets, controller.programme)  # the law's from now on
+
+
 def force_law(scenario: PoseTarget) -> np.ndarray:
     """The pose target's force law as the compiled law takes it (3, 6): the rows AXES (0/1),
     TARGET F_d and DAMPING K_vf (its kd where the scenario gives none)."""
@@ -162,4 +206,4 @@ def target_rotation(robot: Robot, scenario: PoseTarget, q: np.ndarray) -> np.nda
 
 
 __all__ = ["RolloutInputs", "compiled_rollout", "force_law", "rollout_failure", "rollout_inputs",
-           "rollout_trajectory", "target_rotation"]
+           "rollout_trajectory", "target_rotation", "whole_body_law", "whole_body_targets"]

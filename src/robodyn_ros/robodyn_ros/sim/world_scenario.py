@@ -20,6 +20,7 @@ from robodyn_ros.contact.time_step import (
     contact_forces,
     step_settings,
 )
+from robodyn_ros.control.whole_body import WholeBodyError, whole_body_failure
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.contact_log import ContactLog, ContactMetrics
@@ -29,7 +30,9 @@ from robodyn_ros.sim.contact_rollout import (
     LOST_CONTACTS,
     PEAK_FORCE,
     PENETRATION,
+    PROGRAMME_NOT_SOLVED,
     SLIP_DISTANCE,
+    SOLVER_FLAG,
     STATUS,
     SWEEPS,
     ContactRecord,
@@ -38,7 +41,7 @@ from robodyn_ros.sim.contact_rollout import (
 from robodyn_ros.sim.preview_result import PreviewSettings, sample_steps
 from robodyn_ros.sim.rollout import Trajectory
 from robodyn_ros.sim.scenario_rollout import rollout_failure, rollout_inputs
-from robodyn_ros.sim.scenarios import FixedScenario, Scenario, ScenarioError
+from robodyn_ros.sim.scenarios import Scenario, ScenarioError, WholeBodyPose
 from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR, SimulatedRobot
 from robodyn_ros.sim.wrench_sensor import sensed_links
 
@@ -65,20 +68,21 @@ def simulated_robot(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: 
 
 
 def compiled_world_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray,
-                           qd: np.ndarray, scenario: FixedScenario, times: np.ndarray,
+                           qd: np.ndarray, scenario: Scenario, times: np.ndarray,
                            collision_shapes: Sequence[CollisionShape], contact_log: ContactLog,
-                           contact_settings: ContactSettings | None = None
-                           ) -> tuple[Trajectory, float]:
+                           contact_settings: ContactSettings | None = None,
+                           stop_at_limits: bool = True) -> tuple[Trajectory, float]:
     """A scenario with a world by the contact rollout kernel, its contacts found and solved by
     `contact_settings` (default ContactSettings()): its trajectory and the smallest singular
     value of its frame's J (as compiled_rollout), its contacts' metrics and sample steps'
-    contacts into `contact_log`.
+    contacts into `contact_log`. stop_at_limits: as rollout_trajectory's.
 
     Raises:
         ContactError: a step's contacts not solved, naming the step and the links.
+        WholeBodyError: a whole-body pose's programme without an answer, naming the step.
         SingularMassMatrixError, NonFiniteResultError: the state went non-finite.
     """
-    inputs = rollout_inputs(robot, settings, q, qd, scenario, times)
+    inputs = rollout_inputs(robot, settings, q, qd, scenario, times, stop_at_limits)
     scene = contact_scene(robot.model, tuple(collision_shapes), scenario.world)
     samples = len(inputs.trajectory.energy)
     links = sorted({shape.link for shape in scene.shapes})
@@ -89,7 +93,7 @@ def compiled_world_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarra
         slid=np.zeros(len(links)), link_force=np.zeros((len(links), 3)),
         link_slip=np.zeros(len(links)), link_points=np.zeros(len(links), np.int64),
         touching=np.zeros(len(links), dtype=bool),
-        metrics=np.zeros(4), failure=np.zeros(4), sampled=np.zeros(samples, np.int64),
+        metrics=np.zeros(4), failure=np.zeros(5), sampled=np.zeros(samples, np.int64),
         contacts=contacts_of(samples * scene.capacity))
     smallest = contact_rollout(inputs.robot, inputs.law, inputs.stepping, scene.arrays,
                                step_settings(settings.dt, contact_settings or ContactSettings()),
@@ -123,6 +127,11 @@ def _raise_failure(robot: Robot, scenario: Scenario, scene: ContactScene,
     if step < 0:
         return
     links = ", ".join(sorted({shape.link for shape in scene.shapes}))
+    if int(record.failure[STATUS]) == PROGRAMME_NOT_SOLVED and isinstance(scenario,
+                                                                          WholeBodyPose):
+        error = whole_body_failure(scenario.contacts, scenario.ground,
+                                   int(record.failure[SOLVER_FLAG]))
+        raise WholeBodyError(f"preview of scenario '{scenario.name}', step {step}: {error}")
     if int(record.failure[STATUS]) == NOT_POSITIVE_DEFINITE:
         raise SingularMassMatrixError(f"preview of scenario '{scenario.name}'", (),
                                       f"at step {step}, with contacts to solve")

@@ -1,24 +1,39 @@
 """The compiled contact rollout (sim.contact_rollout) against the preview's stepped path, which
 steps SimulatedRobot in the same world with the controller plugins in Python: a two-link arm
 whose fingertip ball presses on a table under force control with the table's wrench fed back,
-and the same arm falling limp onto it. The two share contact.compiled_step's step, so they
-part only by the laws' rounding, which the contact solver's tolerance (1e-6 m/s a sweep)
-carries on: the states agree to 1e-6, the metrics and the sampled contacts' forces to 1e-3.
-A scenario the solver cannot solve ends with the error naming the step."""
+the same arm falling limp onto it, and Solo12 standing on its feet under whole-body control
+against SimulatedRobot and WholeBodyController stepped in Python. The two share
+contact.compiled_step's step, so they part only by the laws' rounding, which the contact
+solver's tolerance (1e-6 m/s a sweep) carries on: the states agree to 1e-6, the metrics and
+the sampled contacts' forces to 1e-3. A scenario the solver cannot solve, or whose whole-body
+programme has no answer, ends with the error naming the step."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.contact import ContactError, ContactSettings, collision_shapes
+from robodyn_ros.contact import (
+    ContactError,
+    ContactSettings,
+    collision_shapes,
+    contact_points,
+    world_of,
+)
+from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyError
+from robodyn_ros.model import URDFWarning
 from robodyn_ros.sim.contact_log import ContactLog
+from robodyn_ros.sim.floating_preview import floating_preview_one
 from robodyn_ros.sim.preview import PreviewSettings, preview, runs_compiled
+from robodyn_ros.sim.scenario_rollout import whole_body_targets
 from robodyn_ros.sim.scenarios import scenario_from_mapping
+from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.sim.world_scenario import compiled_world_rollout
+from robodyn_ros.testing import example_robot_urdf
 
 from helpers.robots import FINGERTIP_ARM, FINGERTIP_RADIUS
 
@@ -94,3 +109,82 @@ def test_a_step_the_solver_cannot_solve_is_named(arm) -> None:
     with pytest.raises(ContactError, match=r"scenario 'limp'.* at step 0 in 1 sweeps.*fore"):
         compiled_world_rollout(robot, SETTINGS, START, np.zeros(2), scenario, times, shapes,
                                ContactLog(SETTINGS.dt), ContactSettings(max_iterations=1))
+
+
+# -- a floating base: whole-body control on its own feet ----------------------------------------
+
+SOLO_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+GROUND = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": 0.8}]}
+
+
+@pytest.fixture(scope="module")
+def solo12():
+    """Solo12 crouched on its four feet (their collision meshes), the feet just on the
+    ground."""
+    path = example_robot_urdf("solo12")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", URDFWarning)
+        robot = Robot.from_urdf(path, floating_base=True)
+    shapes = tuple(shape for shape in collision_shapes(path.read_text(), path.parent,
+                                                       [path.parents[4]])
+                   if shape.link in SOLO_FEET)
+    q = robot.neutral()
+    joints = {joint.name: joint.q.start for joint in robot.configuration_joints}
+    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
+        q[joints[f"{leg}_HFE"]], q[joints[f"{leg}_KFE"]] = 0.8 * sign, -1.6 * sign
+    floor = world_of(GROUND).planes[0]
+    q[2] -= min(contact_points(shape, robot.frame_pose(q, shape.link), floor).heights.min()
+                for shape in shapes)
+    return robot, shapes, q
+
+
+def stand(robot: Robot, q: np.ndarray, contacts: list[dict]) -> object:
+    """Stand where it is: the base's pose and the centre of mass held, the feet on the
+    ground."""
+    base = robot.frame_pose(q, "base_link")[:3, 3]
+    return scenario_from_mapping(robot, {
+        "name": "stand", "world": GROUND,
+        "whole_body_pose": {"frame": "base_link", "position": base.tolist(),
+                            "contacts": contacts, "friction": 0.8, "min_normal_force": 1.0}})
+
+
+def test_a_quadruped_under_whole_body_control_as_stepped_in_python(solo12) -> None:
+    """Solo12's whole-body pose in a world by the contact rollout (the WHOLE_BODY law: its
+    programme solved by DAQP inside the kernel) against SimulatedRobot in the same world under
+    WholeBodyController in Python, 0.3 s: one trajectory to 1e-6, the efforts to 1e-3 N·m;
+    the robot settled on its feet (its centre of mass within 2 mm) and none left the
+    ground."""
+    robot, shapes, q = solo12
+    scenario = stand(robot, q, [{"frame": foot, "kind": "3d"} for foot in SOLO_FEET])
+    settings = PreviewSettings(horizon=0.3, dt=1e-3)
+    result = preview(robot, [scenario], settings, q, np.zeros(robot.nv),
+                     collision_shapes=shapes)[0]
+    simulation = SimulatedRobot(robot, "semi_implicit_euler", settings.dt, q=q,
+                                friction_velocity=settings.friction_velocity,
+                                world=scenario.world, collision_shapes=shapes)
+    controller = WholeBodyController(robot, scenario.contacts,
+                                     whole_body_targets(robot, scenario, q), scenario.ground)
+    for k in range(settings.steps):
+        effort = controller.torque(simulation.q, simulation.qd)
+        np.testing.assert_allclose(result.effort[k], effort, atol=1e-3, err_msg=f"step {k}")
+        simulation.step(effort)
+        np.testing.assert_allclose(result.q[k + 1], simulation.q, atol=1e-6,
+                                   err_msg=f"step {k + 1}")
+    drift = robot.centre_of_mass(result.q[-1]) - robot.centre_of_mass(q)
+    assert np.linalg.norm(drift) < 2e-3
+    assert result.metrics.contact.lost_contacts == 0
+    assert {c.link for c in result.contacts[-1]} == set(SOLO_FEET)
+
+
+def test_a_programme_without_an_answer_is_named_with_its_step(solo12) -> None:
+    """FL_FOOT held both as a point and whole while the robot moves: no v̇ holds both, so the
+    rollout ends at step 0 with a WholeBodyError naming the scenario, the step and the
+    contacts, never a trajectory."""
+    robot, shapes, q = solo12
+    contacts = [{"frame": "FL_FOOT", "kind": "3d"}, {"frame": "FL_FOOT", "kind": "6d"},
+                {"frame": "HR_FOOT", "kind": "3d"}]
+    v = np.random.default_rng(0).normal(size=robot.nv)
+    with pytest.raises(WholeBodyError, match=r"scenario 'stand', step 0: .*'FL_FOOT' \(3d\), "
+                                             r"'FL_FOOT' \(6d\), 'HR_FOOT' \(3d\): .*infeasible"):
+        floating_preview_one(robot, PreviewSettings(horizon=0.01, dt=1e-3), q, v,
+                             stand(robot, q, contacts), collision_shapes=shapes)
