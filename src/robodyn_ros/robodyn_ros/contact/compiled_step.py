@@ -199,6 +199,12 @@ def candidate_points(model, s, pose, normal, out):
 
 
 @kernel_helper
+def along(direction, points, c):
+    """direction · points[c], the point's coordinate along a 3-tuple direction."""
+    return direction[0] * points[c, 0] + direction[1] * points[c, 1] + direction[2] * points[c, 2]
+
+
+@kernel_helper
 def keep_support_polygon(points, heights, count, tangents, margin, kept, chosen):
     """The candidates kept as contacts into kept, returns how many: those under `margin`, and
     of more than four, the lowest and the extremes along the two `tangents` (rows 1 and 2 of
@@ -215,10 +221,11 @@ def keep_support_polygon(points, heights, count, tangents, margin, kept, chosen)
         if heights[kept[k]] < heights[chosen[0]]:
             chosen[0] = kept[k]
     for t in range(2):
+        tangent = (tangents[t + 1, 0], tangents[t + 1, 1], tangents[t + 1, 2])
         low, high = kept[0], kept[0]
-        low_value = high_value = np.dot(tangents[t + 1], points[kept[0]])
+        low_value = high_value = along(tangent, points, kept[0])
         for k in range(1, near):
-            value = np.dot(tangents[t + 1], points[kept[k]])
+            value = along(tangent, points, kept[k])
             if value < low_value:
                 low, low_value = kept[k], value
             if value > high_value:

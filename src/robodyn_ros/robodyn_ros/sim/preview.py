@@ -116,17 +116,19 @@ def warm_up(robot: Robot, settings: PreviewSettings) -> None:
 def warm_up_world(robot: Robot, settings: PreviewSettings) -> None:
     """warm_up for scenarios with a world: the contact rollout's kernels (sim.contact_rollout),
     by a one-step preview of a ball on the last link over a far plane (the kernels' types are
-    the same for any world and shapes); nothing for a floating base or settings no rollout
-    kernel takes, which step SimulatedRobot."""
-    if robot.nq != robot.nv or not settings.compiled:
+    the same for any world, shapes and law, the whole-body controller's included); nothing for
+    a fixed base under settings no rollout kernel takes, which step SimulatedRobot."""
+    floating = robot.nq != robot.nv
+    if not (floating or settings.compiled):
         return
     last = robot.frame_names[-1]
     ball = CollisionShape(last, "sphere", (0.01,), np.eye(4), np.zeros((0, 3)))
     far = World((Plane(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -1e3]), 0.5),))
     idle = TorqueProfile("warm-up", last, np.zeros(1), np.zeros((1, robot.nv)), world=far)
     state = SimulatedRobot(robot)
-    preview_one(robot, replace(settings, horizon=settings.dt), state.q, state.qd, idle,
-                collision_shapes=(ball,))
+    one = floating_preview_one if floating else preview_one
+    one(robot, replace(settings, horizon=settings.dt), state.q, state.qd, idle,
+        collision_shapes=(ball,))
 
 
 def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,

@@ -10,22 +10,14 @@ programme has no answer, ends with the error naming the step."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.contact import (
-    ContactError,
-    ContactSettings,
-    collision_shapes,
-    contact_points,
-    world_of,
-)
+from robodyn_ros.contact import ContactError, ContactSettings, collision_shapes
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyError
-from robodyn_ros.model import URDFWarning
 from robodyn_ros.sim.contact_log import ContactLog
 from robodyn_ros.sim.floating_preview import floating_preview_one
 from robodyn_ros.sim.preview import PreviewSettings, preview, runs_compiled
@@ -33,7 +25,7 @@ from robodyn_ros.sim.scenario_rollout import whole_body_targets
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.sim.world_scenario import compiled_world_rollout
-from robodyn_ros.testing import example_robot_urdf
+from robodyn_ros.testing.contact_scenes import GROUND_FRICTION, SOLO12_FEET, solo12_crouched
 
 from helpers.robots import FINGERTIP_ARM, FINGERTIP_RADIUS
 
@@ -113,29 +105,16 @@ def test_a_step_the_solver_cannot_solve_is_named(arm) -> None:
 
 # -- a floating base: whole-body control on its own feet ----------------------------------------
 
-SOLO_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
-GROUND = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": 0.8}]}
+GROUND = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": GROUND_FRICTION}]}
 
 
 @pytest.fixture(scope="module")
 def solo12():
     """Solo12 crouched on its four feet (their collision meshes), the feet just on the
     ground."""
-    path = example_robot_urdf("solo12")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", URDFWarning)
-        robot = Robot.from_urdf(path, floating_base=True)
-    shapes = tuple(shape for shape in collision_shapes(path.read_text(), path.parent,
-                                                       [path.parents[4]])
-                   if shape.link in SOLO_FEET)
-    q = robot.neutral()
-    joints = {joint.name: joint.q.start for joint in robot.configuration_joints}
-    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
-        q[joints[f"{leg}_HFE"]], q[joints[f"{leg}_KFE"]] = 0.8 * sign, -1.6 * sign
-    floor = world_of(GROUND).planes[0]
-    q[2] -= min(contact_points(shape, robot.frame_pose(q, shape.link), floor).heights.min()
-                for shape in shapes)
-    return robot, shapes, q
+    scene = solo12_crouched(0.0)
+    return (scene.robot(), tuple(shape for shape in scene.shapes() if shape.link in SOLO12_FEET),
+            scene.q)
 
 
 def stand(robot: Robot, q: np.ndarray, contacts: list[dict]) -> object:
@@ -145,7 +124,8 @@ def stand(robot: Robot, q: np.ndarray, contacts: list[dict]) -> object:
     return scenario_from_mapping(robot, {
         "name": "stand", "world": GROUND,
         "whole_body_pose": {"frame": "base_link", "position": base.tolist(),
-                            "contacts": contacts, "friction": 0.8, "min_normal_force": 1.0}})
+                            "contacts": contacts, "friction": GROUND_FRICTION,
+                            "min_normal_force": 1.0}})
 
 
 def test_a_quadruped_under_whole_body_control_as_stepped_in_python(solo12) -> None:
@@ -155,7 +135,7 @@ def test_a_quadruped_under_whole_body_control_as_stepped_in_python(solo12) -> No
     the robot settled on its feet (its centre of mass within 2 mm) and none left the
     ground."""
     robot, shapes, q = solo12
-    scenario = stand(robot, q, [{"frame": foot, "kind": "3d"} for foot in SOLO_FEET])
+    scenario = stand(robot, q, [{"frame": foot, "kind": "3d"} for foot in SOLO12_FEET])
     settings = PreviewSettings(horizon=0.3, dt=1e-3)
     result = preview(robot, [scenario], settings, q, np.zeros(robot.nv),
                      collision_shapes=shapes)[0]
@@ -173,7 +153,7 @@ def test_a_quadruped_under_whole_body_control_as_stepped_in_python(solo12) -> No
     drift = robot.centre_of_mass(result.q[-1]) - robot.centre_of_mass(q)
     assert np.linalg.norm(drift) < 2e-3
     assert result.metrics.contact.lost_contacts == 0
-    assert {c.link for c in result.contacts[-1]} == set(SOLO_FEET)
+    assert {c.link for c in result.contacts[-1]} == set(SOLO12_FEET)
 
 
 def test_a_programme_without_an_answer_is_named_with_its_step(solo12) -> None:
