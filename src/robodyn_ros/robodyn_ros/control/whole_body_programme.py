@@ -23,7 +23,7 @@ on the base's.
 
 from collections import namedtuple
 
-import daqp  # type: ignore[import-untyped]
+import daqp  # type: ignore[import-not-found]
 import numpy as np
 from numba import objmode
 
@@ -86,7 +86,7 @@ WholeBodyLaw.__doc__ = """The whole-body controller as a compiled control law ta
 Programme it fills at every control step."""
 
 
-def empty_programme(tree, n: int, forces: int, cone_rows: int) -> Programme:
+def empty_programme(tree: np.ndarray, n: int, forces: int, cone_rows: int) -> Programme:
     """A Programme for n velocity rows, `forces` contact force rows and `cone_rows` cone rows;
     made in Python once per controller and filled by whole_body_programme at every call."""
     columns, equalities = n + forces, BASE_ROWS + forces
@@ -105,7 +105,7 @@ def empty_programme(tree, n: int, forces: int, cone_rows: int) -> Programme:
         surface=np.empty((3, 3)))
 
 
-def no_whole_body(tree, n: int) -> WholeBodyLaw:
+def no_whole_body(tree: np.ndarray, n: int) -> WholeBodyLaw:
     """The WholeBodyLaw of a law that is not the whole-body controller's: no contacts, of the
     same types as a real one, so that the rollout kernels compile once for every law."""
     model = ProgrammeModel(
