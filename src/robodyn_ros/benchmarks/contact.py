@@ -62,8 +62,14 @@ from common import (
 )
 from preview import READY
 from robodyn_ros import Robot
-from robodyn_ros.contact import World, collision_shapes, contact_points, world_of
-from robodyn_ros.control import ControllerState, load_controller
+from robodyn_ros.contact import (
+    CollisionShape,
+    World,
+    collision_shapes,
+    contact_points,
+    world_of,
+)
+from robodyn_ros.control import Controller, ControllerState, load_controller
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import Scenario, scenario_from_mapping
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
@@ -240,16 +246,39 @@ def panda_previews(repeat: int) -> tuple[float, float]:
             best_real_time_factor(factor(free), repeat))
 
 
-def solo12_standing(repeat: int, control_period: float = 0.0) -> tuple[float, float]:
-    """The real-time factors of Solo12 standing under whole-body control, the controller run
-    every `control_period` (s; 0: every step): our preview, and MuJoCo's rollout under the
-    same controller."""
+def solo12_on_its_feet() -> tuple[Scene, Robot, tuple[CollisionShape, ...], np.ndarray]:
+    """Solo12 crouched (contact_scenes), its feet's shapes and its q with them on the ground."""
     scene = solo12_crouched(0.0)
     robot = scene.robot()
     feet = tuple(shape for shape in scene.shapes() if shape.link in SOLO12_FEET)
     q = scene.q.copy()
     q[2] -= min(contact_points(shape, robot.frame_pose(q, shape.link), ground().planes[0])
                 .heights.min() for shape in feet)
+    return scene, robot, feet, q
+
+
+def standing_controller(robot: Robot) -> Controller:
+    """The whole_body plugin holding Solo12 on its four point feet (the standing runs')."""
+    controller = load_controller("whole_body")()
+    controller.configure(robot, {"contacts": [f"{foot}:3d" for foot in SOLO12_FEET],
+                                 "frame": "base_link", "friction": GROUND_FRICTION,
+                                 "min_normal_force": 1.0})
+    return controller
+
+
+def whole_body_call_us(repeat: int) -> float:
+    """µs per call of the whole_body plugin's update on Solo12 standing (median)."""
+    _, robot, _, q = solo12_on_its_feet()
+    controller = standing_controller(robot)
+    state = ControllerState(0.0, q, np.zeros(robot.nv))
+    return interleaved_us([lambda: controller.update(state)], repeat, 0.05)[0]
+
+
+def solo12_standing(repeat: int, control_period: float = 0.0) -> tuple[float, float]:
+    """The real-time factors of Solo12 standing under whole-body control, the controller run
+    every `control_period` (s; 0: every step): our preview, and MuJoCo's rollout under the
+    same controller."""
+    scene, robot, feet, q = solo12_on_its_feet()
     contacts = [{"frame": foot, "kind": "3d"} for foot in SOLO12_FEET]
     stand = scenario_from_mapping(robot, {
         "name": "stand", "world": {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0],
@@ -265,10 +294,7 @@ def solo12_standing(repeat: int, control_period: float = 0.0) -> tuple[float, fl
                        scene.package_folders)
 
     def theirs() -> float:
-        controller = load_controller("whole_body")()
-        controller.configure(robot, {"contacts": [f"{foot}:3d" for foot in SOLO12_FEET],
-                                     "frame": "base_link", "friction": GROUND_FRICTION,
-                                     "min_normal_force": 1.0})
+        controller = standing_controller(robot)
         data = mujoco.MjData(twin.model)
         data.qpos[:] = twin.qpos(q)
         started = time.perf_counter()
@@ -329,6 +355,10 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"{ours / theirs:.2f} {mark(ours >= theirs)}"],
          [f"... the QP every {SLOWER_CONTROL * 1e3:g} ms (control_period)", f"{ours_200:.2f}",
           f"MuJoCo, same controller: {theirs_200:.2f}", f"{ours_200 / theirs_200:.2f}"]]))
+    report.print(f"\nThe whole_body plugin's update on Solo12 standing (its programme built, "
+                 f"solved and turned into τ, one kernel call): "
+                 f"{format_us(whole_body_call_us(args.repeat))} µs a call, median of "
+                 f"{args.repeat}\n")
     report.finish()
 
 

@@ -25,7 +25,12 @@ from robodyn_ros.sim.scenario_rollout import whole_body_targets
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.sim.world_scenario import compiled_world_rollout
-from robodyn_ros.testing.contact_scenes import GROUND_FRICTION, SOLO12_FEET, solo12_crouched
+from robodyn_ros.testing.contact_scenes import (
+    GROUND_FRICTION,
+    SOLO12_FEET,
+    box_on_ground,
+    solo12_crouched,
+)
 
 from helpers.robots import FINGERTIP_ARM, FINGERTIP_RADIUS
 
@@ -103,7 +108,41 @@ def test_a_step_the_solver_cannot_solve_is_named(arm) -> None:
                                ContactLog(SETTINGS.dt), ContactSettings(max_iterations=1))
 
 
-# -- a floating base: whole-body control on its own feet ----------------------------------------
+# -- a floating base: a torque profile, and whole-body control on its own feet --------------------
+
+
+def test_a_tumbling_box_lands_as_simulated_robot_steps_it() -> None:
+    """A box (testing.contact_scenes) dropped from 5 cm, tilted and spinning, its torque
+    profile a push along x then nothing, in the contact rollout (a floating base's torque
+    profile in a world) against SimulatedRobot stepped in Python: one trajectory to 1e-6; it
+    lands on a face (four contacts) at rest, carrying its weight."""
+    scene = box_on_ground(0.6)
+    robot = scene.robot()
+    q = scene.q.copy()
+    q[2] += 0.05
+    q[3:7] = [0.2, 0.1, 0.0, 1.0] / np.linalg.norm([0.2, 0.1, 0.0, 1.0])
+    v = np.array([0.0, 0.0, 0.0, 1.0, -2.0, 3.0])
+    settings = PreviewSettings(horizon=0.8, dt=1e-3)
+    spec = {"name": "tumble", "world": {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0],
+                                                    "friction": 0.6}]},
+            "torque_profile": {"frame": "box", "times": [0.0, 0.2],
+                               "efforts": [[3.0, 0, 0, 0, 0, 0], [0.0] * 6]}}
+    scenario = scenario_from_mapping(robot, spec)
+    result = preview(robot, [scenario], settings, q, v, collision_shapes=scene.shapes())[0]
+    simulation = SimulatedRobot(robot, "semi_implicit_euler", settings.dt, q=q, qd=v,
+                                friction_velocity=settings.friction_velocity,
+                                world=scenario.world, collision_shapes=scene.shapes())
+    times = settings.dt * np.arange(settings.steps)
+    for k, effort in enumerate(scenario.reference(times, q)[:, 0]):
+        simulation.step(effort)
+        np.testing.assert_allclose(result.q[k + 1], simulation.q, atol=1e-6,
+                                   err_msg=f"step {k + 1}")
+    assert len(result.contacts[-1]) == 4
+    total = sum(contact.force for contact in result.contacts[-1])
+    np.testing.assert_allclose(total, [0.0, 0.0, robot.mass * 9.81], atol=1e-3 * robot.mass)
+
+
+# -- a floating base: whole-body control on its own feet -----------------------------------------
 
 GROUND = {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0], "friction": GROUND_FRICTION}]}
 
