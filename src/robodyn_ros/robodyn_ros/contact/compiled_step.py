@@ -10,10 +10,6 @@ The step (Stewart & Trinkle 1996, time_step's module docstring):
     λ = PGS(G, J v_free, u_min, μ)                   (solver.projected_gauss_seidel)
     v⁺ = v_free + L⁻ᵀ (Y λ),   q⁺ = q ⊕ dt v⁺.
 
-PGS starts each contact that the step before also had (the same candidate point of the same
-shape on the same plane) from that step's impulse, the others from zero: a body at rest then
-converges in a sweep or two instead of rebuilding its impulses from nothing every step.
-
 Detection: each shape on a moving body (ContactModel) whose bounding ball reaches a plane
 within the margin gives its candidate points against it, a box's corners and a mesh's hull
 vertices (fixed in the shape's frame), a sphere's lowest point, a capsule's two end spheres'
@@ -80,8 +76,6 @@ Contacts = namedtuple("Contacts", (
     "height",    # (K,) its height over the plane at the step's start (m, negative inside)
     "force",     # (K, 3) the world's force on the robot there, world axes (N)
     "velocity",  # (K, 3) the robot's point there after the step, world axes (m/s)
-    "candidate",  # (K,) int64, which of its shape's candidates on that plane it is (a box's
-                  # corner, a mesh's vertex, a capsule's end...): the same point a step later
 ))
 
 # What a step needs besides the contacts: the ABA's and the CRBA's workspaces, the stage
@@ -89,7 +83,7 @@ Contacts = namedtuple("Contacts", (
 # may have them at the step's start), the candidates of one shape on one plane.
 StepWorkspace = namedtuple("StepWorkspace", (
     "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "b", "theta", "shape_pose", "candidates",
-    "candidate_height", "candidate_id", "kept", "chosen"))
+    "candidate_height", "kept", "chosen"))
 
 
 def contact_capacity(model: ContactModel) -> int:
@@ -112,7 +106,7 @@ def contacts_of(capacity):
     """Contacts arrays for `capacity` contacts."""
     return Contacts(np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64),
                     np.empty((capacity, 3)), np.empty(capacity), np.empty((capacity, 3)),
-                    np.empty((capacity, 3)), np.empty(capacity, dtype=np.int64))
+                    np.empty((capacity, 3)))
 
 
 @kernel_helper
@@ -125,8 +119,7 @@ def step_workspace(crba, M, L, b, nq, most):
         TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba, M=M, L=L, b=b,
         theta=np.empty(n), shape_pose=np.empty((3, 4)),
         candidates=np.empty((most, 3)), candidate_height=np.empty(most),
-        candidate_id=np.empty(most, np.int64), kept=np.empty(most, np.int64),
-        chosen=np.empty(MOST_KEPT, np.int64))
+        kept=np.empty(most, np.int64), chosen=np.empty(MOST_KEPT, np.int64))
 
 
 @kernel_helper
@@ -143,12 +136,11 @@ def place_shape(X_world, body, placement, out):
 
 
 @kernel_helper
-def packed_candidates(model, s, pose, normal, origin, margin, out, heights, ids):
+def packed_candidates(model, s, pose, normal, origin, margin, out, heights):
     """The packed points of box or mesh shape s at `pose` (3 x 4) closer to the plane (unit
-    `normal` through `origin`) than `margin`, in their packed order, into out (k x 3), their
-    heights into heights and their indices among the shape's points into ids; returns k. A
-    point's height is n_s · p_s + h_o, n_s = Rᵀ n the normal in the shape's frame and h_o its
-    origin's height, so only the kept are placed."""
+    `normal` through `origin`) than `margin`, in their packed order, into out (k x 3) and their
+    heights into heights; returns k. A point's height is n_s · p_s + h_o, n_s = Rᵀ n the
+    normal in the shape's frame and h_o its origin's height, so only the kept are placed."""
     normal_in_shape = (pose[0, 0] * normal[0] + pose[1, 0] * normal[1] + pose[2, 0] * normal[2],
                        pose[0, 1] * normal[0] + pose[1, 1] * normal[1] + pose[2, 1] * normal[2],
                        pose[0, 2] * normal[0] + pose[1, 2] * normal[1] + pose[2, 2] * normal[2])
@@ -164,7 +156,6 @@ def packed_candidates(model, s, pose, normal, origin, margin, out, heights, ids)
                 out[count, r] = (pose[r, 3] + pose[r, 0] * points[p, 0]
                                  + pose[r, 1] * points[p, 1] + pose[r, 2] * points[p, 2])
             heights[count] = height
-            ids[count] = p - model.point_start[s]
             count += 1
     return count
 
@@ -254,7 +245,6 @@ def find_contacts(model, margin, X_world, ws, contacts):
     """The contacts of the shapes, their bodies at X_world, with the planes, into the first
     rows of `contacts` (shape, plane, point, height); returns how many."""
     pose, points, heights, kept = ws.shape_pose, ws.candidates, ws.candidate_height, ws.kept
-    ids = ws.candidate_id
     found = 0
     for w in range(model.friction.shape[0]):
         frame, origin = model.planes[w], model.plane_point[w]
@@ -269,11 +259,10 @@ def find_contacts(model, margin, X_world, ws, contacts):
             kind = model.kind[s]
             if kind == BOX or kind == MESH:
                 count = packed_candidates(model, s, pose, normal, origin, margin, points,
-                                          heights, ids)
+                                          heights)
             else:
                 count = candidate_points(model, s, pose, normal, points)
                 for c in range(count):
-                    ids[c] = c
                     heights[c] = 0.0
                     for r in range(3):
                         heights[c] += (points[c, r] - origin[r]) * normal[r]
@@ -283,7 +272,6 @@ def find_contacts(model, margin, X_world, ws, contacts):
                 contacts.shape[found], contacts.plane[found] = s, w
                 contacts.point[found] = points[c]
                 contacts.height[found] = heights[c]
-                contacts.candidate[found] = ids[c]
                 found += 1
     return found
 
@@ -352,32 +340,11 @@ def free_velocity(tree, gravity, q, v, tau, dt, factored, ws, out):
 
 
 @kernel_helper
-def warm_impulses(model, dt, previous, previous_count, contacts, count, impulses):
-    """impulses (count x 3), where PGS starts: a contact that the previous step also had (the
-    same candidate of the same shape on the same plane) starts from that step's impulse,
-    dt [n; t1; t2] f; the others from zero (a warm start, as MuJoCo starts its solver from
-    the last step's accelerations and Bullet from its last impulses)."""
-    impulses[:, :] = 0.0
-    for c in range(count):
-        for k in range(previous_count):
-            if (previous.candidate[k] == contacts.candidate[c]
-                    and previous.shape[k] == contacts.shape[c]
-                    and previous.plane[k] == contacts.plane[c]):
-                frame, force = model.planes[contacts.plane[c]], previous.force[k]
-                for r in range(ROWS):
-                    impulses[c, r] = dt * (frame[r, 0] * force[0] + frame[r, 1] * force[1]
-                                           + frame[r, 2] * force[2])
-                break
-
-
-@kernel_helper
-def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws, previous,
-                   previous_count):
+def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws):
     """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS on
-    G = Yᵀ Y (M = L Lᵀ from the CRBA unless `factored`), started from the impulses of the
-    `previous_count` contacts of the step before (`previous`; warm_impulses); each contact's
-    force and velocity after the step into `contacts`. Returns (status, sweeps, velocity
-    change of the last sweep)."""
+    G = Yᵀ Y (M = L Lᵀ from the CRBA unless `factored`); each contact's force and velocity
+    after the step into `contacts`. Returns (status, sweeps, velocity change of the last
+    sweep)."""
     crba = ws.crba
     n, size = v_next.shape[0], ROWS * count
     if not factored:
@@ -398,8 +365,7 @@ def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws,
         h = contacts.height[c]
         least[c] = -(settings.baumgarte if h < 0.0 else 1.0) * h / settings.dt
         friction[c] = model.friction[contacts.plane[c]]
-    impulses = np.empty((count, ROWS))
-    warm_impulses(model, settings.dt, previous, previous_count, contacts, count, impulses)
+    impulses = np.zeros((count, ROWS))
     sweeps = projected_gauss_seidel(
         delassus, free, least, friction, settings.tolerance, settings.max_iterations,
         settings.relaxation, impulses)
@@ -427,15 +393,13 @@ def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws,
 
 @routine
 def world_step(tree, gravity, model, settings, q, v, tau, factored, q_next, v_next, ws,
-               previous, previous_count, contacts):
+               contacts):
     """(q_next, v_next) one step from (q, v) under τ (module docstring), the step's contacts
-    in the first rows of `contacts`, their solver started from the `previous_count` contacts of
-    the step before in `previous` (solve_contacts). `factored`: ws already holds the world
-    kinematics at q (crba's X_world and S_world), M = L Lᵀ and b at (q, v) (an
-    operational-space law's, at the step where it ran), so that neither the ABA nor the CRBA
-    runs. Returns (contact count, status, sweeps, velocity change of the last sweep). Compiled
-    once on its own for the step's kernel and the contact rollout's (inlined, it tripled the
-    rollout's compile)."""
+    in the first rows of `contacts`. `factored`: ws already holds the world kinematics at q
+    (crba's X_world and S_world), M = L Lᵀ and b at (q, v) (an operational-space law's, at
+    the step where it ran), so that neither the ABA nor the CRBA runs. Returns (contact
+    count, status, sweeps, velocity change of the last sweep). Compiled once on its own for
+    the step's kernel and the contact rollout's (inlined, it tripled the rollout's compile)."""
     free_velocity(tree, gravity, q, v, tau, settings.dt, factored, ws, v_next)
     if not factored:
         forward_kinematics(tree, q, ws.crba.X_world, ws.crba.S_world)
@@ -443,7 +407,7 @@ def world_step(tree, gravity, model, settings, q, v, tau, factored, q_next, v_ne
     status, sweeps, change = CONVERGED, 0, 0.0
     if count > 0:
         status, sweeps, change = solve_contacts(tree, model, settings, contacts, count,
-                                                factored, v_next, ws, previous, previous_count)
+                                                factored, v_next, ws)
     for i in range(v.shape[0]):
         ws.theta[i] = settings.dt * v_next[i]
     integrate_configuration(tree, q, ws.theta, q_next)
@@ -451,15 +415,14 @@ def world_step(tree, gravity, model, settings, q, v, tau, factored, q_next, v_ne
 
 
 @kernel
-def contact_step_kernel(tree, gravity, model, settings, q, v, tau, q_next, v_next, previous,
-                        previous_count, contacts):
+def contact_step_kernel(tree, gravity, model, settings, q, v, tau, q_next, v_next, contacts):
     """world_step for one state, its workspace made here: the kernel of
     time_step.contact_step. Returns (contact count, status, sweeps, change)."""
     n = v.shape[0]
     ws = step_workspace(crba_workspace(tree, n), np.empty((n, n)), np.empty((n, n)),
                         np.empty(n), q.shape[0], most_candidates(model))
     return world_step(tree, gravity, model, settings, q, v, tau, False, q_next, v_next, ws,
-                      previous, previous_count, contacts)
+                      contacts)
 
 
 __all__ = ["CONVERGED", "NOT_CONVERGED", "NOT_POSITIVE_DEFINITE", "SHAPE_CODES", "ContactModel",

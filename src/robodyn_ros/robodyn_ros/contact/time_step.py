@@ -84,23 +84,18 @@ class ContactForce:
 
 @dataclass(frozen=True, eq=False)
 class ContactStep:
-    """A step's result: the state after it and its contact forces; `found`, the compiled
-    step's contacts (their first len(contacts) rows), starts the next step's solver."""
+    """A step's result: the state after it and its contact forces."""
 
     q: np.ndarray
     v: np.ndarray
     contacts: tuple[ContactForce, ...]
     iterations: int
-    found: Contacts
 
 
 def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
                  q: np.ndarray, v: np.ndarray, tau: np.ndarray, dt: float,
-                 settings: ContactSettings = ContactSettings(),
-                 previous: ContactStep | None = None) -> ContactStep:
-    """The state after `dt` from (q, v) under the joint efforts `tau`; the contacts that
-    `previous` (the step before, with the same shapes and world) also had start from its
-    impulses (compiled_step's warm start).
+                 settings: ContactSettings = ContactSettings()) -> ContactStep:
+    """The state after `dt` from (q, v) under the joint efforts `tau`.
 
     Raises:
         ValueError: q, v or tau not of the robot's sizes or not finite, dt not > 0, or a
@@ -113,12 +108,10 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
     scene = contact_scene(robot.model, tuple(shapes), world)
     q_next, v_next = np.empty(robot.nq), np.empty(robot.nv)
     found = contacts_of(scene.capacity)
-    before = found if previous is None else previous.found
     count, status, sweeps, change = contact_step_kernel(
         tree, gravity, scene.arrays, step_settings(dt, settings),
         np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
-        np.ascontiguousarray(tau, dtype=float), q_next, v_next, before,
-        0 if previous is None else len(previous.contacts), found)
+        np.ascontiguousarray(tau, dtype=float), q_next, v_next, found)
     contacts = contact_forces(scene, found, count)
     if status == NOT_POSITIVE_DEFINITE:
         robot.mass_matrix_inverse(q)  # raises SingularMassMatrixError naming the joints
@@ -129,7 +122,7 @@ def contact_step(robot: Robot, shapes: tuple[CollisionShape, ...], world: World,
             f"robot '{robot.model.name}': the contact solver did not converge in "
             f"{sweeps} sweeps (velocity change {change:.3g} m/s) on the contacts of "
             f"{_links(contacts)}")
-    return ContactStep(q_next, v_next, contacts, int(sweeps), found)
+    return ContactStep(q_next, v_next, contacts, int(sweeps))
 
 
 def step_settings(dt: float, settings: ContactSettings) -> StepSettings:

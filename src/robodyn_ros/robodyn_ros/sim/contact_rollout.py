@@ -120,7 +120,6 @@ def log_contacts(scene, record, contacts, count, dt, sample):
             kept.shape[row], kept.plane[row] = contacts.shape[c], contacts.plane[c]
             kept.point[row], kept.height[row] = contacts.point[c], contacts.height[c]
             kept.force[row], kept.velocity[row] = contacts.force[c], contacts.velocity[c]
-            kept.candidate[row] = contacts.candidate[c]
 
 
 @kernel_helper
@@ -186,7 +185,7 @@ def contact_rollout(robot, law, stepping, scene, settings, trajectory, record):
     cw, applied = control_workspace(tree, n), np.empty(n)
     capacity = record.contacts.shape.shape[0] // record.sampled.shape[0]
     ws = step_workspace(cw.crba, cw.M, cw.L_M, cw.b, q.shape[1], most_candidates(scene))
-    contacts, before = contacts_of(capacity), contacts_of(capacity)  # this step's, the last
+    contacts = contacts_of(capacity)
     measured, integral, task_wrench = np.zeros(6), np.zeros(6), np.empty(6)
     m = min(6, n)
     grams, gram_factor = np.empty((energy.shape[0], m, m)), np.empty((m, m))
@@ -228,10 +227,9 @@ def contact_rollout(robot, law, stepping, scene, settings, trajectory, record):
         else:
             tau[k] = reference[k, 0]
         applied_effort(joints, stepping.friction_velocity, tau[k], qd[k], applied)
-        contacts, before, count_before = before, contacts, count
         count, status, sweeps, change = world_step(
             tree, gravity, scene, settings, q[k], qd[k], applied, law_now == OPERATIONAL_SPACE,
-            q[k + 1], qd[k + 1], ws, before, count_before, contacts)
+            q[k + 1], qd[k + 1], ws, contacts)
         if status != CONVERGED:
             record.failure[FAILED_STEP], record.failure[STATUS] = k, status
             record.failure[SWEEPS], record.failure[CHANGE] = sweeps, change

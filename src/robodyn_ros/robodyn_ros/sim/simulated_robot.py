@@ -51,12 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from robodyn_ros.contact.geometry import CollisionShape
-from robodyn_ros.contact.time_step import (
-    ContactForce,
-    ContactSettings,
-    ContactStep,
-    contact_step,
-)
+from robodyn_ros.contact.time_step import ContactForce, ContactSettings, contact_step
 from robodyn_ros.contact.world import World
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model.model import FRICTION_VELOCITY, MULTI_DOF_JOINTS
@@ -194,7 +189,6 @@ class SimulatedRobot:
         self.world, self.collision_shapes = world, tuple(collision_shapes)
         self.contact_settings = contact_settings or ContactSettings()
         self._world_contacts: tuple[ContactForce, ...] = ()
-        self._last_world_step: ContactStep | None = None  # starts the next step's solver
         self._held: tuple[Contact, ...] = ()
         self._contact_forces: tuple[np.ndarray, ...] = ()
         self._external_wrenches: dict[str, np.ndarray] = {}
@@ -307,7 +301,6 @@ class SimulatedRobot:
             raise ValueError(f"q outside the joint limits: {'; '.join(bad)}")
         self._held = held_where_they_are(self.robot, q, self.contacts)
         self._contact_forces, self._world_contacts = (), ()
-        self._last_world_step = None
         self._q, self._qd = q, qd
         self._effort = np.zeros(self.robot.nv)
         self._steps = 0
@@ -377,8 +370,8 @@ class SimulatedRobot:
         """(q, q̇) after a contact.time_step under the forces at the step's start."""
         step = contact_step(self.robot, self.collision_shapes, self.world, self._q, self._qd,
                             self._forces(tau)(self._q, self._qd), self.dt,
-                            self.contact_settings, self._last_world_step)
-        self._world_contacts, self._last_world_step = step.contacts, step
+                            self.contact_settings)
+        self._world_contacts = step.contacts
         return step.q, step.v
 
     def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
