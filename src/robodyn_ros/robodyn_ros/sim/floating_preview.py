@@ -107,6 +107,7 @@ def floating_preview_one(
     samples = sample_steps(settings)
     contact_log = ContactLog(settings.dt, samples)
     if scenario.world.planes and not scenario.pushes:
+        SimulatedRobot(robot, q=q, qd=v)  # the start state checked as a stepped world run checks it
         trajectory, _ = compiled_world_rollout(robot, settings, q, v, scenario, times,
                                                collision_shapes, contact_log)
         Q, V, effort = trajectory.q, trajectory.qd, trajectory.tau

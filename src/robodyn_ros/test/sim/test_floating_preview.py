@@ -1,6 +1,6 @@
 """The preview of floating-base robots: free in zero gravity (momentum and energy kept to the
-integrator's error; benchmarks/floating_base.py reports 10 s) and a humanoid's whole-body pose
-on its soles."""
+integrator's error; benchmarks/floating_base.py reports 10 s), a humanoid's whole-body pose
+on its soles, and start states that are not the robot's refused naming what is wrong."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 from robodyn_ros import Robot
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model import URDFWarning
+from robodyn_ros.sim.floating_preview import floating_preview_one
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
 from robodyn_ros.testing import example_robot_urdf
+from robodyn_ros.testing.contact_scenes import box_on_ground
 from robodyn_ros.testing.tumbling import conservation_drift, float_free, tumbling
 
 
@@ -95,3 +97,24 @@ def test_a_diverging_run_is_an_error_naming_its_step() -> None:
     with pytest.raises(NonFiniteResultError,
                        match=r"the state .* at step \d+ of scenario 'float free'"):
         preview(robot, [float_free(robot)], PreviewSettings(horizon=0.05, dt=1e-3), q, v)
+
+
+@pytest.mark.parametrize(("q", "v", "message"), [
+    (None, [np.nan, 0, 0, 0, 0, 0], r"qd has non-finite values .* for free_flyer_x"),
+    ([0, 0, 0.05, 0, 0, 0, 2.0], None, r"q: joint 'free_flyer': its quaternion .* has norm 2"),
+    ([0, 0, 0.05, 0, 0], None, r"q must have 7 values"),
+])
+def test_a_start_state_that_is_not_the_robots_is_refused_naming_it(q, v, message) -> None:
+    """A scenario in a world runs in the compiled contact rollout, and its start state is
+    checked first as SimulatedRobot checks it, naming what is wrong."""
+    scene = box_on_ground()
+    robot = scene.robot()
+    scenario = scenario_from_mapping(robot, {
+        "name": "rest", "world": {"planes": [{"normal": [0, 0, 1], "point": [0, 0, 0],
+                                              "friction": 0.6}]},
+        "torque_profile": {"frame": "box", "times": [0.0], "efforts": [[0.0] * 6]}})
+    start_q = scene.q if q is None else np.array(q, dtype=float)
+    start_v = np.zeros(6) if v is None else np.array(v, dtype=float)
+    with pytest.raises(ValueError, match=message):
+        floating_preview_one(robot, PreviewSettings(horizon=0.01, dt=1e-3), start_q, start_v,
+                             scenario, collision_shapes=scene.shapes())
