@@ -206,9 +206,10 @@ class WholeBodyController:
         except ValueError as error:  # a robot with mimic joints
             raise ValueError(f"WholeBodyController: {error}") from error
         self._forces = sum(CONTACT_ROWS[contact.kind] for contact in self.contacts)
-        cone_count = sum(len(cone.lower) for cone in self._surface_cones())
+        self._cones = [surface_cone_rows(contact, self.ground) for contact in self.contacts]
         self.targets = targets
-        self._programme = empty_programme(self._tree, robot.nv, self._forces, cone_count)
+        self._programme = empty_programme(self._tree, robot.nv, self._forces,
+                                          sum(len(cone.lower) for cone in self._cones))
 
     @property
     def targets(self) -> WholeBodyTargets:
@@ -218,8 +219,8 @@ class WholeBodyController:
     @targets.setter
     def targets(self, targets: WholeBodyTargets) -> None:
         self._targets = targets
-        self._model = programme_model(self.robot, self.contacts, self._surface_cones(),
-                                      self.ground, targets)
+        self._model = programme_model(self.robot, self.contacts, self._cones, self.ground,
+                                      targets)
         self._programme_targets = ProgrammeTargets(
             np.array(targets.com, dtype=float), np.array(targets.position, dtype=float),
             np.ascontiguousarray(targets.orientation, dtype=float),
@@ -260,10 +261,6 @@ class WholeBodyController:
     def model(self) -> tuple[ProgrammeModel, ProgrammeTargets]:
         """The programme's fixed parts and targets as its kernel takes them."""
         return self._model, self._programme_targets
-
-    def _surface_cones(self) -> list[ConeRows]:
-        """Each contact's cone rows in its surface frame (surface_cone_rows)."""
-        return [surface_cone_rows(contact, self.ground) for contact in self.contacts]
 
 
 def whole_body_failure(contacts: Sequence[Contact], ground: Ground, flag: int

@@ -70,14 +70,14 @@ position (3,) in the world, m, its orientation (3, 3), and the joints' positions
 
 Programme = namedtuple("Programme", [
     "H", "g", "A", "upper", "lower", "sense", "solution", "M", "b", "J_c", "crba", "velocity",
-    "acceleration", "forces", "J", "Jdot_v", "pose", "J_com", "com_drift", "task_goal",
-    "rotation_error", "surface"])
+    "acceleration", "forces", "J", "Jdot_v", "twist", "pose", "J_com", "com", "com_drift",
+    "task_goal", "rotation_error", "surface"])
 Programme.__doc__ = """The programme (H, g, and the rows A with their bounds upper and lower and
 DAQP's sense: BASE_ROWS + forces equalities, then the cones), its solution x, and what it
 was built from: M and b = C v + g at the state, the contacts' Jacobian J_c (rows, n); the
 CRBA's workspace, the bodies' world velocities and accelerations at v̇ = 0 and the RNEA's
-forces (n x 6); the frame's J and J̇ v, its pose, J_com and c̈ at v̇ = 0, a task's goal (6,),
-R* Rᵀ and a contact's surface frame (rows t1, t2, n)."""
+forces (n x 6); a frame's J, J̇ v, twist J v and pose; J_com, c and c̈ at v̇ = 0; a task's
+goal (6,), R* Rᵀ and a contact's surface frame (rows t1, t2, n)."""
 
 
 WholeBodyLaw = namedtuple("WholeBodyLaw", ["model", "targets", "programme"])
@@ -100,9 +100,9 @@ def empty_programme(tree: np.ndarray, n: int, forces: int, cone_rows: int) -> Pr
         M=np.empty((n, n)),
         b=np.empty(n), J_c=np.empty((forces, n)), crba=crba_workspace(tree, n),
         velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
-        J=np.empty((6, n)), Jdot_v=np.empty(6), pose=np.empty((4, 4)), J_com=np.empty((3, n)),
-        com_drift=np.empty(3), task_goal=np.empty(6), rotation_error=np.empty((3, 3)),
-        surface=np.empty((3, 3)))
+        J=np.empty((6, n)), Jdot_v=np.empty(6), twist=np.empty(6), pose=np.empty((4, 4)),
+        J_com=np.empty((3, n)), com=np.empty(3), com_drift=np.empty(3), task_goal=np.empty(6),
+        rotation_error=np.empty((3, 3)), surface=np.empty((3, 3)))
 
 
 def no_whole_body(tree: np.ndarray, n: int) -> WholeBodyLaw:
@@ -139,7 +139,8 @@ def add_task(weight, A, goal, H, g):
 def state_terms(tree, gravity, mass, q, v, p):
     """Into p: the world kinematics at q, the bodies' velocities and accelerations at v̇ = 0,
     b = C v + g by the fixed-frame RNEA (whose roots carry m c̈ − m g: p.com_drift, c̈ at v̇ = 0
-    without gravity), then M by the CRBA and J_com from its composite forces."""
+    without gravity), then M by the CRBA, J_com from its composite forces and the centre of
+    mass p.com from its roots' composite inertias (h = m c)."""
     X_world, S_world, inertias = p.crba.X_world, p.crba.S_world, p.crba.Ic
     n = v.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
@@ -155,8 +156,28 @@ def state_terms(tree, gravity, mass, q, v, p):
         p.com_drift[r] = total / mass + gravity[r]
     composite_inertia_matrix(tree, S_world, p.crba.subtree_end, inertias, p.crba.F, p.M)
     for r in range(3):
+        moment = 0.0
         for j in range(n):
             p.J_com[r, j] = p.crba.F[j, r] / mass
+            if parent_of(tree, j) < 0:
+                moment += inertias[j, 1 + r]
+        p.com[r] = moment / mass
+
+
+@kernel_helper
+def frame_terms(tree, frame, v, p):
+    """A frame's pose, J, J̇ v (its classical acceleration at v̇ = 0) and twist J v into p,
+    after state_terms."""
+    body = int(frame[FRAME_BODY])
+    frame_pose_into(p.crba.X_world, frame, p.pose)
+    origin = (p.pose[0, 3], p.pose[1, 3], p.pose[2, 3])
+    frame_jacobian_into(tree, p.crba.S_world, body, origin, p.J)
+    classical_acceleration_into(p.velocity, p.acceleration, body, origin, p.Jdot_v)
+    for r in range(6):
+        s = 0.0
+        for j in range(v.shape[0]):
+            s += p.J[r, j] * v[j]
+        p.twist[r] = s
 
 
 @kernel_helper
@@ -188,13 +209,8 @@ def contact_rows(tree, model, v, p):
     row = 0
     for k in range(model.contact_widths.shape[0]):
         width = model.contact_widths[k]
-        frame = model.contact_frames[k]
-        body = int(frame[FRAME_BODY])
-        frame_pose_into(p.crba.X_world, frame, p.pose)
-        origin = (p.pose[0, 3], p.pose[1, 3], p.pose[2, 3])
-        frame_jacobian_into(tree, p.crba.S_world, body, origin, p.J)
-        classical_acceleration_into(p.velocity, p.acceleration, body, origin, p.Jdot_v)
-        twist = p.J @ v
+        frame_terms(tree, model.contact_frames[k], v, p)
+        twist = p.twist
         if width == 6:  # the spatial acceleration: a − ω × ṗ
             p.Jdot_v[0] -= twist[4] * twist[2] - twist[5] * twist[1]
             p.Jdot_v[1] -= twist[5] * twist[0] - twist[3] * twist[2]
@@ -221,9 +237,9 @@ def contact_rows(tree, model, v, p):
 
 
 @kernel_helper
-def frame_goal(model, targets, v, p):
+def frame_goal(model, targets, p):
     """The frame task's goal Kp e − Kd J v − J̇ v into p.task_goal, e = [p* − p; log(R* Rᵀ)],
-    after p.J, p.Jdot_v and p.pose were made for the task frame."""
+    after frame_terms for the task frame."""
     R = targets.orientation
     for r in range(3):
         p.task_goal[r] = targets.position[r] - p.pose[r, 3]
@@ -232,9 +248,8 @@ def frame_goal(model, targets, v, p):
                                       + R[r, 2] * p.pose[c, 2])
     p.task_goal[3], p.task_goal[4], p.task_goal[5] = log_so3(p.rotation_error)
     kp, kd = model.gains[KP, FRAME_TASK], model.gains[KD, FRAME_TASK]
-    Jv = p.J @ v
     for r in range(6):
-        p.task_goal[r] = kp * p.task_goal[r] - kd * Jv[r] - p.Jdot_v[r]
+        p.task_goal[r] = kp * p.task_goal[r] - kd * p.twist[r] - p.Jdot_v[r]
 
 
 @kernel_helper
@@ -251,23 +266,15 @@ def build_programme(tree, gravity, model, targets, q, v, p):
         p.A[r, :n] = p.M[r] / mass
         p.lower[r] = p.upper[r] = -p.b[r] / mass
     contact_rows(tree, model, v, p)
-    com = np.zeros(3)
-    for i in range(n):
-        if parent_of(tree, i) < 0:
-            for r in range(3):
-                com[r] += p.crba.Ic[i, 1 + r]
-    com_rate = p.J_com @ v
-    for r in range(3):  # Ic of the roots are the whole robot's after the CRBA: h = m c
-        p.task_goal[r] = (gains[KP, COM_TASK] * (targets.com[r] - com[r] / mass)
-                          - gains[KD, COM_TASK] * com_rate[r] - p.com_drift[r])
+    for r in range(3):
+        com_rate = 0.0
+        for j in range(n):
+            com_rate += p.J_com[r, j] * v[j]
+        p.task_goal[r] = (gains[KP, COM_TASK] * (targets.com[r] - p.com[r])
+                          - gains[KD, COM_TASK] * com_rate - p.com_drift[r])
     add_task(gains[WEIGHT, COM_TASK], p.J_com, p.task_goal[:3], p.H, p.g)
-    frame = model.frame
-    frame_pose_into(p.crba.X_world, frame, p.pose)
-    origin = (p.pose[0, 3], p.pose[1, 3], p.pose[2, 3])
-    frame_jacobian_into(tree, p.crba.S_world, int(frame[FRAME_BODY]), origin, p.J)
-    classical_acceleration_into(p.velocity, p.acceleration, int(frame[FRAME_BODY]), origin,
-                                p.Jdot_v)
-    frame_goal(model, targets, v, p)
+    frame_terms(tree, model.frame, v, p)
+    frame_goal(model, targets, p)
     add_task(gains[WEIGHT, FRAME_TASK], p.J, p.task_goal, p.H, p.g)
     weight = gains[WEIGHT, POSTURE_TASK]
     for j in range(BASE_ROWS, n):  # the posture task: its A selects the joints' rows
