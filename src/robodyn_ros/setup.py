@@ -41,7 +41,7 @@ setup(
         "pyyaml",
         "threadpoolctl>=3.1",
         "coal>=3.0",
-        "daqp>=0.7",
+        "daqp>=0.11,<0.12",
     ],
     extras_require={
         "test": [

@@ -2,7 +2,7 @@
 control.whole_body's module docstring writes, built into named arrays, solved by DAQP (the
 dual active-set solver of Arnström, Bemporad & Axehill 2022) and turned into τ, in one kernel
 call for the controller (whole_body_command) and inside the preview's contact rollout
-(whole_body_torque). The solver is called from the kernel in numba's object mode.
+(whole_body_torque). The kernel calls DAQP's C entry point (control.daqp_call).
 
 Over x = (v̇, λ̃), λ̃ = λ / m, the programme is
 
@@ -23,11 +23,10 @@ on the base's.
 
 from collections import namedtuple
 
-import daqp  # type: ignore[import-not-found]
 import numpy as np
-from numba import objmode
 
 from robodyn_ros.control.compiled_laws import world_bias_forces
+from robodyn_ros.control.daqp_call import PROBLEM, RESULT, quadprog
 from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
@@ -48,6 +47,7 @@ COM_TASK, FRAME_TASK, POSTURE_TASK = range(3)  # columns of ProgrammeModel.gains
 KP, KD, WEIGHT = range(3)  # rows of ProgrammeModel.gains
 PARALLEL = 1e-6  # |x × n| below this: the contact frame's x is along the ground's normal
 EQUALITY = 5  # DAQP's sense of a row held at its bounds (ACTIVE | IMMUTABLE)
+ACTIVE_AT_LOWER = 3  # DAQP's sense of an inequality row starting active at its lower bound
 NO_BOUND = 1e30  # DAQP's infinity
 # DAQP's exit flags, and NOT_FINITE: a solution that is not finite
 SOLVED, INFEASIBLE, CYCLING, UNBOUNDED, ITERATION_LIMIT, NOT_CONVEX, OVERDETERMINED = (
@@ -69,12 +69,15 @@ ProgrammeTargets.__doc__ = """The tasks' targets: the centre of mass (3,) and th
 position (3,) in the world, m, its orientation (3, 3), and the joints' positions (n - 6,)."""
 
 Programme = namedtuple("Programme", [
-    "H", "g", "A", "upper", "lower", "sense", "solution", "M", "b", "J_c", "crba", "velocity",
+    "H", "g", "A", "upper", "lower", "sense", "solution", "multipliers", "problem", "result",
+    "M", "b", "J_c", "crba", "velocity",
     "acceleration", "forces", "J", "Jdot_v", "twist", "pose", "J_com", "com", "com_drift",
     "task_goal", "rotation_error", "surface"])
 Programme.__doc__ = """The programme (H, g, and the rows A with their bounds upper and lower and
-DAQP's sense: BASE_ROWS + forces equalities, then the cones), its solution x, and what it
-was built from: M and b = C v + g at the state, the contacts' Jacobian J_c (rows, n); the
+DAQP's sense: BASE_ROWS + forces equalities, then the cones, those active at the last answer
+marked so, where the next solve starts), its solution x and the rows' multipliers, DAQP's
+problem and result records (daqp_call), and what it was built from: M and b = C v + g at the
+state, the contacts' Jacobian J_c (rows, n); the
 CRBA's workspace, the bodies' world velocities and accelerations at v̇ = 0 and the RNEA's
 forces (n x 6); a frame's J, J̇ v, twist J v and pose; J_com, c and c̈ at v̇ = 0; a task's
 goal (6,), R* Rᵀ and a contact's surface frame (rows t1, t2, n)."""
@@ -97,6 +100,7 @@ def empty_programme(tree: np.ndarray, n: int, forces: int, cone_rows: int) -> Pr
     return Programme(
         H=np.empty((columns, columns)), g=np.empty(columns), A=np.empty((rows, columns)),
         upper=upper, lower=np.empty(rows), sense=sense, solution=np.empty(columns),
+        multipliers=np.empty(rows), problem=np.zeros(1, PROBLEM), result=np.zeros(1, RESULT),
         M=np.empty((n, n)),
         b=np.empty(n), J_c=np.empty((forces, n)), crba=crba_workspace(tree, n),
         velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
@@ -286,31 +290,27 @@ def build_programme(tree, gravity, model, targets, q, v, p):
         p.H[i, i] = model.force_weight
 
 
-def solve_programme(H: np.ndarray, g: np.ndarray, A: np.ndarray, upper: np.ndarray,
-                    lower: np.ndarray, sense: np.ndarray, solution: np.ndarray) -> int:
-    """DAQP on min ½ xᵀ H x + gᵀ x, lower ≤ A x ≤ upper (sense per row), x into solution;
-    returns DAQP's exit flag, or NOT_FINITE for a solution that is not finite."""
-    x, _, flag, _ = daqp.solve(H, g, A, upper, lower, sense)
-    solution[:] = x
-    return int(flag) if np.isfinite(x).all() else NOT_FINITE
-
-
-@routine
-def solved_in_object_mode(H, g, A, upper, lower, sense, solution):
-    """solve_programme called from a kernel (numba's object mode); returns its flag."""
-    with objmode(flag="int64"):
-        flag = solve_programme(H, g, A, upper, lower, sense, solution)
-    return flag
+@kernel_helper
+def warm_start(p, flag):
+    """The cone rows at their lower bounds in DAQP's answer (a negative multiplier) start the
+    next solve active, a warm start from the last control step's contact forces; after no
+    answer, every cone row starts inactive."""
+    for r in range(BASE_ROWS + p.J_c.shape[0], p.sense.shape[0]):
+        p.sense[r] = ACTIVE_AT_LOWER if flag == SOLVED and p.multipliers[r] < 0.0 else 0
 
 
 @routine
 def whole_body_torque(tree, gravity, model, targets, q, v, p, tau):
     """τ of the whole-body controller at (q, v) into tau (module docstring): the programme
-    built into p, solved by DAQP (in object mode), τ = M v̇ + b − J_cᵀ λ, zero on the base.
+    built into p, solved by DAQP (warm_start), τ = M v̇ + b − J_cᵀ λ, zero on the base.
     Returns DAQP's exit flag (SOLVED) or NOT_FINITE; tau is untouched unless SOLVED. A
     routine: the controller's kernel and the contact rollout share one build of it."""
     build_programme(tree, gravity, model, targets, q, v, p)
-    flag = solved_in_object_mode(p.H, p.g, p.A, p.upper, p.lower, p.sense, p.solution)
+    flag = quadprog(p.H, p.g, p.A, p.upper, p.lower, p.sense, p.solution, p.multipliers,
+                    p.problem, p.result)
+    if flag == SOLVED and not np.isfinite(p.solution).all():
+        flag = NOT_FINITE
+    warm_start(p, flag)
     if flag != SOLVED:
         return flag
     n = v.shape[0]

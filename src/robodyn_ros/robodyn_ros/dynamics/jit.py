@@ -74,6 +74,7 @@ KERNEL_SOURCES = (
     "dynamics/state_entry.py",
     "dynamics/contact_state_entry.py",
     "control/compiled_laws.py",
+    "control/daqp_call.py",
     "control/whole_body_programme.py",
     "sim/rollout.py",
     "sim/contact_rollout.py",
