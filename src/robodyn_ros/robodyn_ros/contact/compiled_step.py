@@ -8,16 +8,20 @@ The step (Stewart & Trinkle 1996, time_step's module docstring):
     contacts at q                                   (detection, below)
     G = J M⁻¹ Jᵀ = Yᵀ Y,  Y = L⁻¹ Jᵀ,  M = L Lᵀ     (CRBA, Cholesky; only with contacts)
     λ = PGS(G, J v_free, u_min, μ)                   (solver.projected_gauss_seidel)
+
+over the contacts that bind: those touching or inside their plane, and those still open
+whose gap v_free or the others' impulses close (solve_contacts); the rest take no impulse.
     v⁺ = v_free + L⁻ᵀ (Y λ),   q⁺ = q ⊕ dt v⁺.
 
 Detection: each shape on a moving body (ContactModel) whose bounding ball reaches a plane
-within the margin gives its candidate points against it, a box's corners and a mesh's hull
-vertices (fixed in the shape's frame), a sphere's lowest point, a capsule's two end spheres'
-lowest points, a cylinder's two rim points lowest along the plane (its 2 × RIM_POINTS rim
-points when it stands on a face); those under the margin are contacts, and of more than four
-of one shape on one plane its lowest and its extremes along the plane's two tangents, in the
-candidates' order (geometry.CollisionShape.support_points and detection.support_polygon say
-the same in numpy).
+within the margin gives its candidate points against it: a box's corners and a mesh's hull
+vertices (fixed in the shape's frame; those of a cluster only when the ball that holds the
+cluster reaches the plane within the margin), a sphere's lowest point, a capsule's two end
+spheres' lowest points, a cylinder's two rim points lowest along the plane (its
+2 × RIM_POINTS rim points when it stands on a face). Those under the margin are contacts, and
+of more than four of one shape on one plane its lowest and its extremes along the plane's two
+tangents, ties to the point first in the shape's order, kept in that order
+(geometry.CollisionShape.support_points and detection.support_polygon say the same in numpy).
 """
 
 import math
@@ -58,7 +62,13 @@ ContactModel = namedtuple("ContactModel", (
     "size",         # (S, 2) a sphere's, cylinder's or capsule's radius and length (m)
     "reach",        # (S,) the radius of a ball about the shape's origin that holds it (m)
     "point_start",  # (S + 1,) int64, where each shape's fixed points start in `points`
-    "points",       # (P, 3) a box's corners and a mesh's hull vertices, in their shape's frame
+    "points",       # (3, P) a box's corners and a mesh's hull vertices, in their shape's frame,
+                    # a row per axis, each shape's grouped by cluster
+    "point_rank",   # (P,) int64, each point's index among its shape's (the candidates' order)
+    "cluster_start",  # (S + 1,) int64, where each shape's clusters start
+    "cluster_point_start",  # (C + 1,) int64, where each cluster's points start in `points`
+    "cluster_centre",  # (C, 3) each cluster's centre in its shape's frame
+    "cluster_radius",  # (C,) the radius of a ball about the centre that holds its points (m)
     "planes",       # (W, 3, 3) each plane's rows [n; t1; t2]
     "plane_point",  # (W, 3) a point of each plane
     "friction",     # (W,) each plane's μ
@@ -83,7 +93,7 @@ Contacts = namedtuple("Contacts", (
 # may have them at the step's start), the candidates of one shape on one plane.
 StepWorkspace = namedtuple("StepWorkspace", (
     "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "b", "theta", "shape_pose", "candidates",
-    "candidate_height", "kept", "chosen"))
+    "candidate_height", "candidate_rank", "kept", "chosen"))
 
 
 def contact_capacity(model: ContactModel) -> int:
@@ -98,7 +108,7 @@ def contact_capacity(model: ContactModel) -> int:
 @kernel_helper
 def most_candidates(model):
     """The most candidate points one shape of `model` can have against a plane."""
-    return max(2 * RIM_POINTS, model.points.shape[0])
+    return max(2 * RIM_POINTS, model.points.shape[1])
 
 
 @kernel_helper
@@ -119,7 +129,8 @@ def step_workspace(crba, M, L, b, nq, most):
         TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba, M=M, L=L, b=b,
         theta=np.empty(n), shape_pose=np.empty((3, 4)),
         candidates=np.empty((most, 3)), candidate_height=np.empty(most),
-        kept=np.empty(most, np.int64), chosen=np.empty(MOST_KEPT, np.int64))
+        candidate_rank=np.empty(most, np.int64), kept=np.empty(most, np.int64),
+        chosen=np.empty(MOST_KEPT, np.int64))
 
 
 @kernel_helper
@@ -136,27 +147,34 @@ def place_shape(X_world, body, placement, out):
 
 
 @kernel_helper
-def packed_candidates(model, s, pose, normal, origin, margin, out, heights):
+def packed_candidates(model, s, pose, normal, origin, margin, out, heights, ranks):
     """The packed points of box or mesh shape s at `pose` (3 x 4) closer to the plane (unit
-    `normal` through `origin`) than `margin`, in their packed order, into out (k x 3) and their
-    heights into heights; returns k. A point's height is n_s · p_s + h_o, n_s = Rᵀ n the
-    normal in the shape's frame and h_o its origin's height, so only the kept are placed."""
+    `normal` through `origin`) than `margin`, into out (k x 3), their heights into heights
+    and their point_rank into ranks; returns k. A point's height is n_s · p_s + h_o, n_s = Rᵀ n
+    the normal in the shape's frame and h_o its origin's height, so only the kept are placed;
+    a cluster whose ball (centre c, radius r) is not under the margin (n_s · c + h_o − r) is
+    passed over whole."""
     normal_in_shape = (pose[0, 0] * normal[0] + pose[1, 0] * normal[1] + pose[2, 0] * normal[2],
                        pose[0, 1] * normal[0] + pose[1, 1] * normal[1] + pose[2, 1] * normal[2],
                        pose[0, 2] * normal[0] + pose[1, 2] * normal[1] + pose[2, 2] * normal[2])
     origin_height = ((pose[0, 3] - origin[0]) * normal[0] + (pose[1, 3] - origin[1]) * normal[1]
                      + (pose[2, 3] - origin[2]) * normal[2])
+    x, y, z = model.points[0], model.points[1], model.points[2]
     count = 0
-    points = model.points
-    for p in range(model.point_start[s], model.point_start[s + 1]):
-        height = (origin_height + normal_in_shape[0] * points[p, 0]
-                  + normal_in_shape[1] * points[p, 1] + normal_in_shape[2] * points[p, 2])
-        if height < margin:
-            for r in range(3):
-                out[count, r] = (pose[r, 3] + pose[r, 0] * points[p, 0]
-                                 + pose[r, 1] * points[p, 1] + pose[r, 2] * points[p, 2])
-            heights[count] = height
-            count += 1
+    for k in range(model.cluster_start[s], model.cluster_start[s + 1]):
+        centre = model.cluster_centre[k]
+        if (origin_height + normal_in_shape[0] * centre[0] + normal_in_shape[1] * centre[1]
+                + normal_in_shape[2] * centre[2] - model.cluster_radius[k] >= margin):
+            continue
+        for p in range(model.cluster_point_start[k], model.cluster_point_start[k + 1]):
+            height = (origin_height + normal_in_shape[0] * x[p] + normal_in_shape[1] * y[p]
+                      + normal_in_shape[2] * z[p])
+            if height < margin:
+                for r in range(3):
+                    out[count, r] = (pose[r, 3] + pose[r, 0] * x[p] + pose[r, 1] * y[p]
+                                     + pose[r, 2] * z[p])
+                heights[count], ranks[count] = height, model.point_rank[p]
+                count += 1
     return count
 
 
@@ -205,33 +223,53 @@ def along(direction, points, c):
 
 
 @kernel_helper
-def keep_support_polygon(points, heights, count, tangents, margin, kept, chosen):
+def precedes(value, rank, other_value, other_rank):
+    """(value, rank) comes first: the smaller value, or on a tie the lower rank."""
+    return value < other_value or (value == other_value and rank < other_rank)
+
+
+@kernel_helper
+def sort_by_rank(kept, count, ranks):
+    """kept[:count] (candidate indices) sorted by their ranks, in place (count ≤ MOST_KEPT)."""
+    for k in range(1, count):
+        c, j = kept[k], k
+        while j > 0 and ranks[kept[j - 1]] > ranks[c]:
+            kept[j] = kept[j - 1]
+            j -= 1
+        kept[j] = c
+
+
+@kernel_helper
+def keep_support_polygon(points, heights, ranks, count, tangents, margin, kept, chosen):
     """The candidates kept as contacts into kept, returns how many: those under `margin`, and
     of more than four, the lowest and the extremes along the two `tangents` (rows 1 and 2 of
-    a plane's frame), in the candidates' order; chosen (MOST_KEPT,) int64 is a workspace."""
+    a plane's frame), ties to the lower rank, in the order of their ranks; chosen
+    (MOST_KEPT,) int64 is a workspace."""
     near = 0
     for c in range(count):
         if heights[c] < margin:
             kept[near] = c
             near += 1
     if near <= 4:
+        sort_by_rank(kept, near, ranks)
         return near
     chosen[0] = kept[0]
-    for k in range(near):
-        if heights[kept[k]] < heights[chosen[0]]:
+    for k in range(1, near):
+        if precedes(heights[kept[k]], ranks[kept[k]], heights[chosen[0]], ranks[chosen[0]]):
             chosen[0] = kept[k]
     for t in range(2):
         tangent = (tangents[t + 1, 0], tangents[t + 1, 1], tangents[t + 1, 2])
         low, high = kept[0], kept[0]
         low_value = high_value = along(tangent, points, kept[0])
         for k in range(1, near):
-            value = along(tangent, points, kept[k])
-            if value < low_value:
-                low, low_value = kept[k], value
-            if value > high_value:
-                high, high_value = kept[k], value
+            c = kept[k]
+            value = along(tangent, points, c)
+            if precedes(value, ranks[c], low_value, ranks[low]):
+                low, low_value = c, value
+            if precedes(-value, ranks[c], -high_value, ranks[high]):
+                high, high_value = c, value
         chosen[1 + 2 * t], chosen[2 + 2 * t] = low, high
-    chosen.sort()
+    sort_by_rank(chosen, MOST_KEPT, ranks)
     unique = 0
     for k in range(MOST_KEPT):
         if unique == 0 or chosen[k] != kept[unique - 1]:
@@ -244,7 +282,9 @@ def keep_support_polygon(points, heights, count, tangents, margin, kept, chosen)
 def find_contacts(model, margin, X_world, ws, contacts):
     """The contacts of the shapes, their bodies at X_world, with the planes, into the first
     rows of `contacts` (shape, plane, point, height); returns how many."""
-    pose, points, heights, kept = ws.shape_pose, ws.candidates, ws.candidate_height, ws.kept
+    pose, points, heights, ranks = (ws.shape_pose, ws.candidates, ws.candidate_height,
+                                    ws.candidate_rank)
+    kept = ws.kept
     found = 0
     for w in range(model.friction.shape[0]):
         frame, origin = model.planes[w], model.plane_point[w]
@@ -259,15 +299,16 @@ def find_contacts(model, margin, X_world, ws, contacts):
             kind = model.kind[s]
             if kind == BOX or kind == MESH:
                 count = packed_candidates(model, s, pose, normal, origin, margin, points,
-                                          heights)
+                                          heights, ranks)
             else:
                 count = candidate_points(model, s, pose, normal, points)
                 for c in range(count):
+                    ranks[c] = c
                     heights[c] = 0.0
                     for r in range(3):
                         heights[c] += (points[c, r] - origin[r]) * normal[r]
-            for k in range(keep_support_polygon(points, heights, count, frame, margin, kept,
-                                                ws.chosen)):
+            for k in range(keep_support_polygon(points, heights, ranks, count, frame, margin,
+                                                kept, ws.chosen)):
                 c = kept[k]
                 contacts.shape[found], contacts.plane[found] = s, w
                 contacts.point[found] = points[c]
@@ -340,55 +381,92 @@ def free_velocity(tree, gravity, q, v, tau, dt, factored, ws, out):
 
 
 @kernel_helper
+def contact_impulses(J, L, v_free, least, friction, settings, binding, impulses):
+    """PGS (solver.projected_gauss_seidel) on the contacts `binding` (indices) alone, on
+    G = Yᵀ Y, Y = L⁻¹ Jᵀ over their rows of J: their impulses into `impulses`, the others'
+    zero. Returns (M⁻¹ Jᵀ λ (n x 1), sweeps, velocity change of the last sweep)."""
+    n, count = J.shape[1], binding.shape[0]
+    impulses[:, :] = 0.0
+    step = np.zeros((n, 1))
+    if count == 0:
+        return step, 0, 0.0
+    size = ROWS * count
+    Y, free = np.empty((n, size)), np.empty(size)
+    binding_least, binding_friction = np.empty(count), np.empty(count)
+    for k in range(count):
+        c = binding[k]
+        binding_least[k], binding_friction[k] = least[c], friction[c]
+        for r in range(ROWS):
+            for j in range(n):
+                Y[j, ROWS * k + r] = J[ROWS * c + r, j]
+            free[ROWS * k + r] = row_times(J, ROWS * c + r, v_free)
+    forward_substitute(L, Y)  # Y = L⁻¹ Jᵀ
+    binding_impulses = np.zeros((count, ROWS))
+    sweeps = projected_gauss_seidel(gram(Y), free, binding_least, binding_friction,
+                                    settings.tolerance, settings.max_iterations,
+                                    settings.relaxation, binding_impulses)
+    for k in range(count):
+        for r in range(ROWS):
+            impulse = binding_impulses[k, r]
+            impulses[binding[k], r] = impulse
+            for j in range(n):
+                step[j, 0] += Y[j, ROWS * k + r] * impulse
+    back_substitute(L, step)  # M⁻¹ Jᵀ λ = L⁻ᵀ Y λ
+    return step, sweeps.iterations, sweeps.change
+
+
+@kernel_helper
 def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws):
-    """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS on
-    G = Yᵀ Y (M = L Lᵀ from the CRBA unless `factored`); each contact's force and velocity
-    after the step into `contacts`. Returns (status, sweeps, velocity change of the last
-    sweep)."""
+    """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS
+    (contact_impulses; M = L Lᵀ from the CRBA unless `factored`); each contact's force and
+    velocity after the step into `contacts`. A contact still open (its gap h > 0) that v_free
+    does not close (u_n ≥ −h/dt) is left out of the solve, where it takes no impulse, and
+    brought in (the solve made again) if the others' impulses close it: the impulses then
+    hold every contact's conditions, as a solve of all would. Returns (status, sweeps,
+    velocity change of the last sweep)."""
     crba = ws.crba
-    n, size = v_next.shape[0], ROWS * count
+    n = v_next.shape[0]
     if not factored:
         world_inertias(tree, crba.X_world, crba.Ic)
         composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, ws.M)
         if not cholesky(ws.M, 0.0, ws.L):
             return NOT_POSITIVE_DEFINITE, 0, np.inf
-    J = np.empty((size, n))
+    J = np.empty((ROWS * count, n))
     contact_jacobian(tree, model, crba.S_world, contacts, count, J)
-    Y = np.ascontiguousarray(J.T)
-    forward_substitute(ws.L, Y)  # Y = L⁻¹ Jᵀ
-    delassus = gram(Y)
-    free = np.empty(size)
-    for r in range(size):
-        free[r] = row_times(J, r, v_next)
     least, friction = np.empty(count), np.empty(count)
+    solved = np.empty(count, np.bool_)
     for c in range(count):
         h = contacts.height[c]
         least[c] = -(settings.baumgarte if h < 0.0 else 1.0) * h / settings.dt
         friction[c] = model.friction[contacts.plane[c]]
-    impulses = np.zeros((count, ROWS))
-    sweeps = projected_gauss_seidel(
-        delassus, free, least, friction, settings.tolerance, settings.max_iterations,
-        settings.relaxation, impulses)
-    change = np.zeros((n, 1))
-    for j in range(n):
-        for r in range(size):
-            change[j, 0] += Y[j, r] * impulses[r // ROWS, r % ROWS]
-    back_substitute(ws.L, change)  # M⁻¹ Jᵀ λ = L⁻ᵀ Y λ
-    for j in range(n):
-        v_next[j] += change[j, 0]
-    after = free  # the contact velocities after the step
-    for r in range(size):
-        after[r] = row_times(J, r, v_next)
+        solved[c] = h <= 0.0 or row_times(J, ROWS * c, v_next) < least[c]
+    v_free = v_next.copy()
+    impulses = np.empty((count, ROWS))
+    iterations = 0
+    while True:
+        step, sweeps, change = contact_impulses(J, ws.L, v_free, least, friction, settings,
+                                                np.flatnonzero(solved), impulses)
+        iterations += sweeps
+        for j in range(n):
+            v_next[j] = v_free[j] + step[j, 0]
+        closed = False
+        for c in range(count):
+            if not solved[c] and row_times(J, ROWS * c, v_next) < least[c] - settings.tolerance:
+                solved[c] = True
+                closed = True
+        if not closed or change > settings.tolerance:
+            break
     for c in range(count):
         frame = model.planes[contacts.plane[c]]
+        after = (row_times(J, ROWS * c, v_next), row_times(J, ROWS * c + 1, v_next),
+                 row_times(J, ROWS * c + 2, v_next))
         for r in range(3):
             contacts.force[c, r] = (impulses[c, 0] * frame[0, r] + impulses[c, 1] * frame[1, r]
                                     + impulses[c, 2] * frame[2, r]) / settings.dt
-            contacts.velocity[c, r] = (after[ROWS * c] * frame[0, r]
-                                       + after[ROWS * c + 1] * frame[1, r]
-                                       + after[ROWS * c + 2] * frame[2, r])
-    converged = sweeps.change <= settings.tolerance
-    return (CONVERGED if converged else NOT_CONVERGED), sweeps.iterations, sweeps.change
+            contacts.velocity[c, r] = (after[0] * frame[0, r] + after[1] * frame[1, r]
+                                       + after[2] * frame[2, r])
+    converged = change <= settings.tolerance
+    return (CONVERGED if converged else NOT_CONVERGED), iterations, change
 
 
 @routine

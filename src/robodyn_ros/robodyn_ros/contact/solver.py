@@ -65,7 +65,8 @@ def solve_contact_impulses(delassus: np.ndarray, free_velocity: np.ndarray,
     """The impulses of k contacts.
 
     Args:
-        delassus: G (3k, 3k), rows in contact order, each contact's normal first.
+        delassus: G (3k, 3k), symmetric, rows in contact order, each contact's normal
+            first.
         free_velocity: u_free (3k,), the contact velocities without contact impulses.
         least_normal_velocity: u_min (k,), the normal velocity each contact must reach.
         friction: μ (k,) ≥ 0.
@@ -110,7 +111,7 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
         impulse = impulses[c // ROWS, c % ROWS]
         if impulse != 0.0:  # none when the sweeps start from zero
             for r in range(size):
-                velocity[r] += delassus[r, c] * impulse
+                velocity[r] += delassus[c, r] * impulse
     inert_below = INERT * max(np.diag(delassus).max(), 0.0)
     tangent_steps = np.zeros(count)
     for i in range(count):  # 1 / the largest eigenvalue of the contact's tangential 2x2 block
@@ -147,12 +148,14 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
             step_n = relaxation * normal_step
             step_1 = relaxation * (tangent_1 - impulses[i, 1])
             step_2 = relaxation * (tangent_2 - impulses[i, 2])
+            if step_n == 0.0 and step_1 == 0.0 and step_2 == 0.0:
+                continue  # a contact that stays open: nothing to add
             impulses[i, 0] += step_n
             impulses[i, 1] += step_1
             impulses[i, 2] += step_2
-            for r in range(size):  # u += G[:, contact i] Δλ_i
-                velocity[r] += (delassus[r, row] * step_n + delassus[r, row + 1] * step_1
-                                + delassus[r, row + 2] * step_2)
+            for r in range(size):  # u += G[:, contact i] Δλ_i, read along G's rows (G = Gᵀ)
+                velocity[r] += (delassus[row, r] * step_n + delassus[row + 1, r] * step_1
+                                + delassus[row + 2, r] * step_2)
         change = 0.0
         for r in range(size):
             change = max(change, abs(velocity[r] - start[r]))
