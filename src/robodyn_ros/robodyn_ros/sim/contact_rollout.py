@@ -43,6 +43,7 @@ from robodyn_ros.control.compiled_laws import (
 from robodyn_ros.control.whole_body_programme import SOLVED, whole_body_torque
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
+from robodyn_ros.dynamics.linalg import cholesky
 from robodyn_ros.sim.rollout import (
     DAMPING,
     EFFORT_LIMIT,
@@ -184,7 +185,12 @@ def contact_rollout(robot, law, stepping, scene, settings, trajectory, record):
     steps, n = tau.shape
     cw, applied = control_workspace(tree, n), np.empty(n)
     capacity = record.contacts.shape.shape[0] // record.sampled.shape[0]
-    ws = step_workspace(cw.crba, cw.M, cw.L_M, cw.b, q.shape[1], most_candidates(scene))
+    if kind == WHOLE_BODY:  # the steps where it runs reuse its programme's kinematics, M and b
+        programme = law.whole_body.programme
+        ws = step_workspace(programme.crba, programme.M, cw.L_M, programme.b, q.shape[1],
+                            most_candidates(scene))
+    else:
+        ws = step_workspace(cw.crba, cw.M, cw.L_M, cw.b, q.shape[1], most_candidates(scene))
     contacts = contacts_of(capacity)
     measured, integral, task_wrench = np.zeros(6), np.zeros(6), np.empty(6)
     m = min(6, n)
@@ -227,9 +233,11 @@ def contact_rollout(robot, law, stepping, scene, settings, trajectory, record):
         else:
             tau[k] = reference[k, 0]
         applied_effort(joints, stepping.friction_velocity, tau[k], qd[k], applied)
+        factored = law_now == OPERATIONAL_SPACE or (law_now == WHOLE_BODY
+                                                    and cholesky(ws.M, 0.0, ws.L))
         count, status, sweeps, change = world_step(
-            tree, gravity, scene, settings, q[k], qd[k], applied, law_now == OPERATIONAL_SPACE,
-            q[k + 1], qd[k + 1], ws, contacts)
+            tree, gravity, scene, settings, q[k], qd[k], applied, factored, q[k + 1],
+            qd[k + 1], ws, contacts)
         if status != CONVERGED:
             record.failure[FAILED_STEP], record.failure[STATUS] = k, status
             record.failure[SWEEPS], record.failure[CHANGE] = sweeps, change
