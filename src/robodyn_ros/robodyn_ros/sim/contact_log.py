@@ -3,8 +3,9 @@ the contacts it reports at its sample steps."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -41,7 +42,8 @@ class ContactLog:
             kept_steps: the step indices (1 = after the first step) whose contacts `kept`
                 holds; the others' are only measured."""
         self.dt, self._kept_steps = dt, frozenset(int(step) for step in kept_steps)
-        self.kept: dict[int, tuple[ContactForce, ...]] = {}
+        self._recorded: dict[int, tuple[ContactForce, ...]] = {}
+        self.kept: Mapping[int, tuple[ContactForce, ...]] = self._recorded
         self._slid: dict[str, float] = {}
         self._touching: frozenset[str] = frozenset()
         self._peak = self._depth = 0.0
@@ -51,7 +53,7 @@ class ContactLog:
     def record(self, step: int, contacts: tuple[ContactForce, ...]) -> None:
         """The contacts of the step that ended at index `step`."""
         if step in self._kept_steps:
-            self.kept[step] = contacts
+            self._recorded[step] = contacts
         touching = frozenset(contact.link for contact in contacts)
         self._lost += len(self._touching - touching)
         self._touching = touching
@@ -69,11 +71,11 @@ class ContactLog:
             self._peak = max(self._peak, float(np.linalg.norm(forces[mine].sum(axis=0))))
             self._slid[link] = self._slid.get(link, 0.0) + float(slips[mine].mean()) * self.dt
 
-    def take(self, metrics: ContactMetrics, kept: dict[int, tuple[ContactForce, ...]]) -> None:
-        """The metrics and the contacts of the kept steps of a run logged as it ran (the
-        compiled contact rollout's ContactRecord), in place of those recorded."""
-        self.kept = {step: contacts for step, contacts in kept.items()
-                     if step in self._kept_steps}
+    def take(self, metrics: ContactMetrics, kept: Mapping[int, tuple[ContactForce, ...]]
+             ) -> None:
+        """The metrics and the contacts of the kept steps (and no others) of a run logged as
+        it ran (the compiled contact rollout's ContactRecord), in place of those recorded."""
+        self.kept = kept
         self._taken = metrics
 
     @property
@@ -85,4 +87,28 @@ class ContactLog:
                               self._depth)
 
 
-__all__ = ["ContactLog", "ContactMetrics"]
+class SampleContacts(Sequence[tuple[ContactForce, ...]]):
+    """The contacts of the step ending at each sample, () where there were none, read from a
+    log's kept steps when asked (a compiled rollout's are made into records only then)."""
+
+    def __init__(self, kept: Mapping[int, tuple[ContactForce, ...]], samples: np.ndarray
+                 ) -> None:
+        self._kept, self._samples = kept, [int(step) for step in samples]
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[ContactForce, ...]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[tuple[ContactForce, ...], ...]: ...
+
+    def __getitem__(self, index: int | slice
+                    ) -> tuple[ContactForce, ...] | tuple[tuple[ContactForce, ...], ...]:
+        if isinstance(index, slice):
+            return tuple(self._kept.get(step, ()) for step in self._samples[index])
+        return self._kept.get(self._samples[index], ())
+
+
+__all__ = ["ContactLog", "ContactMetrics", "SampleContacts"]

@@ -3,6 +3,7 @@ and the sample steps at which the energy and J's singular values are taken."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,7 +122,7 @@ class PreviewResult:
     metrics: PreviewMetrics
     wall_time: float
     real_time_factor: float
-    contacts: tuple[tuple[ContactForce, ...], ...] = ()
+    contacts: Sequence[tuple[ContactForce, ...]] = ()
 
 
 

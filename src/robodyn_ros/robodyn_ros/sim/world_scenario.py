@@ -5,7 +5,7 @@ it reports at the sample steps."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from robodyn_ros.contact.time_step import (
 from robodyn_ros.control.whole_body import WholeBodyError, whole_body_failure
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.contact_log import ContactLog, ContactMetrics
+from robodyn_ros.sim.contact_log import ContactLog, ContactMetrics, SampleContacts
 from robodyn_ros.sim.contact_rollout import (
     CHANGE,
     FAILED_STEP,
@@ -102,22 +102,34 @@ def compiled_world_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarra
     trajectory = inputs.trajectory
     if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
         raise rollout_failure(robot, trajectory.q, trajectory.qd)
-    steps = sample_steps(settings)
-    kept = {int(step): _sample_contacts(scene, record, index)
-            for index, step in enumerate(steps) if record.sampled[index]}
     metrics = record.metrics
     contact_log.take(ContactMetrics(float(metrics[PEAK_FORCE]), float(metrics[SLIP_DISTANCE]),
                                     int(metrics[LOST_CONTACTS]), float(metrics[PENETRATION])),
-                     kept)
+                     RecordedContacts(scene, record, sample_steps(settings)))
     return trajectory, float(smallest)
 
 
-def _sample_contacts(scene: ContactScene, record: ContactRecord, index: int
-                     ) -> tuple[ContactForce, ...]:
-    """The contacts record kept at sample `index`."""
-    rows = slice(index * scene.capacity, (index + 1) * scene.capacity)
-    kept = Contacts(*(field[rows] for field in record.contacts))
-    return contact_forces(scene, kept, int(record.sampled[index]))
+class RecordedContacts(Mapping[int, tuple[ContactForce, ...]]):
+    """The contacts the contact rollout kept at its sample steps (ContactRecord.contacts), by
+    step, made into ContactForce records when read."""
+
+    def __init__(self, scene: ContactScene, record: ContactRecord, samples: np.ndarray
+                 ) -> None:
+        self._scene, self._record = scene, record
+        self._index = {int(step): index for index, step in enumerate(samples)
+                       if record.sampled[index]}
+
+    def __getitem__(self, step: int) -> tuple[ContactForce, ...]:
+        index, capacity = self._index[step], self._scene.capacity
+        rows = slice(index * capacity, (index + 1) * capacity)
+        kept = Contacts(*(field[rows] for field in self._record.contacts))
+        return contact_forces(self._scene, kept, int(self._record.sampled[index]))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 def _raise_failure(robot: Robot, scenario: Scenario, scene: ContactScene,
@@ -142,11 +154,11 @@ def _raise_failure(robot: Robot, scenario: Scenario, scene: ContactScene,
 
 
 def sampled_contacts(scenario: Scenario, contact_log: ContactLog, samples: np.ndarray
-                     ) -> tuple[tuple[ContactForce, ...], ...]:
+                     ) -> Sequence[tuple[ContactForce, ...]]:
     """The contacts of the step ending at each sample, () for a scenario without a world."""
     if not scenario.world.planes:
         return ()
-    return tuple(contact_log.kept.get(int(step), ()) for step in samples)
+    return SampleContacts(contact_log.kept, samples)
 
 
 __all__ = ["check_world", "compiled_world_rollout", "sampled_contacts", "simulated_robot"]
