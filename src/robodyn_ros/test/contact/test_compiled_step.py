@@ -109,3 +109,28 @@ def test_every_contact_of_a_step_holds_signorini_and_coulomb(rpy, depth, velocit
         assert tangential <= friction * normal_force * (1 + 1e-9) + 1e-9
         if normal_force > 1e-3:  # an impulse over 1e-6 N·s: the sweeps leave smaller ones
             assert abs(normal_velocity - least) < 1e-5
+
+
+def test_an_open_edge_the_impact_tips_down_is_brought_into_the_solve() -> None:
+    """A light bar (I = 1e-4 kg m², 0.1 m long) landing on one end of a frictionless plane,
+    1e-3 rad off flat, spun so that its raised end does not fall: its free motion leaves that
+    end's open contacts out of the sweeps, and the impact on the low end tips the raised one
+    down through its 0.1 mm gap (a seesaw: the raised end gains about 24 times what the
+    centre loses). Those contacts are brought in and end at their bound, pushing."""
+    light = URDF.replace('"0.01"', '"1e-4"')
+    robot = Robot.from_urdf_string(light, floating_base=True)
+    shape = shape_of("box", (0.0, 0.0, 0.0), np.zeros(3))
+    plane = Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), 0.0)
+    pose = np.eye(4)
+    pose[:3, :3] = rotation_from_rpy((0.0, 1e-3, 0.0))  # the end at x = −0.05 m raised
+    pose[:3, 3] = -contact_points(shape, pose, plane).heights.min() * plane.normal
+    spin = np.array([0.0, 2.0 / SIZES["box"][0], 0.0])  # the raised end still, the low at 2 m/s
+    v = np.concatenate([pose[:3, :3].T @ [0.0, 0.0, -1.0], pose[:3, :3].T @ spin])
+    step = contact_step(robot, (shape,), World((plane,)), np.concatenate(
+        [pose[:3, 3], quaternion_of(pose[:3, :3])]), v, np.zeros(6), 1e-3,
+        ContactSettings(margin=MARGIN))
+    raised = [contact for contact in step.contacts if contact.depth < -5e-5]
+    assert len(raised) == 2
+    for contact in raised:
+        least = contact.depth / 1e-3  # −h/dt, h = −depth
+        assert abs(contact.velocity[2] - least) < 1e-5 and contact.force[2] > 1.0
