@@ -40,6 +40,7 @@ from robodyn_ros.sim.preview_result import (
     sample_steps,
     smallest_singular_values,
 )
+from robodyn_ros.sim.rollout import Trajectory
 from robodyn_ros.sim.scenario_rollout import rollout_trajectory, whole_body_targets
 from robodyn_ros.sim.scenarios import (
     Scenario,
@@ -108,22 +109,21 @@ def floating_preview_one(
     contact_log = ContactLog(settings.dt, samples)
     if scenario.world.planes and not scenario.pushes:
         SimulatedRobot(robot, q=q, qd=v)  # the start state checked as a stepped world run checks it
-        trajectory, _ = compiled_world_rollout(robot, settings, q, v, scenario, times,
-                                               collision_shapes, contact_log)
-        Q, V, effort = trajectory.q, trajectory.qd, trajectory.tau
-    elif isinstance(scenario, TorqueProfile) and not scenario.pushes:
-        Q, V, effort = _compiled(robot, settings, q, v, scenario, times)
+        trajectory, smallest = compiled_world_rollout(robot, settings, q, v, scenario, times,
+                                                      collision_shapes, contact_log)
     else:
-        Q, V, effort = _stepped(robot, settings, q, v, scenario, times, collision_shapes,
-                                contact_log)
-    energy = robot.kinetic_energy(Q[samples], V[samples]) + robot.potential_energy(Q[samples])
-    path = robot.frame_pose(Q, scenario.frame)
-    metrics = replace(_metrics(robot, scenario, q, Q, effort, path, energy,
-                               robot.jacobian(Q[samples], scenario.frame)),
+        if isinstance(scenario, TorqueProfile) and not scenario.pushes:
+            Q, V, effort = _compiled(robot, settings, q, v, scenario, times)
+        else:
+            Q, V, effort = _stepped(robot, settings, q, v, scenario, times, collision_shapes,
+                                    contact_log)
+        trajectory, smallest = _measured(robot, scenario.frame, samples, Q, V, effort)
+    metrics = replace(_metrics(robot, scenario, q, trajectory, smallest),
                       contact=contact_log.metrics)
     wall_time = time.perf_counter() - started
-    result = PreviewResult(scenario.name, times, Q, V, effort, scenario.frame, path, samples,
-                           energy, metrics, wall_time, settings.horizon / wall_time,
+    result = PreviewResult(scenario.name, times, trajectory.q, trajectory.qd, trajectory.tau,
+                           scenario.frame, trajectory.path, samples, trajectory.energy, metrics,
+                           wall_time, settings.horizon / wall_time,
                            sampled_contacts(scenario, contact_log, samples))
     if on_done is not None:
         on_done(result)
@@ -199,16 +199,26 @@ def _command(
     return lambda _, state: controller.torque(state.q, state.qd)
 
 
-def _metrics(
-    robot: Robot, scenario: Scenario, q0: np.ndarray, Q: np.ndarray,
-    effort: np.ndarray, path: np.ndarray, energy: np.ndarray, jacobians: np.ndarray,
-) -> PreviewMetrics:
+def _measured(robot: Robot, frame: str, samples: np.ndarray, Q: np.ndarray, V: np.ndarray,
+              effort: np.ndarray) -> tuple[Trajectory, float]:
+    """A run stepped in Python or by the free rollout as the contact rollout's kernel gives
+    it: its frame's path, its energy at the samples, and the smallest singular value of the
+    frame's J over them."""
+    energy = robot.kinetic_energy(Q[samples], V[samples]) + robot.potential_energy(Q[samples])
+    smallest = smallest_singular_values(robot.jacobian(Q[samples], frame)).min()
+    return Trajectory(q=Q, qd=V, tau=effort, clamped=np.zeros(robot.nv, dtype=np.int64),
+                      path=robot.frame_pose(Q, frame), energy=energy), float(smallest)
+
+
+def _metrics(robot: Robot, scenario: Scenario, q0: np.ndarray, trajectory: Trajectory,
+             smallest: float) -> PreviewMetrics:
     """PreviewMetrics of a floating run: efforts and limits of the joints (the base has none)."""
     per_joint = robot.per_coordinate
     lower, upper, limit = (per_joint(values)[FREE_FLYER_DOF:] for values in
                            (robot.model.lower, robot.model.upper, robot.model.effort_limit))
-    joints = Q[1:, FREE_FLYER_DOF + 1:]
-    peak = np.abs(effort).max(axis=0)
+    joints = trajectory.q[1:, FREE_FLYER_DOF + 1:]
+    peak = np.abs(trajectory.tau).max(axis=0)
+    path, energy = trajectory.path, trajectory.energy
     position_error = orientation_error = float("nan")
     if isinstance(scenario, WholeBodyPose):
         target = whole_body_targets(robot, scenario, q0)
@@ -218,7 +228,7 @@ def _metrics(
     return PreviewMetrics(
         peak, float(np.max(peak[FREE_FLYER_DOF:] / limit, initial=0.0)),
         ((joints <= lower) | (joints >= upper)).sum(axis=0),
-        float(smallest_singular_values(jacobians).min()), position_error, orientation_error,
+        smallest, position_error, orientation_error,
         float(energy[0]), float(energy[-1]), float(energy.max()),
     )
 
