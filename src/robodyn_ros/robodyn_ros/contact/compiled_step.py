@@ -4,9 +4,11 @@ step (sim.contact_rollout).
 
 The step (Stewart & Trinkle 1996, time_step's module docstring):
 
-    v_free = v + dt q̈(q, v, τ)                     (ABA)
     contacts at q                                   (detection, below)
-    G = J M⁻¹ Jᵀ = Yᵀ Y,  Y = L⁻¹ Jᵀ,  M = L Lᵀ     (CRBA, Cholesky; only with contacts)
+    v_free = v + dt q̈(q, v, τ)                     (ABA without contacts; with some,
+                                                     q̈ = M⁻¹ (τ − b): M = L Lᵀ by the CRBA
+                                                     and Cholesky, b by the fixed-frame RNEA)
+    G = J M⁻¹ Jᵀ = Yᵀ Y,  Y = L⁻¹ Jᵀ
     λ = PGS(G, J v_free, u_min, μ)                   (solver.projected_gauss_seidel)
 
 over the contacts that bind: those touching or inside their plane, and those still open
@@ -31,7 +33,7 @@ import numpy as np
 
 from robodyn_ros.contact.geometry import FLAT, RIM_POINTS
 from robodyn_ros.contact.solver import ROWS, projected_gauss_seidel
-from robodyn_ros.dynamics.fixed_frame import world_inertias
+from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
@@ -43,6 +45,7 @@ from robodyn_ros.dynamics.linalg import (
     cholesky_solve,
     forward_substitute,
 )
+from robodyn_ros.dynamics.task_space import velocity_product_accelerations
 from robodyn_ros.dynamics.tree import parent_of
 
 SPHERE, BOX, CYLINDER, CAPSULE, MESH = range(5)
@@ -90,10 +93,12 @@ Contacts = namedtuple("Contacts", (
 
 # What a step needs besides the contacts: the ABA's and the CRBA's workspaces, the stage
 # arrays of one ABA call, M, its factor and b = C q̇ + g (shared with a control law's, which
-# may have them at the step's start), the candidates of one shape on one plane.
+# may have them at the step's start), the bodies' velocities, accelerations at q̈ = 0 and
+# forces of the fixed-frame RNEA (n x 6), the candidates of one shape on one plane.
 StepWorkspace = namedtuple("StepWorkspace", (
-    "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "b", "theta", "shape_pose", "candidates",
-    "candidate_height", "candidate_rank", "kept", "chosen"))
+    "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "b", "velocity", "acceleration",
+    "forces", "theta", "shape_pose", "candidates", "candidate_height", "candidate_rank",
+    "kept", "chosen"))
 
 
 def contact_capacity(model: ContactModel) -> int:
@@ -127,6 +132,7 @@ def step_workspace(crba, M, L, b, nq, most):
     return StepWorkspace(
         aba=aba_workspace(n, 1), Q=np.empty((1, nq)), QD=np.empty((1, n)),
         TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba, M=M, L=L, b=b,
+        velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
         theta=np.empty(n), shape_pose=np.empty((3, 4)),
         candidates=np.empty((most, 3)), candidate_height=np.empty(most),
         candidate_rank=np.empty(most, np.int64), kept=np.empty(most, np.int64),
@@ -416,23 +422,17 @@ def contact_impulses(J, L, v_free, least, friction, settings, binding, impulses)
 
 
 @kernel_helper
-def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws):
+def solve_contacts(tree, model, settings, contacts, count, v_next, ws):
     """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS
-    (contact_impulses; M = L Lᵀ from the CRBA unless `factored`); each contact's force and
-    velocity after the step into `contacts`. A contact still open (its gap h > 0) that v_free
-    does not close (u_n ≥ −h/dt) is left out of the solve, where it takes no impulse, and
-    brought in (the solve made again) if the others' impulses close it: the impulses then
-    hold every contact's conditions, as a solve of all would. Returns (status, sweeps,
-    velocity change of the last sweep)."""
-    crba = ws.crba
+    (contact_impulses; M = L Lᵀ in ws); each contact's force and velocity after the step into
+    `contacts`. A contact still open (its gap h > 0) that v_free does not close
+    (u_n ≥ −h/dt) is left out of the solve, where it takes no impulse, and brought in (the
+    solve made again) if the others' impulses close it: the impulses then hold every
+    contact's conditions, as a solve of all would. Returns (status, sweeps, velocity change
+    of the last sweep)."""
     n = v_next.shape[0]
-    if not factored:
-        world_inertias(tree, crba.X_world, crba.Ic)
-        composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, ws.M)
-        if not cholesky(ws.M, 0.0, ws.L):
-            return NOT_POSITIVE_DEFINITE, 0, np.inf
     J = np.empty((ROWS * count, n))
-    contact_jacobian(tree, model, crba.S_world, contacts, count, J)
+    contact_jacobian(tree, model, ws.crba.S_world, contacts, count, J)
     least, friction = np.empty(count), np.empty(count)
     solved = np.empty(count, np.bool_)
     for c in range(count):
@@ -469,23 +469,42 @@ def solve_contacts(tree, model, settings, contacts, count, factored, v_next, ws)
     return (CONVERGED if converged else NOT_CONVERGED), iterations, change
 
 
+@kernel_helper
+def factor_state(tree, gravity, v, ws):
+    """Into ws, at the world kinematics it holds and v: b = C v + g by the fixed-frame RNEA,
+    M by the CRBA and its Cholesky factor L. Returns False where M is not positive
+    definite."""
+    crba = ws.crba
+    velocity_product_accelerations(tree, crba.S_world, v, ws.velocity, ws.acceleration)
+    world_inertias(tree, crba.X_world, crba.Ic)
+    world_bias_forces(tree, gravity, crba.S_world, crba.Ic, ws.velocity, ws.acceleration,
+                      ws.forces, ws.b)
+    composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, ws.M)
+    return cholesky(ws.M, 0.0, ws.L)
+
+
 @routine
 def world_step(tree, gravity, model, settings, q, v, tau, factored, q_next, v_next, ws,
                contacts):
     """(q_next, v_next) one step from (q, v) under τ (module docstring), the step's contacts
     in the first rows of `contacts`. `factored`: ws already holds the world kinematics at q
-    (crba's X_world and S_world), M = L Lᵀ and b at (q, v) (an operational-space law's, at
-    the step where it ran), so that neither the ABA nor the CRBA runs. Returns (contact
+    (crba's X_world and S_world), M = L Lᵀ and b at (q, v) (a control law's, at the step
+    where it ran). Otherwise the step makes them itself where it finds contacts, whose
+    Delassus matrix wants L anyway, and runs one ABA where it finds none. Returns (contact
     count, status, sweeps, velocity change of the last sweep). Compiled once on its own for
     the step's kernel and the contact rollout's (inlined, it tripled the rollout's compile)."""
-    free_velocity(tree, gravity, q, v, tau, settings.dt, factored, ws, v_next)
     if not factored:
         forward_kinematics(tree, q, ws.crba.X_world, ws.crba.S_world)
     count = find_contacts(model, settings.margin, ws.crba.X_world, ws, contacts)
+    if count > 0 and not factored:
+        if not factor_state(tree, gravity, v, ws):
+            return count, NOT_POSITIVE_DEFINITE, 0, np.inf
+        factored = True
+    free_velocity(tree, gravity, q, v, tau, settings.dt, factored, ws, v_next)
     status, sweeps, change = CONVERGED, 0, 0.0
     if count > 0:
         status, sweeps, change = solve_contacts(tree, model, settings, contacts, count,
-                                                factored, v_next, ws)
+                                                v_next, ws)
     for i in range(v.shape[0]):
         ws.theta[i] = settings.dt * v_next[i]
     integrate_configuration(tree, q, ws.theta, q_next)

@@ -27,7 +27,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from robodyn_ros.dynamics.fixed_frame import joint_forces, world_inertias
+from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper
@@ -43,14 +43,6 @@ from robodyn_ros.dynamics.linalg import (
     inverse_trace,
 )
 from robodyn_ros.dynamics.rotation import log_so3
-from robodyn_ros.dynamics.spatial import (
-    add6,
-    inertia_at,
-    inertia_times,
-    motion_cross_force,
-    store,
-    vector6,
-)
 from robodyn_ros.dynamics.task_space import (
     classical_acceleration_into,
     damped_task_inertia,
@@ -102,23 +94,6 @@ def control_workspace(tree, n):
         Lambda_inv=np.empty((6, 6)), L_Lambda_inv=np.empty((6, 6)), task_force=np.empty(6),
         rotation_error=np.empty((3, 3)), Linv_tau0=np.empty((n, 1)),
     )
-
-
-@kernel_helper
-def world_bias_forces(tree, gravity, S_world, inertias, v, a, f, b):
-    """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
-    bodies' world inertias (n x 10, world_inertias), the velocities v and the accelerations
-    at q̈ = 0 a (n x 6, velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i
-    v_i, each body's f added to its parent's without a transform, b_i = S_iᵀ f_i (the
-    fixed-frame Newton–Euler's backward pass). f (n x 6) is a workspace."""
-    for i in range(b.shape[0]):
-        inertia = inertia_at(inertias, i)
-        v_i = vector6(v, i)
-        a_i = (a[i, 0] - gravity[0], a[i, 1] - gravity[1], a[i, 2] - gravity[2], a[i, 3],
-               a[i, 4], a[i, 5])  # the base accelerating upwards at g
-        store(f, i, add6(inertia_times(inertia, a_i),
-                         motion_cross_force(v_i, inertia_times(inertia, v_i))))
-    joint_forces(tree, S_world, f, b)
 
 
 @kernel_helper

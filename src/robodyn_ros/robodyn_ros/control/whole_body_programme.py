@@ -25,9 +25,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from robodyn_ros.control.compiled_laws import world_bias_forces
 from robodyn_ros.control.daqp_call import PROBLEM, RESULT, quadprog
-from robodyn_ros.dynamics.fixed_frame import world_inertias
+from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import (

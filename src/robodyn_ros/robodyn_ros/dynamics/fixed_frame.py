@@ -111,3 +111,20 @@ def joint_forces(tree, S_world, f, tau):
         parent = parent_of(tree, i)
         if parent >= 0:
             store(f, parent, add6(vector6(f, parent), f_i))
+
+
+@kernel_helper
+def world_bias_forces(tree, gravity, S_world, inertias, v, a, f, b):
+    """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
+    bodies' world inertias (n x 10, world_inertias), the velocities v and the accelerations
+    at q̈ = 0 a (n x 6, velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i
+    v_i, each body's f added to its parent's without a transform, b_i = S_iᵀ f_i (the
+    fixed-frame Newton–Euler's backward pass). f (n x 6) is a workspace."""
+    for i in range(b.shape[0]):
+        inertia = inertia_at(inertias, i)
+        v_i = vector6(v, i)
+        a_i = (a[i, 0] - gravity[0], a[i, 1] - gravity[1], a[i, 2] - gravity[2], a[i, 3],
+               a[i, 4], a[i, 5])  # the base accelerating upwards at g
+        store(f, i, add6(inertia_times(inertia, a_i),
+                         motion_cross_force(v_i, inertia_times(inertia, v_i))))
+    joint_forces(tree, S_world, f, b)

@@ -86,8 +86,10 @@ def test_every_contact_of_a_step_holds_signorini_and_coulomb(rpy, depth, velocit
     """A box falling and spinning onto a plane, its lowest corner at −depth: after the step
     every contact found, open or closed, has its normal velocity at or over its bound
     u_min = −h/dt (−baumgarte h/dt inside), a contact pushing with over 1 mN at it, and every
-    force pushes inside its cone (to 1e-5 m/s and 1e-9 N: the sweeps stop at a change of
-    1e-6 m/s, relaxed impulses of contacts that open decay towards zero)."""
+    force pushes inside its cone (to 1e-5 m/s and 1e-9 N: the sweeps run to a change of
+    1e-9 m/s, since on a box's redundant corners they converge slowly, their distance to the
+    answer many times their last change; relaxed impulses of contacts that open decay
+    towards zero)."""
     robot = Robot.from_urdf_string(URDF, floating_base=True)
     shape = shape_of("box", (0.0, 0.0, 0.0), np.zeros(3))
     plane = Plane(np.array([0.0, 0.0, 1.0]), np.zeros(3), friction)
@@ -96,7 +98,7 @@ def test_every_contact_of_a_step_holds_signorini_and_coulomb(rpy, depth, velocit
     pose[:3, 3] = -(contact_points(shape, pose, plane).heights.min() + depth) * plane.normal
     q = np.concatenate([pose[:3, 3], quaternion_of(pose[:3, :3])])
     v = np.concatenate([np.array(velocity) - [0.0, 0.0, 1.0], pose[:3, :3].T @ spin])
-    settings_ = ContactSettings(margin=MARGIN)
+    settings_ = ContactSettings(margin=MARGIN, tolerance=1e-9, max_iterations=100_000)
     step = contact_step(robot, (shape,), World((plane,)), q, v, np.zeros(6), 1e-3, settings_)
     for contact in step.contacts:
         height = -contact.depth
