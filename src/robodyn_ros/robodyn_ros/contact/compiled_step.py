@@ -10,10 +10,10 @@ The step (Stewart & Trinkle 1996, time_step's module docstring):
                                                      and Cholesky, b by the fixed-frame RNEA)
     G = J M⁻¹ Jᵀ = Yᵀ Y,  Y = L⁻¹ Jᵀ
     λ = PGS(G, J v_free, u_min, μ)                   (solver.projected_gauss_seidel)
+    v⁺ = v_free + L⁻ᵀ (Y λ),   q⁺ = q ⊕ dt v⁺,
 
-over the contacts that bind: those touching or inside their plane, and those still open
-whose gap v_free or the others' impulses close (solve_contacts); the rest take no impulse.
-    v⁺ = v_free + L⁻ᵀ (Y λ),   q⁺ = q ⊕ dt v⁺.
+G and λ over the contacts that bind: those touching or inside their plane, and those still
+open whose gap v_free or the others' impulses close (solve_contacts); the rest take none.
 
 Detection: each shape on a moving body (ContactModel) whose bounding ball reaches a plane
 within the margin gives its candidate points against it: a box's corners and a mesh's hull
@@ -64,9 +64,8 @@ ContactModel = namedtuple("ContactModel", (
     "kind",         # (S,) int64, SPHERE, BOX, CYLINDER, CAPSULE or MESH
     "size",         # (S, 2) a sphere's, cylinder's or capsule's radius and length (m)
     "reach",        # (S,) the radius of a ball about the shape's origin that holds it (m)
-    "point_start",  # (S + 1,) int64, where each shape's fixed points start in `points`
     "points",       # (3, P) a box's corners and a mesh's hull vertices, in their shape's frame,
-                    # a row per axis, each shape's grouped by cluster
+                    # a row per axis, shape after shape, each shape's cluster after cluster
     "point_rank",   # (P,) int64, each point's index among its shape's (the candidates' order)
     "cluster_start",  # (S + 1,) int64, where each shape's clusters start
     "cluster_point_start",  # (C + 1,) int64, where each cluster's points start in `points`
@@ -104,7 +103,7 @@ StepWorkspace = namedtuple("StepWorkspace", (
 def contact_capacity(model: ContactModel) -> int:
     """The most contacts a step can find: MOST_KEPT of each shape on each plane, fewer for a
     shape with fewer candidates."""
-    counts = np.diff(model.point_start)
+    counts = np.diff(model.cluster_point_start[model.cluster_start])  # each shape's points
     candidates = np.where(model.kind == SPHERE, 1, np.where(model.kind == CAPSULE, 2, counts))
     candidates = np.where(model.kind == CYLINDER, 2 * RIM_POINTS, candidates)
     return int(np.minimum(candidates, MOST_KEPT).sum()) * len(model.friction)

@@ -98,7 +98,6 @@ def contact_scene(model: Model, shapes: tuple[CollisionShape, ...], world: World
     frames = [model.frame_index(shape.link) for shape in kept]
     clusters = [PointClusters.of(shape.support_points(np.zeros(3)) if shape.kind in FIXED_POINTS
                                  else np.zeros((0, 3))) for shape in kept]
-    fixed = [cluster.points for cluster in clusters]
     planes = world.planes
     arrays = ContactModel(
         body=np.array([model.frame_body[k] for k in frames], dtype=np.int64),
@@ -108,9 +107,8 @@ def contact_scene(model: Model, shapes: tuple[CollisionShape, ...], world: World
         size=np.array([(*shape.size, 0.0, 0.0)[:2] if shape.kind != "box" else (0.0, 0.0)
                        for shape in kept], dtype=float).reshape(-1, 2),
         reach=np.array([shape.reach for shape in kept], dtype=float),
-        point_start=np.concatenate([[0], np.cumsum([len(points) for points in fixed])]
-                                   ).astype(np.int64),
-        points=np.ascontiguousarray(np.concatenate([np.zeros((0, 3)), *fixed]).T, dtype=float),
+        points=np.ascontiguousarray(
+            np.concatenate([np.zeros((0, 3)), *(c.points for c in clusters)]).T, dtype=float),
         point_rank=np.concatenate([np.zeros(0, np.int64), *(c.rank for c in clusters)]),
         cluster_start=np.concatenate([[0], np.cumsum([len(c.radius) for c in clusters])]
                                      ).astype(np.int64),

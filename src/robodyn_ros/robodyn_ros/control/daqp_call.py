@@ -5,7 +5,10 @@ registered with LLVM under its C name when this module is imported, so a kernel 
 it holds only the name: cached builds link to the address of the running process. The
 problem and result structs (DAQP's api.h and types.h) are numpy records laid out as C lays
 them out (``align=True``), their pointers set to the kernel's arrays at each call; the
-settings are DAQP's defaults (a NULL pointer), as daqp.solve's are. The layout is DAQP 0.11's
+settings are DAQP's defaults (a NULL pointer), as daqp.solve's are. DAQP passes over a
+row whose coefficients or bound are NaN and reports the rest solved, so a programme that is
+not finite is not handed to it: quadprog answers NOT_FINITE, as for an answer that is not
+finite. The layout is DAQP 0.11's
 (DAQP_SERIES), which setup.py asks for; another installed series is refused at import
 rather than handed structs it may read differently.
 """
@@ -24,6 +27,7 @@ from numba.extending import intrinsic
 from robodyn_ros.dynamics.jit import kernel_helper
 
 DAQP_SERIES = "0.11."  # the daqp releases whose structs PROBLEM and RESULT lay out
+NOT_FINITE = -100  # quadprog's flag for a programme or an answer that is not finite
 
 if not version("daqp").startswith(DAQP_SERIES):
     raise ImportError(
@@ -62,12 +66,15 @@ def _pointer(typingctx: Any, address: Any) -> tuple[Any, Any]:
 pointer: Any = intrinsic(_pointer)  # called from kernels only
 
 
-
 @kernel_helper
 def quadprog(H, f, A, upper, lower, sense, x, multipliers, problem, result):
     """DAQP on min ½ xᵀ H x + fᵀ x, lower ≤ A x ≤ upper (each row's DAQP sense), the
     solution into x and the rows' multipliers into `multipliers`; `problem` and `result` are
-    one-record arrays of PROBLEM and RESULT. Returns DAQP's exit flag."""
+    one-record arrays of PROBLEM and RESULT. Returns DAQP's exit flag, or NOT_FINITE for a
+    programme or a solution that is not finite (x is then not an answer)."""
+    if not (np.isfinite(H).all() and np.isfinite(f).all() and np.isfinite(A).all()
+            and np.isfinite(upper).all() and np.isfinite(lower).all()):
+        return NOT_FINITE
     record = problem[0]
     record.n, record.m, record.ms = x.shape[0], A.shape[0], 0
     record.H, record.f, record.A = H.ctypes.data, f.ctypes.data, A.ctypes.data
@@ -77,7 +84,9 @@ def quadprog(H, f, A, upper, lower, sense, x, multipliers, problem, result):
     answer = result[0]
     answer.x, answer.lam, answer.exitflag = x.ctypes.data, multipliers.ctypes.data, 0
     daqp_quadprog(pointer(result.ctypes.data), pointer(problem.ctypes.data), pointer(0))
+    if not np.isfinite(x).all():
+        return NOT_FINITE
     return answer.exitflag
 
 
-__all__ = ["PROBLEM", "RESULT", "quadprog"]
+__all__ = ["NOT_FINITE", "PROBLEM", "RESULT", "quadprog"]

@@ -52,11 +52,11 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from robodyn_ros.control.daqp_call import NOT_FINITE
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.plugin import Controller, ControllerState
 from robodyn_ros.control.whole_body_programme import (
     INFEASIBLE,
-    NOT_FINITE,
     OVERDETERMINED,
     PARALLEL,
     SOLVED,
@@ -273,7 +273,8 @@ def whole_body_failure(contacts: Sequence[Contact], ground: Ground, flag: int
                f"{ground.min_normal_force:g} N, the soles' rectangles) that carry the base"
                + (", the contacts dependent" if flag == OVERDETERMINED else ""))
     elif flag == NOT_FINITE:
-        why = "the QP solver answered values that are not finite"
+        why = ("the programme or the QP solver's answer is not finite (a state or target far "
+               "beyond what the robot's dynamics can be computed at)")
     else:
         why = (f"the QP solver (DAQP) ended with exit flag {flag} instead of a solution "
                "(-2 cycling, -3 unbounded, -4 iteration limit, -5 not convex)")

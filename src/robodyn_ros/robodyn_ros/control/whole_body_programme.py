@@ -48,10 +48,9 @@ PARALLEL = 1e-6  # |x × n| below this: the contact frame's x is along the groun
 EQUALITY = 5  # DAQP's sense of a row held at its bounds (ACTIVE | IMMUTABLE)
 ACTIVE_AT_LOWER = 3  # DAQP's sense of an inequality row starting active at its lower bound
 NO_BOUND = 1e30  # DAQP's infinity
-# DAQP's exit flags, and NOT_FINITE: a solution that is not finite
+# DAQP's exit flags (and daqp_call.NOT_FINITE)
 SOLVED, INFEASIBLE, CYCLING, UNBOUNDED, ITERATION_LIMIT, NOT_CONVEX, OVERDETERMINED = (
     1, -1, -2, -3, -4, -5, -6)
-NOT_FINITE = -100
 
 ProgrammeModel = namedtuple("ProgrammeModel", [
     "contact_frames", "contact_widths", "cone_start", "surface_cones", "cone_lower", "normal",
@@ -302,13 +301,11 @@ def warm_start(p, flag):
 def whole_body_torque(tree, gravity, model, targets, q, v, p, tau):
     """τ of the whole-body controller at (q, v) into tau (module docstring): the programme
     built into p, solved by DAQP (warm_start), τ = M v̇ + b − J_cᵀ λ, zero on the base.
-    Returns DAQP's exit flag (SOLVED) or NOT_FINITE; tau is untouched unless SOLVED. A
+    Returns quadprog's flag (SOLVED, or why not); tau is untouched unless SOLVED. A
     routine: the controller's kernel and the contact rollout share one build of it."""
     build_programme(tree, gravity, model, targets, q, v, p)
     flag = quadprog(p.H, p.g, p.A, p.upper, p.lower, p.sense, p.solution, p.multipliers,
                     p.problem, p.result)
-    if flag == SOLVED and not np.isfinite(p.solution).all():
-        flag = NOT_FINITE
     warm_start(p, flag)
     if flag != SOLVED:
         return flag

@@ -1,16 +1,19 @@
 """DAQP's C entry point called from a kernel (control.daqp_call) against daqp.solve, DAQP's own
 Python interface, on random programmes: the same exit flag, solution and multipliers, with
-equality rows, inequality rows and rows that start active (a warm start)."""
+equality rows, inequality rows and rows that start active (a warm start). A programme with a
+value that is not finite anywhere is refused (NOT_FINITE), where DAQP passes over a row with a
+NaN and reports the rest solved."""
 
 from __future__ import annotations
 
 import daqp
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from robodyn_ros.control.daqp_call import PROBLEM, RESULT, quadprog
+from robodyn_ros.control.daqp_call import NOT_FINITE, PROBLEM, RESULT, quadprog
 from robodyn_ros.control.whole_body_programme import (
     ACTIVE_AT_LOWER,
     EQUALITY,
@@ -93,3 +96,17 @@ def test_rows_started_active_reach_the_cold_answer(seed, started):
     assert warm[0] == cold[0]
     if cold[0] == SOLVED:
         np.testing.assert_allclose(warm[1], cold[1], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("part", ["H", "f", "A", "upper", "lower"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_a_programme_not_finite_is_refused_not_solved(part, value):
+    """One entry of one part NaN or infinite (an inequality row's, where DAQP itself would
+    drop the row and answer SOLVED): NOT_FINITE, whatever DAQP would say."""
+    H, f, A, upper, lower, sense = random_programme(7, 12, 3, 20)
+    parts = {"H": H, "f": f, "A": A, "upper": upper, "lower": lower}
+    parts[part].flat[-1] = value  # the last inequality row's entry in A and the bounds
+    x, multipliers = np.zeros(len(f)), np.zeros(len(lower))
+    flag = kernel_quadprog(H, f, A, upper, lower, sense, x, multipliers,
+                           np.zeros(1, PROBLEM), np.zeros(1, RESULT))
+    assert flag == NOT_FINITE

@@ -311,6 +311,22 @@ def test_contacts_that_cannot_be_held_are_an_error_naming_them() -> None:
         controller.solve(q, v)
 
 
+def test_a_state_whose_programme_overflows_is_an_error_and_the_next_is_answered() -> None:
+    """A finite state so fast that the programme's terms overflow: a WholeBodyError saying it
+    is not finite, never a τ; the controller then answers at rest as a fresh one does."""
+    robot, _ = robot_and_oracle("solo12")
+    q = robot.standing(SOLO_FEET)
+    targets = WholeBodyTargets(com=robot.centre_of_mass(q), frame="base_link",
+                               position=q[:3], orientation=np.eye(3), posture=q[7:])
+    feet = tuple(Contact(foot, "3d") for foot in SOLO_FEET)
+    controller = WholeBodyController(robot, feet, targets)
+    with pytest.raises(WholeBodyError, match="not finite"):
+        controller.solve(q, np.full(robot.nv, 1e200))
+    at_rest = controller.solve(q, np.zeros(robot.nv))
+    fresh = WholeBodyController(robot, feet, targets).solve(q, np.zeros(robot.nv))
+    np.testing.assert_allclose(at_rest.tau, fresh.tau, rtol=0, atol=1e-9)
+
+
 # -- standing in the world ----------------------------------------------------------------------
 
 
