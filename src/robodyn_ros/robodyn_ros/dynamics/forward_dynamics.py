@@ -11,6 +11,7 @@ from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import inverse_dynamics
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import body_kinematics, joint_velocity_less_before
+from robodyn_ros.dynamics.linalg import carved
 from robodyn_ros.dynamics.spatial import (
     add6,
     dot6,
@@ -44,12 +45,18 @@ subspaces S_world, v, c (then the accelerations a), pA, U, D, u and articulated 
 
 @kernel_helper
 def aba_workspace(n, count):
-    """An AbaWorkspace of `count` lanes, for as many states at once."""
-    return AbaWorkspace(
-        X_world=np.empty((count, n, POSE)), S_world=np.empty((count, n, 6)),
-        v=np.empty((count, n, 6)), c=np.empty((count, n, 6)), pA=np.empty((count, n, 6)),
-        U=np.empty((count, n, 6)), D=np.empty((count, n)), u=np.empty((count, n)),
-        IA=np.empty((count, n, 6, 6)))
+    """An AbaWorkspace of `count` lanes, for as many states at once, carved from one block."""
+    block = np.empty(count * n * (POSE + 5 * 6 + 2 + 36))
+    X_world, at = carved(block, 0, (count, n, POSE))
+    S_world, at = carved(block, at, (count, n, 6))
+    v, at = carved(block, at, (count, n, 6))
+    c, at = carved(block, at, (count, n, 6))
+    pA, at = carved(block, at, (count, n, 6))
+    U, at = carved(block, at, (count, n, 6))
+    D, at = carved(block, at, (count, n))
+    u, at = carved(block, at, (count, n))
+    IA, at = carved(block, at, (count, n, 6, 6))
+    return AbaWorkspace(X_world=X_world, S_world=S_world, v=v, c=c, pA=pA, U=U, D=D, u=u, IA=IA)
 
 
 @kernel_helper

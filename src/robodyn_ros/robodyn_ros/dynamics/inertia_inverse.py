@@ -11,6 +11,7 @@ from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
+from robodyn_ros.dynamics.linalg import carved
 from robodyn_ros.dynamics.spatial import (
     dot6,
     inertia_to_world,
@@ -38,11 +39,18 @@ MinvWorkspace = namedtuple("MinvWorkspace", (
 
 @kernel_helper
 def minv_workspace(tree, n):
-    """A MinvWorkspace of the tree's n bodies."""
+    """A MinvWorkspace of the tree's n bodies, its arrays carved from one block."""
     end = np.empty(n, dtype=np.int64)
     subtree_ends(tree, end)
-    return MinvWorkspace(end, np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6, 6)),
-                         np.empty((n, 6)), np.empty(n), np.empty((6, n)), np.empty((n, 6, n)))
+    block = np.empty(n * (POSE + 6 + 36 + 6 + 1 + 6 + 6 * n))
+    X_world, at = carved(block, 0, (n, POSE))
+    S_world, at = carved(block, at, (n, 6))
+    IA, at = carved(block, at, (n, 6, 6))
+    U, at = carved(block, at, (n, 6))
+    D, at = carved(block, at, (n,))
+    P, at = carved(block, at, (6, n))
+    A, at = carved(block, at, (n, 6, n))
+    return MinvWorkspace(end, X_world, S_world, IA, U, D, P, A)
 
 
 @routine

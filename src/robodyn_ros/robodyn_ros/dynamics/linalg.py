@@ -2,7 +2,7 @@
 the rollout) with its substitutions and the trace of its inverse; the Cholesky and LDLᵀ
 factors of the constraint-force pivots (5 x 5) and their triangular solves; a Gauss–Jordan
 inverse of a small symmetric positive-definite matrix; the block elimination step
-Z = A − B Z⁻¹ Bᵀ.
+Z = A − B Z⁻¹ Bᵀ; and workspaces carved from one block (carved).
 """
 
 import math
@@ -12,6 +12,17 @@ import numpy as np
 from robodyn_ros.dynamics.jit import kernel_helper
 
 LAMBDA_SIZE = 5  # the blocks of a one-degree-of-freedom joint's constraint forces
+
+
+@kernel_helper
+def carved(block, start, shape):
+    """(view, end): the C-contiguous view of block[start:] (1-D) shaped `shape`, and where the
+    next view starts. A workspace made of views of one block is one allocation: a kernel
+    called for one state at a time pays for each array it allocates."""
+    size = 1
+    for extent in shape:
+        size *= extent
+    return block[start:start + size].reshape(shape), start + size
 
 
 @kernel_helper
