@@ -58,6 +58,7 @@ KERNEL_SOURCES = (
     "dynamics/factorization.py",
     "dynamics/inertia_inverse.py",
     "dynamics/forward_dynamics.py",
+    "dynamics/derivatives.py",
     "dynamics/pivots.py",
     "dynamics/energy.py",
     "dynamics/task_space.py",

@@ -24,6 +24,12 @@ from numba import carray, types
 
 from robodyn_ros.dynamics.centroidal import centroidal_map
 from robodyn_ros.dynamics.coriolis import coriolis, coriolis_workspace
+from robodyn_ros.dynamics.derivatives import (
+    aba_derivatives,
+    derivatives_workspace,
+    forward_derivatives_workspace,
+    rnea_derivatives,
+)
 from robodyn_ros.dynamics.energy import energy_workspace, kinetic_energy_of, potential_energy_of
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_diagonal import diagonal_workspace, inertia_diagonal
@@ -106,6 +112,24 @@ def gravity_torques_entry(tree, gravity, n, q, _x1, _x2, tau):
 def coriolis_matrix_entry(tree, gravity, n, q, qd, _x1, C):
     packed, config = tree_and_configuration(tree, n, q)
     coriolis(packed, config, carray(qd, n), carray(C, (n, n)), coriolis_workspace(packed, n))
+
+
+@entry
+def inverse_dynamics_derivatives_entry(tree, gravity, n, q, qd, qdd, out):
+    """out: ∂τ/∂q, ∂τ/∂q̇ and M (3, n, n)."""
+    packed, config = tree_and_configuration(tree, n, q)
+    answer = carray(out, (3, n, n))
+    rnea_derivatives(packed, carray(gravity, 3), config, carray(qd, n), carray(qdd, n), None,
+                     answer[0], answer[1], answer[2], derivatives_workspace(packed, n))
+
+
+@entry
+def forward_dynamics_derivatives_entry(tree, gravity, n, q, qd, tau, out):
+    """out: ∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ (3, n, n)."""
+    packed, config = tree_and_configuration(tree, n, q)
+    answer = carray(out, (3, n, n))
+    aba_derivatives(packed, carray(gravity, 3), config, carray(qd, n), carray(tau, n), None,
+                    answer[0], answer[1], answer[2], forward_derivatives_workspace(packed, n))
 
 
 @entry
@@ -207,6 +231,8 @@ SYMMETRIC_ANSWERS = frozenset({"mass_matrix"})
 # The Robot function each entry answers → the entry (robot.py binds them by these names).
 ENTRIES = {
     "inverse_dynamics": inverse_dynamics_entry,
+    "inverse_dynamics_derivatives": inverse_dynamics_derivatives_entry,
+    "forward_dynamics_derivatives": forward_dynamics_derivatives_entry,
     "inverse_dynamics_regressor": inverse_dynamics_regressor_entry,
     "bias_forces": bias_forces_entry,
     "gravity_torques": gravity_torques_entry,

@@ -52,11 +52,11 @@ class Backend(abc.ABC):
 
     def batch(
         self, robot: Robot, function: str, *states: np.ndarray, **options: Any
-    ) -> np.ndarray:
+    ) -> Any:
         """robot.<function>(*states, **options) for a batch, its (B, n) states split into one
-        contiguous chunk per worker; the chunks' answers concatenated in order."""
+        contiguous chunk per worker; the chunks' answers joined in order (joined)."""
         chunks = split_batch(states, self.workers)
-        return np.concatenate(self._map_robot(robot, RobotCall(robot, function, options), chunks))
+        return joined(self._map_robot(robot, RobotCall(robot, function, options), chunks))
 
     def _map_robot(
         self, robot: Robot, call: RobotCall, chunks: list[tuple[np.ndarray, ...]]
@@ -104,6 +104,15 @@ class RobotCall:
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "robot": None}
+
+
+def joined(answers: Sequence[Any]) -> Any:
+    """The chunks' answers as one: arrays concatenated along the batch; a record of arrays
+    (such as Robot.inverse_dynamics_derivatives') the same record, each field concatenated."""
+    if isinstance(answers[0], tuple):
+        fields = zip(*answers, strict=True)
+        return type(answers[0])(*(np.concatenate(field) for field in fields))
+    return np.concatenate(answers)
 
 
 def split_batch(states: Sequence[np.ndarray], parts: int) -> list[tuple[np.ndarray, ...]]:

@@ -26,6 +26,7 @@ from robodyn_ros.model import Model, URDFWarning
 from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.robot.answers import PIVOT_RTOL, sample_states
 from robodyn_ros.robot.coupling import Coupling, has_mimic_joints
+from robodyn_ros.robot.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from robodyn_ros.robot.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.robot.operational_space import (
     SINGULAR_THRESHOLD,
@@ -105,6 +106,16 @@ class MimicRobot(Robot, serves=has_mimic_joints):
             tau -= wrench_forces(self, q, external_wrenches)
         return tau
 
+    def inverse_dynamics_derivatives(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None,
+    ) -> InverseDynamicsDerivatives:
+        """Gᵀ (∂τ_all/∂x) G: the tree's derivatives on the independent coordinates."""
+        q, qd, qdd = self._inputs(("q", "qd", "qdd"), q, qd, qdd)
+        c = self.coupling
+        tree_derivatives = self._tree_robot.inverse_dynamics_derivatives(
+            c.positions(q), c.rates(qd), c.rates(qdd), f_ext)
+        return InverseDynamicsDerivatives(*(c.matrix(d) for d in tree_derivatives))
+
     def centroidal_momentum_matrix(self, q: ArrayLike) -> FloatArray:
         (q,) = self._inputs(("q",), q)
         return self._tree_robot.centroidal_momentum_matrix(self.coupling.positions(q)) \
@@ -183,6 +194,16 @@ class MimicRobot(Robot, serves=has_mimic_joints):
         factor = self._cholesky(q, "mass_matrix_inverse")
         identity = np.broadcast_to(np.eye(self.nv), factor.shape)
         return _cholesky_solve(factor, identity)
+
+    def forward_dynamics_derivatives(
+        self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None = None,
+    ) -> ForwardDynamicsDerivatives:
+        """−M⁻¹ ∂τ/∂x at q̈ = forward_dynamics(q, q̇, τ), M⁻¹ of the coupled M."""
+        q, qd, tau = self._inputs(("q", "qd", "tau"), q, qd, tau)
+        qdd = self.forward_dynamics(q, qd, tau, f_ext=f_ext)
+        at_qdd = self.inverse_dynamics_derivatives(q, qd, qdd, f_ext)
+        Minv = self.mass_matrix_inverse(q)
+        return ForwardDynamicsDerivatives(-Minv @ at_qdd.dtau_dq, -Minv @ at_qdd.dtau_dv, Minv)
 
     def forward_dynamics(  # type: ignore[override]  # direct methods only: no IterationInfo
         self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, method: str = "aba",

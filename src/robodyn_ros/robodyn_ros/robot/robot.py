@@ -39,6 +39,7 @@ from robodyn_ros.dynamics import (
     constrained_dynamics,
     constraint_iterations,
     coriolis,
+    derivatives,
     energy,
     inertia_diagonal,
     inverse_dynamics,
@@ -79,6 +80,11 @@ from robodyn_ros.robot.contact_dynamics import (
     split_forces,
 )
 from robodyn_ros.robot.coupling import Coupling
+from robodyn_ros.robot.derivatives import (
+    ForwardDynamicsDerivatives,
+    InverseDynamicsDerivatives,
+    split_derivatives,
+)
 from robodyn_ros.robot.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.robot.iteration import IterationInfo, IterativeMethod
 from robodyn_ros.robot.operational_space import (
@@ -223,6 +229,11 @@ class _OneState(BoundOnUse):
 
     CALLS: ClassVar[dict[str, EntryCall]] = {
         "inverse_dynamics": ("inverse_dynamics", 3, lambda n: (n,)),
+        # the three (n, n) matrices stacked: a StateCall answers at most two dimensions
+        "inverse_dynamics_derivatives": ("inverse_dynamics_derivatives", 3,
+                                         lambda n: (3 * n, n)),
+        "forward_dynamics_derivatives": ("forward_dynamics_derivatives", 3,
+                                         lambda n: (3 * n, n)),
         "inverse_dynamics_regressor": ("inverse_dynamics_regressor", 3,
                                        lambda n: (n, parameter_count_of(n))),
         "bias_forces": ("bias_forces", 2, lambda n: (n,)),
@@ -734,6 +745,59 @@ class Robot:
             return C
         return self._compute("coriolis_matrix", "C", coriolis.coriolis_matrix, (self._tree,),
                              ("q", "qd"), (q, qd), (self.nv, self.nv))
+
+    # -- derivatives ------------------------------------------------------------------------
+
+    def inverse_dynamics_derivatives(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, f_ext: ArrayLike | None = None,
+    ) -> InverseDynamicsDerivatives:
+        """∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ of τ = inverse_dynamics(q, q̇, q̈, f_ext), by the recursive
+        O(n d) algorithm of Carpentier & Mansard (RSS 2018), gravity as set. The derivative in
+        q is taken in the tangent space (robodyn_ros.robot.derivatives).
+
+        Args:
+            q, qd, qdd: joint positions, velocities and accelerations.
+            f_ext: optional wrenches as in inverse_dynamics, each in its link's frame: they
+                turn with their links (Pinocchio's fext).
+
+        Returns:
+            InverseDynamicsDerivatives(dtau_dq, dtau_dv, dtau_da), each (..., nv, nv);
+            dtau_da is M.
+        """
+        out = None if f_ext is not None else \
+            self._one_state.inverse_dynamics_derivatives(q, qd, qdd)
+        if out is None:
+            out = self._compute("inverse_dynamics_derivatives", "∂τ",
+                                derivatives.inverse_dynamics_derivatives,
+                                self._tree_under_gravity, ("q", "qd", "qdd"), (q, qd, qdd),
+                                (3, self.nv, self.nv), extras=(self._wrenches(f_ext, q),))
+        return InverseDynamicsDerivatives(*split_derivatives(out))
+
+    def forward_dynamics_derivatives(
+        self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, f_ext: ArrayLike | None = None,
+    ) -> ForwardDynamicsDerivatives:
+        """∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ of q̈ = forward_dynamics(q, q̇, τ, f_ext): −M⁻¹ times the
+        inverse-dynamics derivatives at that q̈, and M⁻¹ (Carpentier & Mansard, RSS 2018,
+        §IV-C). The derivative in q is taken in the tangent space.
+
+        Args:
+            q, qd, tau: joint positions, velocities and efforts.
+            f_ext: optional wrenches, as in inverse_dynamics_derivatives.
+
+        Returns:
+            ForwardDynamicsDerivatives(dvdot_dq, dvdot_dv, dvdot_dtau), each (..., nv, nv);
+            dvdot_dtau is M⁻¹.
+        """
+        out = None if f_ext is not None else \
+            self._one_state.forward_dynamics_derivatives(q, qd, tau)
+        if out is None:
+            self._require_mass("forward_dynamics_derivatives")
+            out = self._compute("forward_dynamics_derivatives", "∂q̈",
+                                derivatives.forward_dynamics_derivatives,
+                                self._tree_under_gravity, ("q", "qd", "tau"), (q, qd, tau),
+                                (3, self.nv, self.nv), inverts=True,
+                                extras=(self._wrenches(f_ext, q),))
+        return ForwardDynamicsDerivatives(*split_derivatives(out))
 
     # -- dynamic parameters -----------------------------------------------------------------
 

@@ -1,0 +1,356 @@
+"""Analytical derivatives of the dynamics: ∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = M of the RNEA, and
+∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ = M⁻¹ of the forward dynamics (Carpentier & Mansard, "Analytical
+Derivatives of Rigid Body Dynamics Algorithms", RSS 2018, Algorithm 1 and §IV-C).
+
+Every quantity is in world axes about the world origin (fixed_frame.py), where moving joint j
+by δq_j moves the whole subtree of its joint rigidly by the world twist S_j δq_j; the
+derivatives in q are taken in the tangent space, a free flyer's and a planar joint's along
+their local velocity (tree.py), as Pinocchio's computeRNEADerivatives defines them. With
+a_λ, v_λ the acceleration (gravity taken as the base accelerating upwards) and velocity of the
+body a joint hangs from, and v the velocity of the joint's own body, the forward pass gives
+each row j
+
+    ∂v/∂q_j = v_λ × S_j                    (dV, the motion a subtree body gains beyond rigid)
+    ∂a/∂q_j = a_λ × S_j + v_λ × ∂v/∂q_j    (dA)
+    ∂a/∂q̇_j = v × S_j + v_λ × S_j          (dAv)
+
+and the backward pass composites of the subtree: inertia Ic, its rate İc = v ×* I − I v×,
+momentum hc and force F (the net forces, less the external wrenches). A body's force then
+moves, beyond the rigid motion S_j ×* f, by Ic dA + (İc + hc×̄) dV, and the entries are, for k
+in the subtree of i (the index range i .. end[i] − 1, depth-first)
+
+    ∂τ_i/∂q_k = S_iᵀ (Ic_k dA_k + İc_k dV_k + dV_k ×* hc_k + S_k ×* F_k)
+    ∂τ_i/∂q̇_k = S_iᵀ (Ic_k dAv_k + İc_k S_k + S_k ×* hc_k)
+
+the rigid term S_k ×* F_k only where row i is not of k's own joint (a multi-DOF joint's rows
+all turn with each of its coordinates, and that term cancels against S_i's own turn), and,
+for j an ancestor of i,
+
+    ∂τ_i/∂q_j = (Ic_i S_i)ᵀ dA_j + (İc_i S_i − S_i ×* hc_i)ᵀ dV_j
+    ∂τ_i/∂q̇_j = (Ic_i S_i)ᵀ dAv_j + (İc_i S_i − S_i ×* hc_i)ᵀ S_j
+
+(hc×̄ m = m ×* hc is skew, so (İc + hc×̄)ᵀ S = İc S − S ×* hc). The forward derivatives are
+those at q̈ = ABA(q, q̇, τ): ∂q̈/∂x = −M⁻¹ ∂τ/∂x, M⁻¹ by minv_aba.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from robodyn_ros.dynamics.fixed_frame import gravity_acceleration, world_inertias
+from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
+from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
+from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
+from robodyn_ros.dynamics.kinematics import forward_kinematics, joint_velocity_less_before
+from robodyn_ros.dynamics.linalg import back_substitute, carved, cholesky, forward_substitute
+from robodyn_ros.dynamics.spatial import (
+    add6,
+    force_to_parent,
+    inertia_at,
+    inertia_rate,
+    inertia_times,
+    motion_cross_force,
+    motion_cross_motion,
+    pose_at,
+    scale6,
+    store,
+    vector6,
+)
+from robodyn_ros.dynamics.tree import (
+    POSE,
+    armature,
+    joint_start,
+    parent_of,
+    subtree_ends,
+)
+
+INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), spatial.py
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+# Carpentier & Mansard 2018, Algorithm 1: what the two passes keep of each body (module
+# docstring), world axes about the world origin. The backward pass's rows are kept as columns
+# (6, n), so that a row of the answers is one contiguous sweep over its subtree.
+DerivativesWorkspace = namedtuple("DerivativesWorkspace", (
+    "end",       # (n,) one past the last row of each row's subtree (subtree_ends)
+    "joint_end",  # (n,) one past the last row of each row's joint
+    "X_world",   # (n, POSE) each body's pose
+    "S_world",   # (n, 6) each row's motion S
+    "v",         # (n, 6) each body's velocity
+    "a",         # (n, 6) each body's acceleration, gravity as the base accelerating upwards
+    "Ic",        # (n, INERTIA_SIZE) each body's inertia, then its subtree's
+    "Ic_rate",   # (n, INERTIA_SIZE) its rate İ, then the subtree's
+    "hc",        # (n, 6) its momentum I v, then the subtree's
+    "F",         # (n, 6) its net force, then the subtree's: the force its joint transmits
+    "dV",        # (n, 6) ∂v/∂q_j = v_λ × S_j
+    "dA",        # (n, 6) ∂a/∂q_j = a_λ × S_j + v_λ × dV_j
+    "dAv",       # (n, 6) ∂a/∂q̇_j = v × S_j + v_λ × S_j
+    "dFdq",      # (6, n) the subtree force's motion in q_j, less the rigid S_j ×* F_j
+    "dFdq_turned",  # (6, n) with it
+    "dFdv",      # (6, n) its motion in q̇_j
+    "dFda",      # (6, n) its motion in q̈_j: Ic_j S_j
+    "rate_S",    # (6, n) (İc_j + hc_j×̄)ᵀ S_j = İc_j S_j − S_j ×* hc_j
+))
+
+# What aba_derivatives needs besides a DerivativesWorkspace.
+ForwardDerivativesWorkspace = namedtuple("ForwardDerivativesWorkspace", (
+    "rnea",     # a DerivativesWorkspace
+    "aba",      # a one-lane forward_dynamics.AbaWorkspace
+    "minv",     # an inertia_inverse.MinvWorkspace from BLAS_SIZE rows on, else of no rows
+    "qdd",      # (n,) q̈ = ABA(q, q̇, τ)
+    "dtau",     # (3, n, n) ∂τ/∂q, ∂τ/∂q̇ and M at q̈
+    "L",        # (n, n) M's Cholesky factor, below BLAS_SIZE rows
+    "solved",   # (n, 3 n) M⁻¹ [−∂τ/∂q, −∂τ/∂q̇, 1], below BLAS_SIZE rows
+))
+
+BLAS_SIZE = 24
+"""From this many rows on, aba_derivatives takes M⁻¹ by minv_aba and its products by BLAS;
+below, it solves by M's Cholesky factor, a few loops that cost less than entering BLAS."""
+
+
+@kernel_helper
+def derivatives_workspace(tree, n):
+    """A DerivativesWorkspace of the tree's n bodies, its arrays carved from two blocks."""
+    ends = np.empty((2, n), dtype=np.int64)
+    subtree_ends(tree, ends[0])
+    for i in range(n):
+        ends[1, i] = i + 1
+    for i in range(n - 2, -1, -1):
+        if joint_start(tree, i + 1) == joint_start(tree, i):
+            ends[1, i] = ends[1, i + 1]
+    block = np.empty(n * (POSE + 2 * INERTIA_SIZE + 9 * 6 + 5 * 6))
+    X_world, at = carved(block, 0, (n, POSE))
+    inertias, at = carved(block, at, (2, n, INERTIA_SIZE))
+    rows, at = carved(block, at, (9, n, 6))
+    columns, at = carved(block, at, (5, 6, n))
+    return DerivativesWorkspace(
+        ends[0], ends[1], X_world, rows[0], rows[1], rows[2], inertias[0], inertias[1],
+        rows[3], rows[4], rows[5], rows[6], rows[7], columns[0], columns[1], columns[2],
+        columns[3], columns[4],
+    )
+
+
+@kernel_helper
+def forward_derivatives_workspace(tree, n):
+    """A ForwardDerivativesWorkspace of the tree's n bodies."""
+    small = 0 if n >= BLAS_SIZE else n
+    block = np.empty(n + 3 * n * n + 4 * small * small)
+    qdd, at = carved(block, 0, (n,))
+    dtau, at = carved(block, at, (3, n, n))
+    L, at = carved(block, at, (small, small))
+    solved, at = carved(block, at, (small, 3 * small))
+    return ForwardDerivativesWorkspace(
+        derivatives_workspace(tree, n), aba_workspace(n, 1),
+        minv_workspace(tree, n - small), qdd, dtau, L, solved)
+
+
+@kernel_helper
+def motion_pass(tree, gravity, q, qd, qdd, f_ext, ws):
+    """Forward pass: the kinematics, each body's v, a, world inertia, İ, momentum and net force
+    I a + v ×* I v − f_ext (f_ext None or (n, 6) body-frame wrenches), and each row's dV, dA
+    and dAv (module docstring). A multi-DOF joint's rows take v_λ and a_λ of the body it hangs
+    from and v of its last row."""
+    forward_kinematics(tree, q, ws.X_world, ws.S_world)
+    world_inertias(tree, ws.X_world, ws.Ic)
+    a_root = gravity_acceleration(gravity)
+    for i in range(tree.shape[0]):
+        parent = parent_of(tree, i)
+        S = vector6(ws.S_world, i)
+        vJ = scale6(qd[i], S)
+        v_i = add6(vector6(ws.v, parent), vJ) if parent >= 0 else vJ
+        a_parent = vector6(ws.a, parent) if parent >= 0 else a_root
+        a_i = add6(add6(a_parent, scale6(qdd[i], S)),
+                   motion_cross_motion(joint_velocity_less_before(tree, i, qd, ws.S_world, v_i),
+                                       vJ))
+        I_i = inertia_at(ws.Ic, i)
+        h_i = inertia_times(I_i, v_i)
+        f_i = add6(inertia_times(I_i, a_i), motion_cross_force(v_i, h_i))
+        if f_ext is not None:
+            f_i = add6(f_i, scale6(-1.0, force_to_parent(pose_at(ws.X_world, i, 0),
+                                                          vector6(f_ext, i))))
+        store(ws.v, i, v_i)
+        store(ws.a, i, a_i)
+        store(ws.hc, i, h_i)
+        store(ws.F, i, f_i)
+        store(ws.Ic_rate, i, inertia_rate(I_i, v_i))
+        hung_from = parent_of(tree, joint_start(tree, i))
+        v_from = vector6(ws.v, hung_from) if hung_from >= 0 else ZERO6
+        a_from = vector6(ws.a, hung_from) if hung_from >= 0 else a_root
+        dV = motion_cross_motion(v_from, S)
+        store(ws.dV, i, dV)
+        store(ws.dA, i, add6(motion_cross_motion(a_from, S), motion_cross_motion(v_from, dV)))
+        if ws.joint_end[i] == i + 1:  # v_i is the joint's body's: dAv of each of its rows
+            for j in range(joint_start(tree, i), i + 1):
+                S_j = vector6(ws.S_world, j)
+                store(ws.dAv, j, add6(motion_cross_motion(v_i, S_j), motion_cross_motion(v_from,
+                                                                                        S_j)))
+
+
+@kernel_helper
+def store_column(a, j, values):
+    """Column j of a (6, n) array = values."""
+    for r in range(6):
+        a[r, j] = values[r]
+
+
+@kernel_helper
+def derivative_pass(tree, ws, dtau_dq, dtau_dv, M):
+    """Backward pass: the composites; at each row j its dFdq, dFdv, dFda and rate_S, then
+    row j of ∂τ/∂q, ∂τ/∂q̇ and M with its subtree and column j with the rows below it in its
+    subtree (module docstring), M's armature on the diagonal; the entries of row and column
+    j past its subtree, rows on other branches, zero (a row before j on another branch is
+    zeroed as that row's own)."""
+    n = tree.shape[0]
+    dFdq, dFdq_turned, dFdv, dFda, rate_S_of = (ws.dFdq, ws.dFdq_turned, ws.dFdv, ws.dFda,
+                                                ws.rate_S)
+    for j in range(n - 1, -1, -1):
+        S = vector6(ws.S_world, j)
+        I_c, rate, h = inertia_at(ws.Ic, j), inertia_at(ws.Ic_rate, j), vector6(ws.hc, j)
+        dV, dA, dAv = vector6(ws.dV, j), vector6(ws.dA, j), vector6(ws.dAv, j)
+        IS = inertia_times(I_c, S)
+        rate_S, S_h = inertia_times(rate, S), motion_cross_force(S, h)
+        dFdq_j = add6(add6(inertia_times(I_c, dA), inertia_times(rate, dV)),
+                      motion_cross_force(dV, h))
+        store_column(dFda, j, IS)
+        store_column(dFdq, j, dFdq_j)
+        store_column(dFdq_turned, j, add6(dFdq_j, motion_cross_force(S, vector6(ws.F, j))))
+        store_column(dFdv, j, add6(add6(inertia_times(I_c, dAv), rate_S), S_h))
+        store_column(rate_S_of, j, add6(rate_S, scale6(-1.0, S_h)))
+        end, joint_end = ws.end[j], ws.joint_end[j]
+        for k in range(j, joint_end):  # row j: S_jᵀ dF_k over its joint's rows, ...
+            dtau_dq[j, k] = (S[0] * dFdq[0, k] + S[1] * dFdq[1, k]
+                             + S[2] * dFdq[2, k] + S[3] * dFdq[3, k]
+                             + S[4] * dFdq[4, k] + S[5] * dFdq[5, k])
+        for k in range(joint_end, end):  # ... and the rows below, S_k ×* F_k with them
+            dtau_dq[j, k] = (S[0] * dFdq_turned[0, k] + S[1] * dFdq_turned[1, k]
+                             + S[2] * dFdq_turned[2, k] + S[3] * dFdq_turned[3, k]
+                             + S[4] * dFdq_turned[4, k] + S[5] * dFdq_turned[5, k])
+        for k in range(j, end):
+            dtau_dv[j, k] = (S[0] * dFdv[0, k] + S[1] * dFdv[1, k]
+                             + S[2] * dFdv[2, k] + S[3] * dFdv[3, k]
+                             + S[4] * dFdv[4, k] + S[5] * dFdv[5, k])
+            M[j, k] = (S[0] * dFda[0, k] + S[1] * dFda[1, k] + S[2] * dFda[2, k]
+                       + S[3] * dFda[3, k] + S[4] * dFda[4, k] + S[5] * dFda[5, k])
+        for k in range(end, n):  # rows past j's subtree: other branches
+            dtau_dq[j, k] = dtau_dv[j, k] = M[j, k] = 0.0
+            dtau_dq[k, j] = dtau_dv[k, j] = M[k, j] = 0.0
+        M[j, j] += armature(tree, j)
+        for i in range(j + 1, end):  # column j: (Ic_i S_i)ᵀ dA_j + rate_Sᵢᵀ dV_j, ...
+            dtau_dq[i, j] = (dFda[0, i] * dA[0] + dFda[1, i] * dA[1]
+                             + dFda[2, i] * dA[2] + dFda[3, i] * dA[3]
+                             + dFda[4, i] * dA[4] + dFda[5, i] * dA[5]
+                             + rate_S_of[0, i] * dV[0] + rate_S_of[1, i] * dV[1]
+                             + rate_S_of[2, i] * dV[2] + rate_S_of[3, i] * dV[3]
+                             + rate_S_of[4, i] * dV[4] + rate_S_of[5, i] * dV[5])
+            dtau_dv[i, j] = (dFda[0, i] * dAv[0] + dFda[1, i] * dAv[1]
+                             + dFda[2, i] * dAv[2] + dFda[3, i] * dAv[3]
+                             + dFda[4, i] * dAv[4] + dFda[5, i] * dAv[5]
+                             + rate_S_of[0, i] * S[0] + rate_S_of[1, i] * S[1]
+                             + rate_S_of[2, i] * S[2] + rate_S_of[3, i] * S[3]
+                             + rate_S_of[4, i] * S[4] + rate_S_of[5, i] * S[5])
+            M[i, j] = M[j, i]
+        parent = parent_of(tree, j)
+        if parent >= 0:
+            for r in range(INERTIA_SIZE):
+                ws.Ic[parent, r] += ws.Ic[j, r]
+                ws.Ic_rate[parent, r] += ws.Ic_rate[j, r]
+            store(ws.hc, parent, add6(vector6(ws.hc, parent), h))
+            store(ws.F, parent, add6(vector6(ws.F, parent), vector6(ws.F, j)))
+
+
+@routine
+def rnea_derivatives(tree, gravity, q, qd, qdd, f_ext, dtau_dq, dtau_dv, M, ws):
+    """∂τ/∂q, ∂τ/∂q̇ and M = ∂τ/∂q̈ of τ = RNEA(q, q̇, q̈, f_ext) for one state, each (n x n),
+    ∂τ/∂q in the tangent space (module docstring); f_ext None or (n, 6) body-frame wrenches;
+    ws a DerivativesWorkspace. A routine: the inverse and forward derivatives share one
+    build."""
+    motion_pass(tree, gravity, q, qd, qdd, f_ext, ws)
+    derivative_pass(tree, ws, dtau_dq, dtau_dv, M)
+
+
+@kernel_helper
+def aba_derivatives(tree, gravity, q, qd, tau, f_ext, dqdd_dq, dqdd_dv, Minv, ws):
+    """∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ = ∂q̈/∂τ of q̈ = ABA(q, q̇, τ, f_ext) for one state, each
+    (n x n): −M⁻¹ ∂τ/∂x of the RNEA at that q̈; f_ext None or (n, 6) body-frame wrenches;
+    ws a ForwardDerivativesWorkspace. Where M is not positive definite, NaN."""
+    aba_state(tree, gravity, q, qd, tau, None if f_ext is None else f_ext[np.newaxis],
+              ws.qdd, ws.aba)
+    rnea_derivatives(tree, gravity, q, qd, ws.qdd, f_ext, ws.dtau[0], ws.dtau[1], ws.dtau[2],
+                     ws.rnea)
+    if qd.shape[0] >= BLAS_SIZE:
+        minv_aba(tree, q, Minv, ws.minv)
+        negative_product(Minv, ws.dtau[0], dqdd_dq)
+        negative_product(Minv, ws.dtau[1], dqdd_dv)
+    else:
+        solve_by_cholesky(ws, dqdd_dq, dqdd_dv, Minv)
+
+
+@kernel_helper
+def negative_product(A, B, out):
+    """out = −A B (n x n) by BLAS."""
+    np.dot(A, B, out)
+    for r in range(out.shape[0]):
+        for c in range(out.shape[1]):
+            out[r, c] = -out[r, c]
+
+
+@kernel_helper
+def solve_by_cholesky(ws, dqdd_dq, dqdd_dv, Minv):
+    """[∂q̈/∂q, ∂q̈/∂q̇, M⁻¹] = M⁻¹ [−∂τ/∂q, −∂τ/∂q̇, 1] by M = L Lᵀ (ws.dtau holds the
+    three of the RNEA); NaN where M is not positive definite."""
+    n = Minv.shape[0]
+    dtau, L, solved = ws.dtau, ws.L, ws.solved
+    if not cholesky(dtau[2], 0.0, L):
+        dqdd_dq[:, :] = np.nan
+        dqdd_dv[:, :] = np.nan
+        Minv[:, :] = np.nan
+        return
+    for r in range(n):
+        for c in range(n):
+            solved[r, c] = -dtau[0, r, c]
+            solved[r, n + c] = -dtau[1, r, c]
+            solved[r, 2 * n + c] = 1.0 if r == c else 0.0
+    forward_substitute(L, solved)
+    back_substitute(L, solved)
+    for r in range(n):
+        for c in range(n):
+            dqdd_dq[r, c] = solved[r, c]
+            dqdd_dv[r, c] = solved[r, n + c]
+            Minv[r, c] = solved[r, 2 * n + c]
+
+
+@kernel
+def inverse_dynamics_derivatives(tree, gravity, q, qd, qdd, f_ext, out):
+    """rnea_derivatives for a state or a batch: q (..., nq), qd and qdd (..., n), f_ext None
+    or (..., n, 6); out (..., 3, n, n): ∂τ/∂q, ∂τ/∂q̇, M."""
+    Q, QD, QDD = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd)
+    B, n = QD.shape
+    OUT = out.reshape((B, 3, n, n))
+    ws = derivatives_workspace(tree, n)
+    if f_ext is None:
+        for b in range(B):
+            rnea_derivatives(tree, gravity, Q[b], QD[b], QDD[b], None, OUT[b, 0], OUT[b, 1],
+                             OUT[b, 2], ws)
+    else:
+        F = f_ext.reshape((B, n, 6))
+        for b in range(B):
+            rnea_derivatives(tree, gravity, Q[b], QD[b], QDD[b], F[b], OUT[b, 0], OUT[b, 1],
+                             OUT[b, 2], ws)
+
+
+@kernel
+def forward_dynamics_derivatives(tree, gravity, q, qd, tau, f_ext, out):
+    """aba_derivatives for a state or a batch: q (..., nq), qd and tau (..., n), f_ext None
+    or (..., n, 6); out (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹."""
+    Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
+    B, n = QD.shape
+    OUT = out.reshape((B, 3, n, n))
+    ws = forward_derivatives_workspace(tree, n)
+    if f_ext is None:
+        for b in range(B):
+            aba_derivatives(tree, gravity, Q[b], QD[b], TAU[b], None, OUT[b, 0], OUT[b, 1],
+                            OUT[b, 2], ws)
+    else:
+        F = f_ext.reshape((B, n, 6))
+        for b in range(B):
+            aba_derivatives(tree, gravity, Q[b], QD[b], TAU[b], F[b], OUT[b, 0], OUT[b, 1],
+                            OUT[b, 2], ws)
