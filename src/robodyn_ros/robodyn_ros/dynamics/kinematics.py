@@ -1,4 +1,4 @@
-"""Forward kinematics of every body and frame, and frame Jacobians."""
+"""Forward kinematics of every body and frame, frame Jacobians and their time variation."""
 
 import numpy as np
 
@@ -7,7 +7,9 @@ from robodyn_ros.dynamics.spatial import (
     add3,
     add6,
     compose,
+    cross,
     joint_pose_and_subspace,
+    motion_cross_motion,
     pose_at,
     rotate,
     scale6,
@@ -126,6 +128,58 @@ def frame_jacobian_of(tree, frame, q, X_world, S_world, pose, path, J):
     path_kinematics(tree, q, body, X_world, S_world, path)
     frame_pose_into(X_world, frame, pose)
     frame_jacobian_into(tree, S_world, body, pose[:3, 3], J)
+
+
+@kernel_helper
+def joint_body_row(tree, i):
+    """The last row of row i's joint, its body's (i itself for a joint of one row)."""
+    last, n = i, tree.shape[0]
+    while last + 1 < n and joint_start(tree, last + 1) == joint_start(tree, i):
+        last += 1
+    return last
+
+
+@kernel_helper
+def frame_jacobian_rate_into(tree, S_world, v, body, origin, J_dot):
+    """J̇ (6 x n), the time derivative of the world-aligned Jacobian of a frame on `body` with
+    its origin p at `origin`, from the bodies' velocities v (n x 6, world axes about the world
+    origin). Column j of J is [v_j + ω_j × p; ω_j] for S_j = [v_j; ω_j]; with Ṡ_j = v_b × S_j
+    (b the body of j's joint, whose frame S_j turns with) and ṗ = v_O + ω × p of the frame's
+    body, column j of J̇ is [Ṡ_v + Ṡ_ω × p + ω_j × ṗ; Ṡ_ω]."""
+    J_dot[:, :] = 0.0
+    if body < 0:
+        return
+    omega = (v[body, 3], v[body, 4], v[body, 5])
+    p_dot = add3((v[body, 0], v[body, 1], v[body, 2]), cross(omega, origin))
+    j = body
+    while j >= 0:
+        S = vector6(S_world, j)
+        S_dot = motion_cross_motion(vector6(v, joint_body_row(tree, j)), S)
+        turn, sweep = cross(S_dot[3:6], origin), cross(S[3:6], p_dot)
+        for r in range(3):
+            J_dot[r, j] = S_dot[r] + turn[r] + sweep[r]
+            J_dot[3 + r, j] = S_dot[3 + r]
+        j = parent_of(tree, j)
+
+
+@kernel
+def frame_jacobian_time_variation(tree, frame, q, qd, out):
+    """J̇ of one frame (a 13-row) for a state (nq,), (n,) or a batch (B, ...); out (..., 6, n)."""
+    Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
+    B, n = Q.shape[0], tree.shape[0]
+    OUT = out.reshape((B, 6, n))
+    X_world, S_world, v, pose = np.empty((n, POSE)), np.empty((n, 6)), np.empty((n, 6)), \
+        np.empty((4, 4))
+    body = int(frame[FRAME_BODY])
+    for b in range(B):
+        forward_kinematics(tree, Q[b], X_world, S_world)
+        for i in range(n):
+            parent = parent_of(tree, i)
+            for r in range(6):
+                v[i, r] = S_world[i, r] * QD[b, i] + (v[parent, r] if parent >= 0 else 0.0)
+        frame_pose_into(X_world, frame, pose)
+        frame_jacobian_rate_into(tree, S_world, v, body, (pose[0, 3], pose[1, 3], pose[2, 3]),
+                                 OUT[b])
 
 
 @kernel

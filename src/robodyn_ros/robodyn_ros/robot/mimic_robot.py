@@ -31,6 +31,7 @@ from robodyn_ros.robot.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.robot.operational_space import (
     SINGULAR_THRESHOLD,
     OperationalSpaceDynamics,
+    stacked_task_rows,
     task_axes,
 )
 from robodyn_ros.robot.robot import FloatArray, Robot, Task, TaskAxes
@@ -178,6 +179,13 @@ class MimicRobot(Robot, serves=has_mimic_joints):
         (q,) = self._inputs(("q",), q)
         return self._tree_robot.jacobian(self.coupling.positions(q), frame) @ self.coupling.G
 
+    def frame_jacobian_time_variation(self, q: ArrayLike, qd: ArrayLike, frame: str
+                                      ) -> FloatArray:
+        q, qd = self._inputs(("q", "qd"), q, qd)
+        c = self.coupling
+        return self._tree_robot.frame_jacobian_time_variation(
+            c.positions(q), c.rates(qd), frame) @ c.G
+
     def classical_acceleration(
         self, q: ArrayLike, qd: ArrayLike, frames: Task, *, axes: TaskAxes = None
     ) -> FloatArray:
@@ -300,10 +308,7 @@ class MimicRobot(Robot, serves=has_mimic_joints):
             ) from None
 
     def _task_jacobian(self, q: np.ndarray, frames: Task, axes: TaskAxes) -> np.ndarray:
-        names = (frames,) if isinstance(frames, str) else tuple(frames)
-        chosen = list(task_axes(axes))
-        return np.concatenate([self.jacobian(q, name)[..., chosen, :] for name in names],
-                              axis=-2)
+        return stacked_task_rows(lambda name: self.jacobian(q, name), frames, axes)
 
 
 def _times(A: np.ndarray, x: np.ndarray) -> np.ndarray:

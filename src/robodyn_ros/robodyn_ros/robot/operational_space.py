@@ -10,7 +10,7 @@ acceleration, the joint-space dynamics M q̈ + C q̇ + g = τ seen from the task
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +68,15 @@ class OperationalSpaceDynamics:
         """Nᵀ = 1 − Jᵀ J̄ᵀ (n, n): a joint torque τ₀ applied as Nᵀ τ₀ gives no task acceleration."""
         n = self.J.shape[-1]
         return np.eye(n) - np.swapaxes(self.J, -1, -2) @ np.swapaxes(self.Jbar, -1, -2)
+
+
+def stacked_task_rows(matrix_of: Callable[[str], np.ndarray], frames: str | Sequence[str],
+                      axes: str | Sequence[int | str] | None) -> np.ndarray:
+    """Each frame's (..., 6, n) matrix (its J or J̇) cut to the task axes (task_axes) and
+    stacked frame by frame: the task's (..., m, n)."""
+    names = (frames,) if isinstance(frames, str) else tuple(frames)
+    chosen = list(task_axes(axes))
+    return np.concatenate([matrix_of(name)[..., chosen, :] for name in names], axis=-2)
 
 
 def task_axes(axes: str | Sequence[int | str] | None) -> tuple[int, ...]:

@@ -92,6 +92,7 @@ from robodyn_ros.robot.operational_space import (
     SINGULAR_THRESHOLD,
     OperationalSpaceDynamics,
     check_schur_task,
+    stacked_task_rows,
     task_axes,
 )
 
@@ -1092,6 +1093,24 @@ class Robot:
                              kinematics.frame_jacobian, (self._tree, row[0]), ("q",), (q,),
                              (6, self.nv))
 
+    def frame_jacobian_time_variation(self, q: ArrayLike, qd: ArrayLike, frame: str
+                                      ) -> FloatArray:
+        """J̇, the time derivative of jacobian(q, frame) at the velocity q̇ (Pinocchio's
+        getFrameJacobianTimeVariation, LOCAL_WORLD_ALIGNED); J̇ q̇ is classical_acceleration's.
+        Linear in q̇: J̇ at q̇ = δ is J's directional derivative along δ, in the tangent space.
+
+        Args:
+            q, qd: joint positions and velocities.
+            frame: a name of frame_names.
+
+        Returns:
+            J̇, shape (..., 6, n).
+        """
+        row = self._frame(frame)
+        return self._compute("frame_jacobian_time_variation",
+                             f"J̇ of frame '{frame}'", kinematics.frame_jacobian_time_variation,
+                             (self._tree, row[0]), ("q", "qd"), (q, qd), (6, self.nv))
+
     # -- energy -----------------------------------------------------------------------------
 
     def centroidal_momentum_matrix(self, q: ArrayLike) -> FloatArray:
@@ -1208,6 +1227,31 @@ class Robot:
                 "J M⁻¹ Jᵀ is singular (the task Jacobian has lost rank, a kinematic "
                 "singularity); Λ⁻¹ (inverse=True) is defined everywhere"
             ) from None
+
+    def operational_space_inertia_inverse_rate(
+        self, q: ArrayLike, direction: ArrayLike, frames: Task, *, axes: TaskAxes = None
+    ) -> FloatArray:
+        """The rate of Λ⁻¹ = J M⁻¹ Jᵀ as q moves along `direction` (a velocity, tangent
+        space): J̇ M⁻¹ Jᵀ + J M⁻¹ J̇ᵀ − J M⁻¹ Ṁ M⁻¹ Jᵀ, with J̇ and Ṁ = C + Cᵀ at q̇ = direction
+        (frame_jacobian_time_variation, coriolis_matrix).
+
+        Args:
+            q: joint positions.
+            direction: the tangent direction δq, shaped like a velocity.
+            frames, axes: the task, as in operational_space_inertia.
+
+        Returns:
+            dΛ⁻¹ along `direction`, shape (..., m, m).
+        """
+        q, direction = self._inputs(("q", "direction"), q, direction)
+        J = stacked_task_rows(lambda name: self.jacobian(q, name), frames, axes)
+        J_dot = stacked_task_rows(
+            lambda name: self.frame_jacobian_time_variation(q, direction, name), frames, axes)
+        C = self.coriolis_matrix(q, direction)
+        Y = self.mass_matrix_inverse(q) @ np.swapaxes(J, -1, -2)  # M⁻¹ Jᵀ
+        turn = J_dot @ Y
+        return turn + np.swapaxes(turn, -1, -2) - np.swapaxes(Y, -1, -2) @ (
+            C + np.swapaxes(C, -1, -2)) @ Y
 
     def operational_space_inertia_inverse_times(
         self, q: ArrayLike, frame: Task, force: ArrayLike, *, axes: TaskAxes = None
