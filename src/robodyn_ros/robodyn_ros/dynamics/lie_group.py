@@ -129,7 +129,7 @@ def planar_step(q, k, theta, i, out):
 def dexp_inverse(tree, theta, v, out):
     """out (nv) = θ̇ of q ⊕ θ moving at the velocity v: v + ½[θ, v] + (1/12)[θ, [θ, v]] on the
     rows of each free flyer and planar joint (its se(3) or se(2) bracket), v on the others
-    (sim.lie_integrators._dexp_inverse says why this sign)."""
+    (sim.lie_integrators.dexp_inverse says why this sign)."""
     for i in range(tree.shape[0]):
         out[i] = v[i]
     for i in range(tree.shape[0]):

@@ -36,7 +36,7 @@ def lie_rk4(
     state: LieState, dt: float, acceleration: Acceleration, robot: Robot
 ) -> LieState:
     """Fourth-order Runge–Kutta–Munthe-Kaas: the classical RK4 tableau on (θ, v) with the
-    configuration q0 ⊕ θ, θ̇ = dexp⁻¹(θ, v) (_dexp_inverse). Four acceleration evaluations
+    configuration q0 ⊕ θ, θ̇ = dexp⁻¹(θ, v) (dexp_inverse). Four acceleration evaluations
     per step."""
     # H. Munthe-Kaas, "Runge–Kutta methods on Lie groups", BIT 38 (1998) 92–111.
     q0, v0 = state
@@ -46,21 +46,21 @@ def lie_rk4(
     v2 = v0 + half * a1
     theta2 = half * theta_dot1
     a2 = acceleration(robot.integrate(q0, theta2), v2)
-    theta_dot2 = _dexp_inverse(robot, theta2, v2)
+    theta_dot2 = dexp_inverse(robot, theta2, v2)
     v3 = v0 + half * a2
     theta3 = half * theta_dot2
     a3 = acceleration(robot.integrate(q0, theta3), v3)
-    theta_dot3 = _dexp_inverse(robot, theta3, v3)
+    theta_dot3 = dexp_inverse(robot, theta3, v3)
     v4 = v0 + dt * a3
     theta4 = dt * theta_dot3
     a4 = acceleration(robot.integrate(q0, theta4), v4)
-    theta_dot4 = _dexp_inverse(robot, theta4, v4)
+    theta_dot4 = dexp_inverse(robot, theta4, v4)
     sixth = dt / 6.0
     theta = sixth * (theta_dot1 + 2.0 * theta_dot2 + 2.0 * theta_dot3 + theta_dot4)
     return robot.integrate(q0, theta), v0 + sixth * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
 
 
-def _dexp_inverse(robot: Robot, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
+def dexp_inverse(robot: Robot, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
     """θ̇ of q0 ⊕ θ moving at the velocity v: v + ½[θ, v] + (1/12)[θ, [θ, v]], the inverse
     differential of exp to second order in θ (the next term, of the fourth, is below RK4's
     error), where [θ, v] is the se(3) bracket on a free flyer's rows, se(2)'s on a planar
@@ -75,7 +75,7 @@ def _dexp_inverse(robot: Robot, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
             embed = SE2_IN_SE3 if joint.kind == "planar" else slice(None)
             twist, velocity = np.zeros(6), np.zeros(6)
             twist[embed], velocity[embed] = theta[joint.v], v[joint.v]
-            ad = _ad(twist)
+            ad = se3_ad(twist)
             bracket = ad @ velocity
             theta_dot[joint.v] += (0.5 * bracket + (ad @ bracket) / 12.0)[embed]
     return theta_dot
@@ -84,7 +84,7 @@ def _dexp_inverse(robot: Robot, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
 SE2_IN_SE3 = [0, 1, 5]  # a planar joint's (vx, vy, ω_z) in se(3)'s [linear; angular]
 
 
-def _ad(twist: np.ndarray) -> np.ndarray:
+def se3_ad(twist: np.ndarray) -> np.ndarray:
     """ad_θ, 6 x 6: the se(3) bracket [θ, v] = ad_θ v, the spatial motion cross product in
     [linear; angular] order, [θ_ω × v_lin + θ_lin × v_ω; θ_ω × v_ω]."""
     ad = np.zeros((6, 6))
@@ -99,4 +99,5 @@ LIE_INTEGRATORS: dict[str, LieIntegrator] = {
 }
 
 
-__all__ = ["LIE_INTEGRATORS", "LieIntegrator", "LieState", "lie_rk4", "lie_semi_implicit_euler"]
+__all__ = ["LIE_INTEGRATORS", "LieIntegrator", "LieState", "dexp_inverse", "lie_rk4",
+           "lie_semi_implicit_euler", "se3_ad"]

@@ -67,6 +67,12 @@ from robodyn_ros.sim.integrators import (
     adaptive_integrator,
 )
 from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
+from robodyn_ros.sim.linearization import (
+    LINEARIZED_INTEGRATORS,
+    JointLosses,
+    StepJacobians,
+    step_jacobians,
+)
 from robodyn_ros.sim.warm_start import WarmStartedForwardDynamics
 
 WORLD_INTEGRATOR = "semi_implicit_euler"  # the step of a world with planes (contact.time_step)
@@ -365,6 +371,31 @@ class SimulatedRobot:
         self._q, self._qd, self._effort = q, qd, applied
         self._contact_forces = held[0].forces if held else ()  # each stage starts at (q, q̇)
         self._steps += 1
+
+    def linearize(self, tau: ArrayLike) -> StepJacobians:
+        """A = ∂x⁺/∂x and B = ∂x⁺/∂τ of one step from the current state under the command
+        `tau` (sim.linearization.step_jacobians), x = (q, q̇) in the tangent space: the step
+        as `step` takes it, its damping, friction and effort limits included, before the
+        joint and velocity limits stop it.
+
+        Raises:
+            ValueError: an adaptive integrator, held contacts, a world of planes or applied
+                wrenches, steps it does not linearise; a tau of the wrong shape.
+        """
+        refused = [why for why, present in (
+            (f"the adaptive integrator '{self.integrator}'",
+             self.integrator not in LINEARIZED_INTEGRATORS),
+            ("held contacts", bool(self._held)),
+            ("a world of planes", bool(self.world.planes)),
+            ("applied wrenches", bool(self._external_wrenches))) if present]
+        if refused:
+            raise ValueError(f"linearize: a step with {' and '.join(refused)} has no "
+                             "linearisation here; linearise the free robot's step, under "
+                             f"{', '.join(LINEARIZED_INTEGRATORS)}")
+        return step_jacobians(
+            self.robot, self._q, self._qd, self._vector(tau, "tau"), self.dt, self.integrator,
+            losses=JointLosses(self._damping, self._friction, self.friction_velocity),
+            effort_limit=self._effort_limit)
 
     def _world_step(self, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q, q̇) after a contact.time_step under the forces at the step's start."""

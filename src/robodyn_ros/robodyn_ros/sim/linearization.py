@@ -1,0 +1,271 @@
+"""One integrator step linearised: A = ∂x⁺/∂x and B = ∂x⁺/∂u, the state x = (q, v) in the
+tangent space (δq along each velocity coordinate, q ⊕ δq; Robot.integrate) and u the commanded
+effort, for the fixed-step integrators of the simulation and the preview.
+
+The step's dynamics are SimulatedRobot's: v̇ = a(q, v, u) = FD(q, v, τ(v, u)) with the applied
+effort τ = clip(u, ±limit) − d v − f tanh(v/ε) (the joints' damping d and smoothed Coulomb
+friction f, `JointLosses`). Its derivatives are the analytical forward-dynamics ones
+(Robot.forward_dynamics_derivatives): ∂a/∂q, ∂a/∂v + M⁻¹ ∂τ/∂v and M⁻¹ ∂τ/∂u, where ∂τ/∂u is 1
+inside the effort limits and 0 where the command is clipped.
+
+The group's part is exact: y = q ⊕ θ moves by δy = Ad(exp(−θ)) δq + J_r(θ) δθ, J_r the right
+Jacobian of exp, on each free flyer's (se(3)) and planar joint's (se(2)) rows; the identity
+on the others (Pinocchio's dIntegrate). Both come from one matrix exponential,
+exp([[−ad_θ, 1], [0, 0]]) = [[Ad(exp(−θ)), J_r(θ)], [0, 1]].
+
+Integrators: "explicit_euler" (v⁺ = v + dt a, q⁺ = q ⊕ dt v), "semi_implicit_euler" (q⁺ =
+q ⊕ dt v⁺) and "rk4" (the Runge–Kutta–Munthe-Kaas step of sim.lie_integrators, its second-order
+dexp⁻¹ differentiated as it is), chained stage by stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.linalg import expm
+
+from robodyn_ros.model.model import FRICTION_VELOCITY
+from robodyn_ros.robot import Robot
+from robodyn_ros.sim.lie_integrators import SE2_IN_SE3, dexp_inverse, se3_ad
+
+LINEARIZED_INTEGRATORS = ("explicit_euler", "semi_implicit_euler", "rk4")
+
+
+class StepJacobians(NamedTuple):
+    """One step's linearisation: δx⁺ = A δx + B δu, x = (δq, v) in the tangent space."""
+
+    A: np.ndarray  # (2 nv, 2 nv): rows (q⁺, v⁺), columns (q, v)
+    B: np.ndarray  # (2 nv, nv)
+
+
+class JointLosses(NamedTuple):
+    """The joints' damping d and Coulomb friction f (one per joint of the robot's tree, as the
+    Model lists them) and the friction's smoothing velocity ε (SimulatedRobot's)."""
+
+    damping: np.ndarray
+    friction: np.ndarray
+    friction_velocity: float = FRICTION_VELOCITY
+
+
+class _Rates(NamedTuple):
+    """A quantity's derivative in the state (nv x 2 nv) and the command (nv x nv)."""
+
+    x: np.ndarray
+    u: np.ndarray
+
+
+def step_jacobians(
+    robot: Robot, q: ArrayLike, v: ArrayLike, u: ArrayLike, dt: float,
+    integrator: str = "semi_implicit_euler", *, losses: JointLosses | None = None,
+    effort_limit: ArrayLike | None = None,
+) -> StepJacobians:
+    """A and B of one step of `integrator` from (q, v) under the command u.
+
+    Args:
+        robot: the robot; a free flyer or planar joint steps on its group.
+        q, v, u: one state (nq,), (nv,) and the commanded effort (nv,).
+        dt: the step, s.
+        integrator: one of LINEARIZED_INTEGRATORS.
+        losses: the joints' damping and friction (None: none).
+        effort_limit: the efforts' limits (nv,), where u is clipped (None: none).
+
+    Returns:
+        StepJacobians(A, B).
+
+    Raises:
+        ValueError: an unknown integrator, a dt that is not positive, vectors of the wrong
+            shape (naming them).
+    """
+    if integrator not in LINEARIZED_INTEGRATORS:
+        raise ValueError(f"step_jacobians: unknown integrator '{integrator}'; choose one of "
+                         f"{', '.join(LINEARIZED_INTEGRATORS)}")
+    if not (np.isfinite(dt) and dt > 0.0):
+        raise ValueError(f"step_jacobians: dt must be positive; got {dt}")
+    q, v, u = (np.asarray(x, dtype=float) for x in (q, v, u))
+    for name, x, size in (("q", q, robot.nq), ("v", v, robot.nv), ("u", u, robot.nv)):
+        if x.shape != (size,):
+            raise ValueError(f"step_jacobians: {name} must have shape ({size},); got {x.shape}")
+    dynamics = _Dynamics(robot, u, losses, effort_limit)
+    return _STEPS[integrator](robot, dynamics, q, v, dt)
+
+
+class _Dynamics:
+    """a(q, v) under the held command u, and its derivatives (module docstring)."""
+
+    def __init__(self, robot: Robot, u: np.ndarray, losses: JointLosses | None,
+                 effort_limit: ArrayLike | None) -> None:
+        self.robot, self.nv = robot, robot.nv
+        limit = np.full(robot.nv, np.inf) if effort_limit is None else \
+            np.asarray(effort_limit, dtype=float)
+        self.applied = np.clip(u, -limit, limit)
+        self.passes = (np.abs(u) < limit).astype(float)  # ∂clip/∂u
+        self.losses = losses
+
+    def effort(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """τ(v) and ∂τ/∂v (nv x nv)."""
+        if self.losses is None:
+            return self.applied, np.zeros((self.nv, self.nv))
+        coupling = self.robot.coupling
+        G = np.eye(self.nv) if coupling is None else coupling.G
+        rates = G @ v
+        d, f, epsilon = self.losses
+        smoothed = np.tanh(rates / epsilon)
+        loss = d * rates + f * smoothed
+        slope = d + f / epsilon * (1.0 - smoothed**2)  # tanh' = 1 − tanh²
+        return self.applied - G.T @ loss, -G.T @ (slope[:, None] * G)
+
+    def at(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, _Rates, np.ndarray]:
+        """a(q, v), its derivatives in (q, v) (nv x 2 nv) as columns [∂a/∂q, ∂a/∂v], and
+        ∂a/∂u."""
+        tau, dtau_dv = self.effort(v)
+        a = self.robot.forward_dynamics(q, v, tau)
+        d = self.robot.forward_dynamics_derivatives(q, v, tau)
+        return a, _Rates(np.hstack([d.dvdot_dq, d.dvdot_dv + d.dvdot_dtau @ dtau_dv]),
+                         d.dvdot_dtau * self.passes), d.dvdot_dtau
+
+
+GROUP_ROWS = {"floating": np.arange(6), "planar": np.array(SE2_IN_SE3)}
+"""A multi-DOF joint's velocity rows in se(3)'s [linear; angular]: a planar joint's (vx, vy, ω_z)
+is a subalgebra, se(2)."""
+
+
+def in_se3(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A joint's rows of a velocity or motion as a twist of se(3) (6,)."""
+    twist = np.zeros(6)
+    twist[rows] = values
+    return twist
+
+
+def group_jacobians(robot: Robot, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Ad(exp(−θ)), J_r(θ)), each (nv x nv): how q ⊕ θ moves with q and with θ (module
+    docstring), block by block over the robot's joints."""
+    adjoint, right = np.eye(robot.nv), np.eye(robot.nv)
+    for joint in robot.configuration_joints:
+        if joint.kind not in GROUP_ROWS:
+            continue
+        rows = GROUP_ROWS[joint.kind]
+        ad = se3_ad(in_se3(rows, theta[joint.v]))[np.ix_(rows, rows)]
+        size = rows.shape[0]
+        block = np.zeros((2 * size, 2 * size))
+        block[:size, :size], block[:size, size:] = -ad, np.eye(size)
+        exponential = expm(block)
+        adjoint[joint.v, joint.v] = exponential[:size, :size]
+        right[joint.v, joint.v] = exponential[:size, size:]
+    return adjoint, right
+
+
+def _moved(robot: Robot, theta: np.ndarray, theta_rates: _Rates) -> _Rates:
+    """The rates of y = q ⊕ θ in (q, v) and u, θ's rates given."""
+    adjoint, right = group_jacobians(robot, theta)
+    x = right @ theta_rates.x
+    x[:, :robot.nv] += adjoint
+    return _Rates(x, right @ theta_rates.u)
+
+
+def _jacobians(q_next: _Rates, v_next: _Rates) -> StepJacobians:
+    return StepJacobians(np.vstack([q_next.x, v_next.x]), np.vstack([q_next.u, v_next.u]))
+
+
+def _state_rates(nv: int) -> tuple[_Rates, _Rates]:
+    """The rates of q's tangent displacement and of v themselves: [1 0] and [0 1]."""
+    eye, zero = np.eye(nv), np.zeros((nv, nv))
+    return _Rates(np.hstack([eye, zero]), zero), _Rates(np.hstack([zero, eye]), zero)
+
+
+def _scaled(s: float, rates: _Rates) -> _Rates:
+    return _Rates(s * rates.x, s * rates.u)
+
+
+def _sum(*terms: _Rates) -> _Rates:
+    return _Rates(sum(t.x for t in terms), sum(t.u for t in terms))  # type: ignore[arg-type]
+
+
+def _acceleration_rates(dynamics: _Dynamics, y: np.ndarray, y_rates: _Rates, v: np.ndarray,
+                        v_rates: _Rates) -> tuple[np.ndarray, _Rates]:
+    """a at the stage (y, v) and its rates in the step's (q, v) and u by the chain rule."""
+    nv = dynamics.nv
+    a, local, _ = dynamics.at(y, v)
+    rates = _Rates(local.x[:, :nv] @ y_rates.x + local.x[:, nv:] @ v_rates.x,
+                   local.x[:, :nv] @ y_rates.u + local.x[:, nv:] @ v_rates.u + local.u)
+    return a, rates
+
+
+def _euler(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray, dt: float,
+           semi_implicit: bool) -> StepJacobians:
+    q_rates, v_rates = _state_rates(robot.nv)
+    a, a_rates = _acceleration_rates(dynamics, q, q_rates, v, v_rates)
+    v_next = _sum(v_rates, _scaled(dt, a_rates))
+    moving, moving_rates = (v + dt * a, v_next) if semi_implicit else (v, v_rates)
+    return _jacobians(_moved(robot, dt * moving, _scaled(dt, moving_rates)), v_next)
+
+
+def _explicit_euler(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray,
+                    dt: float) -> StepJacobians:
+    return _euler(robot, dynamics, q, v, dt, semi_implicit=False)
+
+
+def _semi_implicit_euler(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray,
+                         dt: float) -> StepJacobians:
+    return _euler(robot, dynamics, q, v, dt, semi_implicit=True)
+
+
+def _dexp_inverse_rates(robot: Robot, theta: np.ndarray, theta_rates: _Rates, v: np.ndarray,
+                        v_rates: _Rates) -> tuple[np.ndarray, _Rates]:
+    """θ̇ = dexp⁻¹(θ, v) of sim.lie_integrators (v + ½[θ, v] + (1/12)[θ, [θ, v]] on each
+    multi-DOF joint) and its rates: ∂/∂v = 1 + ½ ad_θ + (1/12) ad_θ², ∂/∂θ = −½ ad_v −
+    (1/12)(ad_[θ,v] + ad_θ ad_v)."""
+    by_theta, by_v = np.zeros((robot.nv, robot.nv)), np.eye(robot.nv)
+    for joint in robot.configuration_joints:
+        if joint.kind not in GROUP_ROWS:
+            continue
+        rows = GROUP_ROWS[joint.kind]
+        velocity = in_se3(rows, v[joint.v])
+        ad_theta, ad_v = se3_ad(in_se3(rows, theta[joint.v])), se3_ad(velocity)
+        ad_bracket = se3_ad(ad_theta @ velocity)
+        cut = np.ix_(rows, rows)
+        by_v[joint.v, joint.v] += (0.5 * ad_theta + ad_theta @ ad_theta / 12.0)[cut]
+        by_theta[joint.v, joint.v] = (-0.5 * ad_v - (ad_bracket + ad_theta @ ad_v) / 12.0)[cut]
+    rates = _Rates(by_theta @ theta_rates.x + by_v @ v_rates.x,
+                   by_theta @ theta_rates.u + by_v @ v_rates.u)
+    return dexp_inverse(robot, theta, v), rates
+
+
+def _rk4(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray,
+         dt: float) -> StepJacobians:
+    """sim.lie_integrators.lie_rk4's stages, each with its rates."""
+    q_rates, v_rates = _state_rates(robot.nv)
+    zero = _Rates(np.zeros_like(q_rates.x), np.zeros_like(q_rates.u))
+    a1, a1_rates = _acceleration_rates(dynamics, q, q_rates, v, v_rates)
+    theta_dot, theta_dot_rates = v, v_rates
+    slopes = [(theta_dot, theta_dot_rates, a1, a1_rates)]
+    for fraction, previous in ((0.5, 0), (0.5, 1), (1.0, 2)):
+        theta_dot, theta_dot_rates, a, a_rates = slopes[previous]
+        h = fraction * dt
+        theta, theta_rates = h * theta_dot, _scaled(h, theta_dot_rates)
+        stage_v, stage_v_rates = v + h * a, _sum(v_rates, _scaled(h, a_rates))
+        y, y_rates = robot.integrate(q, theta), _moved(robot, theta, theta_rates)
+        a_k, a_k_rates = _acceleration_rates(dynamics, y, y_rates, stage_v, stage_v_rates)
+        theta_dot_k, theta_dot_k_rates = _dexp_inverse_rates(robot, theta, theta_rates,
+                                                             stage_v, stage_v_rates)
+        slopes.append((theta_dot_k, theta_dot_k_rates, a_k, a_k_rates))
+    weights = (1.0, 2.0, 2.0, 1.0)
+    theta = dt / 6.0 * np.sum([w * s[0] for w, s in zip(weights, slopes, strict=True)], axis=0)
+    theta_rates = _sum(zero, *(_scaled(dt / 6.0 * w, s[1])
+                               for w, s in zip(weights, slopes, strict=True)))
+    v_next = _sum(v_rates, *(_scaled(dt / 6.0 * w, s[3])
+                             for w, s in zip(weights, slopes, strict=True)))
+    return _jacobians(_moved(robot, theta, theta_rates), v_next)
+
+
+_STEPS: dict[str, Callable[[Robot, _Dynamics, np.ndarray, np.ndarray, float], StepJacobians]] = {
+    "explicit_euler": _explicit_euler,
+    "semi_implicit_euler": _semi_implicit_euler,
+    "rk4": _rk4,
+}
+
+
+__all__ = ["LINEARIZED_INTEGRATORS", "JointLosses", "StepJacobians", "group_jacobians",
+           "step_jacobians"]
