@@ -12,8 +12,8 @@ QoS; see below) and ``robot_description`` (std_msgs/String). Publishes
 ``dynamics/joint_space`` (JointSpaceDynamics), ``dynamics/operational_space``
 (OperationalSpaceDynamics, one per frame per cycle) and ``/diagnostics``; every header's
 frame_id is the frame the poses are in, with frame_prefix: the robot's root link, or the
-world frame for a floating base. Serves ``compute_dynamics`` (ComputeDynamics) and
-``set_payload``.
+world frame for a floating base. Serves ``compute_dynamics`` (ComputeDynamics, with the
+dynamics' derivatives on request) and ``set_payload``.
 
 A floating-base robot (parameter floating_base) takes its base's pose and twist from the newest
 odometry (ros.odometry: REP 105, header.frame_id the world_frame parameter, child_frame_id the
@@ -418,18 +418,15 @@ class DynamicsNode(RobotNode):
 
         A floating base's request carries its joints; its base is the newest odometry's,
         within joint_states_max_age, as for a joint state on the topic. external_wrenches push
-        the robot in the acceleration; the response gives their Σ Jᵀ w (ros.wrenches).
+        the robot in the acceleration; the response gives their Σ Jᵀ w (ros.wrenches). With
+        `derivatives`, the response has those of the dynamics too (fill_derivatives).
 
         Raises:
-            RefusedError: no robot yet, an unknown frame or method, a bad state, or no
-                recent odometry of a floating base (the guard answers success=false with
-                the reason).
+            RefusedError: no robot yet, an unknown frame or method, a bad state, no recent
+                odometry of a floating base, or derivatives asked with external_wrenches
+                (the guard answers success=false with the reason).
         """
-        serving = self._serving
-        if serving is None:
-            raise RefusedError("no robot description loaded yet")
-        if not self.active:
-            raise RefusedError("dynamics_node is not active")
+        serving = self._in_service()
         robot = serving.robot
         frames = [self.robot_frame(frame) for frame in request.frames]
         unknown = [name for name, frame in zip(request.frames, frames, strict=True) if not frame]
@@ -450,13 +447,12 @@ class DynamicsNode(RobotNode):
         problem = method_problem(robot, methods[2], frames)
         if problem:
             raise RefusedError(problem)
-        q, qd, effort = JointStateMap(serving.joint_states.joint_map.joint_names).state(
-            request.state, "state")
-        if serving.odometry is not None:
-            q, qd, effort = floating_state(self._base, q, qd, effort, time.time_ns(),
-                                           serving.settings.max_age)
+        q, qd, effort = self._request_state(serving, request.state)
         wrenches = wrenches_of(request.external_wrenches, self.robot_frame,
                                "external_wrenches")
+        if request.derivatives and wrenches:
+            raise RefusedError("derivatives: not answered with external_wrenches (how their "
+                               "Jᵀ w changes with q is not computed); ask for them apart")
         settings = replace(serving.settings, quantities=QUANTITIES, methods=methods)
         joint_space, operational_space = compute(
             robot, request.state.header, q, qd, effort, tuple(frames), settings,
@@ -466,7 +462,40 @@ class DynamicsNode(RobotNode):
         response.operational_space = operational_space
         if wrenches:
             response.external_forces = float_sequence(wrench_forces(robot, q, wrenches))
+        if request.derivatives:
+            fill_derivatives(response, robot, q, qd, effort)
         return response
+
+    def _in_service(self) -> Serving:
+        """What a service request is answered with.
+
+        Raises:
+            RefusedError: no robot yet, or the node is not active.
+        """
+        serving = self._serving
+        if serving is None:
+            raise RefusedError("no robot description loaded yet")
+        if not self.active:
+            raise RefusedError("dynamics_node is not active")
+        return serving
+
+    def _request_state(
+        self, serving: Serving, state: JointState
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(q, q̇, τ or None) of a request's `state` in the robot's order: its joints matched
+        by name; a floating base's at the newest odometry's base (ros.odometry).
+
+        Raises:
+            JointStateError: a joint missing, a field of the wrong length or not finite
+                (naming "state", the field and the joint).
+            RefusedError: a floating base without an odometry within joint_states_max_age.
+        """
+        q, qd, effort = JointStateMap(serving.joint_states.joint_map.joint_names).state(
+            state, "state")
+        if serving.odometry is not None:
+            q, qd, effort = floating_state(self._base, q, qd, effort, time.time_ns(),
+                                           serving.settings.max_age)
+        return q, qd, effort
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -547,6 +576,35 @@ def compute(
     return joint_space, operational_space
 
 
+def fill_derivatives(
+    response: ComputeDynamics.Response,
+    robot: Robot,
+    q: np.ndarray,
+    qd: np.ndarray,
+    effort: np.ndarray | None,
+) -> None:
+    """The derivatives of a compute_dynamics response (ComputeDynamics.srv), each n x n
+    row-major as its mass matrix: ∂τ/∂q and ∂τ/∂q̇ at its joint_space.acceleration (at q̈ = 0
+    without an effort), ∂q̈/∂q and ∂q̈/∂q̇ at `effort` (left empty without one).
+
+    Args:
+        response: the response, its joint_space filled.
+        q, qd, effort: the state it was computed at, in the robot's order.
+
+    Raises:
+        Exception: what the Robot raises where an answer does not exist (a singular M).
+    """
+    acceleration = np.zeros(robot.nv) if effort is None else \
+        np.asarray(response.joint_space.acceleration)
+    inverse = robot.inverse_dynamics_derivatives(q, qd, acceleration)
+    response.dtau_dq = float_sequence(inverse.dtau_dq)
+    response.dtau_dv = float_sequence(inverse.dtau_dv)
+    if effort is not None:
+        forward = robot.forward_dynamics_derivatives(q, qd, effort)
+        response.dvdot_dq = float_sequence(forward.dvdot_dq)
+        response.dvdot_dv = float_sequence(forward.dvdot_dv)
+
+
 def method_problem(robot: Robot, method: str, frames: Sequence[str]) -> str:
     """Why the operational-space method cannot serve these frames of the robot, each on its own
     ("" if it can): "schur" and "schur_bcr" need a frame on a moving body."""
@@ -601,8 +659,8 @@ def warm_up(serving: Serving) -> None:
 @dataclass(frozen=True)
 class WarmUpPlan:
     """The computations of warm_up, one quantity each (quantity → its WarmUpStep): those the
-    node publishes, in the order it computes them, and those only compute_dynamics answers
-    (none for a floating base, which the service refuses)."""
+    node publishes, in the order it computes them, and those only its services answer (the
+    other quantities, and the derivatives)."""
 
     published: dict[str, WarmUpStep]
     service_only: dict[str, WarmUpStep]
@@ -617,9 +675,12 @@ class WarmUpPlan:
                               (robot, quantity_frames(serving, quantity),
                                replace(settings, quantities=(quantity,))))
 
+        derivatives = WarmUpStep(f"derivatives ({robot_kind(robot)})", derivatives_at_rest,
+                                 (robot,))
         return cls({quantity: step(quantity) for quantity in settings.quantities},
-                   {quantity: step(quantity) for quantity in QUANTITIES
-                    if quantity not in settings.quantities})
+                   {**{quantity: step(quantity) for quantity in QUANTITIES
+                       if quantity not in settings.quantities},
+                    "derivatives": derivatives})
 
     @property
     def steps(self) -> list[WarmUpStep]:
@@ -643,6 +704,13 @@ def compute_at_rest(robot: Robot, frames: Sequence[str],
     """compute() at rest: q neutral (zero, a floating base's at the origin), q̇ = 0, τ = 0."""
     rest = np.zeros(robot.nv)
     compute(robot, JointState().header, robot.neutral(), rest, rest, frames, settings)
+
+
+def derivatives_at_rest(robot: Robot) -> None:
+    """The derivatives compute_dynamics answers, at compute_at_rest's state."""
+    rest = np.zeros(robot.nv)
+    robot.inverse_dynamics_derivatives(robot.neutral(), rest, rest)
+    robot.forward_dynamics_derivatives(robot.neutral(), rest, rest)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -1,7 +1,7 @@
 """dynamics_node over real DDS: published matrices equal Robot's, the compute service answers
-for the state it is sent, another process receives the messages, and bad input gives a
-diagnostic and a log line while the node keeps serving; the operational-space method a
-request names is the one compute_dynamics answers by."""
+for the state it is sent, with the dynamics' derivatives when asked, another process receives
+the messages, and bad input gives a diagnostic and a log line while the node keeps serving;
+the operational-space method a request names is the one compute_dynamics answers by."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import WrenchStamped
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -96,6 +97,7 @@ def robot() -> Robot:
     q = np.zeros(robot.nv)
     robot.mass_matrix(q), robot.bias_forces(q, q), robot.forward_dynamics(q, q, q)
     robot.operational_space(q, q, TIP)
+    robot.inverse_dynamics_derivatives(q, q, q), robot.forward_dynamics_derivatives(q, q, q)
     return robot
 
 
@@ -204,6 +206,54 @@ def test_compute_service_answers_for_the_state_sent(harness, robot) -> None:
     request.state.position[3] = float("nan")
     bad = client.call(ComputeDynamics.Request(state=request.state), 20.0)
     assert not bad.success and "non-finite" in bad.message
+    harness.peer.destroy_client(client)
+
+
+DERIVATIVES = ("dtau_dq", "dtau_dv", "dvdot_dq", "dvdot_dv")
+
+
+def assert_matrix(published, expected: np.ndarray, name: str) -> None:
+    """A row-major n x n field equal to `expected` to TOLERANCE relative to its largest entry."""
+    np.testing.assert_allclose(np.reshape(published, expected.shape), expected, rtol=0,
+                               atol=TOLERANCE * np.abs(expected).max(), err_msg=name)
+
+
+def test_compute_service_answers_the_derivatives(harness, robot) -> None:
+    """derivatives: ∂τ/∂q and ∂τ/∂q̇ at the answer's q̈, ∂q̈/∂q and ∂q̈/∂q̇ at the effort sent,
+    as Robot's; without an effort ∂τ at q̈ = 0 and no ∂q̈; none unless asked; refused with
+    external wrenches, naming both fields, and the next request is answered."""
+    client = harness.peer.create_client(ComputeDynamics, "compute_dynamics")
+    assert client.wait_for_service(timeout_sec=20.0)
+    q, qd, tau = state(8, robot.nv)
+    request = ComputeDynamics.Request(state=joint_state(robot, q, qd, tau), derivatives=True)
+    response = client.call(request, timeout_sec=COMPILE_PATIENCE)
+    assert response.success, response.message
+    inverse = robot.inverse_dynamics_derivatives(q, qd, np.array(response.joint_space.acceleration))
+    forward = robot.forward_dynamics_derivatives(q, qd, tau)
+    for name, expected in zip(DERIVATIVES, (*inverse[:2], *forward[:2]), strict=True):
+        assert_matrix(getattr(response, name), expected, name)
+
+    request.state.effort = []
+    without_effort = client.call(request, timeout_sec=20.0)
+    assert without_effort.success, without_effort.message
+    inverse = robot.inverse_dynamics_derivatives(q, qd, np.zeros(robot.nv))
+    assert_matrix(without_effort.dtau_dq, inverse.dtau_dq, "dtau_dq at q̈ = 0")
+    assert_matrix(without_effort.dtau_dv, inverse.dtau_dv, "dtau_dv at q̈ = 0")
+    assert not (without_effort.dvdot_dq or without_effort.dvdot_dv)
+
+    request.derivatives = False
+    plain = client.call(request, timeout_sec=20.0)
+    assert plain.success and not any(getattr(plain, name) for name in DERIVATIVES)
+
+    request.derivatives = True
+    push = WrenchStamped()
+    push.header.frame_id, push.wrench.force.x = TIP, 5.0
+    request.external_wrenches = [push]
+    refused = client.call(request, timeout_sec=20.0)
+    assert not refused.success
+    assert "derivatives" in refused.message and "external_wrenches" in refused.message
+    request.external_wrenches = []
+    assert client.call(request, timeout_sec=20.0).success
     harness.peer.destroy_client(client)
 
 

@@ -231,12 +231,13 @@ def test_a_refused_floating_base_leaves_the_node_reporting_the_robot_in_service(
 
 def test_compute_dynamics_answers_at_the_newest_odometry(peer, solo) -> None:
     """A floating base's request carries its joints: the answer is at the newest odometry's
-    base (M, C v + g, q̈ and a foot's Λ as the Robot's there); before any odometry, refused."""
+    base (M, C v + g, q̈, the derivatives in the tangent space and a foot's Λ as the Robot's
+    there); before any odometry, refused."""
     client = peer.peer.create_client(ComputeDynamics, "compute_dynamics")
     assert client.wait_for_service(timeout_sec=20.0)
     rng = np.random.default_rng(2)
     joints, rates, efforts = rng.uniform(-1, 1, (3, 12))
-    request = ComputeDynamics.Request(frames=[FOOT],
+    request = ComputeDynamics.Request(frames=[FOOT], derivatives=True,
                                       state=joint_state(solo, joints, rates, efforts))
     refused = client.call(request, timeout_sec=30.0)
     assert refused is not None and not refused.success and "no odometry" in refused.message
@@ -254,3 +255,10 @@ def test_compute_dynamics_answers_at_the_newest_odometry(peer, solo) -> None:
     close(space.acceleration, solo.forward_dynamics(q, v, tau))
     close(space.coriolis_matrix, solo.coriolis_matrix(q, v))
     close(response.operational_space[0].inertia, solo.operational_space(q, v, FOOT).Lambda)
+    inverse = solo.inverse_dynamics_derivatives(q, v, np.array(space.acceleration))
+    forward = solo.forward_dynamics_derivatives(q, v, tau)
+    for published, expected in ((response.dtau_dq, inverse.dtau_dq),
+                                (response.dtau_dv, inverse.dtau_dv),
+                                (response.dvdot_dq, forward.dvdot_dq),
+                                (response.dvdot_dv, forward.dvdot_dv)):
+        close(published, expected)
