@@ -13,7 +13,8 @@ QoS; see below) and ``robot_description`` (std_msgs/String). Publishes
 (OperationalSpaceDynamics, one per frame per cycle) and ``/diagnostics``; every header's
 frame_id is the frame the poses are in, with frame_prefix: the robot's root link, or the
 world frame for a floating base. Serves ``compute_dynamics`` (ComputeDynamics, with the
-dynamics' derivatives on request) and ``set_payload``.
+dynamics' derivatives on request), ``linearize`` (Linearize: one simulation step linearised
+at a state, sim.linearization) and ``set_payload``.
 
 A floating-base robot (parameter floating_base) takes its base's pose and twist from the newest
 odometry (ros.odometry: REP 105, header.frame_id the world_frame parameter, child_frame_id the
@@ -23,10 +24,10 @@ efforts], and joint_names are the robot's, FREE_FLYER_JOINTS first. An odometry 
 other frames, numbers that are not finite or a quaternion that is not of unit norm is refused;
 a joint state with no odometry yet, or none within joint_states_max_age, is refused: a base is
 never guessed. The odometry subscription exists for every robot (created at configure, as the
-others, not with each robot); a fixed base ignores it. compute_dynamics answers a floating
-base's request (a JointState of its joints) at the newest odometry's base, by the same rule. A
-robot with a planar joint, or a floating joint inside its tree, is refused: a JointState
-carries one number per joint.
+others, not with each robot); a fixed base ignores it. compute_dynamics and linearize answer a
+floating base's request (a JointState of its joints) at the newest odometry's base, by the
+same rule. A robot with a planar joint, or a floating joint inside its tree, is refused: a
+JointState carries one number per joint.
 
 joint_states are merged on arrival, every message in arrival order, and computed newest first
 (ros.intake): a cycle answers the newest merged state and skips those it superseded; the
@@ -52,6 +53,7 @@ keeps serving.
 from __future__ import annotations
 
 import gc
+import math
 import sys
 import time
 from collections import deque
@@ -63,7 +65,7 @@ import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
-from robodyn_interfaces.srv import ComputeDynamics
+from robodyn_interfaces.srv import ComputeDynamics, Linearize
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.compile_ahead import WarmUpStep
@@ -73,6 +75,7 @@ from robodyn_ros.robot.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
     JointStateMap,
+    finite,
     float_sequence,
     joint_space_message,
     operational_space_message,
@@ -102,6 +105,12 @@ from robodyn_ros.ros.robot_node import (
     run_node,
 )
 from robodyn_ros.ros.wrenches import wrenches_of
+from robodyn_ros.sim.linearization import (
+    LINEARIZED_INTEGRATORS,
+    JointLosses,
+    StepJacobians,
+    step_jacobians,
+)
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo
@@ -139,6 +148,7 @@ PARAMETERS = (
     GROUP_WAIT_PARAMETER,
     WORLD_FRAME_PARAMETER,
 )
+LINEARIZE_INTEGRATOR = "semi_implicit_euler"  # a linearize request's with an empty integrator
 FRAMES_CONDITION = "frames"
 MIMIC_CONDITION = "mimic"
 
@@ -278,6 +288,8 @@ class DynamicsNode(RobotNode):
         )
         self.create_service(ComputeDynamics, "compute_dynamics",
                             self.guard.service("compute_dynamics", self._on_compute))
+        self.create_service(Linearize, "linearize",
+                            self.guard.service("linearize", self._on_linearize))
 
     # -- robot and parameters ---------------------------------------------------------------
 
@@ -466,6 +478,36 @@ class DynamicsNode(RobotNode):
             fill_derivatives(response, robot, q, qd, effort)
         return response
 
+    def _on_linearize(
+        self, request: Linearize.Request, response: Linearize.Response
+    ) -> Linearize.Response:
+        """The linearize service: A and B of one simulation step from the state the caller
+        sends (Linearize.srv, simulated_step_jacobians); a floating base's at the newest
+        odometry's base, as compute_dynamics'.
+
+        Raises:
+            RefusedError: no robot yet, an unknown integrator, a dt that is not a positive
+                number, a bad state, or no recent odometry of a floating base (naming the
+                field; the guard answers success=false with the reason).
+            NonFiniteAnswerError: A or B overflowed at this state and dt.
+        """
+        serving = self._in_service()
+        integrator = request.integrator or LINEARIZE_INTEGRATOR
+        if integrator not in LINEARIZED_INTEGRATORS:
+            raise RefusedError(f"integrator: unknown '{integrator}'; choose one of "
+                               f"{', '.join(LINEARIZED_INTEGRATORS)} (empty: "
+                               f"{LINEARIZE_INTEGRATOR})")
+        if not (math.isfinite(request.dt) and request.dt > 0.0):
+            raise RefusedError(f"dt: must be a number of seconds > 0; got {request.dt:g}")
+        q, v, effort = self._request_state(serving, request.state)
+        robot = serving.robot
+        command = np.zeros(robot.nv) if effort is None else effort
+        jacobians = simulated_step_jacobians(robot, q, v, command, request.dt, integrator)
+        response.state_matrix = float_sequence(finite("state_matrix (A)", jacobians.A))
+        response.input_matrix = float_sequence(finite("input_matrix (B)", jacobians.B))
+        response.success, response.joint_names = True, list(robot.joint_names)
+        return response
+
     def _in_service(self) -> Serving:
         """What a service request is answered with.
 
@@ -605,6 +647,25 @@ def fill_derivatives(
         response.dvdot_dv = float_sequence(forward.dvdot_dv)
 
 
+def simulated_step_jacobians(
+    robot: Robot, q: np.ndarray, v: np.ndarray, command: np.ndarray, dt: float,
+    integrator: str,
+) -> StepJacobians:
+    """step_jacobians of the step sim_node takes: with the robot's joint damping and friction
+    (at the default friction velocity) and its effort limits, as SimulatedRobot has them.
+
+    Args:
+        q, v: the state (nq,), (nv,).
+        command: the commanded effort u (nv,).
+        dt: s, > 0.
+        integrator: one of LINEARIZED_INTEGRATORS.
+    """
+    model = robot.model
+    return step_jacobians(robot, q, v, command, dt, integrator,
+                          losses=JointLosses(model.damping, model.friction),
+                          effort_limit=robot.per_coordinate(model.effort_limit))
+
+
 def method_problem(robot: Robot, method: str, frames: Sequence[str]) -> str:
     """Why the operational-space method cannot serve these frames of the robot, each on its own
     ("" if it can): "schur" and "schur_bcr" need a frame on a moving body."""
@@ -707,7 +768,7 @@ def compute_at_rest(robot: Robot, frames: Sequence[str],
 
 
 def derivatives_at_rest(robot: Robot) -> None:
-    """The derivatives compute_dynamics answers, at compute_at_rest's state."""
+    """The derivatives compute_dynamics and linearize take, at compute_at_rest's state."""
     rest = np.zeros(robot.nv)
     robot.inverse_dynamics_derivatives(robot.neutral(), rest, rest)
     robot.forward_dynamics_derivatives(robot.neutral(), rest, rest)
