@@ -62,18 +62,20 @@ def step_jacobians(
     integrator: str = "semi_implicit_euler", *, losses: JointLosses | None = None,
     effort_limit: ArrayLike | None = None,
 ) -> StepJacobians:
-    """A and B of one step of `integrator` from (q, v) under the command u.
+    """A and B of one step of `integrator` from (q, v) under the command u, for one state or
+    a batch (a planner's trajectory: every step's linearisation from one batch of each kernel).
 
     Args:
         robot: the robot; a free flyer or planar joint steps on its group.
-        q, v, u: one state (nq,), (nv,) and the commanded effort (nv,).
+        q, v, u: a state (nq,), (nv,) and the commanded effort (nv,), or a batch of each
+            (B, nq), (B, nv), (B, nv).
         dt: the step, s.
         integrator: one of LINEARIZED_INTEGRATORS.
         losses: the joints' damping and friction (None: none).
         effort_limit: the efforts' limits (nv,), where u is clipped (None: none).
 
     Returns:
-        StepJacobians(A, B).
+        StepJacobians(A, B), A (..., 2 nv, 2 nv) and B (..., 2 nv, nv).
 
     Raises:
         ValueError: an unknown integrator, a dt that is not positive, vectors of the wrong
@@ -85,15 +87,20 @@ def step_jacobians(
     if not (np.isfinite(dt) and dt > 0.0):
         raise ValueError(f"step_jacobians: dt must be positive; got {dt}")
     q, v, u = (np.asarray(x, dtype=float) for x in (q, v, u))
+    single = q.ndim == 1
+    q, v, u = np.atleast_2d(q), np.atleast_2d(v), np.atleast_2d(u)
     for name, x, size in (("q", q, robot.nq), ("v", v, robot.nv), ("u", u, robot.nv)):
-        if x.shape != (size,):
-            raise ValueError(f"step_jacobians: {name} must have shape ({size},); got {x.shape}")
+        if x.ndim != 2 or x.shape != (q.shape[0], size):
+            raise ValueError(f"step_jacobians: {name} must have shape ({size},) or "
+                             f"({q.shape[0]}, {size}) as q's batch; got {x.shape}")
     dynamics = _Dynamics(robot, u, losses, effort_limit)
-    return _STEPS[integrator](robot, dynamics, q, v, dt)
+    jacobians = _STEPS[integrator](robot, dynamics, q, v, dt)
+    return StepJacobians(jacobians.A[0], jacobians.B[0]) if single else jacobians
 
 
 class _Dynamics:
-    """a(q, v) under the held command u, and its derivatives (module docstring)."""
+    """a(q, v) under the held commands u (B, nv), and its derivatives (module docstring),
+    for a batch of B states."""
 
     def __init__(self, robot: Robot, u: np.ndarray, losses: JointLosses | None,
                  effort_limit: ArrayLike | None) -> None:
@@ -105,26 +112,26 @@ class _Dynamics:
         self.losses = losses
 
     def effort(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """τ(v) and ∂τ/∂v (nv x nv)."""
+        """τ(v) (B, nv) and ∂τ/∂v (B, nv, nv)."""
         if self.losses is None:
-            return self.applied, np.zeros((self.nv, self.nv))
+            return self.applied, np.zeros((v.shape[0], self.nv, self.nv))
         coupling = self.robot.coupling
         G = np.eye(self.nv) if coupling is None else coupling.G
-        rates = G @ v
+        rates = v @ G.T
         d, f, epsilon = self.losses
         smoothed = np.tanh(rates / epsilon)
         loss = d * rates + f * smoothed
         slope = d + f / epsilon * (1.0 - smoothed**2)  # tanh' = 1 − tanh²
-        return self.applied - G.T @ loss, -G.T @ (slope[:, None] * G)
+        return self.applied - loss @ G, -(G.T * slope[:, None, :]) @ G
 
-    def at(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, _Rates, np.ndarray]:
-        """a(q, v), its derivatives in (q, v) (nv x 2 nv) as columns [∂a/∂q, ∂a/∂v], and
-        ∂a/∂u."""
+    def at(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, _Rates]:
+        """a(q, v) (B, nv) and its rates: [∂a/∂q, ∂a/∂v] (B, nv, 2 nv) and ∂a/∂u."""
         tau, dtau_dv = self.effort(v)
         a = self.robot.forward_dynamics(q, v, tau)
         d = self.robot.forward_dynamics_derivatives(q, v, tau)
-        return a, _Rates(np.hstack([d.dvdot_dq, d.dvdot_dv + d.dvdot_dtau @ dtau_dv]),
-                         d.dvdot_dtau * self.passes), d.dvdot_dtau
+        return a, _Rates(np.concatenate([d.dvdot_dq, d.dvdot_dv + d.dvdot_dtau @ dtau_dv],
+                                        axis=-1),
+                         d.dvdot_dtau * self.passes[:, None, :])
 
 
 GROUP_ROWS = {"floating": np.arange(6), "planar": np.array(SE2_IN_SE3)}
@@ -139,21 +146,27 @@ def in_se3(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
     return twist
 
 
+def _group_joints(robot: Robot) -> list:
+    """The robot's free flyers and planar joints."""
+    return [joint for joint in robot.configuration_joints if joint.kind in GROUP_ROWS]
+
+
 def group_jacobians(robot: Robot, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(Ad(exp(−θ)), J_r(θ)), each (nv x nv): how q ⊕ θ moves with q and with θ (module
-    docstring), block by block over the robot's joints."""
-    adjoint, right = np.eye(robot.nv), np.eye(robot.nv)
-    for joint in robot.configuration_joints:
-        if joint.kind not in GROUP_ROWS:
-            continue
+    """(Ad(exp(−θ)), J_r(θ)), each (B, nv, nv) for θ (B, nv): how q ⊕ θ moves with q and with
+    θ (module docstring), block by block over the robot's joints."""
+    batch = theta.shape[0]
+    adjoint = np.broadcast_to(np.eye(robot.nv), (batch, robot.nv, robot.nv)).copy()
+    right = adjoint.copy()
+    for joint in _group_joints(robot):
         rows = GROUP_ROWS[joint.kind]
-        ad = se3_ad(in_se3(rows, theta[joint.v]))[np.ix_(rows, rows)]
         size = rows.shape[0]
-        block = np.zeros((2 * size, 2 * size))
-        block[:size, :size], block[:size, size:] = -ad, np.eye(size)
+        block = np.zeros((batch, 2 * size, 2 * size))
+        for b in range(batch):
+            block[b, :size, :size] = -se3_ad(in_se3(rows, theta[b, joint.v]))[np.ix_(rows, rows)]
+        block[:, :size, size:] = np.eye(size)
         exponential = expm(block)
-        adjoint[joint.v, joint.v] = exponential[:size, :size]
-        right[joint.v, joint.v] = exponential[:size, size:]
+        adjoint[:, joint.v, joint.v] = exponential[:, :size, :size]
+        right[:, joint.v, joint.v] = exponential[:, :size, size:]
     return adjoint, right
 
 
@@ -161,18 +174,22 @@ def _moved(robot: Robot, theta: np.ndarray, theta_rates: _Rates) -> _Rates:
     """The rates of y = q ⊕ θ in (q, v) and u, θ's rates given."""
     adjoint, right = group_jacobians(robot, theta)
     x = right @ theta_rates.x
-    x[:, :robot.nv] += adjoint
+    x[..., :robot.nv] += adjoint
     return _Rates(x, right @ theta_rates.u)
 
 
 def _jacobians(q_next: _Rates, v_next: _Rates) -> StepJacobians:
-    return StepJacobians(np.vstack([q_next.x, v_next.x]), np.vstack([q_next.u, v_next.u]))
+    return StepJacobians(np.concatenate([q_next.x, v_next.x], axis=-2),
+                         np.concatenate([q_next.u, v_next.u], axis=-2))
 
 
-def _state_rates(nv: int) -> tuple[_Rates, _Rates]:
+def _state_rates(batch: int, nv: int) -> tuple[_Rates, _Rates]:
     """The rates of q's tangent displacement and of v themselves: [1 0] and [0 1]."""
     eye, zero = np.eye(nv), np.zeros((nv, nv))
-    return _Rates(np.hstack([eye, zero]), zero), _Rates(np.hstack([zero, eye]), zero)
+    q_rates = _Rates(np.hstack([eye, zero]), zero)
+    v_rates = _Rates(np.hstack([zero, eye]), zero)
+    return tuple(_Rates(*(np.broadcast_to(m, (batch, *m.shape)).copy() for m in rates))
+                 for rates in (q_rates, v_rates))  # type: ignore[return-value]
 
 
 def _scaled(s: float, rates: _Rates) -> _Rates:
@@ -187,15 +204,15 @@ def _acceleration_rates(dynamics: _Dynamics, y: np.ndarray, y_rates: _Rates, v: 
                         v_rates: _Rates) -> tuple[np.ndarray, _Rates]:
     """a at the stage (y, v) and its rates in the step's (q, v) and u by the chain rule."""
     nv = dynamics.nv
-    a, local, _ = dynamics.at(y, v)
-    rates = _Rates(local.x[:, :nv] @ y_rates.x + local.x[:, nv:] @ v_rates.x,
-                   local.x[:, :nv] @ y_rates.u + local.x[:, nv:] @ v_rates.u + local.u)
-    return a, rates
+    a, local = dynamics.at(y, v)
+    by_y, by_v = local.x[..., :nv], local.x[..., nv:]
+    return a, _Rates(by_y @ y_rates.x + by_v @ v_rates.x,
+                     by_y @ y_rates.u + by_v @ v_rates.u + local.u)
 
 
 def _euler(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray, dt: float,
            semi_implicit: bool) -> StepJacobians:
-    q_rates, v_rates = _state_rates(robot.nv)
+    q_rates, v_rates = _state_rates(q.shape[0], robot.nv)
     a, a_rates = _acceleration_rates(dynamics, q, q_rates, v, v_rates)
     v_next = _sum(v_rates, _scaled(dt, a_rates))
     moving, moving_rates = (v + dt * a, v_next) if semi_implicit else (v, v_rates)
@@ -216,31 +233,34 @@ def _dexp_inverse_rates(robot: Robot, theta: np.ndarray, theta_rates: _Rates, v:
                         v_rates: _Rates) -> tuple[np.ndarray, _Rates]:
     """θ̇ = dexp⁻¹(θ, v) of sim.lie_integrators (v + ½[θ, v] + (1/12)[θ, [θ, v]] on each
     multi-DOF joint) and its rates: ∂/∂v = 1 + ½ ad_θ + (1/12) ad_θ², ∂/∂θ = −½ ad_v −
-    (1/12)(ad_[θ,v] + ad_θ ad_v)."""
-    by_theta, by_v = np.zeros((robot.nv, robot.nv)), np.eye(robot.nv)
-    for joint in robot.configuration_joints:
-        if joint.kind not in GROUP_ROWS:
-            continue
+    (1/12)(ad_[θ,v] + ad_θ ad_v); state by state."""
+    batch, nv = theta.shape[0], robot.nv
+    by_theta = np.zeros((batch, nv, nv))
+    by_v = np.broadcast_to(np.eye(nv), (batch, nv, nv)).copy()
+    theta_dot = v.copy()
+    for joint in _group_joints(robot):
         rows = GROUP_ROWS[joint.kind]
-        velocity = in_se3(rows, v[joint.v])
-        ad_theta, ad_v = se3_ad(in_se3(rows, theta[joint.v])), se3_ad(velocity)
-        ad_bracket = se3_ad(ad_theta @ velocity)
         cut = np.ix_(rows, rows)
-        by_v[joint.v, joint.v] += (0.5 * ad_theta + ad_theta @ ad_theta / 12.0)[cut]
-        by_theta[joint.v, joint.v] = (-0.5 * ad_v - (ad_bracket + ad_theta @ ad_v) / 12.0)[cut]
+        for b in range(batch):
+            velocity = in_se3(rows, v[b, joint.v])
+            ad_theta, ad_v = se3_ad(in_se3(rows, theta[b, joint.v])), se3_ad(velocity)
+            ad_bracket = se3_ad(ad_theta @ velocity)
+            by_v[b, joint.v, joint.v] += (0.5 * ad_theta + ad_theta @ ad_theta / 12.0)[cut]
+            by_theta[b, joint.v, joint.v] = (-0.5 * ad_v - (ad_bracket + ad_theta @ ad_v)
+                                             / 12.0)[cut]
+    for b in range(batch if _group_joints(robot) else 0):
+        theta_dot[b] = dexp_inverse(robot, theta[b], v[b])
     rates = _Rates(by_theta @ theta_rates.x + by_v @ v_rates.x,
                    by_theta @ theta_rates.u + by_v @ v_rates.u)
-    return dexp_inverse(robot, theta, v), rates
+    return theta_dot, rates
 
 
 def _rk4(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray,
          dt: float) -> StepJacobians:
     """sim.lie_integrators.lie_rk4's stages, each with its rates."""
-    q_rates, v_rates = _state_rates(robot.nv)
-    zero = _Rates(np.zeros_like(q_rates.x), np.zeros_like(q_rates.u))
+    q_rates, v_rates = _state_rates(q.shape[0], robot.nv)
     a1, a1_rates = _acceleration_rates(dynamics, q, q_rates, v, v_rates)
-    theta_dot, theta_dot_rates = v, v_rates
-    slopes = [(theta_dot, theta_dot_rates, a1, a1_rates)]
+    slopes = [(v, v_rates, a1, a1_rates)]
     for fraction, previous in ((0.5, 0), (0.5, 1), (1.0, 2)):
         theta_dot, theta_dot_rates, a, a_rates = slopes[previous]
         h = fraction * dt
@@ -253,8 +273,8 @@ def _rk4(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray,
         slopes.append((theta_dot_k, theta_dot_k_rates, a_k, a_k_rates))
     weights = (1.0, 2.0, 2.0, 1.0)
     theta = dt / 6.0 * np.sum([w * s[0] for w, s in zip(weights, slopes, strict=True)], axis=0)
-    theta_rates = _sum(zero, *(_scaled(dt / 6.0 * w, s[1])
-                               for w, s in zip(weights, slopes, strict=True)))
+    theta_rates = _sum(*(_scaled(dt / 6.0 * w, s[1]) for w, s in zip(weights, slopes,
+                                                                    strict=True)))
     v_next = _sum(v_rates, *(_scaled(dt / 6.0 * w, s[3])
                              for w, s in zip(weights, slopes, strict=True)))
     return _jacobians(_moved(robot, theta, theta_rates), v_next)

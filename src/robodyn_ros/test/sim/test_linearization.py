@@ -157,3 +157,21 @@ def test_steps_it_does_not_linearise_are_refused() -> None:
         step_jacobians(robot, np.zeros(7), np.zeros(7), np.zeros(6), DT)
     with pytest.raises(ValueError, match="dt must be positive"):
         step_jacobians(robot, np.zeros(7), np.zeros(7), np.zeros(7), 0.0)
+
+
+@pytest.mark.parametrize("name", ["panda", "tree_inner_joints"])
+def test_a_batch_is_its_states_one_by_one(name: str) -> None:
+    """A trajectory's steps linearised from one batch of each kernel, as a planner does, equal
+    the steps linearised one at a time (to the kernels' batch-to-single agreement)."""
+    robot = robot_of(name)
+    rng = np.random.default_rng(3)
+    q = np.stack([robot.integrate(robot.neutral(), rng.uniform(-1.0, 1.0, robot.nv))
+                  for _ in range(4)])
+    v, u = rng.uniform(-1.0, 1.0, (2, 4, robot.nv))
+    losses = losses_of(robot, rng)
+    for integrator in LINEARIZED_INTEGRATORS:
+        batch = step_jacobians(robot, q, v, u, DT, integrator, losses=losses)
+        for b in range(4):
+            one = step_jacobians(robot, q[b], v[b], u[b], DT, integrator, losses=losses)
+            assert_close(batch.A[b], one.A, f"A of {integrator}", 1e-12)
+            assert_close(batch.B[b], one.B, f"B of {integrator}", 1e-12)
