@@ -32,6 +32,8 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.sim import rollout
 from robodyn_ros.sim.contact_log import ContactLog
 from robodyn_ros.sim.floating_preview import floating_preview, floating_preview_one
+from robodyn_ros.sim.ilqr import ReachPlan, ReachTask, plan_reach
+from robodyn_ros.sim.linearization import LINEARIZED_INTEGRATORS, JointLosses, step_jacobians
 from robodyn_ros.sim.preview_result import (
     PreviewMetrics,
     PreviewResult,
@@ -41,8 +43,10 @@ from robodyn_ros.sim.preview_result import (
 )
 from robodyn_ros.sim.scenario_rollout import compiled_rollout, target_rotation
 from robodyn_ros.sim.scenarios import (
+    REACH_WEIGHTS,
     FixedScenario,
     JointTrajectory,
+    OptimalReach,
     Scenario,
     ScenarioError,
     TorqueProfile,
@@ -85,11 +89,15 @@ def preview(
     """
     for scenario in scenarios:
         check_world(scenario, collision_shapes)
+        if isinstance(scenario, OptimalReach):
+            plan_steps(settings, scenario)
     if robot.nq != robot.nv:
         return floating_preview(robot, scenarios, settings, q, qd, pool=pool, on_done=on_done,
                                 collision_shapes=collision_shapes)
     start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
     warm_up(robot, settings)
+    if any(isinstance(scenario, OptimalReach) for scenario in scenarios):
+        warm_up_planning(robot, start.q, start.qd)
     if any(scenario.world.planes for scenario in scenarios):
         warm_up_world(robot, settings)
     task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done,
@@ -111,6 +119,13 @@ def warm_up(robot: Robot, settings: PreviewSettings) -> None:
         floating_preview_one(robot, short, state.q, state.qd, idle)
     else:
         preview_one(robot, short, state.q, state.qd, idle)
+
+
+def warm_up_planning(robot: Robot, q: np.ndarray, qd: np.ndarray) -> None:
+    """warm_up for optimal reaches: the derivatives' kernels a plan's linearisations call on
+    batches (sim.ilqr), by one linearisation of two states."""
+    states = np.stack([q, q]), np.stack([qd, qd])
+    step_jacobians(robot, *states, np.zeros((2, robot.nv)), 1e-3)
 
 
 def warm_up_world(robot: Robot, settings: PreviewSettings) -> None:
@@ -149,10 +164,12 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     times = settings.dt * np.arange(settings.steps + 1)
     samples = sample_steps(settings)
     contact_log = ContactLog(settings.dt, samples)
+    plan = planned_reach(robot, settings, scenario, q, qd) \
+        if isinstance(scenario, OptimalReach) else None
     rollout_of: Callable[..., Any] = compiled_rollout
     if not runs_compiled(settings, scenario):
         rollout_of = partial(_stepped_rollout, collision_shapes=tuple(collision_shapes),
-                             contact_log=contact_log)
+                             contact_log=contact_log, plan=plan)
     elif scenario.world.planes:
         rollout_of = partial(compiled_world_rollout, collision_shapes=tuple(collision_shapes),
                              contact_log=contact_log)
@@ -163,7 +180,7 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
     result = PreviewResult(scenario.name, times, trajectory.q, trajectory.qd, trajectory.tau,
                            scenario.frame, trajectory.path, samples, trajectory.energy, metrics,
                            wall_time, settings.horizon / wall_time,
-                           sampled_contacts(scenario, contact_log, samples))
+                           sampled_contacts(scenario, contact_log, samples), plan)
     if on_done is not None:
         on_done(result)
     return result
@@ -172,20 +189,23 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
 def runs_compiled(settings: PreviewSettings, scenario: Scenario) -> bool:
     """Whether a rollout kernel runs the scenario (sim.rollout, or sim.contact_rollout with a
     world): settings it takes (fixed step, ABA), a controller with a compiled law
-    (control.compiled_laws; computed torque has none) and no pushes (SimulatedRobot applies
-    them)."""
+    (control.compiled_laws; computed torque and an optimal reach's plan have none) and no
+    pushes (SimulatedRobot applies them)."""
     tracker = scenario.controller if isinstance(scenario, JointTrajectory) else None
-    return settings.compiled and tracker in (None, "joint_impedance") and not scenario.pushes
+    return (settings.compiled and tracker in (None, "joint_impedance") and not scenario.pushes
+            and not isinstance(scenario, OptimalReach))
 
 
 # -- SimulatedRobot with the controller plugins, step by step ---------------------------------
 
 
-def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, contact_log):
+def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, contact_log,
+                     plan=None):
     simulated = simulated_robot(robot, settings, q, qd, scenario, collision_shapes,
                                 forward_dynamics_method=settings.forward_dynamics_method,
                                 tolerance=settings.tolerance)
-    command = _controller(robot, settings, scenario, q, times)
+    command = _controller(robot, settings, scenario, q, times) if plan is None else \
+        (lambda k, state: plan.command(robot, state.t, state.q, state.qd))
     sensor = wrench_sensor(robot.model, scenario.frame)  # a force/torque sensor at the frame
     steps, n = settings.steps, robot.nv
     Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
@@ -210,6 +230,47 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, 
     trajectory = rollout.Trajectory(q=Q, qd=QD, tau=effort, clamped=clamped,
                                     path=robot.frame_pose(Q, scenario.frame), energy=energy)
     return trajectory, float(smallest)
+
+
+def plan_steps(settings: PreviewSettings, scenario: OptimalReach) -> int:
+    """The plan's steps over the horizon.
+
+    Raises:
+        ScenarioError: a plan_period that is not a whole number of dt, or that does not
+            divide the horizon.
+    """
+    period = scenario.plan_period
+    steps = settings.horizon / period
+    for count, what in ((period / settings.dt, f"a whole number of dt ({settings.dt} s)"),
+                        (steps, f"a whole fraction of the horizon ({settings.horizon} s)")):
+        if round(count) < 1 or not np.isclose(count, round(count)):
+            raise ScenarioError(f"scenario '{scenario.name}': optimal_reach.plan_period "
+                                f"({period} s) must be {what}")
+    return round(steps)
+
+
+def planned_reach(robot: Robot, settings: PreviewSettings, scenario: OptimalReach,
+                  q: np.ndarray, qd: np.ndarray) -> ReachPlan:
+    """The scenario's plan (sim.ilqr.plan_reach) from (q, q̇) over the horizon, on the model
+    SimulatedRobot steps: the settings' integrator (an adaptive one: semi-implicit Euler) at
+    the plan's period, the joints' damping, friction (smoothed at the settings'
+    friction_velocity) and effort limits.
+
+    Raises:
+        ScenarioError: as plan_steps.
+    """
+    model = robot.model
+    task = ReachTask(
+        scenario.frame, scenario.position, target_rotation(robot, scenario, q),
+        plan_steps(settings, scenario), scenario.plan_period,
+        **{name: getattr(scenario, name) for name in REACH_WEIGHTS},
+        integrator=settings.integrator if settings.integrator in LINEARIZED_INTEGRATORS
+        else ReachTask.integrator, iterations=scenario.iterations, tolerance=scenario.tolerance)
+    losses = JointLosses(np.asarray(model.damping, dtype=float),
+                         np.asarray(model.friction, dtype=float), settings.friction_velocity)
+    return plan_reach(robot, task, q, qd, losses=losses,
+                      effort_limit=np.asarray(robot.per_coordinate(model.effort_limit), float),
+                      warm_start_gains=(scenario.kp, scenario.kd))
 
 
 Command = Callable[[int, ControllerState], np.ndarray]
@@ -254,7 +315,8 @@ def _controller(
 
 
 def _metrics(
-    robot: Robot, scenario: FixedScenario, q0: np.ndarray, trajectory: rollout.Trajectory,
+    robot: Robot, scenario: FixedScenario | OptimalReach, q0: np.ndarray,
+    trajectory: rollout.Trajectory,
     smallest: float,
 ) -> PreviewMetrics:
     peak = np.abs(trajectory.tau).max(axis=0)
@@ -269,7 +331,8 @@ def _metrics(
 
 
 def _final_pose_error(
-    robot: Robot, scenario: FixedScenario, q0: np.ndarray, final_pose: np.ndarray
+    robot: Robot, scenario: FixedScenario | OptimalReach, q0: np.ndarray,
+    final_pose: np.ndarray
 ) -> tuple[float, float]:
     """|p* − p| and |log(R* Rᵀ)| at the end; the target of a joint trajectory is the pose of
     its last waypoint, a torque profile has none (NaN)."""
@@ -292,5 +355,6 @@ __all__ = [
     "preview_one",
     "runs_compiled",
     "warm_up",
+    "warm_up_planning",
     "warm_up_world",
 ]

@@ -11,6 +11,7 @@ import numpy as np
 from robodyn_ros.contact.time_step import ContactForce
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.contact_log import ContactMetrics
+from robodyn_ros.sim.ilqr import ReachPlan
 from robodyn_ros.sim.integrators import ADAPTIVE_INTEGRATORS, INTEGRATORS
 from robodyn_ros.sim.scenarios import ScenarioError
 from robodyn_ros.sim.simulated_robot import FRICTION_VELOCITY, TOLERANCE
@@ -108,7 +109,8 @@ class PreviewResult:
     commanded efforts, frame and its poses frame_path (K + 1, 4, 4), samples (S,) the step
     indices of the sample times and energy (S,) at them, the metrics, the wall time in s and
     the real-time factor horizon / wall time; with a world, contacts (S,): the contacts of the
-    step that ended at each sample (() at the start)."""
+    step that ended at each sample (() at the start); an optimal reach's plan (sim.ilqr,
+    its wall time within the scenario's)."""
 
     name: str
     times: np.ndarray
@@ -123,6 +125,7 @@ class PreviewResult:
     wall_time: float
     real_time_factor: float
     contacts: Sequence[tuple[ContactForce, ...]] = ()
+    plan: ReachPlan | None = None
 
 
 

@@ -29,6 +29,7 @@ from robodyn_ros.sim.preview_result import PreviewSettings, sample_steps, sample
 from robodyn_ros.sim.scenarios import (
     FixedScenario,
     JointTrajectory,
+    OptimalReach,
     PoseTarget,
     Scenario,
     ScenarioError,
@@ -106,6 +107,10 @@ def rollout_inputs(
         raise ScenarioError(
             f"scenario '{scenario.name}': the compiled rollout runs a robot with free flyer "
             "or planar joints under a torque profile or whole-body control only")
+    if isinstance(scenario, OptimalReach):
+        raise ScenarioError(
+            f"scenario '{scenario.name}': an optimal reach has no compiled law; the preview "
+            "plans it and steps SimulatedRobot under the plan")
     steps, n = settings.steps, robot.nv
     model = robot.model
     joints = np.array([model.lower, model.upper, model.velocity_limit, model.effort_limit,
@@ -135,7 +140,8 @@ def rollout_failure(robot: Robot, Q: np.ndarray, QD: np.ndarray) -> Exception:
     return NonFiniteResultError("preview", "the state", f"at step {step} of the rollout")
 
 
-def _control_law(robot: Robot, settings: PreviewSettings, scenario: Scenario, q: np.ndarray,
+def _control_law(robot: Robot, settings: PreviewSettings,
+                 scenario: FixedScenario | WholeBodyPose, q: np.ndarray,
                  times: np.ndarray) -> ControlLaw:
     """The scenario's controller as the rollout kernel runs it, from the start posture q."""
     n, no_task, no_target = robot.nv, np.zeros((2, 6)), np.zeros(12)
@@ -199,7 +205,8 @@ def force_law(scenario: PoseTarget) -> np.ndarray:
                      np.broadcast_to(damping, 6)], dtype=float)
 
 
-def target_rotation(robot: Robot, scenario: PoseTarget, q: np.ndarray) -> np.ndarray:
+def target_rotation(robot: Robot, scenario: PoseTarget | OptimalReach, q: np.ndarray
+                    ) -> np.ndarray:
     if scenario.orientation is not None:
         return scenario.orientation
     return robot.frame_pose(q, scenario.frame)[:3, :3]

@@ -10,6 +10,8 @@
   (on a floating base: the base wrench first, then the joints; zero floats it free).
 - `WholeBodyPose`: a floating-base robot held on contacts drives its centre of mass and a
   frame to targets by whole-body control (control.whole_body).
+- `OptimalReach`: efforts planned over the horizon by iLQR (sim.ilqr) bring a frame to a pose
+  at rest at its end, followed with the plan's feedback gains.
 
 Any scenario may also carry `pushes` (`Push`): external wrenches on frames over time spans,
 a shove on the base or a tool's contact force, applied as SimulatedRobot.apply_wrench does;
@@ -36,6 +38,7 @@ from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.control.whole_body import Ground, WholeBodyTargets, ground_of
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import Contact
+from robodyn_ros.sim.ilqr import ReachTask
 
 
 class ScenarioError(ValueError):
@@ -175,9 +178,51 @@ class WholeBodyPose:
     world: World = dataclasses.field(default_factory=World)
 
 
-FixedScenario = PoseTarget | JointTrajectory | TorqueProfile  # what a fixed base takes
-Scenario = FixedScenario | WholeBodyPose
-KINDS = ("pose_target", "joint_trajectory", "torque_profile", "whole_body_pose")
+@dataclass(frozen=True, eq=False)
+class OptimalReach:
+    """Bring `frame` to `position` (m, world) and `orientation` (3x3; None: as at the start) at
+    the end of the horizon, at rest, by efforts optimised over it (sim.ilqr: iLQR on the
+    simulation's model at plan_period s, a whole number of the preview's steps), warm-started
+    from the operational-space controller with kp (1/s²) and kd (1/s) per task axis. The
+    cost's weights (sim.ilqr.ReachTask's defaults): position_weight (1/m²),
+    orientation_weight (1/rad²), velocity_weight (of the final velocity), effort_weight (of
+    the efforts, per s), saturation_weight (of efforts past their limits, per s) and
+    limit_weight (of the joints within limit_margin, rad or m, of a limit, per s);
+    iterations and tolerance (a full step's relative cost decrease) end it. The preview
+    steps the robot under the plan's efforts and feedback gains (ReachPlan.command): the
+    plan's model is exact at its period, and a preview at finer steps follows it through the
+    gains to within that model's error (on the Panda, a 1 ms RK4 preview ends about 1 mm from
+    a 10 ms plan's end, a few hundredths of a mm from a 5 ms one's). The plan is made for free
+    space; the pushes and the world act on the robot that follows it."""
+
+    name: str
+    frame: str
+    position: np.ndarray
+    orientation: np.ndarray | None
+    kp: np.ndarray
+    kd: np.ndarray
+    plan_period: float = 0.01
+    position_weight: float = ReachTask.position_weight
+    orientation_weight: float = ReachTask.orientation_weight
+    velocity_weight: float = ReachTask.velocity_weight
+    effort_weight: float = ReachTask.effort_weight
+    saturation_weight: float = ReachTask.saturation_weight
+    limit_weight: float = ReachTask.limit_weight
+    limit_margin: float = ReachTask.limit_margin
+    iterations: int = ReachTask.iterations
+    tolerance: float = ReachTask.tolerance
+    pushes: tuple[Push, ...] = ()
+    world: World = dataclasses.field(default_factory=World)
+
+
+REACH_WEIGHTS = ("position_weight", "orientation_weight", "velocity_weight", "effort_weight",
+                 "saturation_weight", "limit_weight", "limit_margin")
+"""An OptimalReach's cost fields, each a number ≥ 0."""
+
+
+FixedScenario = PoseTarget | JointTrajectory | TorqueProfile  # a fixed base's, under a controller
+Scenario = FixedScenario | OptimalReach | WholeBodyPose
+KINDS = ("pose_target", "joint_trajectory", "torque_profile", "whole_body_pose", "optimal_reach")
 FLOATING_KINDS = ("torque_profile", "whole_body_pose")  # what a floating-base robot takes
 
 
@@ -359,6 +404,28 @@ def _torque_profile(fields: _Fields) -> TorqueProfile:
     return TorqueProfile(fields.name, fields.frame(), times, efforts)
 
 
+def _optimal_reach(fields: _Fields) -> OptimalReach:
+    kp = fields.gains("kp", 6, 100.0)
+    costs = {name: float(fields.gains(name, 1, getattr(ReachTask, name))[0])
+             for name in REACH_WEIGHTS}
+    period = float(fields.array("plan_period", (1,), OptimalReach.plan_period)[0])
+    if period <= 0.0:
+        raise fields.error("plan_period", f"must be > 0; got {period}")
+    iterations = fields.array("iterations", (1,), ReachTask.iterations)[0]
+    if iterations < 1 or iterations != round(iterations):
+        raise fields.error("iterations", f"must be a whole number ≥ 1; got {iterations}")
+    tolerance = float(fields.array("tolerance", (1,), ReachTask.tolerance)[0])
+    if tolerance <= 0.0:
+        raise fields.error("tolerance", f"must be > 0; got {tolerance}")
+    return OptimalReach(
+        fields.name, fields.frame(), fields.array("position", (3,)), fields.orientation(), kp,
+        fields.gains("kd", 6, 2.0 * np.sqrt(kp)), period,
+        position_weight=costs["position_weight"], orientation_weight=costs["orientation_weight"],
+        velocity_weight=costs["velocity_weight"], effort_weight=costs["effort_weight"],
+        saturation_weight=costs["saturation_weight"], limit_weight=costs["limit_weight"],
+        limit_margin=costs["limit_margin"], iterations=int(iterations), tolerance=tolerance)
+
+
 def _whole_body_pose(fields: _Fields) -> WholeBodyPose:
     com = fields.array("com", (3,)) if "com" in fields.values else None
     contacts = fields.contacts()
@@ -379,6 +446,7 @@ _READERS: dict[str, Callable[[_Fields], Scenario]] = {
     "joint_trajectory": _joint_trajectory,
     "torque_profile": _torque_profile,
     "whole_body_pose": _whole_body_pose,
+    "optimal_reach": _optimal_reach,
 }
 
 __all__ = [
@@ -387,6 +455,7 @@ __all__ = [
     "TRACKERS",
     "FixedScenario",
     "JointTrajectory",
+    "OptimalReach",
     "PoseTarget",
     "Push",
     "Pushable",
