@@ -1,5 +1,6 @@
 """Preview messages ↔ sim.preview: a Preview goal into scenarios and settings (every error a
-ScenarioError naming the field), results into PreviewPrediction and MarkerArray messages."""
+ScenarioError naming the field), results into PreviewPrediction and MarkerArray messages (an
+optimal reach's plan as a JointTrajectory controller_node plays, with its feedback gains)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,21 @@ from robodyn_ros.contact.world import WorldError
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.contacts import contacts_message, world_from_planes
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap, fill_pose
+from robodyn_ros.sim.ilqr import ReachPlan
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
-from robodyn_ros.sim.scenarios import KINDS, Scenario, ScenarioError, scenario_from_mapping
+from robodyn_ros.sim.scenarios import (
+    KINDS,
+    REACH_WEIGHTS,
+    Scenario,
+    ScenarioError,
+    scenario_from_mapping,
+)
 
 MARKER_POINTS = 500  # at most, per predicted path
 PALETTE = ((0.12, 0.47, 0.71), (1.0, 0.5, 0.05), (0.17, 0.63, 0.17), (0.84, 0.15, 0.16),
            (0.58, 0.4, 0.74), (0.55, 0.34, 0.29))
+REACH_SETTINGS = ("plan_period", "iterations", "tolerance")
+"""An optimal_reach message's numbers whose 0 stands for the default."""
 
 
 def goal_scenarios(robot: Robot, scenarios: Sequence[PreviewScenario]) -> list[Scenario]:
@@ -64,12 +74,17 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
                             f"got {message.kind!r}")
     fields: dict[str, object] = {"frame": message.frame} if message.frame else {}
     p, o = message.target.position, message.target.orientation
-    if message.kind == PreviewScenario.POSE_TARGET:
+    if message.kind in (PreviewScenario.POSE_TARGET, PreviewScenario.OPTIMAL_REACH):
         fields.update(position=[p.x, p.y, p.z], orientation=[o.x, o.y, o.z, o.w])
+    if message.kind == PreviewScenario.POSE_TARGET:
         gains: tuple[str, ...] = ("kp", "kd", "null_stiffness", "null_damping", "force_axes",
                                   "force_target", "force_damping")
         if message.force_integral_gain:
             fields["force_integral_gain"] = message.force_integral_gain
+    elif message.kind == PreviewScenario.OPTIMAL_REACH:
+        fields.update({name: getattr(message, name) for name in REACH_SETTINGS
+                       if getattr(message, name)})
+        gains = ("kp", "kd", *REACH_WEIGHTS)
     elif message.kind == PreviewScenario.WHOLE_BODY_POSE:
         fields.update(position=[p.x, p.y, p.z], contacts=[
             {"frame": frame, "kind": kind or "6d"}
@@ -131,11 +146,12 @@ def prediction_message(robot: Robot, result: PreviewResult, prefix: str,
     """A PreviewPrediction of one result; `prefix`: the node's frame_prefix, before every
     frame name; `paths_frame`: the frame_id of the paths (the root link's, a floating base's
     world frame). A floating base's trajectory carries its joints, base_path and base_twist
-    the free flyer."""
+    the free flyer; an optimal reach's prediction its plan (plan_fields)."""
     m = result.metrics
     joints = robot.measured_joints
     first = robot.nv - len(joints)  # the first joint's row: after a floating base's six
     q_first = robot.nq - len(joints)
+    root = prefix + robot.model.root_link
     base_path, base_twist = PoseArray(), []
     base_path.header.frame_id = paths_frame
     if first:
@@ -144,8 +160,7 @@ def prediction_message(robot: Robot, result: PreviewResult, prefix: str,
     return PreviewPrediction(
         name=result.name,
         trajectory=joint_trajectory(joints, result.times, result.q[:, q_first:],
-                                    result.qd[:, first:], result.effort[:, first:],
-                                    prefix + robot.model.root_link),
+                                    result.qd[:, first:], result.effort[:, first:], root),
         frame_path=pose_array(result.frame_path, paths_frame), frame=prefix + result.frame,
         base_path=base_path, base_twist=base_twist,
         peak_effort=m.peak_effort[first:].tolist(), effort_ratio=m.effort_ratio,
@@ -158,7 +173,34 @@ def prediction_message(robot: Robot, result: PreviewResult, prefix: str,
                   for step, contacts in zip(result.samples, result.contacts, strict=False)],
         peak_contact_force=m.contact.peak_contact_force, slip_distance=m.contact.slip_distance,
         lost_contacts=m.contact.lost_contacts, penetration=m.contact.penetration,
+        **plan_fields(joints, result.plan, root),
     )
+
+
+def plan_fields(joints: Sequence[str], plan: ReachPlan | None, frame_id: str
+                ) -> dict[str, object]:
+    """The PreviewPrediction fields of an optimal reach's plan (a fixed base's: `joints` are
+    all of the robot's).
+
+    Args:
+        joints: the robot's joints, the order of the plan's rows.
+        plan: the plan (sim.ilqr); None: a scenario of another kind.
+        frame_id: the planned trajectory's header frame (the root link with frame_prefix).
+
+    Returns:
+        planned_trajectory (q, q̇ and the feed-forward u at the plan's times, from 0),
+        feedback_gains (K at each point, the last repeating the last step's as the efforts
+        do, each nv x 2nv row-major), plan_iterations, plan_converged, plan_cost and
+        plan_wall_time; none without a plan (the message's empty and zero defaults).
+    """
+    if plan is None:
+        return {}
+    gains = np.concatenate([plan.K, plan.K[-1:]])
+    return {"planned_trajectory": joint_trajectory(joints, plan.times, plan.q, plan.v, plan.u,
+                                                   frame_id),
+            "feedback_gains": gains.ravel().tolist(), "plan_iterations": plan.iterations,
+            "plan_converged": plan.converged, "plan_cost": plan.cost,
+            "plan_wall_time": plan.wall_time}
 
 
 def joint_trajectory(joints: Sequence[str], times: np.ndarray, q: np.ndarray, qd: np.ndarray,

@@ -5,11 +5,13 @@ accepts goals while active.
 A goal's scenarios run from goal.start, or from the newest ``joint_states`` (merged by joint
 name across publishers, ros.joint_states; refused when older than joint_states_max_age) when
 it is empty, fanned out over the parallel backend (parameters ``backend``, ``workers``);
-feedback counts the scenarios done; the result holds a PreviewPrediction per scenario. A goal
-that cannot be previewed is aborted at once with the reason in result.message (rclpy's goal
-response cannot carry one). Cancelling stops the scenarios not yet started. Each preview's
-frame paths are published as visualization_msgs/MarkerArray on ``preview/markers`` for RViz,
-in the robot's root frame with frame_prefix.
+feedback counts the scenarios done; the result holds a PreviewPrediction per scenario (an
+optimal_reach's with its plan: the planned JointTrajectory, which controller_node plays as it
+is, and its feedback gains). A goal that cannot be previewed is aborted at once with the
+reason in result.message (rclpy's goal response cannot carry one). Cancelling stops the
+scenarios not yet started. Each preview's frame paths are published as
+visualization_msgs/MarkerArray on ``preview/markers`` for RViz, in the robot's root frame with
+frame_prefix.
 
 A floating-base robot (parameter floating_base, or a URDF floating joint at the root) starts
 from its joints' state (goal.start or joint_states, which carry its joints) and the newest
@@ -232,6 +234,8 @@ class PreviewNode(RobotNode):
         except CancelledError:
             goal_handle.canceled()
             return Preview.Result(message=f"cancelled after {len(done)} scenarios")
+        except ScenarioError as error:  # a scenario at odds with the settings (a plan_period)
+            raise RefusedError(str(error)) from error
         finally:
             self._cancels.pop(key, None)
         for result in results:
@@ -291,10 +295,15 @@ class PreviewNode(RobotNode):
 
 
 def check_prediction_finite(result: PreviewResult) -> None:
-    """Raises NonFiniteAnswerError when a scenario's predicted trajectory has NaN or inf."""
-    for quantity, values in (("q", result.q), ("q̇", result.qd), ("effort", result.effort),
-                             ("frame path", result.frame_path)):
-        finite(f"scenario '{result.name}': predicted {quantity}", np.asarray(values))
+    """Raises NonFiniteAnswerError when a scenario's predicted trajectory, or its plan, has NaN
+    or inf."""
+    quantities = [("predicted q", result.q), ("predicted q̇", result.qd),
+                  ("predicted effort", result.effort), ("predicted frame path", result.frame_path)]
+    if result.plan is not None:
+        quantities += [("planned q", result.plan.q), ("planned q̇", result.plan.v),
+                       ("planned effort", result.plan.u), ("feedback gains", result.plan.K)]
+    for quantity, values in quantities:
+        finite(f"scenario '{result.name}': {quantity}", np.asarray(values))
 
 
 def main(args: list[str] | None = None) -> None:
