@@ -68,8 +68,8 @@ INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), spatial.py
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 # Carpentier & Mansard 2018, Algorithm 1: what the two passes keep of each body (module
-# docstring), world axes about the world origin. The backward pass's rows are kept as columns
-# (6, n), so that a row of the answers is one contiguous sweep over its subtree.
+# docstring), world axes about the world origin. What the answers' rows read across is kept as
+# columns (6, n), so that a row of each answer is one contiguous sweep.
 DerivativesWorkspace = namedtuple("DerivativesWorkspace", (
     "end",       # (n,) one past the last row of each row's subtree (subtree_ends)
     "joint_end",  # (n,) one past the last row of each row's joint
@@ -81,14 +81,14 @@ DerivativesWorkspace = namedtuple("DerivativesWorkspace", (
     "Ic_rate",   # (n, INERTIA_SIZE) its rate İ, then the subtree's
     "hc",        # (n, 6) its momentum I v, then the subtree's
     "F",         # (n, 6) its net force, then the subtree's: the force its joint transmits
-    "dV",        # (n, 6) ∂v/∂q_j = v_λ × S_j
-    "dA",        # (n, 6) ∂a/∂q_j = a_λ × S_j + v_λ × dV_j
-    "dAv",       # (n, 6) ∂a/∂q̇_j = v × S_j + v_λ × S_j
+    "S_columns",  # (6, n) each row's motion S, as columns
+    "dV",        # (6, n) ∂v/∂q_j = v_λ × S_j
+    "dA",        # (6, n) ∂a/∂q_j = a_λ × S_j + v_λ × dV_j
+    "dAv",       # (6, n) ∂a/∂q̇_j = v × S_j + v_λ × S_j
     "dFdq",      # (6, n) the subtree force's motion in q_j, less the rigid S_j ×* F_j
     "dFdq_turned",  # (6, n) with it
     "dFdv",      # (6, n) its motion in q̇_j
     "dFda",      # (6, n) its motion in q̈_j: Ic_j S_j
-    "rate_S",    # (6, n) (İc_j + hc_j×̄)ᵀ S_j = İc_j S_j − S_j ×* hc_j
 ))
 
 # What aba_derivatives needs besides a DerivativesWorkspace.
@@ -117,15 +117,15 @@ def derivatives_workspace(tree, n):
     for i in range(n - 2, -1, -1):
         if joint_start(tree, i + 1) == joint_start(tree, i):
             ends[1, i] = ends[1, i + 1]
-    block = np.empty(n * (POSE + 2 * INERTIA_SIZE + 9 * 6 + 5 * 6))
+    block = np.empty(n * (POSE + 2 * INERTIA_SIZE + 5 * 6 + 8 * 6))
     X_world, at = carved(block, 0, (n, POSE))
     inertias, at = carved(block, at, (2, n, INERTIA_SIZE))
-    rows, at = carved(block, at, (9, n, 6))
-    columns, at = carved(block, at, (5, 6, n))
+    rows, at = carved(block, at, (5, n, 6))
+    columns, at = carved(block, at, (8, 6, n))
     return DerivativesWorkspace(
         ends[0], ends[1], X_world, rows[0], rows[1], rows[2], inertias[0], inertias[1],
-        rows[3], rows[4], rows[5], rows[6], rows[7], columns[0], columns[1], columns[2],
-        columns[3], columns[4],
+        rows[3], rows[4], columns[0], columns[1], columns[2], columns[3], columns[4],
+        columns[5], columns[6], columns[7],
     )
 
 
@@ -141,6 +141,19 @@ def forward_derivatives_workspace(tree, n):
     return ForwardDerivativesWorkspace(
         derivatives_workspace(tree, n), aba_workspace(n, 1),
         minv_workspace(tree, n - small), qdd, dtau, L, solved)
+
+
+@kernel_helper
+def store_column(a, j, values):
+    """Column j of a (6, n) array = values."""
+    for r in range(6):
+        a[r, j] = values[r]
+
+
+@kernel_helper
+def column6(a, j):
+    """Column j of a (6, n) array."""
+    return a[0, j], a[1, j], a[2, j], a[3, j], a[4, j], a[5, j]
 
 
 @kernel_helper
@@ -176,47 +189,61 @@ def motion_pass(tree, gravity, q, qd, qdd, f_ext, ws):
         v_from = vector6(ws.v, hung_from) if hung_from >= 0 else ZERO6
         a_from = vector6(ws.a, hung_from) if hung_from >= 0 else a_root
         dV = motion_cross_motion(v_from, S)
-        store(ws.dV, i, dV)
-        store(ws.dA, i, add6(motion_cross_motion(a_from, S), motion_cross_motion(v_from, dV)))
+        store_column(ws.S_columns, i, S)
+        store_column(ws.dV, i, dV)
+        store_column(ws.dA, i, add6(motion_cross_motion(a_from, S),
+                                    motion_cross_motion(v_from, dV)))
         if ws.joint_end[i] == i + 1:  # v_i is the joint's body's: dAv of each of its rows
             for j in range(joint_start(tree, i), i + 1):
                 S_j = vector6(ws.S_world, j)
-                store(ws.dAv, j, add6(motion_cross_motion(v_i, S_j), motion_cross_motion(v_from,
-                                                                                        S_j)))
-
-
-@kernel_helper
-def store_column(a, j, values):
-    """Column j of a (6, n) array = values."""
-    for r in range(6):
-        a[r, j] = values[r]
+                store_column(ws.dAv, j, add6(motion_cross_motion(v_i, S_j),
+                                             motion_cross_motion(v_from, S_j)))
 
 
 @kernel_helper
 def derivative_pass(tree, ws, dtau_dq, dtau_dv, M):
-    """Backward pass: the composites; at each row j its dFdq, dFdv, dFda and rate_S, then
-    row j of ∂τ/∂q, ∂τ/∂q̇ and M with its subtree and column j with the rows below it in its
-    subtree (module docstring), M's armature on the diagonal; the entries of row and column
-    j past its subtree, rows on other branches, zero (a row before j on another branch is
-    zeroed as that row's own)."""
+    """Backward pass: the composites; at each row j its dFdq, dFdv and dFda, then row
+    j of ∂τ/∂q, ∂τ/∂q̇ and M, M's armature on its diagonal (module docstring): with its
+    subtree (k in j .. end[j] − 1), with its ancestors (the rows c < j whose subtree holds j,
+    end[c] > j), and zero with the rows on other branches."""
     n = tree.shape[0]
-    dFdq, dFdq_turned, dFdv, dFda, rate_S_of = (ws.dFdq, ws.dFdq_turned, ws.dFdv, ws.dFda,
-                                                ws.rate_S)
+    dFdq, dFdq_turned, dFdv, dFda = ws.dFdq, ws.dFdq_turned, ws.dFdv, ws.dFda
+    S_columns, dA_columns, dV_columns, dAv_columns = ws.S_columns, ws.dA, ws.dV, ws.dAv
+    end_of = ws.end
     for j in range(n - 1, -1, -1):
         S = vector6(ws.S_world, j)
         I_c, rate, h = inertia_at(ws.Ic, j), inertia_at(ws.Ic_rate, j), vector6(ws.hc, j)
-        dV, dA, dAv = vector6(ws.dV, j), vector6(ws.dA, j), vector6(ws.dAv, j)
+        dV, dA, dAv = column6(dV_columns, j), column6(dA_columns, j), column6(dAv_columns, j)
         IS = inertia_times(I_c, S)
         rate_S, S_h = inertia_times(rate, S), motion_cross_force(S, h)
+        Q = add6(rate_S, scale6(-1.0, S_h))  # (İc + hc×̄)ᵀ S
         dFdq_j = add6(add6(inertia_times(I_c, dA), inertia_times(rate, dV)),
                       motion_cross_force(dV, h))
         store_column(dFda, j, IS)
         store_column(dFdq, j, dFdq_j)
         store_column(dFdq_turned, j, add6(dFdq_j, motion_cross_force(S, vector6(ws.F, j))))
         store_column(dFdv, j, add6(add6(inertia_times(I_c, dAv), rate_S), S_h))
-        store_column(rate_S_of, j, add6(rate_S, scale6(-1.0, S_h)))
-        end, joint_end = ws.end[j], ws.joint_end[j]
-        for k in range(j, joint_end):  # row j: S_jᵀ dF_k over its joint's rows, ...
+        end, joint_end = end_of[j], ws.joint_end[j]
+        for c in range(j):  # the rows before it: (Ic_j S_j)ᵀ dA_c + Qᵀ dV_c, ...
+            dtau_dq[j, c] = (IS[0] * dA_columns[0, c] + IS[1] * dA_columns[1, c]
+                             + IS[2] * dA_columns[2, c] + IS[3] * dA_columns[3, c]
+                             + IS[4] * dA_columns[4, c] + IS[5] * dA_columns[5, c]
+                             + Q[0] * dV_columns[0, c] + Q[1] * dV_columns[1, c]
+                             + Q[2] * dV_columns[2, c] + Q[3] * dV_columns[3, c]
+                             + Q[4] * dV_columns[4, c] + Q[5] * dV_columns[5, c])
+            dtau_dv[j, c] = (IS[0] * dAv_columns[0, c] + IS[1] * dAv_columns[1, c]
+                             + IS[2] * dAv_columns[2, c] + IS[3] * dAv_columns[3, c]
+                             + IS[4] * dAv_columns[4, c] + IS[5] * dAv_columns[5, c]
+                             + Q[0] * S_columns[0, c] + Q[1] * S_columns[1, c]
+                             + Q[2] * S_columns[2, c] + Q[3] * S_columns[3, c]
+                             + Q[4] * S_columns[4, c] + Q[5] * S_columns[5, c])
+            M[j, c] = (IS[0] * S_columns[0, c] + IS[1] * S_columns[1, c]
+                       + IS[2] * S_columns[2, c] + IS[3] * S_columns[3, c]
+                       + IS[4] * S_columns[4, c] + IS[5] * S_columns[5, c])
+        for c in range(j):  # ... zero where the row is not its ancestor (another branch)
+            if end_of[c] <= j:
+                dtau_dq[j, c] = dtau_dv[j, c] = M[j, c] = 0.0
+        for k in range(j, joint_end):  # its subtree: S_jᵀ dF_k over its joint's rows, ...
             dtau_dq[j, k] = (S[0] * dFdq[0, k] + S[1] * dFdq[1, k]
                              + S[2] * dFdq[2, k] + S[3] * dFdq[3, k]
                              + S[4] * dFdq[4, k] + S[5] * dFdq[5, k])
@@ -230,24 +257,9 @@ def derivative_pass(tree, ws, dtau_dq, dtau_dv, M):
                              + S[4] * dFdv[4, k] + S[5] * dFdv[5, k])
             M[j, k] = (S[0] * dFda[0, k] + S[1] * dFda[1, k] + S[2] * dFda[2, k]
                        + S[3] * dFda[3, k] + S[4] * dFda[4, k] + S[5] * dFda[5, k])
-        for k in range(end, n):  # rows past j's subtree: other branches
+        for k in range(end, n):  # the rows past its subtree: other branches
             dtau_dq[j, k] = dtau_dv[j, k] = M[j, k] = 0.0
-            dtau_dq[k, j] = dtau_dv[k, j] = M[k, j] = 0.0
         M[j, j] += armature(tree, j)
-        for i in range(j + 1, end):  # column j: (Ic_i S_i)ᵀ dA_j + rate_Sᵢᵀ dV_j, ...
-            dtau_dq[i, j] = (dFda[0, i] * dA[0] + dFda[1, i] * dA[1]
-                             + dFda[2, i] * dA[2] + dFda[3, i] * dA[3]
-                             + dFda[4, i] * dA[4] + dFda[5, i] * dA[5]
-                             + rate_S_of[0, i] * dV[0] + rate_S_of[1, i] * dV[1]
-                             + rate_S_of[2, i] * dV[2] + rate_S_of[3, i] * dV[3]
-                             + rate_S_of[4, i] * dV[4] + rate_S_of[5, i] * dV[5])
-            dtau_dv[i, j] = (dFda[0, i] * dAv[0] + dFda[1, i] * dAv[1]
-                             + dFda[2, i] * dAv[2] + dFda[3, i] * dAv[3]
-                             + dFda[4, i] * dAv[4] + dFda[5, i] * dAv[5]
-                             + rate_S_of[0, i] * S[0] + rate_S_of[1, i] * S[1]
-                             + rate_S_of[2, i] * S[2] + rate_S_of[3, i] * S[3]
-                             + rate_S_of[4, i] * S[4] + rate_S_of[5, i] * S[5])
-            M[i, j] = M[j, i]
         parent = parent_of(tree, j)
         if parent >= 0:
             for r in range(INERTIA_SIZE):
