@@ -37,11 +37,15 @@ from collections import namedtuple
 
 import numpy as np
 
-from robodyn_ros.dynamics.fixed_frame import gravity_acceleration, world_inertias
+from robodyn_ros.dynamics.fixed_frame import ZERO6, gravity_acceleration, world_inertias
 from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
-from robodyn_ros.dynamics.kinematics import forward_kinematics, joint_velocity_less_before
+from robodyn_ros.dynamics.kinematics import (
+    forward_kinematics,
+    joint_body_row,
+    joint_velocity_less_before,
+)
 from robodyn_ros.dynamics.linalg import back_substitute, carved, cholesky, forward_substitute
 from robodyn_ros.dynamics.spatial import (
     add6,
@@ -65,7 +69,6 @@ from robodyn_ros.dynamics.tree import (
 )
 
 INERTIA_SIZE = 10  # a rigid-body inertia (M, h, I_O), spatial.py
-ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 # Carpentier & Mansard 2018, Algorithm 1: what the two passes keep of each body (module
 # docstring), world axes about the world origin. What the answers' rows read across is kept as
@@ -113,10 +116,7 @@ def derivatives_workspace(tree, n):
     ends = np.empty((2, n), dtype=np.int64)
     subtree_ends(tree, ends[0])
     for i in range(n):
-        ends[1, i] = i + 1
-    for i in range(n - 2, -1, -1):
-        if joint_start(tree, i + 1) == joint_start(tree, i):
-            ends[1, i] = ends[1, i + 1]
+        ends[1, i] = joint_body_row(tree, i) + 1
     block = np.empty(n * (POSE + 2 * INERTIA_SIZE + 5 * 6 + 8 * 6))
     X_world, at = carved(block, 0, (n, POSE))
     inertias, at = carved(block, at, (2, n, INERTIA_SIZE))

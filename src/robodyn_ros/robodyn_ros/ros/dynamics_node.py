@@ -662,7 +662,7 @@ def simulated_step_jacobians(
     """
     model = robot.model
     return step_jacobians(robot, q, v, command, dt, integrator,
-                          losses=JointLosses(model.damping, model.friction),
+                          losses=JointLosses.of(model),
                           effort_limit=robot.per_coordinate(model.effort_limit))
 
 

@@ -36,7 +36,7 @@ from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.dynamics.lie_group import SMALL_ANGLE
 from robodyn_ros.model.inertia import skew
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
+from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS, lie_explicit_euler
 from robodyn_ros.sim.linearization import JointLosses, StepJacobians, step_jacobians
 
 
@@ -143,25 +143,16 @@ class _Model:
         self.upper = np.asarray(robot.per_coordinate(robot.model.upper), dtype=float)
         self.velocity_limit = VELOCITY_MARGIN * np.asarray(
             robot.per_coordinate(robot.model.velocity_limit), dtype=float)
-        self.stepper = LIE_INTEGRATORS.get(task.integrator)
+        self.stepper = {"explicit_euler": lie_explicit_euler, **LIE_INTEGRATORS}[task.integrator]
 
     def step(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q⁺, v⁺) from (q, v) under u: SimulatedRobot's dynamics at the plan's period, the
         efforts as commanded (the cost keeps them within their limits, where the simulation
         clips them: a clipped effort would leave the plan no gradient)."""
-        applied = u
-        d, f, epsilon = self.losses
-        coupling = self.robot.coupling
-        G = np.eye(self.robot.nv) if coupling is None else coupling.G
-
         def acceleration(q_k: np.ndarray, v_k: np.ndarray) -> np.ndarray:
-            rates = G @ v_k
-            loss = d * rates + f * np.tanh(rates / epsilon)
-            return self.robot.forward_dynamics(q_k, v_k, applied - G.T @ loss)
+            return self.robot.forward_dynamics(q_k, v_k,
+                                               u - self.losses.torques(self.robot, v_k))
 
-        if self.stepper is None:  # explicit Euler
-            return (self.robot.integrate(q, v, self.task.period),
-                    v + self.task.period * acceleration(q, v))
         return self.stepper((q, v), self.task.period, acceleration, self.robot)
 
     def linearised(self, nominal: _Nominal) -> StepJacobians:
@@ -213,15 +204,6 @@ class _Model:
         residual, _ = self.final_residual(q[-1], v[-1])
         return running + 0.5 * float(residual @ residual)
 
-    def rollout(self, q0: np.ndarray, v0: np.ndarray, u: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
-        """The states (N+1, nq), (N+1, nv) under the efforts u (N, nv)."""
-        q, v = np.empty((u.shape[0] + 1, q0.shape[0])), np.empty((u.shape[0] + 1, v0.shape[0]))
-        q[0], v[0] = q0, v0
-        for k in range(u.shape[0]):
-            q[k + 1], v[k + 1] = self.step(q[k], v[k], u[k])
-        return q, v
-
 
 @dataclass
 class _Policy:
@@ -254,9 +236,11 @@ def plan_reach(robot: Robot, task: ReachTask, q0: np.ndarray, v0: np.ndarray, *,
     mu, iteration, converged = REGULARISATION.start, 0, False
     policy = _Policy(np.zeros_like(nominal.u), np.zeros((*nominal.u.shape, 2 * robot.nv)),
                      0.0, 0.0)
+    linearised = None  # the nominal's, made again only when a step has moved it
     while iteration < task.iterations and not converged and mu < REGULARISATION.ceiling:
         iteration += 1
-        linearised = model.linearised(nominal)
+        if linearised is None:
+            linearised = model.linearised(nominal)
         backward = _backward_pass(model, nominal, linearised, mu)
         if backward is None:
             mu *= REGULARISATION.factor
@@ -272,6 +256,7 @@ def plan_reach(robot: Robot, task: ReachTask, q0: np.ndarray, v0: np.ndarray, *,
             decrease = (nominal.cost - step.nominal.cost) / max(abs(nominal.cost), 1e-300)
             nominal = step.nominal
             converged = step.alpha == 1.0 and decrease < task.tolerance
+            linearised = None
     times = task.period * np.arange(task.steps + 1)
     return ReachPlan(times, nominal.q, nominal.v, nominal.u, policy.K, nominal.cost, iteration,
                      converged, time.perf_counter() - started)

@@ -14,12 +14,22 @@ from collections.abc import Callable
 import numpy as np
 
 from robodyn_ros.model.inertia import skew
-from robodyn_ros.model.model import MULTI_DOF_JOINTS
+from robodyn_ros.model.model import ConfigurationJoint
 from robodyn_ros.robot import Robot
 
 LieState = tuple[np.ndarray, np.ndarray]
 Acceleration = Callable[[np.ndarray, np.ndarray], np.ndarray]
 LieIntegrator = Callable[[LieState, float, Acceleration, Robot], LieState]
+
+
+def lie_explicit_euler(
+    state: LieState, dt: float, acceleration: Acceleration, robot: Robot
+) -> LieState:
+    """Explicit Euler on the group, first order: q⁺ = q ⊕ dt·v, v⁺ = v + dt·a(q, v). Not a
+    simulation's integrator (semi-implicit Euler is as cheap and keeps the energy bounded);
+    a planner's model may step it (sim.ilqr, sim.linearization)."""
+    q, v = state
+    return robot.integrate(q, v, dt), v + dt * acceleration(q, v)
 
 
 def lie_semi_implicit_euler(
@@ -70,18 +80,30 @@ def dexp_inverse(robot: Robot, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
     exp(θ)⁻¹ d/dt exp(θ) = dexp₋θ(θ̇); so θ̇ = dexp₋θ⁻¹(v), whose ½[θ, v] term has the sign
     opposite to the one of a group acting from the left (Munthe-Kaas' ẏ = A(y) y)."""
     theta_dot = v.copy()
-    for joint in robot.configuration_joints:
-        if joint.kind in MULTI_DOF_JOINTS:
-            embed = SE2_IN_SE3 if joint.kind == "planar" else slice(None)
-            twist, velocity = np.zeros(6), np.zeros(6)
-            twist[embed], velocity[embed] = theta[joint.v], v[joint.v]
-            ad = se3_ad(twist)
-            bracket = ad @ velocity
-            theta_dot[joint.v] += (0.5 * bracket + (ad @ bracket) / 12.0)[embed]
+    for joint in group_joints(robot):
+        rows = GROUP_ROWS[joint.kind]
+        ad = se3_ad(in_se3(rows, theta[joint.v]))
+        bracket = ad @ in_se3(rows, v[joint.v])
+        theta_dot[joint.v] += (0.5 * bracket + (ad @ bracket) / 12.0)[rows]
     return theta_dot
 
 
 SE2_IN_SE3 = [0, 1, 5]  # a planar joint's (vx, vy, ω_z) in se(3)'s [linear; angular]
+GROUP_ROWS = {"floating": np.arange(6), "planar": np.array(SE2_IN_SE3)}
+"""A multi-DOF joint's velocity rows in se(3)'s [linear; angular]: a planar joint's (vx, vy, ω_z)
+is a subalgebra, se(2)."""
+
+
+def group_joints(robot: Robot) -> list[ConfigurationJoint]:
+    """The robot's free flyers and planar joints."""
+    return [joint for joint in robot.configuration_joints if joint.kind in GROUP_ROWS]
+
+
+def in_se3(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A joint's rows of a velocity or motion as a twist of se(3) (6,)."""
+    twist = np.zeros(6)
+    twist[rows] = values
+    return twist
 
 
 def se3_ad(twist: np.ndarray) -> np.ndarray:
@@ -99,5 +121,6 @@ LIE_INTEGRATORS: dict[str, LieIntegrator] = {
 }
 
 
-__all__ = ["LIE_INTEGRATORS", "LieIntegrator", "LieState", "dexp_inverse", "lie_rk4",
-           "lie_semi_implicit_euler", "se3_ad"]
+__all__ = ["GROUP_ROWS", "LIE_INTEGRATORS", "LieIntegrator", "LieState", "dexp_inverse",
+           "group_joints", "in_se3", "lie_explicit_euler", "lie_rk4", "lie_semi_implicit_euler",
+           "se3_ad"]

@@ -27,9 +27,16 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.linalg import expm
 
+from robodyn_ros.model import Model
 from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.lie_integrators import SE2_IN_SE3, dexp_inverse, se3_ad
+from robodyn_ros.sim.lie_integrators import (
+    GROUP_ROWS,
+    dexp_inverse,
+    group_joints,
+    in_se3,
+    se3_ad,
+)
 
 LINEARIZED_INTEGRATORS = ("explicit_euler", "semi_implicit_euler", "rk4")
 
@@ -48,6 +55,27 @@ class JointLosses(NamedTuple):
     damping: np.ndarray
     friction: np.ndarray
     friction_velocity: float = FRICTION_VELOCITY
+
+    @classmethod
+    def of(cls, model: Model, friction_velocity: float = FRICTION_VELOCITY) -> JointLosses:
+        """The model's own damping and friction, smoothed at `friction_velocity`."""
+        return cls(np.asarray(model.damping, dtype=float), np.asarray(model.friction, dtype=float),
+                   float(friction_velocity))
+
+    def torques(self, robot: Robot, v: np.ndarray) -> np.ndarray:
+        """The efforts they take at the velocities v (..., nv): d v + f tanh(v / ε), on a
+        mimic robot Gᵀ (d G v + f tanh(G v / ε)) through its coupling G."""
+        coupling = robot.coupling
+        rates = v if coupling is None else coupling.rates(v)
+        loss = self.damping * rates + self.friction * np.tanh(rates / self.friction_velocity)
+        return loss if coupling is None else coupling.forces(loss)
+
+    def torque_rates(self, robot: Robot, v: np.ndarray) -> np.ndarray:
+        """∂/∂v of torques at the velocities v (..., nv): (..., nv, nv)."""
+        G = np.eye(robot.nv) if robot.coupling is None else robot.coupling.G
+        smoothed = np.tanh((v @ G.T) / self.friction_velocity)
+        slope = self.damping + self.friction / self.friction_velocity * (1.0 - smoothed**2)
+        return (G.T * slope[..., None, :]) @ G  # tanh' = 1 − tanh²
 
 
 class _Rates(NamedTuple):
@@ -115,14 +143,8 @@ class _Dynamics:
         """τ(v) (B, nv) and ∂τ/∂v (B, nv, nv)."""
         if self.losses is None:
             return self.applied, np.zeros((v.shape[0], self.nv, self.nv))
-        coupling = self.robot.coupling
-        G = np.eye(self.nv) if coupling is None else coupling.G
-        rates = v @ G.T
-        d, f, epsilon = self.losses
-        smoothed = np.tanh(rates / epsilon)
-        loss = d * rates + f * smoothed
-        slope = d + f / epsilon * (1.0 - smoothed**2)  # tanh' = 1 − tanh²
-        return self.applied - loss @ G, -(G.T * slope[:, None, :]) @ G
+        return (self.applied - self.losses.torques(self.robot, v),
+                -self.losses.torque_rates(self.robot, v))
 
     def at(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, _Rates]:
         """a(q, v) (B, nv) and its rates: [∂a/∂q, ∂a/∂v] (B, nv, 2 nv) and ∂a/∂u."""
@@ -134,30 +156,13 @@ class _Dynamics:
                          d.dvdot_dtau * self.passes[:, None, :])
 
 
-GROUP_ROWS = {"floating": np.arange(6), "planar": np.array(SE2_IN_SE3)}
-"""A multi-DOF joint's velocity rows in se(3)'s [linear; angular]: a planar joint's (vx, vy, ω_z)
-is a subalgebra, se(2)."""
-
-
-def in_se3(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """A joint's rows of a velocity or motion as a twist of se(3) (6,)."""
-    twist = np.zeros(6)
-    twist[rows] = values
-    return twist
-
-
-def _group_joints(robot: Robot) -> list:
-    """The robot's free flyers and planar joints."""
-    return [joint for joint in robot.configuration_joints if joint.kind in GROUP_ROWS]
-
-
 def group_jacobians(robot: Robot, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(Ad(exp(−θ)), J_r(θ)), each (B, nv, nv) for θ (B, nv): how q ⊕ θ moves with q and with
     θ (module docstring), block by block over the robot's joints."""
     batch = theta.shape[0]
     adjoint = np.broadcast_to(np.eye(robot.nv), (batch, robot.nv, robot.nv)).copy()
     right = adjoint.copy()
-    for joint in _group_joints(robot):
+    for joint in group_joints(robot):
         rows = GROUP_ROWS[joint.kind]
         size = rows.shape[0]
         block = np.zeros((batch, 2 * size, 2 * size))
@@ -238,7 +243,7 @@ def _dexp_inverse_rates(robot: Robot, theta: np.ndarray, theta_rates: _Rates, v:
     by_theta = np.zeros((batch, nv, nv))
     by_v = np.broadcast_to(np.eye(nv), (batch, nv, nv)).copy()
     theta_dot = v.copy()
-    for joint in _group_joints(robot):
+    for joint in group_joints(robot):
         rows = GROUP_ROWS[joint.kind]
         cut = np.ix_(rows, rows)
         for b in range(batch):
@@ -248,7 +253,7 @@ def _dexp_inverse_rates(robot: Robot, theta: np.ndarray, theta_rates: _Rates, v:
             by_v[b, joint.v, joint.v] += (0.5 * ad_theta + ad_theta @ ad_theta / 12.0)[cut]
             by_theta[b, joint.v, joint.v] = (-0.5 * ad_v - (ad_bracket + ad_theta @ ad_v)
                                              / 12.0)[cut]
-    for b in range(batch if _group_joints(robot) else 0):
+    for b in range(batch if group_joints(robot) else 0):
         theta_dot[b] = dexp_inverse(robot, theta[b], v[b])
     rates = _Rates(by_theta @ theta_rates.x + by_v @ v_rates.x,
                    by_theta @ theta_rates.u + by_v @ v_rates.u)

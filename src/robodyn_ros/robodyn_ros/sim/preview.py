@@ -266,9 +266,8 @@ def planned_reach(robot: Robot, settings: PreviewSettings, scenario: OptimalReac
         **{name: getattr(scenario, name) for name in REACH_WEIGHTS},
         integrator=settings.integrator if settings.integrator in LINEARIZED_INTEGRATORS
         else ReachTask.integrator, iterations=scenario.iterations, tolerance=scenario.tolerance)
-    losses = JointLosses(np.asarray(model.damping, dtype=float),
-                         np.asarray(model.friction, dtype=float), settings.friction_velocity)
-    return plan_reach(robot, task, q, qd, losses=losses,
+    return plan_reach(robot, task, q, qd,
+                      losses=JointLosses.of(model, settings.friction_velocity),
                       effort_limit=np.asarray(robot.per_coordinate(model.effort_limit), float),
                       warm_start_gains=(scenario.kp, scenario.kd))
 

@@ -208,8 +208,7 @@ class SimulatedRobot:
         self._upper = np.array(robot.per_coordinate(model.upper), dtype=float)[self._limited_rows]
         self._velocity_limit = np.array(robot.per_coordinate(model.velocity_limit), dtype=float)
         self._effort_limit = np.array(robot.per_coordinate(model.effort_limit), dtype=float)
-        self._damping = np.array(model.damping, dtype=float)  # of every joint of the tree
-        self._friction = np.array(model.friction, dtype=float)
+        self._losses = JointLosses.of(model, self.friction_velocity)  # every joint of the tree
         self._effort = np.zeros(robot.nv)
         self.reset(q, qd)
 
@@ -394,7 +393,7 @@ class SimulatedRobot:
                              f"{', '.join(LINEARIZED_INTEGRATORS)}")
         return step_jacobians(
             self.robot, self._q, self._qd, self._vector(tau, "tau"), self.dt, self.integrator,
-            losses=JointLosses(self._damping, self._friction, self.friction_velocity),
+            losses=self._losses,
             effort_limit=self._effort_limit)
 
     def _world_step(self, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -408,10 +407,7 @@ class SimulatedRobot:
     def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """τ − d·q̇ − f·tanh(q̇/ε): the applied effort with damping and smoothed friction; with
         mimic joints, those of every joint of the tree through the rule, τ − Gᵀ(d·G q̇ + ...)."""
-        coupling = self.robot.coupling
-        rates = qd if coupling is None else coupling.rates(qd)
-        loss = self._damping * rates + self._friction * np.tanh(rates / self.friction_velocity)
-        return tau - (loss if coupling is None else coupling.forces(loss))
+        return tau - self._losses.torques(self.robot, qd)
 
     def _forces(self, tau: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """forces(q, q̇) of this step: joint_torques and Σ J_k(q)ᵀ w_k of the external wrenches
