@@ -16,6 +16,10 @@
  * raise, and the general path says why (non-finite inputs, a singular mass matrix, an
  * overflow). An answer the kernel writes symmetric (`symmetric`, such as M) is checked on its
  * upper triangle. The kernel runs with the GIL held, as every kernel does.
+ *
+ * An answer of several matrices (out_shape (k, rows, columns)) may come as a `record`, a tuple
+ * subclass such as a NamedTuple: record(out[0], ..., out[k - 1]), each part a view of one
+ * array, built here at a few allocations rather than k numpy indexings and a Python __new__.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,7 +31,7 @@
 #include <numpy/arrayobject.h>
 
 #define MAX_INPUTS 3
-#define MAX_OUT_NDIM 2
+#define MAX_OUT_NDIM 3
 
 typedef void (*state_kernel)(const double *tree, const double *constants, int64_t n,
                              const double *x0, const double *x1, const double *x2, double *out);
@@ -44,6 +48,7 @@ typedef struct {
     int out_ndim;
     npy_intp out_shape[MAX_OUT_NDIM];
     int symmetric;
+    PyTypeObject *record; /* NULL: the answer is the array itself */
 } StateCall;
 
 /* Finiteness without branches: a double is NaN or ±inf exactly when its 11 exponent bits are
@@ -95,6 +100,37 @@ static int is_state(PyObject *x, npy_intp n) {
            PyArray_ISCARRAY_RO(array);
 }
 
+/* record(out[0], ..., out[k - 1]) of a C-contiguous out (k, ...): the tuple subclass's
+ * instance made as tuple's own __new__ makes one, its items views of `out`. */
+static PyObject *record_of(PyTypeObject *record, PyObject *out) {
+    PyArrayObject *array = (PyArrayObject *)out;
+    npy_intp parts = PyArray_DIM(array, 0);
+    PyObject *answer = record->tp_alloc(record, parts);
+    if (answer == NULL) {
+        return NULL;
+    }
+    for (npy_intp k = 0; k < parts; k++) {
+        PyArray_Descr *descr = PyArray_DESCR(array);
+        Py_INCREF(descr);
+        PyObject *part = PyArray_NewFromDescr(
+            &PyArray_Type, descr, PyArray_NDIM(array) - 1, PyArray_DIMS(array) + 1,
+            PyArray_STRIDES(array) + 1, PyArray_BYTES(array) + k * PyArray_STRIDE(array, 0),
+            NPY_ARRAY_CARRAY, NULL);
+        if (part == NULL) {
+            Py_DECREF(answer);
+            return NULL;
+        }
+        Py_INCREF(out);
+        if (PyArray_SetBaseObject((PyArrayObject *)part, out) < 0) {
+            Py_DECREF(part);
+            Py_DECREF(answer);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(answer, k, part);
+    }
+    return answer;
+}
+
 static PyObject *state_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames) {
     StateCall *self = (StateCall *)callable;
@@ -123,7 +159,12 @@ static PyObject *state_call(PyObject *callable, PyObject *const *args, size_t na
         Py_DECREF(out);
         Py_RETURN_NONE;
     }
-    return out;
+    if (self->record == NULL) {
+        return out;
+    }
+    PyObject *record = record_of(self->record, out);
+    Py_DECREF(out);
+    return record;
 }
 
 /* A packed array the kernel may keep a pointer to: C-contiguous float64, owned by the call. */
@@ -138,14 +179,14 @@ static int check_packed(PyObject *x, const char *name) {
 
 static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"address",   "tree",        "constants", "inputs",
-                               "out_shape", "first_extra", "symmetric", NULL};
+                               "out_shape", "first_extra", "symmetric", "record", NULL};
     unsigned long long address;
-    PyObject *tree, *constants, *out_shape;
+    PyObject *tree, *constants, *out_shape, *record = Py_None;
     Py_ssize_t inputs, first_extra = 0;
     int symmetric = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!|np", keywords, &address, &tree,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KOOnO!|npO", keywords, &address, &tree,
                                      &constants, &inputs, &PyTuple_Type, &out_shape,
-                                     &first_extra, &symmetric) ||
+                                     &first_extra, &symmetric, &record) ||
         !check_packed(tree, "tree") || !check_packed(constants, "constants")) {
         return NULL;
     }
@@ -154,7 +195,7 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
         PyArray_NDIM((PyArrayObject *)tree) != 2 || first_extra < 0) {
         PyErr_SetString(PyExc_ValueError,
                         "StateCall: needs a kernel address, 1 to 3 inputs, an output of at most "
-                        "2 dimensions, a 2-D tree and first_extra >= 0");
+                        "3 dimensions, a 2-D tree and first_extra >= 0");
         return NULL;
     }
     npy_intp shape[MAX_OUT_NDIM];
@@ -169,6 +210,13 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
     }
     if (symmetric && (out_ndim != 2 || shape[0] != shape[1])) {
         PyErr_SetString(PyExc_ValueError, "StateCall: a symmetric output must be square");
+        return NULL;
+    }
+    if (record != Py_None && (!PyType_Check(record) ||
+                              !PyType_IsSubtype((PyTypeObject *)record, &PyTuple_Type) ||
+                              out_ndim < 2 || symmetric)) {
+        PyErr_SetString(PyExc_ValueError, "StateCall: a record must be a tuple subclass, of an "
+                                          "output of 2 or more dimensions that is not symmetric");
         return NULL;
     }
     StateCall *self = (StateCall *)type->tp_alloc(type, 0);
@@ -189,12 +237,18 @@ static PyObject *state_call_new(PyTypeObject *type, PyObject *args, PyObject *kw
     for (Py_ssize_t k = 0; k < out_ndim; k++) {
         self->out_shape[k] = shape[k];
     }
+    self->record = NULL;
+    if (record != Py_None) {
+        Py_INCREF(record);
+        self->record = (PyTypeObject *)record;
+    }
     return (PyObject *)self;
 }
 
 static void state_call_dealloc(StateCall *self) {
     Py_XDECREF(self->tree);
     Py_XDECREF(self->constants);
+    Py_XDECREF(self->record);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -202,9 +256,10 @@ static PyTypeObject StateCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "robodyn_ros._state_call.StateCall",
     .tp_doc = "StateCall(address, tree, constants, inputs, out_shape, first_extra=0, "
-              "symmetric=False): call a compiled single-state kernel; None when the arguments "
-              "are not plain float64 states. A symmetric answer is checked on its upper "
-              "triangle.",
+              "symmetric=False, record=None): call a compiled single-state kernel; None when "
+              "the arguments are not plain float64 states. A symmetric answer is checked on "
+              "its upper triangle; with a record (a tuple subclass), the answer is "
+              "record(out[0], ..., out[k - 1]).",
     .tp_basicsize = sizeof(StateCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(StateCall, vectorcall),

@@ -1,8 +1,12 @@
 """StateCall, the C extension that enters a compiled single-state kernel: an answer holding NaN
 or inf is None (the general path then says why), a symmetric answer checked on its upper
-triangle, and arguments it cannot read in place also None."""
+triangle, an answer of several parts as a record of views of one array, and arguments it
+cannot read in place also None."""
 
 from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -53,6 +57,40 @@ def test_arguments_it_cannot_read_in_place_are_none() -> None:
 def test_a_symmetric_answer_must_be_square() -> None:
     with pytest.raises(ValueError, match="symmetric output must be square"):
         StateCall(copy_entry.address, np.zeros((6, 1)), np.zeros(1), 1, (2, 3), symmetric=True)
+
+
+class _Parts(NamedTuple):
+    first: np.ndarray
+    second: np.ndarray
+
+
+def test_a_record_holds_the_parts_of_one_answer() -> None:
+    parts = StateCall(copy_entry.address, np.zeros((2 * SIZE, 1)), np.zeros(1), 1, (2, SIZE),
+                      record=_Parts)
+    x = np.arange(2.0 * SIZE)
+    for _ in range(3):  # each answer a new array, which lives as long as a part
+        answer = parts(x)
+        assert type(answer) is _Parts
+        np.testing.assert_array_equal(answer.first, x[:SIZE])
+        np.testing.assert_array_equal(answer.second, x[SIZE:])
+        assert answer.first.base is answer.second.base
+        assert answer.first.flags.c_contiguous and answer.first.flags.writeable
+        whole = weakref.ref(answer.first.base)
+        first = answer.first
+        del answer
+        alive = whole() is not None  # while a part lives, the array does
+        del first
+        assert alive and whole() is None
+    x[1] = np.nan
+    assert parts(x) is None
+
+
+@pytest.mark.parametrize("record", [list, dict, "not a type"])
+def test_a_record_must_be_a_tuple_type_of_parts(record: object) -> None:
+    with pytest.raises(ValueError, match="record must be a tuple subclass"):
+        StateCall(copy_entry.address, np.zeros((6, 1)), np.zeros(1), 1, (2, 3), record=record)
+    with pytest.raises(ValueError, match="record must be a tuple subclass"):
+        StateCall(copy_entry.address, np.zeros((6, 1)), np.zeros(1), 1, (6,), record=_Parts)
 
 
 @pytest.mark.parametrize("size", [1, 3, 4, 5, 8, 33])

@@ -29,8 +29,14 @@ for j an ancestor of i,
     ∂τ_i/∂q_j = (Ic_i S_i)ᵀ dA_j + (İc_i S_i − S_i ×* hc_i)ᵀ dV_j
     ∂τ_i/∂q̇_j = (Ic_i S_i)ᵀ dAv_j + (İc_i S_i − S_i ×* hc_i)ᵀ S_j
 
-(hc×̄ m = m ×* hc is skew, so (İc + hc×̄)ᵀ S = İc S − S ×* hc). The forward derivatives are
-those at q̈ = ABA(q, q̇, τ): ∂q̈/∂x = −M⁻¹ ∂τ/∂x, M⁻¹ by minv_aba.
+(hc×̄ m = m ×* hc is skew, so (İc + hc×̄)ᵀ S = İc S − S ×* hc).
+
+The forward derivatives are those of the RNEA at q̈ = FD(q, q̇, τ): ∂q̈/∂x = −M⁻¹ ∂τ/∂x
+(§IV-C). The RNEA is linear in q̈, so they come from one derivative pass at q̈ = 0, which also
+gives M and the bias b = τ(q, q̇, 0) (b_j = S_jᵀ F_j), then q̈ = M⁻¹ (τ − b), and a light pass
+that adds ∂(M(q) q̈)/∂q: the entries above with v = 0, no gravity and no wrenches, so dV, İc
+and hc vanish and the subtree force of row j is Ic_j a_j + Σ_c G_c over its children c, where
+G_c = Σ Ic_r S_r q̈_r over the rows r of c's subtree. ∂τ/∂q̇ and M do not depend on q̈.
 """
 
 from collections import namedtuple
@@ -38,7 +44,6 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.dynamics.fixed_frame import ZERO6, gravity_acceleration, world_inertias
-from robodyn_ros.dynamics.forward_dynamics import aba_state, aba_workspace
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import (
@@ -46,9 +51,10 @@ from robodyn_ros.dynamics.kinematics import (
     joint_body_row,
     joint_velocity_less_before,
 )
-from robodyn_ros.dynamics.linalg import back_substitute, carved, cholesky, forward_substitute
+from robodyn_ros.dynamics.linalg import carved, cholesky, cholesky_inverse, cholesky_solve
 from robodyn_ros.dynamics.spatial import (
     add6,
+    dot6,
     force_to_parent,
     inertia_at,
     inertia_rate,
@@ -92,22 +98,22 @@ DerivativesWorkspace = namedtuple("DerivativesWorkspace", (
     "dFdq_turned",  # (6, n) with it
     "dFdv",      # (6, n) its motion in q̇_j
     "dFda",      # (6, n) its motion in q̈_j: Ic_j S_j
+    "G",         # (n, 6) Σ Ic_r S_r q̈_r over the rows r of each row's subtree (q̈ pass)
 ))
 
-# What aba_derivatives needs besides a DerivativesWorkspace.
+# What fd_derivatives needs besides a DerivativesWorkspace.
 ForwardDerivativesWorkspace = namedtuple("ForwardDerivativesWorkspace", (
     "rnea",     # a DerivativesWorkspace
-    "aba",      # a one-lane forward_dynamics.AbaWorkspace
-    "minv",     # an inertia_inverse.MinvWorkspace from BLAS_SIZE rows on, else of no rows
-    "qdd",      # (n,) q̈ = ABA(q, q̇, τ)
-    "dtau",     # (3, n, n) ∂τ/∂q, ∂τ/∂q̇ and M at q̈
+    "qdd",      # (n,) zero, then q̈ = M⁻¹ (τ − b)
+    "dtau",     # (3, n, n) ∂τ/∂q at q̈ = 0 then at q̈, ∂τ/∂q̇, M
     "L",        # (n, n) M's Cholesky factor, below BLAS_SIZE rows
-    "solved",   # (n, 3 n) M⁻¹ [−∂τ/∂q, −∂τ/∂q̇, 1], below BLAS_SIZE rows
+    "L_inverse",  # (n, n) its inverse, below BLAS_SIZE rows
 ))
 
 BLAS_SIZE = 24
-"""From this many rows on, aba_derivatives takes M⁻¹ by minv_aba and its products by BLAS;
-below, it solves by M's Cholesky factor, a few loops that cost less than entering BLAS."""
+"""From this many rows on, fd_derivatives takes M⁻¹ by minv_aba (its workspace made there)
+and its products by BLAS; below, M⁻¹ from M's Cholesky factor and the products by a few loops,
+which cost less than entering BLAS."""
 
 
 @kernel_helper
@@ -117,15 +123,15 @@ def derivatives_workspace(tree, n):
     subtree_ends(tree, ends[0])
     for i in range(n):
         ends[1, i] = joint_body_row(tree, i) + 1
-    block = np.empty(n * (POSE + 2 * INERTIA_SIZE + 5 * 6 + 8 * 6))
+    block = np.empty(n * (POSE + 2 * INERTIA_SIZE + 6 * 6 + 8 * 6))
     X_world, at = carved(block, 0, (n, POSE))
     inertias, at = carved(block, at, (2, n, INERTIA_SIZE))
-    rows, at = carved(block, at, (5, n, 6))
+    rows, at = carved(block, at, (6, n, 6))
     columns, at = carved(block, at, (8, 6, n))
     return DerivativesWorkspace(
         ends[0], ends[1], X_world, rows[0], rows[1], rows[2], inertias[0], inertias[1],
         rows[3], rows[4], columns[0], columns[1], columns[2], columns[3], columns[4],
-        columns[5], columns[6], columns[7],
+        columns[5], columns[6], columns[7], rows[5],
     )
 
 
@@ -133,14 +139,12 @@ def derivatives_workspace(tree, n):
 def forward_derivatives_workspace(tree, n):
     """A ForwardDerivativesWorkspace of the tree's n bodies."""
     small = 0 if n >= BLAS_SIZE else n
-    block = np.empty(n + 3 * n * n + 4 * small * small)
+    block = np.empty(n + 3 * n * n + 2 * small * small)
     qdd, at = carved(block, 0, (n,))
     dtau, at = carved(block, at, (3, n, n))
-    L, at = carved(block, at, (small, small))
-    solved, at = carved(block, at, (small, 3 * small))
-    return ForwardDerivativesWorkspace(
-        derivatives_workspace(tree, n), aba_workspace(n, 1),
-        minv_workspace(tree, n - small), qdd, dtau, L, solved)
+    factors, at = carved(block, at, (2, small, small))
+    return ForwardDerivativesWorkspace(derivatives_workspace(tree, n), qdd, dtau, factors[0],
+                                       factors[1])
 
 
 @kernel_helper
@@ -280,20 +284,86 @@ def rnea_derivatives(tree, gravity, q, qd, qdd, f_ext, dtau_dq, dtau_dv, M, ws):
 
 
 @kernel_helper
-def aba_derivatives(tree, gravity, q, qd, tau, f_ext, dqdd_dq, dqdd_dv, Minv, ws):
-    """∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ = ∂q̈/∂τ of q̈ = ABA(q, q̇, τ, f_ext) for one state, each
-    (n x n): −M⁻¹ ∂τ/∂x of the RNEA at that q̈; f_ext None or (n, 6) body-frame wrenches;
-    ws a ForwardDerivativesWorkspace. Where M is not positive definite, NaN."""
-    aba_state(tree, gravity, q, qd, tau, None if f_ext is None else f_ext[np.newaxis],
-              ws.qdd, ws.aba)
-    rnea_derivatives(tree, gravity, q, qd, ws.qdd, f_ext, ws.dtau[0], ws.dtau[1], ws.dtau[2],
-                     ws.rnea)
-    if qd.shape[0] >= BLAS_SIZE:
-        minv_aba(tree, q, Minv, ws.minv)
-        negative_product(Minv, ws.dtau[0], dqdd_dq)
-        negative_product(Minv, ws.dtau[1], dqdd_dv)
+def acceleration_pass(tree, qdd, ws, dtau_dq):
+    """dtau_dq += ∂(M(q) q̈)/∂q in the tangent space: the forward pass's accelerations of q̈
+    alone and their dA, then the backward pass's entries (module docstring), on the subtree
+    inertias Ic and the columns Ic S that derivative_pass left in ws."""
+    n = tree.shape[0]
+    dA_columns, dFdq, dFdq_turned, IS_columns = ws.dA, ws.dFdq, ws.dFdq_turned, ws.dFda
+    for i in range(n):
+        parent = parent_of(tree, i)
+        S = vector6(ws.S_world, i)
+        a_i = scale6(qdd[i], S)
+        if parent >= 0:
+            a_i = add6(vector6(ws.a, parent), a_i)
+        store(ws.a, i, a_i)
+        store(ws.G, i, ZERO6)
+        hung_from = parent_of(tree, joint_start(tree, i))
+        a_from = vector6(ws.a, hung_from) if hung_from >= 0 else ZERO6
+        store_column(dA_columns, i, motion_cross_motion(a_from, S))
+    end_of = ws.end
+    for j in range(n - 1, -1, -1):
+        S = vector6(ws.S_world, j)
+        I_c, IS = inertia_at(ws.Ic, j), column6(IS_columns, j)
+        F_j = add6(inertia_times(I_c, vector6(ws.a, j)), vector6(ws.G, j))
+        dFdq_j = inertia_times(I_c, column6(dA_columns, j))
+        store_column(dFdq, j, dFdq_j)
+        store_column(dFdq_turned, j, add6(dFdq_j, motion_cross_force(S, F_j)))
+        end, joint_end = end_of[j], ws.joint_end[j]
+        for c in range(j):  # its ancestors: (Ic_j S_j)ᵀ dA_c
+            if end_of[c] > j:
+                dtau_dq[j, c] += (IS[0] * dA_columns[0, c] + IS[1] * dA_columns[1, c]
+                                  + IS[2] * dA_columns[2, c] + IS[3] * dA_columns[3, c]
+                                  + IS[4] * dA_columns[4, c] + IS[5] * dA_columns[5, c])
+        for k in range(j, joint_end):  # its subtree, S_k ×* F_k past its joint's rows
+            dtau_dq[j, k] += (S[0] * dFdq[0, k] + S[1] * dFdq[1, k] + S[2] * dFdq[2, k]
+                              + S[3] * dFdq[3, k] + S[4] * dFdq[4, k] + S[5] * dFdq[5, k])
+        for k in range(joint_end, end):
+            dtau_dq[j, k] += (S[0] * dFdq_turned[0, k] + S[1] * dFdq_turned[1, k]
+                              + S[2] * dFdq_turned[2, k] + S[3] * dFdq_turned[3, k]
+                              + S[4] * dFdq_turned[4, k] + S[5] * dFdq_turned[5, k])
+        parent = parent_of(tree, j)
+        if parent >= 0:
+            G_j = add6(vector6(ws.G, j), scale6(qdd[j], IS))
+            store(ws.G, parent, add6(vector6(ws.G, parent), G_j))
+
+
+@kernel_helper
+def fd_derivatives(tree, gravity, q, qd, tau, f_ext, dqdd_dq, dqdd_dv, Minv, ws):
+    """∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ = ∂q̈/∂τ of q̈ = FD(q, q̇, τ, f_ext) for one state, each
+    (n x n): −M⁻¹ ∂τ/∂x of the RNEA at that q̈ (module docstring); f_ext None or (n, 6)
+    body-frame wrenches; ws a ForwardDerivativesWorkspace. Where M is not positive definite,
+    NaN."""
+    n = qd.shape[0]
+    qdd, dtau = ws.qdd, ws.dtau
+    qdd[:] = 0.0
+    rnea_derivatives(tree, gravity, q, qd, qdd, f_ext, dtau[0], dtau[1], dtau[2], ws.rnea)
+    for j in range(n):  # τ − b, b_j = S_jᵀ F_j
+        qdd[j] = tau[j] - dot6(vector6(ws.rnea.S_world, j), vector6(ws.rnea.F, j))
+    if n >= BLAS_SIZE:
+        minv_aba(tree, q, Minv, minv_workspace(tree, n))
+        solve_by_inverse(Minv, dtau[2], qdd)
+    elif cholesky(dtau[2], 0.0, ws.L):
+        cholesky_solve(ws.L, qdd)
+        cholesky_inverse(ws.L, ws.L_inverse, Minv)
+    else:  # M is not positive definite
+        Minv[:, :] = np.nan
+        qdd[:] = np.nan
+    acceleration_pass(tree, qdd, ws.rnea, dtau[0])
+    if n >= BLAS_SIZE:
+        negative_product(Minv, dtau[0], dqdd_dq)
+        negative_product(Minv, dtau[1], dqdd_dv)
     else:
-        solve_by_cholesky(ws, dqdd_dq, dqdd_dv, Minv)
+        negative_small_product(Minv, dtau[0], dqdd_dq)
+        negative_small_product(Minv, dtau[1], dqdd_dv)
+
+
+@kernel_helper
+def solve_by_inverse(Minv, M, x):
+    """x ← M⁻¹ x by the explicit inverse, refined once against M."""
+    rhs = x.copy()
+    x[:] = np.dot(Minv, rhs)
+    x += np.dot(Minv, rhs - np.dot(M, x))
 
 
 @kernel_helper
@@ -306,28 +376,16 @@ def negative_product(A, B, out):
 
 
 @kernel_helper
-def solve_by_cholesky(ws, dqdd_dq, dqdd_dv, Minv):
-    """[∂q̈/∂q, ∂q̈/∂q̇, M⁻¹] = M⁻¹ [−∂τ/∂q, −∂τ/∂q̇, 1] by M = L Lᵀ (ws.dtau holds the
-    three of the RNEA); NaN where M is not positive definite."""
-    n = Minv.shape[0]
-    dtau, L, solved = ws.dtau, ws.L, ws.solved
-    if not cholesky(dtau[2], 0.0, L):
-        dqdd_dq[:, :] = np.nan
-        dqdd_dv[:, :] = np.nan
-        Minv[:, :] = np.nan
-        return
+def negative_small_product(A, B, out):
+    """out = −A B (n x n) by loops, row by row."""
+    n = out.shape[0]
     for r in range(n):
         for c in range(n):
-            solved[r, c] = -dtau[0, r, c]
-            solved[r, n + c] = -dtau[1, r, c]
-            solved[r, 2 * n + c] = 1.0 if r == c else 0.0
-    forward_substitute(L, solved)
-    back_substitute(L, solved)
-    for r in range(n):
-        for c in range(n):
-            dqdd_dq[r, c] = solved[r, c]
-            dqdd_dv[r, c] = solved[r, n + c]
-            Minv[r, c] = solved[r, 2 * n + c]
+            out[r, c] = 0.0
+        for k in range(n):
+            a = -A[r, k]
+            for c in range(n):
+                out[r, c] += a * B[k, c]
 
 
 @kernel
@@ -351,7 +409,7 @@ def inverse_dynamics_derivatives(tree, gravity, q, qd, qdd, f_ext, out):
 
 @kernel
 def forward_dynamics_derivatives(tree, gravity, q, qd, tau, f_ext, out):
-    """aba_derivatives for a state or a batch: q (..., nq), qd and tau (..., n), f_ext None
+    """fd_derivatives for a state or a batch: q (..., nq), qd and tau (..., n), f_ext None
     or (..., n, 6); out (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹."""
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)
     B, n = QD.shape
@@ -359,10 +417,10 @@ def forward_dynamics_derivatives(tree, gravity, q, qd, tau, f_ext, out):
     ws = forward_derivatives_workspace(tree, n)
     if f_ext is None:
         for b in range(B):
-            aba_derivatives(tree, gravity, Q[b], QD[b], TAU[b], None, OUT[b, 0], OUT[b, 1],
+            fd_derivatives(tree, gravity, Q[b], QD[b], TAU[b], None, OUT[b, 0], OUT[b, 1],
                             OUT[b, 2], ws)
     else:
         F = f_ext.reshape((B, n, 6))
         for b in range(B):
-            aba_derivatives(tree, gravity, Q[b], QD[b], TAU[b], F[b], OUT[b, 0], OUT[b, 1],
+            fd_derivatives(tree, gravity, Q[b], QD[b], TAU[b], F[b], OUT[b, 0], OUT[b, 1],
                             OUT[b, 2], ws)

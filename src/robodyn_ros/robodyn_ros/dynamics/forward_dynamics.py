@@ -48,15 +48,11 @@ def aba_workspace(n, count):
     """An AbaWorkspace of `count` lanes, for as many states at once, carved from one block."""
     block = np.empty(count * n * (POSE + 5 * 6 + 2 + 36))
     X_world, at = carved(block, 0, (count, n, POSE))
-    S_world, at = carved(block, at, (count, n, 6))
-    v, at = carved(block, at, (count, n, 6))
-    c, at = carved(block, at, (count, n, 6))
-    pA, at = carved(block, at, (count, n, 6))
-    U, at = carved(block, at, (count, n, 6))
-    D, at = carved(block, at, (count, n))
-    u, at = carved(block, at, (count, n))
+    motions, at = carved(block, at, (5, count, n, 6))
+    scalars, at = carved(block, at, (2, count, n))
     IA, at = carved(block, at, (count, n, 6, 6))
-    return AbaWorkspace(X_world=X_world, S_world=S_world, v=v, c=c, pA=pA, U=U, D=D, u=u, IA=IA)
+    return AbaWorkspace(X_world=X_world, S_world=motions[0], v=motions[1], c=motions[2],
+                        pA=motions[3], U=motions[4], D=scalars[0], u=scalars[1], IA=IA)
 
 
 @kernel_helper

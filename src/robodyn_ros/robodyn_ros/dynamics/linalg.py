@@ -210,15 +210,37 @@ def back_substitute(L, X):
 
 
 @kernel_helper
-def inverse_trace(L, L_inv):
-    """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, L from cholesky; L⁻¹ into the lower triangle of L_inv."""
+def lower_inverse(L, L_inv):
+    """L⁻¹ into the lower triangle of L_inv, L from cholesky."""
     m = L.shape[0]
-    total = 0.0
     for j in range(m):
         for i in range(j, m):
             s = 1.0 if i == j else 0.0
             for k in range(j, i):
                 s -= L[i, k] * L_inv[k, j]
             L_inv[i, j] = s * L[i, i]
+
+
+@kernel_helper
+def inverse_trace(L, L_inv):
+    """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, L from cholesky; L⁻¹ into the lower triangle of L_inv."""
+    lower_inverse(L, L_inv)
+    total = 0.0
+    for j in range(L.shape[0]):
+        for i in range(j, L.shape[0]):
             total += L_inv[i, j] * L_inv[i, j]
     return total
+
+
+@kernel_helper
+def cholesky_inverse(L, L_inv, A_inv):
+    """A⁻¹ = L⁻ᵀ L⁻¹ (m x m, both triangles) for A = L Lᵀ, L from cholesky; L⁻¹ into the lower
+    triangle of L_inv."""
+    lower_inverse(L, L_inv)
+    m = L.shape[0]
+    for i in range(m):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(i, m):
+                s += L_inv[k, i] * L_inv[k, j]
+            A_inv[i, j] = A_inv[j, i] = s

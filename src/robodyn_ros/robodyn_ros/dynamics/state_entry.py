@@ -25,8 +25,8 @@ from numba import carray, types
 from robodyn_ros.dynamics.centroidal import centroidal_map
 from robodyn_ros.dynamics.coriolis import coriolis, coriolis_workspace
 from robodyn_ros.dynamics.derivatives import (
-    aba_derivatives,
     derivatives_workspace,
+    fd_derivatives,
     forward_derivatives_workspace,
     rnea_derivatives,
 )
@@ -128,8 +128,8 @@ def forward_dynamics_derivatives_entry(tree, gravity, n, q, qd, tau, out):
     """out: ∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ (3, n, n)."""
     packed, config = tree_and_configuration(tree, n, q)
     answer = carray(out, (3, n, n))
-    aba_derivatives(packed, carray(gravity, 3), config, carray(qd, n), carray(tau, n), None,
-                    answer[0], answer[1], answer[2], forward_derivatives_workspace(packed, n))
+    fd_derivatives(packed, carray(gravity, 3), config, carray(qd, n), carray(tau, n), None,
+                   answer[0], answer[1], answer[2], forward_derivatives_workspace(packed, n))
 
 
 @entry

@@ -32,9 +32,5 @@ class ForwardDynamicsDerivatives(NamedTuple):
 
 
 def split_derivatives(out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The three matrices of a kernel's answer, (..., 3, nv, nv) or one state's (3 nv, nv)
-    stacked, as views."""
-    nv = out.shape[-1]
-    if out.ndim == 2:
-        return out[:nv], out[nv:2 * nv], out[2 * nv:]
+    """The three matrices of a kernel's answer (..., 3, nv, nv), as views."""
     return out[..., 0, :, :], out[..., 1, :, :], out[..., 2, :, :]

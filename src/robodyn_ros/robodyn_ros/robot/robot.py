@@ -158,14 +158,14 @@ _ITERATIVE_FORWARD_DYNAMICS = {
 
 
 def _state_call(
-    function: str, tree: np.ndarray, constants: np.ndarray, inputs: int, out_shape: tuple,
-    first_extra: int,
+    call: EntryCall, tree: np.ndarray, constants: np.ndarray, first_extra: int,
 ) -> StateCall:
-    """The StateCall of `function`'s C entry (dynamics.state_entry) on these arrays; q has
+    """The StateCall of the call's C entry (dynamics.state_entry) on these arrays; q has
     first_extra = nq − nv numbers more than the other vectors."""
     entries = state_entries()
-    return StateCall(entries.ENTRIES[function].address, tree, constants, inputs, out_shape,
-                     first_extra, symmetric=function in entries.SYMMETRIC_ANSWERS)
+    return StateCall(entries.ENTRIES[call.function].address, tree, constants, call.inputs,
+                     call.shape(tree.shape[0]), first_extra,
+                     symmetric=call.function in entries.SYMMETRIC_ANSWERS, record=call.record)
 
 
 def _with_gravity(model: Model, gravity: Sequence[float] | np.ndarray | None) -> Model:
@@ -180,9 +180,13 @@ def _general_path(*_states: object) -> None:
     no mass): it sends every call to the general path, which raises."""
 
 
-# A call's C entry (its function's name in ENTRIES), the state vectors it takes, and its
-# answer's shape for n joints.
-EntryCall: TypeAlias = tuple[str, int, Callable[[int], tuple[int, ...]]]
+class EntryCall(NamedTuple):
+    """A single-state call's C entry and what it answers."""
+
+    function: str  # its function's name in state_entry.ENTRIES
+    inputs: int  # the state vectors it takes
+    shape: Callable[[int], tuple[int, ...]]  # its answer's shape for n joints
+    record: type[tuple[Any, ...]] | None = None  # a record of the answer's leading parts
 
 
 class BoundOnUse:
@@ -205,15 +209,13 @@ class BoundOnUse:
     def __getattr__(self, name: str) -> StateCall:
         if name not in self.CALLS:
             raise AttributeError(name)
-        function, inputs, shape = self.CALLS[name]
-        call = self._state_call(function, inputs, shape(self._tree.shape[0]))
+        call = self._state_call(self.CALLS[name])
         setattr(self, name, call)
         return call
 
-    def _state_call(self, function: str, inputs: int, out_shape: tuple[int, ...]) -> StateCall:
-        """The StateCall of `function`'s C entry."""
-        return _state_call(function, self._tree, self._constants, inputs, out_shape,
-                           self._first_extra)
+    def _state_call(self, call: EntryCall) -> StateCall:
+        """The StateCall of the call's C entry."""
+        return _state_call(call, self._tree, self._constants, self._first_extra)
 
     def replaced(self, **calls: Callable[..., Any]) -> Self:
         """A copy with `calls` in place of the calls of those names."""
@@ -229,32 +231,32 @@ class _OneState(BoundOnUse):
     is at the default friction velocity. Its constants are the gravity."""
 
     CALLS: ClassVar[dict[str, EntryCall]] = {
-        "inverse_dynamics": ("inverse_dynamics", 3, lambda n: (n,)),
-        # the three (n, n) matrices stacked: a StateCall answers at most two dimensions
-        "inverse_dynamics_derivatives": ("inverse_dynamics_derivatives", 3,
-                                         lambda n: (3 * n, n)),
-        "forward_dynamics_derivatives": ("forward_dynamics_derivatives", 3,
-                                         lambda n: (3 * n, n)),
-        "inverse_dynamics_regressor": ("inverse_dynamics_regressor", 3,
-                                       lambda n: (n, parameter_count_of(n))),
-        "bias_forces": ("bias_forces", 2, lambda n: (n,)),
-        "gravity_torques": ("gravity_torques", 1, lambda n: (n,)),
-        "coriolis_matrix": ("coriolis_matrix", 2, lambda n: (n, n)),
-        "mass_matrix": ("mass_matrix", 1, lambda n: (n, n)),
-        "mass_matrix_diagonal": ("mass_matrix_diagonal", 1, lambda n: (n,)),
-        "centroidal_momentum_matrix": ("centroidal_momentum_matrix", 1, lambda n: (6, n)),
-        "centre_of_mass": ("centre_of_mass", 1, lambda n: (3,)),
-        "mass_matrix_inverse": ("mass_matrix_inverse", 1, lambda n: (n, n)),
-        "forward_dynamics": ("forward_dynamics", 3, lambda n: (n,)),
-        "kinetic_energy": ("kinetic_energy", 2, lambda n: ()),
-        "potential_energy": ("potential_energy", 1, lambda n: ()),
+        "inverse_dynamics": EntryCall("inverse_dynamics", 3, lambda n: (n,)),
+        "inverse_dynamics_derivatives": EntryCall(
+            "inverse_dynamics_derivatives", 3, lambda n: (3, n, n), InverseDynamicsDerivatives),
+        "forward_dynamics_derivatives": EntryCall(
+            "forward_dynamics_derivatives", 3, lambda n: (3, n, n), ForwardDynamicsDerivatives),
+        "inverse_dynamics_regressor": EntryCall("inverse_dynamics_regressor", 3,
+                                                lambda n: (n, parameter_count_of(n))),
+        "bias_forces": EntryCall("bias_forces", 2, lambda n: (n,)),
+        "gravity_torques": EntryCall("gravity_torques", 1, lambda n: (n,)),
+        "coriolis_matrix": EntryCall("coriolis_matrix", 2, lambda n: (n, n)),
+        "mass_matrix": EntryCall("mass_matrix", 1, lambda n: (n, n)),
+        "mass_matrix_diagonal": EntryCall("mass_matrix_diagonal", 1, lambda n: (n,)),
+        "centroidal_momentum_matrix": EntryCall("centroidal_momentum_matrix", 1,
+                                                lambda n: (6, n)),
+        "centre_of_mass": EntryCall("centre_of_mass", 1, lambda n: (3,)),
+        "mass_matrix_inverse": EntryCall("mass_matrix_inverse", 1, lambda n: (n, n)),
+        "forward_dynamics": EntryCall("forward_dynamics", 3, lambda n: (n,)),
+        "kinetic_energy": EntryCall("kinetic_energy", 2, lambda n: ()),
+        "potential_energy": EntryCall("potential_energy", 1, lambda n: ()),
     }
 
-    def _state_call(self, function: str, inputs: int, out_shape: tuple[int, ...]) -> StateCall:
+    def _state_call(self, call: EntryCall) -> StateCall:
         constants = self._constants
-        if function == "inverse_dynamics_regressor":
+        if call.function == "inverse_dynamics_regressor":
             constants = np.append(constants, FRICTION_VELOCITY)
-        return _state_call(function, self._tree, constants, inputs, out_shape, self._first_extra)
+        return _state_call(call, self._tree, constants, self._first_extra)
 
 
 class _OneFrame(BoundOnUse):
@@ -263,10 +265,11 @@ class _OneFrame(BoundOnUse):
     frame's packed row."""
 
     CALLS: ClassVar[dict[str, EntryCall]] = {
-        "pose": ("frame_pose", 1, lambda n: (4, 4)),
-        "jacobian": ("jacobian", 1, lambda n: (6, n)),
-        "task_inertia": ("operational_space_inertia", 1, lambda n: (6, 6)),
-        "task_inertia_inverse": ("operational_space_inertia_inverse", 1, lambda n: (6, 6)),
+        "pose": EntryCall("frame_pose", 1, lambda n: (4, 4)),
+        "jacobian": EntryCall("jacobian", 1, lambda n: (6, n)),
+        "task_inertia": EntryCall("operational_space_inertia", 1, lambda n: (6, 6)),
+        "task_inertia_inverse": EntryCall("operational_space_inertia_inverse", 1,
+                                          lambda n: (6, 6)),
     }
 
 
@@ -765,13 +768,14 @@ class Robot:
             InverseDynamicsDerivatives(dtau_dq, dtau_dv, dtau_da), each (..., nv, nv);
             dtau_da is M.
         """
-        out = None if f_ext is not None else \
+        answer = None if f_ext is not None else \
             self._one_state.inverse_dynamics_derivatives(q, qd, qdd)
-        if out is None:
-            out = self._compute("inverse_dynamics_derivatives", "∂τ",
-                                derivatives.inverse_dynamics_derivatives,
-                                self._tree_under_gravity, ("q", "qd", "qdd"), (q, qd, qdd),
-                                (3, self.nv, self.nv), extras=(self._wrenches(f_ext, q),))
+        if answer is not None:
+            return answer
+        out = self._compute("inverse_dynamics_derivatives", "∂τ",
+                            derivatives.inverse_dynamics_derivatives, self._tree_under_gravity,
+                            ("q", "qd", "qdd"), (q, qd, qdd), (3, self.nv, self.nv),
+                            extras=(self._wrenches(f_ext, q),))
         return InverseDynamicsDerivatives(*split_derivatives(out))
 
     def forward_dynamics_derivatives(
@@ -789,15 +793,15 @@ class Robot:
             ForwardDynamicsDerivatives(dvdot_dq, dvdot_dv, dvdot_dtau), each (..., nv, nv);
             dvdot_dtau is M⁻¹.
         """
-        out = None if f_ext is not None else \
+        answer = None if f_ext is not None else \
             self._one_state.forward_dynamics_derivatives(q, qd, tau)
-        if out is None:
-            self._require_mass("forward_dynamics_derivatives")
-            out = self._compute("forward_dynamics_derivatives", "∂q̈",
-                                derivatives.forward_dynamics_derivatives,
-                                self._tree_under_gravity, ("q", "qd", "tau"), (q, qd, tau),
-                                (3, self.nv, self.nv), inverts=True,
-                                extras=(self._wrenches(f_ext, q),))
+        if answer is not None:
+            return answer
+        self._require_mass("forward_dynamics_derivatives")
+        out = self._compute("forward_dynamics_derivatives", "∂q̈",
+                            derivatives.forward_dynamics_derivatives, self._tree_under_gravity,
+                            ("q", "qd", "tau"), (q, qd, tau), (3, self.nv, self.nv),
+                            inverts=True, extras=(self._wrenches(f_ext, q),))
         return ForwardDynamicsDerivatives(*split_derivatives(out))
 
     # -- dynamic parameters -----------------------------------------------------------------
