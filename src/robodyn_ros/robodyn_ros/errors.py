@@ -1,4 +1,11 @@
-"""The errors the dynamics raise where an answer does not exist or cannot be trusted.
+"""The roots of what robodyn_ros raises and warns, and the errors the dynamics raise where an
+answer does not exist or cannot be trusted.
+
+Every exception the package raises is a ``RobodynError``, so that ``except RobodynError``
+catches anything the library refused, and each is also the standard class it extends (a
+``ModelError`` is a ``ValueError``, a ``SingularMassMatrixError`` a
+``numpy.linalg.LinAlgError``). Every warning it gives is a ``RobodynWarning`` (a
+``UserWarning``).
 
 A description that cannot be right is a ``robodyn_ros.ModelError`` (at load); these two are
 about answers at a state:
@@ -22,7 +29,16 @@ from collections.abc import Sequence
 import numpy as np
 
 
-class SingularMassMatrixError(np.linalg.LinAlgError):
+class RobodynError(Exception):
+    """The root of every error robodyn_ros raises: the message names the thing refused (file,
+    link, joint, frame, topic, field) and what was wrong with it."""
+
+
+class RobodynWarning(UserWarning):
+    """The root of every warning robodyn_ros gives: something it works around, and says how."""
+
+
+class SingularMassMatrixError(RobodynError, np.linalg.LinAlgError):
     """M(q) is singular: the answer asked for does not exist at this state.
 
     Attributes:
@@ -45,7 +61,7 @@ class SingularMassMatrixError(np.linalg.LinAlgError):
         return (type(self), (self.function, self.joints, self.detail))
 
 
-class NonFiniteResultError(FloatingPointError):
+class NonFiniteResultError(RobodynError, FloatingPointError):
     """Finite inputs gave a non-finite result (an overflow).
 
     Attributes:
@@ -69,4 +85,10 @@ class NonFiniteResultError(FloatingPointError):
 NO_ANSWER_ERRORS = (SingularMassMatrixError, NonFiniteResultError)
 """The errors of a state at which an answer does not exist, as opposed to a bad call."""
 
-__all__ = ["NO_ANSWER_ERRORS", "NonFiniteResultError", "SingularMassMatrixError"]
+__all__ = [
+    "NO_ANSWER_ERRORS",
+    "NonFiniteResultError",
+    "RobodynError",
+    "RobodynWarning",
+    "SingularMassMatrixError",
+]

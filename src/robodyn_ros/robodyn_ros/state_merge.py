@@ -27,13 +27,15 @@ from typing import NamedTuple
 
 import numpy as np
 
+from robodyn_ros.errors import RobodynError
+
 NEVER_NS = 2**62  # ns: "heard" this long before the clock's origin: never
 DEFAULT_MAX_AGE = 0.5  # s: a joint not heard for longer makes the merged state incomplete
 FIELDS = ("position", "velocity", "effort")
 LAYOUTS_KEPT = 16  # name lists whose layout is kept: a driver's groups, not a flood of new ones
 
 
-class StateMergeError(ValueError):
+class StateMergeError(RobodynError, ValueError):
     """A message that cannot be merged, or a merged state that is incomplete; the message
     names the field or the joints."""
 

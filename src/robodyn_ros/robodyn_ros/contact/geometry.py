@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from robodyn_ros.contact.world import Plane
+from robodyn_ros.errors import RobodynError
 from robodyn_ros.model.inertia import rotation_from_rpy
 
 SHAPE_KINDS = ("sphere", "box", "cylinder", "capsule", "mesh")
@@ -35,7 +36,7 @@ rim point is lowest together: enough for a support polygon of the face."""
 FLAT = 1e-9  # |n × axis| below this: a cylinder's face lies on the plane
 
 
-class GeometryError(ValueError):
+class GeometryError(RobodynError, ValueError):
     """A collision element that cannot be taken: the message names the link and why."""
 
 

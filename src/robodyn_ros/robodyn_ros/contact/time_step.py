@@ -31,11 +31,11 @@ from robodyn_ros.contact.compiled_step import (
 from robodyn_ros.contact.detection import ContactScene, contact_scene, moving
 from robodyn_ros.contact.geometry import CollisionShape
 from robodyn_ros.contact.world import World
-from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.errors import RobodynError, SingularMassMatrixError
 from robodyn_ros.robot import Robot
 
 
-class ContactError(RuntimeError):
+class ContactError(RobodynError, RuntimeError):
     """The contact solver did not converge: the message names the contacts."""
 
 

@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 import yaml
 
+from robodyn_ros.errors import RobodynError
+
 PLANE_KEYS = ("normal", "point", "friction")
 
 
-class WorldError(ValueError):
+class WorldError(RobodynError, ValueError):
     """A world description that cannot be taken: the message names the field and what is
     wrong with it."""
 

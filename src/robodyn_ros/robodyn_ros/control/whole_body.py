@@ -66,6 +66,7 @@ from robodyn_ros.control.whole_body_programme import (
     empty_programme,
     whole_body_command,
 )
+from robodyn_ros.errors import RobodynError
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import (
@@ -79,7 +80,7 @@ from robodyn_ros.robot.contact_dynamics import (
 FACETS = 4  # sides of each friction pyramid, two per tangent: |f·t1|, |f·t2| ≤ (μ/√2) f·n
 
 
-class WholeBodyError(ValueError):
+class WholeBodyError(RobodynError, ValueError):
     """The whole-body programme has no answer: the message names the contacts and why."""
 
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from robodyn_ros.errors import RobodynError
+
 if TYPE_CHECKING:
     from robodyn_ros.model.mimic import Mimic
     from robodyn_ros.model.payload import Payload
@@ -78,7 +80,7 @@ f its URDF ``<dynamics friction>``: the speed under which friction acts as a vis
 f/ε. The simulation and the regressor share it."""
 
 
-class ModelError(ValueError):
+class ModelError(RobodynError, ValueError):
     """A robot description that cannot become a Model; the message names the file, link or joint."""
 
 

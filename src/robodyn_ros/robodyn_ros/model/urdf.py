@@ -20,6 +20,7 @@ import numpy as np
 import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from urdf_parser_py.urdf import URDF, Joint, Link, Pose
 
+from robodyn_ros.errors import RobodynWarning
 from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.inertia import (
     MASS_BOUNDS,
@@ -83,7 +84,7 @@ _LOG = logging.getLogger(__name__)
 _PARSER_LOCK = threading.Lock()  # urdf_parser_py reports through a module-global hook
 
 
-class URDFWarning(UserWarning):
+class URDFWarning(RobodynWarning):
     """A URDF that loads but is physically doubtful (mimic joints, odd inertias)."""
 
 

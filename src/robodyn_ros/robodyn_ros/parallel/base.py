@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import numpy as np
 
-from robodyn_ros.errors import NO_ANSWER_ERRORS
+from robodyn_ros.errors import NO_ANSWER_ERRORS, RobodynError
 
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot
 
 
-class ParallelError(RuntimeError):
+class ParallelError(RobodynError, RuntimeError):
     """A task failed; the message names the item and the original error."""
 
 
-class CancelledError(RuntimeError):
+class CancelledError(RobodynError, RuntimeError):
     """The caller's cancel event was set before every item was done."""
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from robodyn_ros.errors import RobodynError
+
 DEFAULT_TOL = 1e-10
 DEFAULT_MAX_ITERATIONS = 10_000
 COMMON_OPTIONS = ("tol", "max_iterations", "initial_guess", "info")
@@ -43,7 +45,7 @@ class IterationInfo:
     converged: bool | np.ndarray
 
 
-class ConvergenceError(ValueError):
+class ConvergenceError(RobodynError, ValueError):
     """An iterative method did not reach its tolerance within max_iterations."""
 
 

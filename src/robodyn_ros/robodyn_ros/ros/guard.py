@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 
-from robodyn_ros.errors import NonFiniteResultError
+from robodyn_ros.errors import NonFiniteResultError, RobodynError
 
 if TYPE_CHECKING:
     from rclpy.impl.rcutils_logger import RcutilsLogger
@@ -31,7 +31,7 @@ LOG_PERIOD = 1.0  # s: at most one log line per task in this time; the rest are 
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
-class RefusedError(ValueError):
+class RefusedError(RobodynError, ValueError):
     """What a node refuses (bad input, a change it cannot serve), with the reason: naming the
     field and joint where there is one."""
 

@@ -20,6 +20,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from robodyn_ros.errors import RobodynError
 from robodyn_ros.ros.guard import RefusedError
 
 # Parameters rclpy declares itself, or on creating a subscription with QoS overrides
@@ -27,7 +28,7 @@ RCLPY_PARAMETERS = ("use_sim_time", "start_type_description_service")
 RCLPY_PREFIXES = ("qos_overrides.",)
 
 
-class ParameterError(ValueError):
+class ParameterError(RobodynError, ValueError):
     """A node's parameters cannot start it (an undeclared name, a value out of its range)."""
 
 

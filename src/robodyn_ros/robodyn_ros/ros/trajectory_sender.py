@@ -29,6 +29,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robodyn_ros.errors import RobodynError
 from robodyn_ros.ros.robot_node import spin_until
 
 SEND_TRIES = 3
@@ -37,7 +38,7 @@ HANDLED = "joint_trajectory handled"
 POINT_FIELDS = ("positions", "velocities", "accelerations", "effort")
 
 
-class TrajectoryError(ValueError):
+class TrajectoryError(RobodynError, ValueError):
     """A trajectory file that cannot be read, or one the controller did not confirm."""
 
 

@@ -36,12 +36,13 @@ from robodyn_ros.contact.world import World, WorldError, world_of
 from robodyn_ros.control.operational_space_controller import as_rotation_matrix
 from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.control.whole_body import Ground, WholeBodyTargets, ground_of
+from robodyn_ros.errors import RobodynError
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.contact_dynamics import Contact
 from robodyn_ros.sim.ilqr import ReachTask
 
 
-class ScenarioError(ValueError):
+class ScenarioError(RobodynError, ValueError):
     """A scenario or preview setting that cannot be simulated; the message names the field."""
 
 
