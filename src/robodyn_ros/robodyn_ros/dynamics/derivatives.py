@@ -112,8 +112,8 @@ ForwardDerivativesWorkspace = namedtuple("ForwardDerivativesWorkspace", (
 
 BLAS_SIZE = 24
 """From this many rows on, fd_derivatives takes M⁻¹ by minv_aba (its workspace made there)
-and its products by BLAS; below, M⁻¹ from M's Cholesky factor and the products by a few loops,
-which cost less than entering BLAS."""
+and the products by BLAS (negative_product); below, M⁻¹ from M's Cholesky factor and the
+products by a few loops, which cost less than entering BLAS."""
 
 
 @kernel_helper
@@ -350,12 +350,8 @@ def fd_derivatives(tree, gravity, q, qd, tau, f_ext, dqdd_dq, dqdd_dv, Minv, ws)
         Minv[:, :] = np.nan
         qdd[:] = np.nan
     acceleration_pass(tree, qdd, ws.rnea, dtau[0])
-    if n >= BLAS_SIZE:
-        negative_product(Minv, dtau[0], dqdd_dq)
-        negative_product(Minv, dtau[1], dqdd_dv)
-    else:
-        negative_small_product(Minv, dtau[0], dqdd_dq)
-        negative_small_product(Minv, dtau[1], dqdd_dv)
+    negative_product(Minv, dtau[0], dqdd_dq)
+    negative_product(Minv, dtau[1], dqdd_dv)
 
 
 @kernel_helper
@@ -368,17 +364,14 @@ def solve_by_inverse(Minv, M, x):
 
 @kernel_helper
 def negative_product(A, B, out):
-    """out = −A B (n x n) by BLAS."""
-    np.dot(A, B, out)
-    for r in range(out.shape[0]):
-        for c in range(out.shape[1]):
-            out[r, c] = -out[r, c]
-
-
-@kernel_helper
-def negative_small_product(A, B, out):
-    """out = −A B (n x n) by loops, row by row."""
+    """out = −A B (n x n): by BLAS from BLAS_SIZE rows on, below by loops, row by row."""
     n = out.shape[0]
+    if n >= BLAS_SIZE:
+        np.dot(A, B, out)
+        for r in range(n):
+            for c in range(n):
+                out[r, c] = -out[r, c]
+        return
     for r in range(n):
         for c in range(n):
             out[r, c] = 0.0

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from robodyn_ros import Robot
-from robodyn_ros.errors import SingularMassMatrixError
+from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.model.generate import random_tree_urdf, with_joint_kinds, with_root_joint
 from robodyn_ros.parallel import backend
@@ -30,7 +30,7 @@ from robodyn_ros.robot.derivatives import ForwardDynamicsDerivatives, InverseDyn
 from robodyn_ros.testing.example_robots import example_robot_urdf
 from robodyn_ros.testing.pinocchio_twin import Twin, twin_of
 
-from helpers.robots import MASSLESS, PANDA, with_mimic
+from helpers.robots import MASSLESS, PANDA, axis_point_mass_xml, with_mimic
 from helpers.tolerances import BATCH_RTOL, KAPPA_REF, assert_close
 
 RTOL = 1e-8
@@ -234,3 +234,29 @@ def test_bad_input_is_refused_naming_it() -> None:
         massless = Robot.from_urdf_string(MASSLESS)
     with pytest.raises(SingularMassMatrixError, match="panda_joint7"):
         massless.forward_dynamics_derivatives(np.zeros(7), np.zeros(7), np.zeros(7))
+
+
+def test_a_state_without_an_answer_raises_and_nan_stays_nan() -> None:
+    """M singular at one configuration (not at every one): the single-state entry and a batch
+    raise naming the joint; NaN in gives NaN out; an overflow raises naming the quantity."""
+    with pytest.warns(URDFWarning):  # the point mass's singular <inertia>
+        robot = Robot.from_urdf_string(axis_point_mass_xml())
+    singular, tau = np.zeros(2), np.array([1.0, 0.5])
+    with pytest.raises(SingularMassMatrixError, match="'spin'") as error:
+        robot.forward_dynamics_derivatives(singular, singular, tau)
+    assert "at this state" in str(error.value)
+    with pytest.raises(SingularMassMatrixError, match="at state 1 of the batch"):
+        robot.forward_dynamics_derivatives(np.array([[0.0, 0.5], [0.0, 0.0]]), np.zeros((2, 2)),
+                                           np.ones((2, 2)))
+    assert np.isfinite(robot.inverse_dynamics_derivatives(singular, singular, tau).dtau_dq).all()
+    panda = twin("panda").robot
+    q, zero = np.zeros(7), np.zeros(7)
+    q[2] = np.nan
+    for answer in (panda.forward_dynamics_derivatives(q, zero, zero),
+                   panda.inverse_dynamics_derivatives(q, zero, zero)):
+        assert all(np.isnan(matrix).any() for matrix in answer)
+    huge = np.full(7, 1e300)
+    with pytest.raises(NonFiniteResultError, match="∂q̈"):
+        panda.forward_dynamics_derivatives(zero, huge, zero)
+    with pytest.raises(NonFiniteResultError, match="∂τ"):
+        panda.inverse_dynamics_derivatives(zero, huge, zero)

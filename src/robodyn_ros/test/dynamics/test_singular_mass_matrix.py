@@ -21,6 +21,8 @@ from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.testing.example_robots import example_robot_urdf
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
+from helpers.robots import axis_point_mass_xml
+
 PANDA_XML = bundled_urdf("panda").read_text()
 MASSLESS_TIP_LINKS = ("panda_link6", "panda_link7", "panda_link8", "panda_hand", "panda_hand_tcp")
 MASSLESS_TIP_JOINTS = ("panda_joint6", "panda_joint7")
@@ -40,22 +42,6 @@ def massless_tip() -> tuple[Robot, str]:
     xml = without_inertials(PANDA_XML, MASSLESS_TIP_LINKS)
     with pytest.warns(URDFWarning, match="'panda_joint6', 'panda_joint7' move no mass"):
         return Robot.from_urdf_string(xml), xml
-
-
-def axis_point_mass_xml() -> str:
-    """Joint 'spin' about z carries a massless link, then joint 'tilt' about x at the same
-    point carries a point mass 1 m up: at tilt = 0 the mass is on spin's axis and M is
-    singular, anywhere else it is not."""
-    return """<robot name="axis_mass">
-      <link name="base"/>
-      <link name="hub"/>
-      <link name="arm"><inertial><origin xyz="0 0 1"/><mass value="2.0"/>
-        <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
-      <joint name="spin" type="continuous"><parent link="base"/><child link="hub"/>
-        <axis xyz="0 0 1"/></joint>
-      <joint name="tilt" type="continuous"><parent link="hub"/><child link="arm"/>
-        <axis xyz="1 0 0"/></joint>
-    </robot>"""
 
 
 def assert_names_joints(error: pytest.ExceptionInfo, joints: tuple[str, ...]) -> None:

@@ -1,7 +1,8 @@
 """Robot descriptions and loads that tests of several folders use: the bundled panda's URDF,
 its joints, a resting state and its tool frame; a small generated chain; the panda with a tip
-that moves no mass; a tool load with a full inertia tensor; a URDF given a mimic joint; a
-two-link arm with a fingertip ball, its one collision shape."""
+that moves no mass; two joints whose M is singular at one configuration; a tool load with a
+full inertia tensor; a URDF given a mimic joint; a two-link arm with a fingertip ball, its one
+collision shape."""
 
 from __future__ import annotations
 
@@ -30,6 +31,22 @@ def massless_tip(urdf: str) -> str:
 
 
 MASSLESS = massless_tip(PANDA)
+
+
+def axis_point_mass_xml() -> str:
+    """Joint 'spin' about z carries a massless link, then joint 'tilt' about x at the same
+    point carries a point mass 1 m up: at tilt = 0 the mass is on spin's axis and M is
+    singular, anywhere else it is not."""
+    return """<robot name="axis_mass">
+      <link name="base"/>
+      <link name="hub"/>
+      <link name="arm"><inertial><origin xyz="0 0 1"/><mass value="2.0"/>
+        <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>
+      <joint name="spin" type="continuous"><parent link="base"/><child link="hub"/>
+        <axis xyz="0 0 1"/></joint>
+      <joint name="tilt" type="continuous"><parent link="hub"/><child link="arm"/>
+        <axis xyz="1 0 0"/></joint>
+    </robot>"""
 
 
 def with_mimic(urdf: str, joint: str, leader: str, multiplier: float, offset: float) -> str:
