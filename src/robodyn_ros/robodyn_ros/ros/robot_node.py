@@ -353,34 +353,34 @@ def run_node(make_node: Callable[[], RobotNode], args: list[str] | None = None,
     `threads` threads until SIGINT or SIGTERM, at any moment (a warm-up included), then tear
     everything down without a traceback.
 
-    The node is made, and then spun, in a thread of its own while the main thread, where
-    Python runs signal handlers, waits for it; a signal raises KeyboardInterrupt there at
-    once. (A main thread that spins waits in the middleware until a message or a timer is
-    due, and under use_sim_time with no /clock, a bag ended or a simulation gone, no timer
-    ever is: the handler would never run. And an interrupt raised into the making of a node
-    would land in whatever runs then, numba's compiler included, which cannot always take
-    it.) A signal while the node is being made (loading a robot, compiling its kernels)
+    The node is made, and then spun, in a thread of its own while the main thread waits for
+    it, looking every SIGNAL_CHECK s at the signals received. A signal handler only records
+    the signal: one that raised could land anywhere in the main thread, inside the lock
+    that a wait re-acquires included, and leave it broken; and a signal that the kernel
+    hands to another thread does not wake the main thread's wait, which a timeout does.
+    (A main thread that spins waits in the middleware until a message or a timer is due,
+    and under use_sim_time with no /clock, a bag ended or a simulation gone, no timer ever
+    is.) A signal while the node is being made (loading a robot, compiling its kernels)
     ends the process there, with status 0; once it spins, the executor is shut down and the
     node destroyed.
 
     Returns:
         The exit status: 0, or 1 when the node's parameters cannot start it (logged).
     """
-    interrupt_on_signals()
+    received = record_signals()
     start, spin, status, stop = None, None, 0, threading.Event()
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         start = _Background(lambda: _StartedNode.make(make_node, threads), "start")
-        executor = start.result().executor
+        executor = start.result(received).executor
         spin = _Background(lambda: spin_until(executor, stop), "executor")
-        spin.result()
+        spin.result(received)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ParameterError as error:
         print(f"[FATAL] {error}", file=sys.stderr)
         status = 1
     finally:
-        ignore_signals()  # a second signal must not cut the tear-down short
         if start is not None and start.running:  # cut short: nothing to tear down yet
             sys.stdout.flush()
             sys.stderr.flush()
@@ -426,10 +426,22 @@ class _StartedNode(NamedTuple):
 def interrupt_on_signals() -> None:
     """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread, both alike: for a
     process that initialises rclpy without its signal handlers, which would shut the context
-    down under the threads still using it, and whose main thread waits for the others
-    (a thread spinning, a simulation loop) in a wait a signal interrupts."""
+    down under the threads still using it, and whose main thread runs a loop of its own (a
+    simulation's) that Ctrl-C ends."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
+
+
+def record_signals() -> list[int]:
+    """SIGINT and SIGTERM recorded, and nothing else done, from now on.
+
+    Returns:
+        The list the numbers of the signals received are appended to, in order.
+    """
+    received: list[int] = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda number, frame: received.append(number))
+    return received
 
 
 def ignore_signals() -> None:
@@ -440,6 +452,9 @@ def ignore_signals() -> None:
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+SIGNAL_CHECK = 0.05  # s: how often run_node's main thread looks at the signals received
 
 
 class _Background:
@@ -465,19 +480,23 @@ class _Background:
         """What the function returned; None until it has, or when it raised."""
         return self._value
 
-    def result(self) -> Any:
-        """Wait for the function (a signal interrupts the wait) and return what it returned.
+    def result(self, received: list[int]) -> Any:
+        """Wait for the function and return what it returned, unless a signal is received
+        first (`received`, record_signals' list, is looked at every SIGNAL_CHECK s).
 
         Raises:
+            KeyboardInterrupt: a signal was received before the function returned.
             BaseException: what the function raised.
         """
-        self._done.wait()
+        while not self._done.wait(SIGNAL_CHECK):
+            if received:
+                raise KeyboardInterrupt
         if self._error is not None:
             raise self._error
         return self._value
 
     def join(self, timeout: float) -> None:
-        """Wait at most `timeout` s for the function to return (signals ignored by then)."""
+        """Wait at most `timeout` s for the function to return."""
         self._done.wait(timeout)
 
     def _run(self) -> None:

@@ -3,10 +3,12 @@ configure loads and warms the robot, activate starts publishing, deactivate stop
 simulation pauses and resumes where it was), cleanup drops the robot and its interfaces,
 shutdown ends; two nodes of one kind in two namespaces do not collide, on their topics or in
 /diagnostics; SIGTERM or SIGINT at any moment, a cold warm-up included, every moment of a
-start-up and under use_sim_time with no /clock, ends every executable cleanly."""
+start-up, under use_sim_time with no /clock, and handed to any thread, ends every
+executable cleanly."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -27,7 +29,7 @@ from robodyn_ros import Robot
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.sim_node import SimNode
 
-from helpers.node_process import node_env, params_file
+from helpers.node_process import executable, node_env, params_file
 from helpers.nodes import Peer, call, panda_state, wait_for
 from helpers.processes import SIGNALS, one_per_signal, signalled_outputs
 from helpers.robots import CHAIN, PANDA
@@ -195,6 +197,46 @@ def test_a_signal_at_any_moment_ends_the_executable_cleanly(tmp_path, kind, sign
     assert process.returncode == 0, output
     assert ("in service" in output) == (moment == "serving"), output  # warm-up was cut short
     assert "Traceback" not in output and "RCLError" not in output, output
+
+
+def thread_directed(pid: int, signum: int) -> int:
+    """`signum` sent to one of process `pid`'s threads other than its main one (tgkill), as
+    the kernel may hand a process's signal to any thread that does not block it; that
+    thread's id."""
+    tid = next(int(task) for task in sorted(os.listdir(f"/proc/{pid}/task"))
+               if int(task) != pid)
+    assert ctypes.CDLL(None, use_errno=True).tgkill(pid, tid, signum) == 0, os.strerror(
+        ctypes.get_errno())
+    return tid
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_signal_handed_to_another_thread_ends_the_serving_node(tmp_path, signum) -> None:
+    """A signal that lands on a thread other than the main one (DDS's, the executor's) still
+    ends the node, status 0 and no traceback: the main thread does not sleep through it."""
+    params = params_file(tmp_path / "params.yaml", PANDA)
+    process = subprocess.Popen([executable("dynamics_node"), "--ros-args", "--params-file",
+                                str(params)], env=node_env(tmp_path), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    try:
+        while not any("in service" in line for line in lines):
+            line = process.stdout.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        time.sleep(0.5)
+        tid = thread_directed(process.pid, signum)
+        try:
+            rest, _ = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"dynamics_node still running 10 s after {signum.name} to thread {tid}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    output = "".join(lines) + rest
+    assert process.returncode == 0, output
+    assert "Traceback" not in output, output
 
 
 @pytest.mark.parametrize("kind", NODE_KINDS)
