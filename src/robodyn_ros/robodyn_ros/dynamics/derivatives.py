@@ -43,6 +43,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.factorization import ltdl, ltdl_inverse, ltdl_solve
 from robodyn_ros.dynamics.fixed_frame import ZERO6, gravity_acceleration, world_inertias
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
@@ -70,6 +71,7 @@ from robodyn_ros.dynamics.tree import (
     POSE,
     armature,
     joint_start,
+    parent_indices,
     parent_of,
     subtree_ends,
 )
@@ -108,12 +110,20 @@ ForwardDerivativesWorkspace = namedtuple("ForwardDerivativesWorkspace", (
     "dtau",     # (3, n, n) ∂τ/∂q at q̈ = 0 then at q̈, ∂τ/∂q̇, M
     "L",        # (n, n) M's Cholesky factor, below BLAS_SIZE rows
     "L_inverse",  # (n, n) its inverse, below BLAS_SIZE rows
+    "parent",   # (n,) each row's parent row (parent_indices)
+    "LD",       # (n, n) M's LᵀDL factor, on a branched tree from BLAS_SIZE rows; else (0, 0)
 ))
 
 BLAS_SIZE = 24
-"""From this many rows on, fd_derivatives takes M⁻¹ by minv_aba (its workspace made there)
-and the products by BLAS (negative_product); below, M⁻¹ from M's Cholesky factor and the
-products by a few loops, which cost less than entering BLAS."""
+"""From this many rows on, fd_derivatives takes M⁻¹ from M's sparse LᵀDL factor on a branched
+tree (is_branched), by minv_aba on a deep one (its workspace made there), and the products by
+BLAS (negative_product); below, M⁻¹ from M's Cholesky factor and the products by a few loops,
+which cost less than entering BLAS."""
+
+BRANCHED_DEPTH = 2.0
+"""A tree is branched when its rows' root-mean-square depth (rows above them) is at most this
+many times the square root of its rows: the LᵀDL factor's work, Σ depth², is then at most
+BRANCHED_DEPTH² n², against minv_aba's O(n²) and M's dense factor's O(n³)."""
 
 
 @kernel_helper
@@ -138,13 +148,29 @@ def derivatives_workspace(tree, n):
 @kernel_helper
 def forward_derivatives_workspace(tree, n):
     """A ForwardDerivativesWorkspace of the tree's n bodies."""
+    parent = parent_indices(tree)
     small = 0 if n >= BLAS_SIZE else n
-    block = np.empty(n + 3 * n * n + 2 * small * small)
+    sparse = n if n >= BLAS_SIZE and is_branched(parent) else 0
+    block = np.empty(n + 3 * n * n + 2 * small * small + sparse * sparse)
     qdd, at = carved(block, 0, (n,))
     dtau, at = carved(block, at, (3, n, n))
     factors, at = carved(block, at, (2, small, small))
+    LD, at = carved(block, at, (sparse, sparse))
     return ForwardDerivativesWorkspace(derivatives_workspace(tree, n), qdd, dtau, factors[0],
-                                       factors[1])
+                                       factors[1], parent, LD)
+
+
+@kernel_helper
+def is_branched(parent):
+    """Whether Σ depth² over the rows is at most (BRANCHED_DEPTH n)² (BRANCHED_DEPTH)."""
+    n = parent.shape[0]
+    depth = np.zeros(n, dtype=np.int64)
+    work = 0
+    for i in range(n):
+        if parent[i] >= 0:
+            depth[i] = depth[parent[i]] + 1
+        work += depth[i] * depth[i]
+    return work <= (BRANCHED_DEPTH * n) ** 2
 
 
 @kernel_helper
@@ -340,18 +366,33 @@ def fd_derivatives(tree, gravity, q, qd, tau, f_ext, dqdd_dq, dqdd_dv, Minv, ws)
     rnea_derivatives(tree, gravity, q, qd, qdd, f_ext, dtau[0], dtau[1], dtau[2], ws.rnea)
     for j in range(n):  # τ − b, b_j = S_jᵀ F_j
         qdd[j] = tau[j] - dot6(vector6(ws.rnea.S_world, j), vector6(ws.rnea.F, j))
-    if n >= BLAS_SIZE:
-        minv_aba(tree, q, Minv, minv_workspace(tree, n))
-        solve_by_inverse(Minv, dtau[2], qdd)
-    elif cholesky(dtau[2], 0.0, ws.L):
-        cholesky_solve(ws.L, qdd)
-        cholesky_inverse(ws.L, ws.L_inverse, Minv)
-    else:  # M is not positive definite
+    if not solve_mass_matrix(tree, q, dtau[2], qdd, Minv, ws):
         Minv[:, :] = np.nan
         qdd[:] = np.nan
     acceleration_pass(tree, qdd, ws.rnea, dtau[0])
     negative_product(Minv, dtau[0], dqdd_dq)
     negative_product(Minv, dtau[1], dqdd_dv)
+
+
+@kernel_helper
+def solve_mass_matrix(tree, q, M, qdd, Minv, ws):
+    """qdd ← M⁻¹ qdd and Minv = M⁻¹, by the route ws was made for
+    (forward_derivatives_workspace); False where M is not positive definite."""
+    if qdd.shape[0] < BLAS_SIZE:
+        if not cholesky(M, 0.0, ws.L):
+            return False
+        cholesky_solve(ws.L, qdd)
+        cholesky_inverse(ws.L, ws.L_inverse, Minv)
+    elif ws.LD.shape[0] == 0:  # a deep tree
+        minv_aba(tree, q, Minv, minv_workspace(tree, qdd.shape[0]))
+        solve_by_inverse(Minv, M, qdd)
+    else:
+        ws.LD[:, :] = M
+        if not ltdl(ws.LD, ws.parent):
+            return False
+        ltdl_solve(ws.LD, ws.parent, qdd)
+        ltdl_inverse(ws.LD, ws.parent, ws.rnea.end, Minv)
+    return True
 
 
 @kernel_helper

@@ -26,7 +26,14 @@ from robodyn_ros.dynamics.spatial import (
     symmetric_times,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, joint_start, parent_of
+from robodyn_ros.dynamics.tree import (
+    POSE,
+    armature,
+    body_inertia,
+    joint_start,
+    parent_indices,
+    parent_of,
+)
 
 LANES = 8
 """States a batch's ABA runs side by side, one per lane of the workspace. Their passes are
@@ -184,9 +191,9 @@ def forward_dynamics_factored(tree, gravity, q, qd, tau, f_ext, qdd):
     B, n = TAU.shape
     QDD = qdd.reshape((B, n))
     inverse_dynamics(tree, gravity, q, qd, np.zeros(tau.shape), f_ext, qdd)  # b, into qdd
-    workspace, LD = crba_workspace(tree, n), np.empty((n, n))
+    workspace, LD, parent = crba_workspace(tree, n), np.empty((n, n)), parent_indices(tree)
     for b in range(B):
-        factor_mass_matrix(tree, Q[b], LD, workspace)
+        factor_mass_matrix(tree, parent, Q[b], LD, workspace)
         for i in range(n):
             QDD[b, i] = TAU[b, i] - QDD[b, i]
-        ltdl_solve(LD, tree, QDD[b])
+        ltdl_solve(LD, parent, QDD[b])

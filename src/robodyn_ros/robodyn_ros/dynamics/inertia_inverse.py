@@ -1,13 +1,13 @@
 """M(q)⁻¹ without forming M: the articulated-body algorithm run for all n unit torques at
 once, O(n²) (Carpentier & Mansard, "Analytical derivatives of rigid body dynamics algorithms",
-RSS 2018, §V.C); and the factored route, CRBA + LᵀDL and n solves, O(n · depth²).
+RSS 2018, §V.C); and the factored route, CRBA + LᵀDL inverted row by row.
 """
 
 from collections import namedtuple
 
 import numpy as np
 
-from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
+from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_inverse
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
@@ -22,7 +22,14 @@ from robodyn_ros.dynamics.spatial import (
     store_inertia_matrix,
     vector6,
 )
-from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of, subtree_ends
+from robodyn_ros.dynamics.tree import (
+    POSE,
+    armature,
+    body_inertia,
+    parent_indices,
+    parent_of,
+    subtree_ends,
+)
 
 # What minv_aba needs besides the state (Carpentier & Mansard §V.C; RBDA Table 7.1).
 MinvWorkspace = namedtuple("MinvWorkspace", (
@@ -123,15 +130,13 @@ def mass_matrix_inverse(tree, q, Minv):
 
 @kernel
 def mass_matrix_inverse_factored(tree, q, Minv):
-    """M⁻¹ by CRBA, LᵀDL and n solves for a state (n,) or a batch (B, n)."""
+    """M⁻¹ by CRBA and LᵀDL, inverted row by row, for a state (n,) or a batch (B, n)."""
     Q = np.atleast_2d(q)
     B, n = Q.shape[0], tree.shape[0]
     OUT = Minv.reshape((B, n, n))
-    workspace, LD, column = crba_workspace(tree, n), np.empty((n, n)), np.empty(n)
+    workspace, LD, end = crba_workspace(tree, n), np.empty((n, n)), np.empty(n, dtype=np.int64)
+    parent = parent_indices(tree)
+    subtree_ends(tree, end)
     for b in range(B):
-        factor_mass_matrix(tree, Q[b], LD, workspace)
-        for k in range(n):
-            column[:] = 0.0
-            column[k] = 1.0
-            ltdl_solve(LD, tree, column)
-            OUT[b, :, k] = column
+        factor_mass_matrix(tree, parent, Q[b], LD, workspace)
+        ltdl_inverse(LD, parent, end, OUT[b])

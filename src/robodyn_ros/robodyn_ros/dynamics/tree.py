@@ -137,6 +137,16 @@ def parent_of(tree, i):
 
 
 @kernel_helper
+def parent_indices(tree):
+    """Each joint's parent joint (−1 for the root body's) as integers, for the loops that walk
+    paths to the root."""
+    parent = np.empty(tree.shape[0], dtype=np.int64)
+    for i in range(tree.shape[0]):
+        parent[i] = parent_of(tree, i)
+    return parent
+
+
+@kernel_helper
 def is_chain(tree):
     """Whether the parent of every joint i is joint i − 1 (a serial chain)."""
     for i in range(tree.shape[0]):

@@ -924,8 +924,9 @@ class Robot:
             q: joint positions.
             method: one of MASS_MATRIX_INVERSE_METHODS: "aba" (the articulated-body recursion
                 for all unit torques at once, O(n²), M never formed), "ltdl" (CRBA, the
-                branch-sparse LᵀDL factor of M and n solves), "schur" (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the
-                constraint-force matrix factored once by block LᵀDL, leaves first, O(n²)) and
+                branch-sparse LᵀDL factor of M, inverted row by row), "schur"
+                (M⁻¹ = 𝒢 − ℬᵀ𝒜⁻¹ℬ, 𝒜 the constraint-force matrix factored once by block LᵀDL,
+                leaves first, O(n²)) and
                 "schur_bcr" (𝒜 factored by block cyclic reduction, ⌈log₂n⌉ levels; serial
                 chains only).
 

@@ -24,7 +24,12 @@ from hypothesis import strategies as st
 from robodyn_ros import Robot
 from robodyn_ros.errors import NonFiniteResultError, SingularMassMatrixError
 from robodyn_ros.model import URDFWarning
-from robodyn_ros.model.generate import random_tree_urdf, with_joint_kinds, with_root_joint
+from robodyn_ros.model.generate import (
+    random_chain_urdf,
+    random_tree_urdf,
+    with_joint_kinds,
+    with_root_joint,
+)
 from robodyn_ros.parallel import backend
 from robodyn_ros.robot.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from robodyn_ros.testing.example_robots import example_robot_urdf
@@ -52,6 +57,7 @@ CASES = {
     "talos_reduced_floating": lambda: _example("talos_reduced", "floating"),
     "icub_floating": lambda: _example("icub", "floating"),
     "tree_fixed": lambda: random_tree_urdf(14, seed=4),
+    "chain_fixed": lambda: random_chain_urdf(26, seed=2),  # deep: M⁻¹ by minv_aba
     "tree_inner_joints": lambda: with_joint_kinds(
         random_tree_urdf(9, seed=3), {"joint_0": "floating", "joint_4": "planar",
                                       "joint_6": "floating"}),
@@ -234,6 +240,16 @@ def test_bad_input_is_refused_naming_it() -> None:
         massless = Robot.from_urdf_string(MASSLESS)
     with pytest.raises(SingularMassMatrixError, match="panda_joint7"):
         massless.forward_dynamics_derivatives(np.zeros(7), np.zeros(7), np.zeros(7))
+
+
+def test_a_branched_robot_with_massless_joints_is_refused_naming_them() -> None:
+    """Romeo's fingers move no mass: its M, factored as LᵀDL on a branched tree of more than
+    BLAS_SIZE rows, is not positive definite, and the forward derivatives say so."""
+    with pytest.warns(URDFWarning, match="move no mass"):
+        romeo = Robot.from_urdf(example_robot_urdf("romeo"), mimic=False)
+    zero = np.zeros(romeo.nv)
+    with pytest.raises(SingularMassMatrixError, match="LFinger21"):
+        romeo.forward_dynamics_derivatives(zero, zero, zero)
 
 
 def test_a_state_without_an_answer_raises_and_nan_stays_nan() -> None:

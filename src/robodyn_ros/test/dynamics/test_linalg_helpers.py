@@ -31,7 +31,7 @@ from robodyn_ros.dynamics.cyclic_reduction import (
     cyclic_reduction_solve,
     cyclic_reduction_workspace,
 )
-from robodyn_ros.dynamics.factorization import ltdl, ltdl_solve
+from robodyn_ros.dynamics.factorization import ltdl, ltdl_inverse, ltdl_solve
 from robodyn_ros.dynamics.linalg import (
     back_substitute,
     cholesky,
@@ -54,7 +54,6 @@ from robodyn_ros.dynamics.task_space import (
     invert_task_inertia,
     norm1,
 )
-from robodyn_ros.dynamics.tree import PARENT, WIDTH
 from robodyn_ros.sim.rollout import smallest_singular_value, store_gram
 
 RTOL = 1e-13  # × κ: a few hundred ulps of the reference's largest entry
@@ -375,13 +374,6 @@ def test_unrolled_ldlt_and_its_solves(kappa, seed) -> None:
 # -- factorization.py: the branch-sparse LᵀDL of M -------------------------------------------
 
 
-def tree_of(parent: list[int]) -> np.ndarray:
-    """A joint array (tree.py) with only the parents set: all that ltdl reads."""
-    tree = np.zeros((len(parent), WIDTH))
-    tree[:, PARENT] = parent
-    return tree
-
-
 def ancestors(parent: list[int], k: int) -> list[int]:
     found, i = [], parent[k]
     while i >= 0:
@@ -395,9 +387,10 @@ def ancestors(parent: list[int], k: int) -> list[int]:
 def test_ltdl_factors_a_matrix_with_the_sparsity_of_a_tree(n, seed) -> None:
     """M = Lᵀ D L with L unit lower triangular and nonzero only where one joint is an ancestor
     of the other (a random tree, parents before children): ltdl recovers D and L, ltdl_solve
-    solves M x = b."""
+    solves M x = b, ltdl_inverse gives M⁻¹; with one pivot made negative, ltdl answers
+    False."""
     rng = np.random.default_rng(seed)
-    parent = [-1] + [int(rng.integers(-1, k)) for k in range(1, n)]
+    parent = np.array([-1] + [int(rng.integers(-1, k)) for k in range(1, n)])
     L_ref = np.eye(n)
     for k in range(n):
         for i in ancestors(parent, k):
@@ -405,14 +398,21 @@ def test_ltdl_factors_a_matrix_with_the_sparsity_of_a_tree(n, seed) -> None:
     D_ref = rng.uniform(0.5, 2.0, n)
     M = L_ref.T @ np.diag(D_ref) @ L_ref
     kappa = np.linalg.cond(M)
-    tree, LD = tree_of(parent), M.copy()
-    ltdl(LD, tree)
+    LD = M.copy()
+    assert ltdl(LD, parent)
     expect_close(np.diag(LD), D_ref, kappa, "D")
     expect_close(np.tril(LD, -1), np.tril(L_ref, -1), kappa, "L")
     b = rng.standard_normal(n)
     x = b.copy()
-    ltdl_solve(LD, tree, x)
+    ltdl_solve(LD, parent, x)
     expect_close(x, np.linalg.solve(M, b), kappa, "M⁻¹ b")
+    end = np.array([max([k for k in range(n) if k == i or i in ancestors(parent, k)]) + 1
+                    for i in range(n)])
+    Minv = np.full((n, n), np.nan)
+    ltdl_inverse(LD, parent, end, Minv)
+    expect_close(Minv, np.linalg.inv(M), kappa, "M⁻¹")
+    D_ref[rng.integers(n)] *= -1.0
+    assert not ltdl(L_ref.T @ np.diag(D_ref) @ L_ref, parent)
 
 
 # -- task_space.py: the 1-norm, Λ from Λ⁻¹ --------------------------------------------

@@ -107,7 +107,7 @@ def test_ltdl_factor_keeps_branch_sparsity(load_robot, name: str) -> None:
     q = np.random.default_rng(43).uniform(-1.0, 1.0, n)
     M = robot.mass_matrix(q)
     LD = M.copy()
-    factorization.ltdl(LD, robot._tree)
+    factorization.ltdl(LD, np.asarray(parent, dtype=np.int64))
     L = np.tril(LD, -1) + np.eye(n)
     ancestor = np.eye(n, dtype=bool)
     for i in range(n):
