@@ -331,7 +331,7 @@ def run_record(
         command=shlex.join([PYTHON, str(path), *argv]),
         options="; ".join(f"{name}={_option_text(value)}" for name, value in options.items()),
         environment=environment(libraries),
-        date=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+        date=datetime.datetime.now(datetime.UTC).date().isoformat(),
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import abc
 import functools
 import itertools
-import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
@@ -142,8 +141,7 @@ def raise_failure(index: int, function: Callable, error: Exception) -> NoReturn:
     item in a note, so that a caller catches the same error on every backend."""
     name = getattr(function, "__name__", type(function).__name__)
     if isinstance(error, NO_ANSWER_ERRORS):
-        if sys.version_info >= (3, 11):  # exception notes are new in 3.11
-            error.add_note(f"raised by item {index} ({name}) of a parallel map")
+        error.add_note(f"raised by item {index} ({name}) of a parallel map")
         raise error
     raise ParallelError(f"item {index} ({name}) failed: {type(error).__name__}: {error}") \
         from error
