@@ -18,6 +18,7 @@ from robodyn_ros.bag.analysis import CHUNK, Analysis
 from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.methods import JointSpaceMethods
 
 STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 JOINT_SPACE_TOPIC = "dynamics/joint_space"
@@ -131,7 +132,7 @@ def write_dynamics(
     dynamics_node publishes them live."""
     run, store = analysis.run, typestore()
     frames = [measures.frame for measures in analysis.frames]
-    methods = (analysis.mass_matrix_method, forward_dynamics_method)
+    methods = JointSpaceMethods(analysis.mass_matrix_method, forward_dynamics_method)
     with open_writer(bag, run.storage) as writer:
         joint_space = writer.add_connection(JOINT_SPACE_TOPIC, JOINT_SPACE, typestore=store)
         operational = (
@@ -149,7 +150,7 @@ def write_dynamics(
 
 
 def _chunk_messages(
-    robot: Robot, analysis: Analysis, part: slice, methods: tuple[str, str]
+    robot: Robot, analysis: Analysis, part: slice, methods: JointSpaceMethods
 ) -> Iterator[tuple[str, int, Any]]:
     """(message type, stamp, message) of one chunk of samples, in stamp order."""
     started = time.perf_counter()
@@ -168,13 +169,14 @@ def _chunk_messages(
 
 
 def _joint_space_messages(
-    robot: Robot, analysis: Analysis, part: slice, methods: tuple[str, str]
+    robot: Robot, analysis: Analysis, part: slice, methods: JointSpaceMethods
 ) -> Callable[[int, int], Any]:
     """A function (k, stamp) → the JointSpaceDynamics message of sample k of the chunk."""
     q, qd = analysis.run.position[part], analysis.velocity[part]
-    M = robot.mass_matrix(q, method=methods[0]).reshape(len(q), -1)
+    M = robot.mass_matrix(q, method=methods.mass_matrix).reshape(len(q), -1)
     bias, gravity = robot.bias_forces(q, qd), robot.gravity_torques(q)
-    effort, acceleration = _measured_effort(robot, analysis, part, q, qd, methods[1])
+    effort, acceleration = _measured_effort(robot, analysis, part, q, qd,
+                                            methods.forward_dynamics)
     message_type = typestore().types[JOINT_SPACE]
     names, root = list(robot.joint_names), robot.model.root_link
 
@@ -186,7 +188,8 @@ def _joint_space_messages(
             header=header(stamp, root), joint_names=names, position=q[k], velocity=qd[k],
             mass_matrix=M[k], bias_forces=bias[k], gravity_torques=gravity[k],
             coriolis_matrix=_NONE, effort=sample_effort, acceleration=sample_acceleration,
-            mass_matrix_method=methods[0], forward_dynamics_method=methods[1],
+            mass_matrix_method=methods.mass_matrix,
+            forward_dynamics_method=methods.forward_dynamics,
             computation_time=0.0,
         )
 

@@ -235,13 +235,13 @@ def joint_trajectory_message(robot: Robot, trajectory: FourierTrajectory,
         time_from_start: {sec, nanosec}}]}.
     """
     times = np.concatenate([[0.0], waypoint_times(trajectory.period, samples)])
-    states = trajectory.states(times)
+    positions, velocities, accelerations = trajectory.states(times)
     points = []
     for k, t in enumerate(times):
         nanoseconds = round((LEAD_IN + float(t)) * 1e9)
         points.append({
-            "positions": _rounded(states[0][k]), "velocities": _rounded(states[1][k]),
-            "accelerations": _rounded(states[2][k]),
+            "positions": _rounded(positions[k]), "velocities": _rounded(velocities[k]),
+            "accelerations": _rounded(accelerations[k]),
             "time_from_start": {"sec": nanoseconds // 10**9, "nanosec": nanoseconds % 10**9},
         })
     return {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": ""},

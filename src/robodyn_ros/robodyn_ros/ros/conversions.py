@@ -18,6 +18,7 @@ from robodyn_ros.control.trajectory import JointTrajectoryReference
 from robodyn_ros.robot import Robot, operational_space
 from robodyn_ros.robot.coupling import Coupling
 from robodyn_ros.robot.external_wrenches import ExternalWrenches
+from robodyn_ros.robot.methods import DEFAULT_JOINT_SPACE_METHODS, JointSpaceMethods
 from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.state_merge import StateMergeError, picked_fields
 
@@ -239,13 +240,13 @@ def joint_space_message(
     q: np.ndarray,
     qd: np.ndarray,
     effort: np.ndarray | None,
-    methods: tuple[str, str] = ("crba", "aba"),
+    methods: JointSpaceMethods = DEFAULT_JOINT_SPACE_METHODS,
     quantities: Collection[str] = JOINT_SPACE_QUANTITIES,
     message: JointSpaceDynamics | None = None,
     external_wrenches: ExternalWrenches | None = None,
 ) -> JointSpaceDynamics:
     """The chosen quantities of M, b, g, q̈ (only when τ is given) and C at (q, q̇) as a
-    JointSpaceDynamics message, with the (mass matrix, forward dynamics) methods; the others
+    JointSpaceDynamics message, by `methods`; the others
     stay empty. The caller fills header and computation_time.
 
     Args:
@@ -261,7 +262,7 @@ def joint_space_message(
     message.effort = message.acceleration = array("d")
     computed = []
     if "mass_matrix" in quantities:
-        computed.append(("mass matrix", robot.mass_matrix(q, method=methods[0])))
+        computed.append(("mass matrix", robot.mass_matrix(q, method=methods.mass_matrix)))
     if "bias_forces" in quantities:
         computed.append(("bias forces", robot.bias_forces(q, qd)))
     if "gravity_torques" in quantities:
@@ -269,12 +270,13 @@ def joint_space_message(
     if effort is not None and "acceleration" in quantities:
         message.effort = float_sequence(effort)
         computed.append(("acceleration", robot.forward_dynamics(
-            q, qd, effort, method=methods[1], external_wrenches=external_wrenches)))
+            q, qd, effort, method=methods.forward_dynamics, external_wrenches=external_wrenches)))
     if "coriolis_matrix" in quantities:
         computed.append(("Coriolis matrix", robot.coriolis_matrix(q, qd)))
     for name, values in computed:
         setattr(message, JOINT_SPACE_FIELDS[name], float_sequence(values))
-    message.mass_matrix_method, message.forward_dynamics_method = methods
+    message.mass_matrix_method = methods.mass_matrix
+    message.forward_dynamics_method = methods.forward_dynamics
     return message
 
 

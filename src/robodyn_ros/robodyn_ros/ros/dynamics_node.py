@@ -71,6 +71,7 @@ from sensor_msgs.msg import JointState
 from robodyn_ros.compile_ahead import WarmUpStep
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.external_wrenches import ExternalWrenches, wrench_forces
+from robodyn_ros.robot.methods import JointSpaceMethods
 from robodyn_ros.robot.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
@@ -159,7 +160,8 @@ class Settings:
 
     quantities: tuple[str, ...]
     frames: tuple[str, ...]
-    methods: tuple[str, str, str]  # mass matrix, forward dynamics, operational space
+    joint_space_methods: JointSpaceMethods
+    operational_space_method: str  # Robot.OPERATIONAL_SPACE_METHODS
     singular_threshold: float
     frame_prefix: str
     max_age: float  # s, joint_states_max_age
@@ -200,7 +202,9 @@ def settings_of(value: Callable[[str], Any]) -> Settings:
     return Settings(
         quantities=tuple(value("quantities")),
         frames=tuple(value("frames") or ()),
-        methods=tuple(value(name) for name in METHOD_PARAMETERS),
+        joint_space_methods=JointSpaceMethods(value("mass_matrix_method"),
+                                              value("forward_dynamics_method")),
+        operational_space_method=value("operational_space_method"),
         singular_threshold=value("singular_threshold"),
         frame_prefix=value("frame_prefix"),
         max_age=value("joint_states_max_age"),
@@ -235,7 +239,7 @@ def bind(robot: Robot, settings: Settings) -> Serving:
         if not frame:
             left_out.append(f"frame '{name}' is not a frame of robot '{robot.model.name}'")
             continue
-        problem = method_problem(robot, settings.methods[2], [frame])
+        problem = method_problem(robot, settings.operational_space_method, [frame])
         if problem:
             left_out.append(problem)
         else:
@@ -452,11 +456,12 @@ class DynamicsNode(RobotNode):
         bad = [m for m, ok in zip(requested, known, strict=True) if m and m not in ok]
         if bad:
             raise RefusedError(f"unknown method(s) {bad}")
-        mass_matrix, forward_dynamics, operational = (
-            m or default for m, default in zip(requested, serving.settings.methods, strict=True)
-        )
-        methods = (mass_matrix, forward_dynamics, operational)
-        problem = method_problem(robot, methods[2], frames)
+        defaults = serving.settings
+        methods = JointSpaceMethods(
+            request.mass_matrix_method or defaults.joint_space_methods.mass_matrix,
+            request.forward_dynamics_method or defaults.joint_space_methods.forward_dynamics)
+        operational = request.operational_space_method or defaults.operational_space_method
+        problem = method_problem(robot, operational, frames)
         if problem:
             raise RefusedError(problem)
         q, qd, effort = self._request_state(serving, request.state)
@@ -465,7 +470,8 @@ class DynamicsNode(RobotNode):
         if request.derivatives and wrenches:
             raise RefusedError("derivatives: not answered with external_wrenches (how their "
                                "Jᵀ w changes with q is not computed); ask for them apart")
-        settings = replace(serving.settings, quantities=QUANTITIES, methods=methods)
+        settings = replace(serving.settings, quantities=QUANTITIES, joint_space_methods=methods,
+                           operational_space_method=operational)
         joint_space, operational_space = compute(
             robot, request.state.header, q, qd, effort, tuple(frames), settings,
             external_wrenches=wrenches or None,
@@ -600,7 +606,7 @@ def compute(
     """
     start = time.perf_counter()
     header.frame_id = header_frame(robot, settings)
-    joint_space = joint_space_message(robot, q, qd, effort, settings.methods[:2],
+    joint_space = joint_space_message(robot, q, qd, effort, settings.joint_space_methods,
                                       settings.quantities,
                                       messages.joint_space if messages else None,
                                       external_wrenches)
@@ -608,7 +614,7 @@ def compute(
     operational_space = []
     for frame in frames:
         frame_message = operational_space_message(
-            robot, q, qd, frame, settings.methods[2], settings.singular_threshold,
+            robot, q, qd, frame, settings.operational_space_method, settings.singular_threshold,
             messages.operational_space[frame] if messages else None,
         )
         frame_message.frame = settings.frame_prefix + frame
@@ -729,7 +735,9 @@ class WarmUpPlan:
     @classmethod
     def of(cls, serving: Serving) -> WarmUpPlan:
         robot, settings = serving.robot, serving.settings
-        methods = f"{robot_kind(robot)}; {', '.join(settings.methods)}"
+        joint_space = settings.joint_space_methods
+        methods = (f"{robot_kind(robot)}; {joint_space.mass_matrix}, "
+                   f"{joint_space.forward_dynamics}, {settings.operational_space_method}")
 
         def step(quantity: str) -> WarmUpStep:
             return WarmUpStep(f"{quantity} ({methods})", compute_at_rest,

@@ -61,12 +61,20 @@ class PoseTarget:
     rotation: np.ndarray
 
 
+@dataclass(frozen=True)
+class ObservedState:
+    """A joint state the runner received: its stamp (s) and q in the robot's order."""
+
+    time: float
+    q: np.ndarray
+
+
 @dataclass
 class Observer:
     """What the runner sees: the latest joint state and the nodes' diagnostics."""
 
     map: JointStateMap
-    state: tuple[float, np.ndarray] | None = None
+    state: ObservedState | None = None
     states_received: int = 0
     diagnostics: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
@@ -81,7 +89,8 @@ class Observer:
 
     def on_joint_state(self, message: JointState) -> None:
         q, _, _ = self.map.state(message)
-        self.state = (message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec, q)
+        self.state = ObservedState(
+            message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec, q)
         self.states_received += 1
 
     def on_diagnostics(self, message: DiagnosticArray) -> None:
@@ -321,7 +330,7 @@ def _follow_targets(
 ) -> bool:
     while observer.state is None:  # the simulation's first joint state
         time.sleep(0.01)
-    targets = default_targets(robot, observer.state[1], frame)
+    targets = default_targets(robot, observer.state.q, frame)
     reached = True
     for k, target in enumerate(targets, start=1):
         prediction = preview.predict(target, seconds)
@@ -331,15 +340,15 @@ def _follow_targets(
         p.x, p.y, p.z = target.position.tolist()
         o.x, o.y, o.z, o.w = quaternion_from_rotation(target.rotation.tolist())
         publisher.publish(message)
-        t0 = observer.state[0]
+        t0 = observer.state.time
         print(f"\ntarget {k}: position {np.round(target.position, 3)} m, sent at t = {t0:.2f} s"
               + (f"; previewed at {prediction.real_time_factor:.0f}x real time"
                  if prediction else ""))
         print(f"  {'':11}   {'position error mm':>20}   {'orientation error rad':>24}")
         print(f"  {'':11}   {'actual':>9} {'predicted':>10}   {'actual':>11} {'predicted':>12}")
         next_print = t0
-        while observer.state[0] < t0 + seconds:
-            t, q = observer.state
+        while observer.state.time < t0 + seconds:
+            t, q = observer.state.time, observer.state.q
             if t >= next_print:
                 position, angle = pose_error(robot, q, frame, target)
                 ahead = preview.error_at(prediction, t - t0, target)
@@ -347,7 +356,7 @@ def _follow_targets(
                       f"{angle:11.4f} {ahead[1]:12.4f}")
                 next_print += print_every
             time.sleep(0.005)
-        position, angle = pose_error(robot, observer.state[1], frame, target)
+        position, angle = pose_error(robot, observer.state.q, frame, target)
         ok = position <= tolerance[0] and angle <= tolerance[1]
         reached &= ok
         print(f"  final: {1e3 * position:.2f} mm, {angle:.4f} rad "
@@ -358,7 +367,7 @@ def _follow_targets(
 
 def print_summary(observer: Observer, wall: float) -> None:
     """The sim time, wall time, joint states and each node's last diagnostics."""
-    sim_time = observer.state[0] if observer.state else 0.0
+    sim_time = observer.state.time if observer.state else 0.0
     print(f"\nsimulated {sim_time:.2f} s in {wall:.2f} s of wall time "
           f"(real-time factor {sim_time / wall:.2f}); {observer.states_received} joint states")
     for name, reports in sorted(observer.diagnostics.items()):
