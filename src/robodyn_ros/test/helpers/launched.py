@@ -17,7 +17,7 @@ from robodyn_interfaces.msg import JointSpaceDynamics
 from sensor_msgs.msg import JointState
 
 from helpers.node_process import executable, node_env
-from helpers.nodes import panda_state, wait_for
+from helpers.nodes import Spinning, panda_state, wait_for
 
 STOP_PATIENCE = 60.0  # s for the command to end after its signal: bounds a failure only
 STARTED = re.compile(r"^\[launch\] (\w+) started, pid (\d+)$", re.M)
@@ -84,10 +84,9 @@ class Listener:
 
     def __init__(self, ros) -> None:
         self.node = ros.create_node("robodyn_launch_test")
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
+        executor = SingleThreadedExecutor()
+        executor.add_node(self.node)
+        self.spinning = Spinning(executor)
 
     def heard(self, kind, topic: str) -> list:
         messages: list = []
@@ -95,8 +94,7 @@ class Listener:
         return messages
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=5.0)
-        self._thread.join(timeout=5.0)
+        self.spinning.stop()
         self.node.destroy_node()
 
 

@@ -7,13 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.executors import SingleThreadedExecutor
 
-from helpers.nodes import wait_for
+from helpers.nodes import Spinning, wait_for
 
 
 def params_file(path: Path, urdf: str, **values: object) -> Path:
@@ -50,10 +49,9 @@ class NodeProcess:
         self.statuses: list[DiagnosticStatus] = []
         self.listener = ros.create_node(f"{kind}_process_test")
         self.listener.create_subscription(DiagnosticArray, "/diagnostics", self._heard, 50)
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.listener)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = SingleThreadedExecutor()
+        executor.add_node(self.listener)
+        self.spinning = Spinning(executor)
         ros_args = params if isinstance(params, list) else ["--params-file", str(params)]
         self.process = subprocess.Popen([executable(kind), "--ros-args", *ros_args],
                                         env=node_env(tmp_path), cwd=cwd,
@@ -79,8 +77,7 @@ class NodeProcess:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.process.kill()
-        self.executor.shutdown(timeout_sec=5.0)
-        self.thread.join(timeout=5.0)
+        self.spinning.stop()
         self.listener.destroy_node()
 
     def _heard(self, message: DiagnosticArray) -> None:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import Executor, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -23,6 +23,7 @@ from std_msgs.msg import String
 from robodyn_ros import Robot
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.dynamics_node import DynamicsNode
+from robodyn_ros.ros.robot_node import spin_until
 from robodyn_ros.ros.sim_node import SimNode
 
 from helpers.robots import PANDA, PANDA_JOINTS, Q0, TIP
@@ -38,6 +39,24 @@ def wait_for(done: Callable[[], bool], timeout: float = PATIENCE) -> bool:
     return bool(done())
 
 
+class Spinning:
+    """`executor` spun in a thread of its own until stop(), which joins that thread before it
+    shuts the executor down (robot_node.spin_until): a spin under way when the executor is
+    shut down would meet its destroyed guard condition."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=spin_until, args=(executor, self._stop),
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+        self.executor.shutdown(timeout_sec=5.0)
+
+
 class Peer:
     """A node under test and a test node, spun by one MultiThreadedExecutor in a thread; the
     test node hears the node's /diagnostics and publishes what the test sends."""
@@ -50,11 +69,11 @@ class Peer:
         self._publishers = {}
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.description = self.peer.create_publisher(String, "robot_description", latched)
-        self.executor = MultiThreadedExecutor(num_threads=2)
-        self.executor.add_node(node)
-        self.executor.add_node(self.peer)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = MultiThreadedExecutor(num_threads=2)
+        executor.add_node(node)
+        executor.add_node(self.peer)
+        self.executor = executor  # a test may add a node of its own
+        self.spinning = Spinning(executor)
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
         name = self.node.get_fully_qualified_name().lstrip("/")
@@ -95,8 +114,7 @@ class Peer:
         return ""
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=5.0)
-        self.thread.join(timeout=5.0)
+        self.spinning.stop()
         self.node.destroy_node()
         self.peer.destroy_node()
 

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,8 @@ from std_msgs.msg import String
 from robodyn_ros import Robot
 from robodyn_ros.ros.conversions import operational_space_dynamics
 from robodyn_ros.ros.dynamics_node import DynamicsNode
+
+from helpers.nodes import Spinning
 
 PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 TIP = "panda_hand_tcp"
@@ -59,15 +60,13 @@ class Harness:
             DiagnosticArray, "/diagnostics", lambda m: self.diagnostics.extend(m.status), 50
         )
         self.joint_states = self.peer.create_publisher(JointState, "joint_states", 10)
-        self.executor = MultiThreadedExecutor(num_threads=2)
-        self.executor.add_node(self.node)
-        self.executor.add_node(self.peer)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = MultiThreadedExecutor(num_threads=2)
+        executor.add_node(self.node)
+        executor.add_node(self.peer)
+        self.spinning = Spinning(executor)
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=5.0)
-        self.thread.join(timeout=5.0)
+        self.spinning.stop()
         self.node.destroy_node()
         self.peer.destroy_node()
 

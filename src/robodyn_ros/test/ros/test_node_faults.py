@@ -32,7 +32,15 @@ from robodyn_ros.ros.guard import OK, WARN, NodeHealth
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
 
-from helpers.nodes import PATIENCE, Peer, dynamics_answer, dynamics_peer, panda_state, wait_for
+from helpers.nodes import (
+    PATIENCE,
+    Peer,
+    Spinning,
+    dynamics_answer,
+    dynamics_peer,
+    panda_state,
+    wait_for,
+)
 from helpers.robots import CHAIN, MASSLESS, PANDA, Q0, TIP
 
 BROKEN = "<robot name='broken'><link/></robot>"
@@ -278,10 +286,9 @@ class SilentFirstCall:
         self.node = ros.create_node("silent_first_call_test")
         self.node.create_service(ComputeDynamics, SILENT_SERVICE, self._answer,
                                  callback_group=ReentrantCallbackGroup())
-        self.executor = MultiThreadedExecutor(num_threads=2)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = MultiThreadedExecutor(num_threads=2)
+        executor.add_node(self.node)
+        self.spinning = Spinning(executor)
 
     def _answer(self, request, response):
         self.calls += 1
@@ -296,8 +303,7 @@ class SilentFirstCall:
 
     def close(self) -> None:
         self.release.set()
-        self.executor.shutdown(timeout_sec=5.0)
-        self.thread.join(timeout=5.0)
+        self.spinning.stop()
         self.node.destroy_node()
 
 

@@ -4,7 +4,6 @@ faster than real time, and a bad command gives a WARN diagnostic while the node 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,8 @@ from std_msgs.msg import Float64MultiArray, String
 from robodyn_ros import Robot
 from robodyn_ros.ros.sim_node import SimNode
 from robodyn_ros.sim import SimulatedRobot
+
+from helpers.nodes import Spinning
 
 PANDA = Path(__file__).resolve().parents[2] / "urdf" / "panda.urdf"
 Q0 = [0.0, -0.3, 0.0, -2.0, 0.0, 1.5, 0.8]  # inside the limits, away from them
@@ -62,12 +63,11 @@ class Harness:
         if not description_topic:
             params["robot_description"] = PANDA.read_text()
         overrides = [Parameter(name, value=value) for name, value in params.items()]
-        self.executor = MultiThreadedExecutor(num_threads=2)
-        self.executor.add_node(self.peer)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        executor = MultiThreadedExecutor(num_threads=2)
+        executor.add_node(self.peer)
+        self.spinning = Spinning(executor)
         self.node = SimNode(parameter_overrides=overrides)
-        self.executor.add_node(self.node)
+        executor.add_node(self.node)
         if description_topic:  # start the simulation once commands and states are matched
             assert wait_for(
                 lambda: (
@@ -91,8 +91,7 @@ class Harness:
         self.node.stop()
         assert not self.node.running
         time.sleep(0.2)  # let the executor drain the messages in flight before it shuts down
-        self.executor.shutdown(timeout_sec=5.0)
-        self.thread.join(timeout=5.0)
+        self.spinning.stop()
         self.node.destroy_node()
         self.peer.destroy_node()
 
