@@ -348,7 +348,8 @@ def _follow_targets(
         print(f"  {'':11}   {'actual':>9} {'predicted':>10}   {'actual':>11} {'predicted':>12}")
         next_print = t0
         while observer.state.time < t0 + seconds:
-            t, q = observer.state.time, observer.state.q
+            latest = observer.state  # one state: the subscription replaces it at any moment
+            t, q = latest.time, latest.q
             if t >= next_print:
                 position, angle = pose_error(robot, q, frame, target)
                 ahead = preview.error_at(prediction, t - t0, target)
