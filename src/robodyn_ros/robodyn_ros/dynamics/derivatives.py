@@ -52,7 +52,13 @@ from robodyn_ros.dynamics.kinematics import (
     joint_body_row,
     joint_velocity_less_before,
 )
-from robodyn_ros.dynamics.linalg import carved, cholesky, cholesky_inverse, cholesky_solve
+from robodyn_ros.dynamics.linalg import (
+    carved,
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    unsigned_range,
+)
 from robodyn_ros.dynamics.spatial import (
     add6,
     dot6,
@@ -117,7 +123,7 @@ ForwardDerivativesWorkspace = namedtuple("ForwardDerivativesWorkspace", (
 BLAS_SIZE = 24
 """From this many rows on, fd_derivatives takes M⁻¹ from M's sparse LᵀDL factor on a branched
 tree (is_branched), by minv_aba on a deep one (its workspace made there), and the products by
-BLAS (negative_product); below, M⁻¹ from M's Cholesky factor and the products by a few loops,
+BLAS (negative_products); below, M⁻¹ from M's Cholesky factor and the products by a few loops,
 which cost less than entering BLAS."""
 
 BRANCHED_DEPTH = 2.0
@@ -184,6 +190,13 @@ def store_column(a, j, values):
 def column6(a, j):
     """Column j of a (6, n) array."""
     return a[0, j], a[1, j], a[2, j], a[3, j], a[4, j], a[5, j]
+
+
+@kernel_helper
+def column_dot(a, columns, k):
+    """aᵀ columns[:, k]: a a 6-vector, columns (6, n)."""
+    return (a[0] * columns[0, k] + a[1] * columns[1, k] + a[2] * columns[2, k]
+            + a[3] * columns[3, k] + a[4] * columns[4, k] + a[5] * columns[5, k])
 
 
 @kernel_helper
@@ -254,42 +267,30 @@ def derivative_pass(tree, ws, dtau_dq, dtau_dv, M):
         store_column(dFdq_turned, j, add6(dFdq_j, motion_cross_force(S, vector6(ws.F, j))))
         store_column(dFdv, j, add6(add6(inertia_times(I_c, dAv), rate_S), S_h))
         end, joint_end = end_of[j], ws.joint_end[j]
-        for c in range(j):  # the rows before it: (Ic_j S_j)ᵀ dA_c + Qᵀ dV_c, ...
-            dtau_dq[j, c] = (IS[0] * dA_columns[0, c] + IS[1] * dA_columns[1, c]
-                             + IS[2] * dA_columns[2, c] + IS[3] * dA_columns[3, c]
-                             + IS[4] * dA_columns[4, c] + IS[5] * dA_columns[5, c]
-                             + Q[0] * dV_columns[0, c] + Q[1] * dV_columns[1, c]
-                             + Q[2] * dV_columns[2, c] + Q[3] * dV_columns[3, c]
-                             + Q[4] * dV_columns[4, c] + Q[5] * dV_columns[5, c])
-            dtau_dv[j, c] = (IS[0] * dAv_columns[0, c] + IS[1] * dAv_columns[1, c]
-                             + IS[2] * dAv_columns[2, c] + IS[3] * dAv_columns[3, c]
-                             + IS[4] * dAv_columns[4, c] + IS[5] * dAv_columns[5, c]
-                             + Q[0] * S_columns[0, c] + Q[1] * S_columns[1, c]
-                             + Q[2] * S_columns[2, c] + Q[3] * S_columns[3, c]
-                             + Q[4] * S_columns[4, c] + Q[5] * S_columns[5, c])
-            M[j, c] = (IS[0] * S_columns[0, c] + IS[1] * S_columns[1, c]
-                       + IS[2] * S_columns[2, c] + IS[3] * S_columns[3, c]
-                       + IS[4] * S_columns[4, c] + IS[5] * S_columns[5, c])
+        # row j of each answer, one answer per loop (a loop that writes one array is one LLVM
+        # can vectorise): with the rows before it, (Ic_j S_j)ᵀ dA_c + Qᵀ dV_c, ...
+        dtau_dq_j, dtau_dv_j, M_j = dtau_dq[j], dtau_dv[j], M[j]
+        for c in unsigned_range(0, j):
+            dtau_dq_j[c] = column_dot(IS, dA_columns, c) + column_dot(Q, dV_columns, c)
+        for c in unsigned_range(0, j):
+            dtau_dv_j[c] = column_dot(IS, dAv_columns, c) + column_dot(Q, S_columns, c)
+        for c in unsigned_range(0, j):
+            M_j[c] = column_dot(IS, S_columns, c)
         for c in range(j):  # ... zero where the row is not its ancestor (another branch)
             if end_of[c] <= j:
-                dtau_dq[j, c] = dtau_dv[j, c] = M[j, c] = 0.0
-        for k in range(j, joint_end):  # its subtree: S_jᵀ dF_k over its joint's rows, ...
-            dtau_dq[j, k] = (S[0] * dFdq[0, k] + S[1] * dFdq[1, k]
-                             + S[2] * dFdq[2, k] + S[3] * dFdq[3, k]
-                             + S[4] * dFdq[4, k] + S[5] * dFdq[5, k])
-        for k in range(joint_end, end):  # ... and the rows below, S_k ×* F_k with them
-            dtau_dq[j, k] = (S[0] * dFdq_turned[0, k] + S[1] * dFdq_turned[1, k]
-                             + S[2] * dFdq_turned[2, k] + S[3] * dFdq_turned[3, k]
-                             + S[4] * dFdq_turned[4, k] + S[5] * dFdq_turned[5, k])
-        for k in range(j, end):
-            dtau_dv[j, k] = (S[0] * dFdv[0, k] + S[1] * dFdv[1, k]
-                             + S[2] * dFdv[2, k] + S[3] * dFdv[3, k]
-                             + S[4] * dFdv[4, k] + S[5] * dFdv[5, k])
-            M[j, k] = (S[0] * dFda[0, k] + S[1] * dFda[1, k] + S[2] * dFda[2, k]
-                       + S[3] * dFda[3, k] + S[4] * dFda[4, k] + S[5] * dFda[5, k])
-        for k in range(end, n):  # the rows past its subtree: other branches
-            dtau_dq[j, k] = dtau_dv[j, k] = M[j, k] = 0.0
-        M[j, j] += armature(tree, j)
+                dtau_dq_j[c] = dtau_dv_j[c] = M_j[c] = 0.0
+        # with its subtree: S_jᵀ dF_k over its joint's rows, S_k ×* F_k with the rows below
+        for k in unsigned_range(j, joint_end):
+            dtau_dq_j[k] = column_dot(S, dFdq, k)
+        for k in unsigned_range(joint_end, end):
+            dtau_dq_j[k] = column_dot(S, dFdq_turned, k)
+        for k in unsigned_range(j, end):
+            dtau_dv_j[k] = column_dot(S, dFdv, k)
+        for k in unsigned_range(j, end):
+            M_j[k] = column_dot(S, dFda, k)
+        for k in unsigned_range(end, n):  # the rows past its subtree: other branches
+            dtau_dq_j[k] = dtau_dv_j[k] = M_j[k] = 0.0
+        M_j[j] += armature(tree, j)
         parent = parent_of(tree, j)
         if parent >= 0:
             for r in range(INERTIA_SIZE):
@@ -336,18 +337,14 @@ def acceleration_pass(tree, qdd, ws, dtau_dq):
         store_column(dFdq, j, dFdq_j)
         store_column(dFdq_turned, j, add6(dFdq_j, motion_cross_force(S, F_j)))
         end, joint_end = end_of[j], ws.joint_end[j]
+        dtau_dq_j = dtau_dq[j]
         for c in range(j):  # its ancestors: (Ic_j S_j)ᵀ dA_c
             if end_of[c] > j:
-                dtau_dq[j, c] += (IS[0] * dA_columns[0, c] + IS[1] * dA_columns[1, c]
-                                  + IS[2] * dA_columns[2, c] + IS[3] * dA_columns[3, c]
-                                  + IS[4] * dA_columns[4, c] + IS[5] * dA_columns[5, c])
-        for k in range(j, joint_end):  # its subtree, S_k ×* F_k past its joint's rows
-            dtau_dq[j, k] += (S[0] * dFdq[0, k] + S[1] * dFdq[1, k] + S[2] * dFdq[2, k]
-                              + S[3] * dFdq[3, k] + S[4] * dFdq[4, k] + S[5] * dFdq[5, k])
-        for k in range(joint_end, end):
-            dtau_dq[j, k] += (S[0] * dFdq_turned[0, k] + S[1] * dFdq_turned[1, k]
-                              + S[2] * dFdq_turned[2, k] + S[3] * dFdq_turned[3, k]
-                              + S[4] * dFdq_turned[4, k] + S[5] * dFdq_turned[5, k])
+                dtau_dq_j[c] += column_dot(IS, dA_columns, c)
+        for k in unsigned_range(j, joint_end):  # its subtree, S_k ×* F_k past its joint's rows
+            dtau_dq_j[k] += column_dot(S, dFdq, k)
+        for k in unsigned_range(joint_end, end):
+            dtau_dq_j[k] += column_dot(S, dFdq_turned, k)
         parent = parent_of(tree, j)
         if parent >= 0:
             G_j = add6(vector6(ws.G, j), scale6(qdd[j], IS))
@@ -370,8 +367,7 @@ def fd_derivatives(tree, gravity, q, qd, tau, f_ext, dqdd_dq, dqdd_dv, Minv, ws)
         Minv[:, :] = np.nan
         qdd[:] = np.nan
     acceleration_pass(tree, qdd, ws.rnea, dtau[0])
-    negative_product(Minv, dtau[0], dqdd_dq)
-    negative_product(Minv, dtau[1], dqdd_dv)
+    negative_products(Minv, dtau[0], dtau[1], dqdd_dq, dqdd_dv)
 
 
 @kernel_helper
@@ -404,22 +400,25 @@ def solve_by_inverse(Minv, M, x):
 
 
 @kernel_helper
-def negative_product(A, B, out):
-    """out = −A B (n x n): by BLAS from BLAS_SIZE rows on, below by loops, row by row."""
-    n = out.shape[0]
+def negative_products(A, B1, B2, out1, out2):
+    """out1 = −A B1 and out2 = −A B2 (n x n): by BLAS from BLAS_SIZE rows on; below by dot
+    products, both answers' entries in one sweep."""
+    n = out1.shape[0]
     if n >= BLAS_SIZE:
-        np.dot(A, B, out)
-        for r in range(n):
-            for c in range(n):
-                out[r, c] = -out[r, c]
+        for B, out in ((B1, out1), (B2, out2)):
+            np.dot(A, B, out)
+            for r in range(n):
+                for c in range(n):
+                    out[r, c] = -out[r, c]
         return
     for r in range(n):
         for c in range(n):
-            out[r, c] = 0.0
-        for k in range(n):
-            a = -A[r, k]
-            for c in range(n):
-                out[r, c] += a * B[k, c]
+            sum1 = sum2 = 0.0
+            for k in range(n):
+                sum1 += A[r, k] * B1[k, c]
+                sum2 += A[r, k] * B2[k, c]
+            out1[r, c] = -sum1
+            out2[r, c] = -sum2
 
 
 @kernel

@@ -2,7 +2,8 @@
 the rollout) with its substitutions and the trace of its inverse; the Cholesky and LDLᵀ
 factors of the constraint-force pivots (5 x 5) and their triangular solves; a Gauss–Jordan
 inverse of a small symmetric positive-definite matrix; the block elimination step
-Z = A − B Z⁻¹ Bᵀ; and workspaces carved from one block (carved).
+Z = A − B Z⁻¹ Bᵀ; workspaces carved from one block (carved); and index ranges numba need not
+wrap (unsigned_range).
 """
 
 import math
@@ -24,6 +25,13 @@ def carved(block, start, shape):
         size *= extent
     return block[start:start + size].reshape(shape), start + size
 
+
+@kernel_helper
+def unsigned_range(start, stop):
+    """range(start, stop) of unsigned indices, for a loop over a row from `start` >= 0. An
+    index that might be negative is wrapped by numba (a select on every access), and that
+    kept LLVM from vectorising such a loop; an unsigned one is not."""
+    return range(np.uint64(start), np.uint64(stop))
 
 @kernel_helper
 def invert_spd(A, out, work):
