@@ -200,14 +200,20 @@ def test_a_signal_at_any_moment_ends_the_executable_cleanly(tmp_path, kind, sign
 
 
 def thread_directed(pid: int, signum: int) -> int:
-    """`signum` sent to one of process `pid`'s threads other than its main one (tgkill), as
-    the kernel may hand a process's signal to any thread that does not block it; that
-    thread's id."""
-    tid = next(int(task) for task in sorted(os.listdir(f"/proc/{pid}/task"))
-               if int(task) != pid)
-    assert ctypes.CDLL(None, use_errno=True).tgkill(pid, tid, signum) == 0, os.strerror(
-        ctypes.get_errno())
-    return tid
+    """`signum` sent (tgkill) to one of process `pid`'s threads other than its main one that
+    does not block it, as the kernel may hand a process's signal to any such thread; that
+    thread's id. (A thread that blocks it would keep it pending forever: the kernel hands a
+    process's signal to none of those.)"""
+    for task in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        with open(f"/proc/{pid}/task/{task}/status") as status:
+            blocked = next(int(line.split()[1], 16) for line in status
+                           if line.startswith("SigBlk:"))
+        if int(task) != pid and not blocked & 1 << (signum - 1):
+            tid = int(task)
+            assert ctypes.CDLL(None, use_errno=True).tgkill(pid, tid, signum) == 0, \
+                os.strerror(ctypes.get_errno())
+            return tid
+    pytest.fail(f"no thread of process {pid} but its main one takes signal {signum}")
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
