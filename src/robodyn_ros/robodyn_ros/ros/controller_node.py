@@ -111,7 +111,7 @@ from robodyn_ros.ros.odometry import (
     base_state,
     floating_state,
 )
-from robodyn_ros.ros.parameters import ParameterSpec
+from robodyn_ros.ros.parameters import ParameterRecord, ParameterSpec
 from robodyn_ros.ros.robot_node import (
     WORLD_FRAME_PARAMETER,
     RobotNode,
@@ -160,6 +160,21 @@ PARAMETERS = (
 )
 
 
+
+@dataclass(frozen=True)
+class ControllerSettings(ParameterRecord):
+    """What the parameters ask of the node, each field its parameter's value (PARAMETERS
+    describes them); the controller's own parameters are its plugin's."""
+
+    controller: str
+    dynamics_source: str  # in_process or service
+    dynamics_timeout: float  # s
+    joint_states_max_age: float  # s
+    joint_states_group_wait: float  # s
+    joints: tuple[str, ...]
+    world_frame: str
+    measured_wrench_max_age: float  # s
+
 class ControllerNode(RobotNode):
     """A controller plugin between joint_states and effort_commands."""
 
@@ -188,6 +203,7 @@ class ControllerNode(RobotNode):
         self._targets = {topic: NewestFirst(topic)
                          for topic in ("target_pose", "target_joints", "joint_trajectory")}
         super().__init__("controller_node", **kwargs)
+        self._settings = self._asked_settings()
 
     def create_interfaces(self) -> None:
         # odometry first: of a base and joint state both waiting, the executor takes the base
@@ -213,13 +229,14 @@ class ControllerNode(RobotNode):
             self.guard.callback("joint_trajectory", self._on_joint_trajectory),
             raw=True, **input_qos(QUEUE_DEPTH),
         )
+        settings = self._asked_settings()
         self._held_states = HeldStates(self, self._joint_state_intake, self._on_held_state,
-                                       self.value("joint_states_group_wait"))
+                                       settings.joint_states_group_wait)
         self._efforts = self.create_lifecycle_publisher(Float64MultiArray, "effort_commands", 10)
         self._dynamics: Client[Any, Any] = self.create_client(ComputeDynamics, "compute_dynamics")
-        timeout = self.value("dynamics_timeout")
         self.create_timer(  # steady: under use_sim_time a stalled /clock would hold it forever
-            timeout / 4, self.guard.callback("compute_dynamics", self._give_up_overdue_call),
+            settings.dynamics_timeout / 4,
+            self.guard.callback("compute_dynamics", self._give_up_overdue_call),
             clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._tf2 = Tf2Frames(self)
 
@@ -234,7 +251,8 @@ class ControllerNode(RobotNode):
                 parameter naming a joint the robot lacks, or the failure of that first
                 computation.
         """
-        order = command_order(robot, self.value("joints"))
+        settings = self._asked_settings()
+        order = command_order(robot, settings.joints)
         controller = self._configured(robot)
         self._configured(robot).update(ControllerState(t=0.0, q=robot.default_positions(),
                                                        qd=np.zeros(robot.nv)))
@@ -245,10 +263,10 @@ class ControllerNode(RobotNode):
         coupling, self._odometry_frames = robot.coupling, None
         if robot.model.floating_base:  # the base from odometry, the joints from joint_states
             coupling = None
-            self._odometry_frames = OdometryFrames(self.frame_id(self.value("world_frame")),
+            self._odometry_frames = OdometryFrames(self.frame_id(settings.world_frame),
                                                    self.frame_id(base_link(robot)))
         self._joint_states = JointStateMerge(JointStateMap(robot.measured_joints, coupling),
-                                             self.value("joint_states_max_age"))
+                                             settings.joint_states_max_age)
 
     def adopt_floating(self, robot: Robot) -> None:
         """Control a floating-base robot (adopt) with a controller that takes one, the
@@ -261,11 +279,12 @@ class ControllerNode(RobotNode):
         problem = floating_base_problem(robot)
         if problem:
             raise RefusedError(problem)
-        name = self.value("controller")
+        settings = self._asked_settings()
+        name = settings.controller
         if not load_controller(name).TAKES_FLOATING_BASE:
             raise RefusedError(f"controller '{name}' does not control a floating base; use "
                                "whole_body")
-        if self.value("dynamics_source") != "in_process":
+        if settings.dynamics_source != "in_process":
             raise RefusedError("a floating base takes dynamics_source in_process: "
                                "compute_dynamics cannot carry the base's state")
         self.adopt(robot)
@@ -293,10 +312,16 @@ class ControllerNode(RobotNode):
             self.follower.readopt()
         if "joint_states_max_age" in changes and self._joint_states is not None:
             self._joint_states.max_age = changes["joint_states_max_age"]
+        self._settings = self._asked_settings()
+
+    def _asked_settings(self) -> ControllerSettings:
+        """The settings as the parameters are, or as a change being checked would make them
+        (the cycles read the last applied, _settings)."""
+        return ControllerSettings.of(self.value)
 
     def _configured(self, robot: Robot) -> Controller:
         """A new controller of the `controller` parameter, configured on `robot`."""
-        controller = load_controller(self.value("controller"))()
+        controller = load_controller(self._asked_settings().controller)()
         names = self.get_parameters_by_prefix(PARAMETER_PREFIX)
         controller.configure(robot, {name: self.value(f"{PARAMETER_PREFIX}.{name}")
                                      for name in names})
@@ -440,7 +465,7 @@ class ControllerNode(RobotNode):
     def _fresh_wrenches(self, now_ns: int) -> dict[str, np.ndarray]:
         """Frame → the newest measured wrench, of those that arrived within
         measured_wrench_max_age of now_ns (ns, system clock)."""
-        max_age_ns = self.value("measured_wrench_max_age") * 1e9
+        max_age_ns = self._settings.measured_wrench_max_age * 1e9
         return {frame: measured.wrench for frame, measured in self._measured.items()
                 if now_ns - measured.received_ns <= max_age_ns}
 
@@ -502,14 +527,14 @@ class ControllerNode(RobotNode):
         q, qd, _ = self._joint_states.state(now_ns)
         if self._odometry_frames is not None:
             q, qd, _ = floating_state(self._base, q, qd, None, now_ns,
-                                      self.value("joint_states_max_age"))
+                                      self._settings.joint_states_max_age)
         self._q = q
         t = self._state_time(newest.message.header.stamp)
         self._play_built_trajectory()
         if self._trajectory is not None:
             self._follow_trajectory(t)
         state = ControllerState(t=t, q=q, qd=qd, wrenches=self._fresh_wrenches(now_ns))
-        if self.value("dynamics_source") == "service":
+        if self._settings.dynamics_source == "service":
             self._request_dynamics(newest, state)
         else:
             self._command(state, newest)
@@ -590,7 +615,7 @@ class ControllerNode(RobotNode):
         its answer (lost: a service restarted, or a response sent before this client's reply
         reader was matched), and ask the state that waited for it: without this, a lost answer
         would stop the efforts for good."""
-        timeout = self.value("dynamics_timeout")
+        timeout = self._settings.dynamics_timeout
         with self._cycle_lock:
             pending = self._pending
             if pending is None or pending.done() or \
@@ -615,7 +640,7 @@ class ControllerNode(RobotNode):
 
     def report(self) -> tuple[int, str, dict[str, str]]:
         playback = self._trajectory
-        values = {"controller": self.value("controller"),
+        values = {"controller": self._settings.controller,
                   "cycles since the last report": str(self._cycles),
                   "joint trajectory": "none" if playback is None else
                   f"{playback.elapsed:.2f} of {playback.reference.duration:.2f} s",

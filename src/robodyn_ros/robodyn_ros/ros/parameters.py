@@ -1,6 +1,7 @@
 """A node's parameters as one declarative table: each parameter's type (from its default),
 description, range, allowed values and whether it can change at run time.
 
+`ParameterRecord.of` reads a node's settings into a typed record, a field per parameter.
 `declare` declares a table on a node with rclpy ParameterDescriptors, so that
 ``ros2 param describe`` shows them and rclpy itself refuses a wrong type, a value out of range
 or a change of a read-only parameter, at start (a params file) as at run time. The allowed
@@ -12,8 +13,8 @@ declare an error at start, listing the valid names.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import Field, dataclass, fields
+from typing import Any, ClassVar, Self
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
@@ -77,6 +78,25 @@ class ParameterSpec:
         return (f"parameter '{self.name}': {', '.join(map(repr, wrong))} is not one of "
                 f"{', '.join(self.choices)}")
 
+
+
+class ParameterRecord:
+    """A node's settings as a frozen dataclass whose fields are named as its parameters (the
+    subclass, decorated with @dataclass(frozen=True))."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @classmethod
+    def of(cls, value: Callable[[str], Any]) -> Self:
+        """The settings of the parameters, each read by `value` (a parameter's name → its
+        value, None for one never set); an array (or None) becomes a tuple."""
+        read = {}
+        for field in fields(cls):
+            field_value = value(field.name)
+            if not isinstance(field_value, str | int | float):  # an array, or None
+                field_value = tuple(field_value if field_value is not None else ())
+            read[field.name] = field_value
+        return cls(**read)
 
 def declare(node: Node, table: Sequence[ParameterSpec]) -> None:
     """Declare every row of `table` on `node`, with its descriptor.

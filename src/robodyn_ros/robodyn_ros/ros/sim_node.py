@@ -78,7 +78,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -103,7 +104,7 @@ from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.ros.joint_states import input_qos
 from robodyn_ros.ros.odometry import base_link, odometry_message, transform_of
-from robodyn_ros.ros.parameters import ParameterSpec
+from robodyn_ros.ros.parameters import ParameterRecord, ParameterSpec
 from robodyn_ros.ros.robot_node import (
     WORLD_FRAME_PARAMETER,
     RobotNode,
@@ -174,9 +175,30 @@ PARAMETERS = (
                   "world-aligned axes, is published on measured_wrenches with each "
                   "joint_states; empty: none"),
 )
-REBUILDING_PARAMETERS = ("integrator", "forward_dynamics_method", "forward_dynamics_tolerance",
-                         "dt", "publish_period", "friction_velocity", "joints", "contacts",
-                         "contact_gains", "world", "world_file", "wrench_sensors")
+
+
+@dataclass(frozen=True)
+class SimSettings(ParameterRecord):
+    """The simulation the parameters ask for, each field its parameter's value (PARAMETERS
+    describes them); an array parameter never set is empty."""
+
+    integrator: str
+    forward_dynamics_method: str
+    forward_dynamics_tolerance: float
+    dt: float  # s
+    publish_period: float  # s of sim time
+    friction_velocity: float  # m/s or rad/s
+    joints: tuple[str, ...]
+    contacts: tuple[str, ...]
+    contact_gains: tuple[float, float]  # kp (1/s²), kd (1/s); SimulatedRobot checks both
+    world: str
+    world_file: str
+    wrench_sensors: tuple[str, ...]
+    initial_positions: tuple[float, ...]  # read-only: set at start
+
+
+# a change of one rebuilds the simulated robot (initial_positions cannot change)
+REBUILDING_PARAMETERS = tuple(field.name for field in fields(SimSettings))
 
 
 class SimNode(RobotNode):
@@ -255,41 +277,41 @@ class SimNode(RobotNode):
                 wrench_sensors parameter naming a frame the robot lacks, a world that cannot be
                 taken, collision shapes that cannot be read, or the step's failure.
         """
-        order = command_order(robot, self.value("joints"))
-        sensors = wrench_sensors_parameter(robot, self.value("wrench_sensors"))
-        method = self.value("forward_dynamics_method")
+        settings = SimSettings.of(self.value)
+        order = command_order(robot, settings.joints)
+        sensors = wrench_sensors_parameter(robot, settings.wrench_sensors)
+        method = settings.forward_dynamics_method
         iterative = method in Robot.ITERATIVE_FORWARD_DYNAMICS_METHODS
-        world = world_parameters(self.value("world"), self.value("world_file"))
+        world = world_parameters(settings.world, settings.world_file)
         shapes = world_shapes(world, self.follower.description if self.follower else None,
                               robot)
-        integrator = WORLD_INTEGRATOR if world.planes else self.value("integrator")
-        if integrator != self.value("integrator"):
+        integrator = WORLD_INTEGRATOR if world.planes else settings.integrator
+        if integrator != settings.integrator:
             self.get_logger().info(f"world of {len(world.planes)} plane(s): stepping "
                                    f"{integrator} with contacts (integrator "
-                                   f"'{self.value('integrator')}' applies in free space)")
+                                   f"'{settings.integrator}' applies in free space)")
         sim = SimulatedRobot(
             robot,
             integrator,
-            self.value("dt"),
+            settings.dt,
             forward_dynamics_method=method,
-            forward_dynamics_options={"tol": self.value("forward_dynamics_tolerance")}
+            forward_dynamics_options={"tol": settings.forward_dynamics_tolerance}
             if iterative else None,
-            friction_velocity=self.value("friction_velocity"),
-            contacts=contacts_parameter(robot, self.value("contacts")),
-            contact_gains=tuple(self.value("contact_gains")),
+            friction_velocity=settings.friction_velocity,
+            contacts=contacts_parameter(robot, settings.contacts),
+            contact_gains=settings.contact_gains,
             world=world,
             collision_shapes=shapes,
         )
-        initial = self.value("initial_positions")
-        if initial is not None and len(initial) > 0:
+        if settings.initial_positions:
             try:
-                sim.reset(initial_configuration(robot, list(initial)))
+                sim.reset(initial_configuration(robot, list(settings.initial_positions)))
             except ValueError as error:
                 self.health.reject("initial_positions", f"initial_positions ignored: {error}")
         start = sim.q
         sim.step(np.zeros(robot.nv))  # load the kernels now, then start over
         sim.reset(start)
-        self._steps_per_publish = max(1, round(self.value("publish_period") / sim.dt))
+        self._steps_per_publish = max(1, round(settings.publish_period / sim.dt))
         simulated = self._sim
         if simulated is None or simulated.robot.joint_names != robot.joint_names \
                 or not np.array_equal(order, self._command_order):
@@ -491,13 +513,12 @@ class Sensing:
     sensors: tuple[WrenchSensor, ...]
 
 
-def wrench_sensors_parameter(robot: Robot, frames: list[str] | None
-                             ) -> tuple[WrenchSensor, ...]:
+def wrench_sensors_parameter(robot: Robot, frames: Sequence[str]) -> tuple[WrenchSensor, ...]:
     """The WrenchSensors of the wrench_sensors parameter.
 
     Args:
         robot: the robot simulated.
-        frames: the parameter's value (None: not set, no sensor).
+        frames: the parameter's value (empty: no sensor).
 
     Returns:
         One sensor per frame, in the parameter's order.
@@ -505,11 +526,11 @@ def wrench_sensors_parameter(robot: Robot, frames: list[str] | None
     Raises:
         RefusedError: a frame the robot lacks, named with the parameter.
     """
-    for frame in frames or ():
+    for frame in frames:
         if frame not in robot.frame_names:
             raise RefusedError(f"wrench_sensors: robot '{robot.model.name}' has no frame "
                                f"'{frame}'")
-    return tuple(wrench_sensor(robot.model, frame) for frame in frames or ())
+    return tuple(wrench_sensor(robot.model, frame) for frame in frames)
 
 
 def wrench_message(wrench: np.ndarray, stamp: Time, frame_id: str) -> WrenchStamped:
@@ -585,14 +606,14 @@ def world_parameters(text: str, path: str) -> World:
         raise RefusedError(str(error)) from None
 
 
-def contacts_parameter(robot: Robot, values: list[str] | None) -> tuple[Contact, ...]:
+def contacts_parameter(robot: Robot, values: Sequence[str]) -> tuple[Contact, ...]:
     """The contacts parameter's Contacts: 'frame' ("6d") or 'frame:3d' / 'frame:6d'.
 
     Raises:
         RefusedError: a kind other than 3d or 6d, or a frame the robot lacks, named.
     """
     contacts = []
-    for value in values or ():
+    for value in values:
         frame, _, kind = value.partition(":")
         kind = kind or "6d"
         if kind not in CONTACT_ROWS:

@@ -168,10 +168,11 @@ class SimulatedRobot:
         if unknown:
             raise ValueError(f"collision_shapes: robot '{robot.model.name}' has no link "
                              f"{', '.join(unknown)}")
-        kp, kd = (float(gain) for gain in contact_gains)
-        if not (np.isfinite(kp) and np.isfinite(kd) and kp >= 0.0 and kd >= 0.0):
+        gains = np.asarray(contact_gains, dtype=float)
+        if gains.shape != (2,) or not (np.all(np.isfinite(gains)) and np.all(gains >= 0.0)):
             raise ValueError(f"contact_gains must be two finite numbers ≥ 0; got "
                              f"{contact_gains!r}")
+        kp, kd = float(gains[0]), float(gains[1])
         self.robot = robot
         self.integrator = integrator
         self.forward_dynamics_method = forward_dynamics_method

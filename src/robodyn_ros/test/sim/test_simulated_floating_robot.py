@@ -114,6 +114,8 @@ def test_a_state_that_overflows_is_refused_and_kept() -> None:
     ({"q": np.zeros(18)}, r"q must have 19 values, a configuration: q\[0:7\] = free flyer"),
     ({"contacts": (Contact("FL_TOE", "3d"),)}, "unknown frame 'FL_TOE'"),
     ({"contact_gains": (-1.0, 0.0)}, "contact_gains must be two finite numbers"),
+    ({"contact_gains": (100.0, 20.0, 1.0)}, "contact_gains must be two finite numbers"),
+    ({"contact_gains": (100.0,)}, "contact_gains must be two finite numbers"),
 ])
 def test_bad_arguments_are_named(arguments: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
