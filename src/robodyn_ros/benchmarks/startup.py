@@ -14,7 +14,7 @@ folder, so every kernel compiles. Target: warm from_urdf + first calls ≤ 1 s.
 
 Cold processes (`--processes` runs each, median; 0 skips them), each on an empty kernel cache
 and measured from the start of its processes, with their helpers compiling ahead
-(robodyn_ros.compile_ahead):
+(robodyn_ros.startup.compile_ahead):
 - `robodyn demo`, to its end (target ≤ 40 s);
 - one dynamics_node (config/dynamics.yaml), to its first dynamics/joint_space message in
   answer to the joint states this script publishes (target ≤ 40 s);

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from robodyn_ros.compile_ahead import CompileAhead, robot_calls, robot_load_step
 from robodyn_ros.identification.estimation import PRIOR_WEIGHT
 from robodyn_ros.model import ModelError, read_robot_description, xacro_argument
 from robodyn_ros.resources import bundled_urdf, share_directory
 from robodyn_ros.robot import Robot
+from robodyn_ros.startup.compile_ahead import CompileAhead, robot_calls, robot_load_step
 
 if TYPE_CHECKING:  # rclpy is imported by the commands that start nodes
     from rclpy.parameter import Parameter
@@ -266,7 +266,7 @@ def run_demo(urdf: str | None, frame: str | None,
 def run_warmup(args: argparse.Namespace) -> int:
     """`robodyn warmup`: every kernel the package's nodes and commands call, compiled or
     loaded, with progress on stderr."""
-    from robodyn_ros.warmup import warm_up
+    from robodyn_ros.ros.warmup import warm_up
 
     if args.helpers is not None and args.helpers < 0:
         raise ValueError(f"--helpers must be a number of processes >= 0; got {args.helpers}")
@@ -473,10 +473,10 @@ def add_identify_command(actions: argparse._SubParsersAction) -> None:
 
 def run_bag_identify(args: argparse.Namespace) -> int:
     """`robodyn bag identify`: prints the report and the files written."""
-    from robodyn_ros.bag.identification import IdentificationOptions, identify_bag
-    from robodyn_ros.bag.identification_files import read_parameters, write_identification
-    from robodyn_ros.bag.identification_plots import write_identification_plots
+    from robodyn_ros.identification.files import read_parameters, write_identification
+    from robodyn_ros.identification.from_bag import IdentificationOptions, identify_bag
     from robodyn_ros.identification.informed import checked_kinds
+    from robodyn_ros.identification.plots import write_identification_plots
     from robodyn_ros.parallel import backend
 
     bag = Path(args.bag)

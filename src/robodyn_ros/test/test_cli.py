@@ -32,7 +32,7 @@ def test_demo_prints_the_dynamics_summary(ament_prefix) -> None:
 def test_warmup_makes_every_step_and_refuses_a_negative_helper_count(capsys) -> None:
     """On the cache the suite has filled, `robodyn warmup` makes every step it lists (each
     Robot function, a simulation step, each built-in controller and a preview) and says so."""
-    from robodyn_ros.warmup import package_steps
+    from robodyn_ros.ros.warmup import package_steps
 
     assert main(["warmup"]) == 0
     steps = len(package_steps(Robot.from_urdf(bundled_urdf("panda")), "panda_hand_tcp"))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from robodyn_ros.bag.analysis import Analysis, FrameMeasures
-from robodyn_ros.plotting import (
+from robodyn_ros.figures.plotting import (
     axis_label,
     edge_samples,
     joint_unit,

@@ -2,7 +2,7 @@
 
 Messages that each carry some of the joints (an arm's and its gripper's, or one driver's two
 groups one after the other) are merged by name in recorded order, as the nodes merge them
-(robodyn_ros.state_merge): a sample per merged state (a run of messages in which no joint
+(robodyn_ros.robot.state_merge): a sample per merged state (a run of messages in which no joint
 repeats) once every joint has been heard, at the stamp of the last message merged into it; a
 joint not heard within DEFAULT_MAX_AGE (by the bag's receive times) is an error, as a node
 refuses such a state. Every field's length must be the names'.
@@ -38,7 +38,7 @@ from rosbags.rosbag2.errors import ReaderError
 from robodyn_ros.bag.errors import BagError, BagWarning
 from robodyn_ros.bag.joint_state_cdr import UniformJointStates, decode_uniform
 from robodyn_ros.bag.typestore import typestore
-from robodyn_ros.state_merge import (
+from robodyn_ros.robot.state_merge import (
     FIELDS,
     MergedState,
     StateGrouping,
@@ -261,7 +261,7 @@ def _message_columns(
 ) -> _Columns:
     """Each message deserialised by rosbags: any mix of name orders and field lengths, and
     messages that each carry some of the joints (an arm's and its gripper's, or one driver's
-    two groups), merged by name as the nodes merge them (robodyn_ros.state_merge): a row per
+    two groups), merged by name as the nodes merge them (robodyn_ros.robot.state_merge): a row per
     merged state once every joint has been heard, at the stamp and receive time of the last
     message merged into it."""
     store, merge, grouping = typestore(), StateMerge(picker.joint_names), StateGrouping()

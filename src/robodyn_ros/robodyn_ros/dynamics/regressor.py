@@ -2,7 +2,8 @@
 and every joint (Atkeson, An & Hollerbach, "Estimation of inertial parameters of manipulator
 loads and links", IJRR 5(3), 1986; Pinocchio's computeJointTorqueRegressor).
 
-π holds, in this order (PARAMETERS_PER_BODY and PARAMETERS_PER_JOINT numbers each):
+π holds, in this order (PARAMETERS_PER_BODY and PARAMETERS_PER_JOINT numbers each; the
+layout of model.inertial_parameters):
 
 - for each body i, in joint order, its inertial parameters in its own frame (the joint frame)
   about its origin: m, m c_x, m c_y, m c_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz (Pinocchio's
@@ -36,11 +37,14 @@ from robodyn_ros.dynamics.spatial import (
     vector6,
 )
 from robodyn_ros.dynamics.tree import POSE, parent_of, subspace
-
-PARAMETERS_PER_BODY = 10
-PARAMETERS_PER_JOINT = 4
-# the columns of a joint's parameters, after those of every body
-ARMATURE, VISCOUS, COULOMB, OFFSET = range(PARAMETERS_PER_JOINT)
+from robodyn_ros.model.inertial_parameters import (
+    ARMATURE,
+    COULOMB,
+    OFFSET,
+    PARAMETERS_PER_BODY,
+    PARAMETERS_PER_JOINT,
+    VISCOUS,
+)
 
 RegressorWorkspace = namedtuple("RegressorWorkspace", (
     "Xup",     # (n, POSE) each body's pose in its parent

@@ -38,12 +38,7 @@ from robodyn_ros.dynamics.inertia_matrix import crba, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import c_entry, kernel_helper
 from robodyn_ros.dynamics.kinematics import frame_jacobian_of, frame_pose_into, path_kinematics
-from robodyn_ros.dynamics.regressor import (
-    PARAMETERS_PER_BODY,
-    PARAMETERS_PER_JOINT,
-    regressor,
-    regressor_workspace,
-)
+from robodyn_ros.dynamics.regressor import regressor, regressor_workspace
 from robodyn_ros.dynamics.task_space import (
     articulated_task_inverse,
     articulated_workspace,
@@ -58,6 +53,7 @@ from robodyn_ros.dynamics.tree import (
     configuration_size,
     rotations_are_unit,
 )
+from robodyn_ros.model.inertial_parameters import PARAMETERS_PER_BODY, PARAMETERS_PER_JOINT
 
 _POINTER = types.CPointer(types.float64)
 SIGNATURE = types.void(_POINTER, _POINTER, types.int64, _POINTER, _POINTER, _POINTER, _POINTER)

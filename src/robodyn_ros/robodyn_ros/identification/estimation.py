@@ -41,7 +41,7 @@ from robodyn_ros.identification.log_cholesky import (
     theta_of_parameters,
 )
 from robodyn_ros.identification.normal_equations import NormalEquations
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.model.inertial_parameters import (
     ARMATURE,
     COULOMB,
     PARAMETERS_PER_BODY,

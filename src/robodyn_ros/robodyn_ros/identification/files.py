@@ -19,16 +19,16 @@ import numpy as np
 import yaml
 
 from robodyn_ros.bag.errors import BagError
-from robodyn_ros.bag.identification import BagIdentification, RunEquations
 from robodyn_ros.identification.estimation import BaseEstimate, ConsistentEstimate
+from robodyn_ros.identification.from_bag import BagIdentification, RunEquations
 from robodyn_ros.identification.identify import PayloadIdentification, RobotIdentification
 from robodyn_ros.identification.informed import INFORMED_SPREAD
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.identification.urdf_writer import identified_urdf
+from robodyn_ros.model.inertial_parameters import (
     JOINT_PARAMETER_NAMES,
     PARAMETERS_PER_BODY,
     PARAMETERS_PER_JOINT,
 )
-from robodyn_ros.model.urdf_writer import identified_urdf
 from robodyn_ros.robot import Robot
 
 PARAMETERS_KEY = "parameters"

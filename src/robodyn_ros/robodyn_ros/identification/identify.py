@@ -30,7 +30,7 @@ from robodyn_ros.identification.informed import (
 )
 from robodyn_ros.identification.normal_equations import NormalEquations
 from robodyn_ros.identification.payload import PayloadEstimate, payload_columns
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.model.inertial_parameters import (
     ARMATURE,
     BODY_PARAMETER_NAMES,
     OFFSET,

@@ -29,7 +29,7 @@ import numpy as np
 
 from robodyn_ros.identification.base_parameters import BaseParameters
 from robodyn_ros.identification.normal_equations import NormalEquations
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.model.inertial_parameters import (
     ARMATURE,
     COULOMB,
     OFFSET,

@@ -2,11 +2,12 @@
 Parameterization of Rigid-Body Inertia", IEEE RA-L 7(2), 2022): ten unconstrained numbers θ
 for every physically consistent body and only those.
 
-A body's ten parameters (m, h = m c, I_O about its frame origin; robodyn_ros.inertial_parameters)
-are its pseudo-inertia J = [[Σ, h], [hᵀ, m]], Σ = ½ tr(I_O) 1 − I_O (the second moment of its
-mass distribution). A body is physically consistent (a density exists: mass > 0 and the
-triangle inequalities of its principal moments) exactly when J is positive definite (Wensing,
-Kim & Slotine, RA-L 3(1), 2017, eq. 8). Then J = U Uᵀ with U upper triangular,
+A body's ten parameters (m, h = m c, I_O about its frame origin;
+robodyn_ros.model.inertial_parameters) are its pseudo-inertia J = [[Σ, h], [hᵀ, m]],
+Σ = ½ tr(I_O) 1 − I_O (the second moment of its mass distribution). A body is physically
+consistent (a density exists: mass > 0 and the triangle inequalities of its principal moments)
+exactly when J is positive definite (Wensing, Kim & Slotine, RA-L 3(1), 2017, eq. 8). Then
+J = U Uᵀ with U upper triangular,
 
     U = e^α [[e^d₁, s₁₂, s₁₃, t₁], [0, e^d₂, s₂₃, t₂], [0, 0, e^d₃, t₃], [0, 0, 0, 1]],
 

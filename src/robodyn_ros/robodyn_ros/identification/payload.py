@@ -15,14 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from robodyn_ros.identification.errors import IdentificationError
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.model import Model
+from robodyn_ros.model.inertia import inertia_about_com
+from robodyn_ros.model.inertial_parameters import (
     PARAMETERS_PER_BODY,
     body_parameters,
     parameter_count,
     spatial_inertia_of,
 )
-from robodyn_ros.model import Model
-from robodyn_ros.model.inertia import inertia_about_com
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from robodyn_ros import plotting
-from robodyn_ros.bag.identification import BagIdentification, RunEquations
+from robodyn_ros.figures import plotting
+from robodyn_ros.identification.from_bag import BagIdentification, RunEquations
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

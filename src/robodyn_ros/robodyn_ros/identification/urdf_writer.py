@@ -18,12 +18,12 @@ from xml.parsers import expat
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.model.inertia import inertia_about_com
+from robodyn_ros.model.inertial_parameters import (
     body_parameters,
     model_with_parameters,
     parameter_names,
 )
-from robodyn_ros.model.inertia import inertia_about_com
 from robodyn_ros.model.model import MULTI_DOF_JOINTS, Model, ModelError
 
 __all__ = ["identified_urdf"]
@@ -65,7 +65,7 @@ def identified_urdf(
     Args:
         urdf: the URDF text the model was loaded from (xacro already expanded).
         model: its Model, with locked joints and mimic joints as it was loaded.
-        parameters: π in the layout of ``robodyn_ros.inertial_parameters``: ten per body,
+        parameters: π in the layout of ``robodyn_ros.model.inertial_parameters``: ten per body,
             about the body origin in body axes, then four per joint (armature, viscous,
             Coulomb, offset).
         header: a comment put right after the ``<robot>`` start tag, e.g. where and when the

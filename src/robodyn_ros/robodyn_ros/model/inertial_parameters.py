@@ -1,6 +1,6 @@
 """A robot's dynamic parameters π as one vector, the one the regressor multiplies: τ = Y π.
 
-The layout is dynamics.regressor's: ten inertial parameters per body of the tree, in joint
+The layout dynamics.regressor computes Y in: ten inertial parameters per body of the tree, in joint
 order, in the body's (joint) frame about its origin (BODY_PARAMETER_NAMES), then four per joint
 of the tree (JOINT_PARAMETER_NAMES). A body is the child link of its joint with every link
 fixed to it (and any payload on them): its parameters are what the dynamics can tell apart.
@@ -17,15 +17,6 @@ import dataclasses
 import numpy as np
 from numpy.typing import ArrayLike
 
-from robodyn_ros.dynamics.regressor import (
-    ARMATURE,
-    COULOMB,
-    OFFSET,
-    PARAMETERS_PER_BODY,
-    PARAMETERS_PER_JOINT,
-    VISCOUS,
-)
-from robodyn_ros.model import Model, ModelError
 from robodyn_ros.model.inertia import (
     MASS_BOUNDS,
     MAX_INERTIA,
@@ -33,6 +24,12 @@ from robodyn_ros.model.inertia import (
     inertia_about_com,
     principal_moments,
 )
+from robodyn_ros.model.model import Model, ModelError
+
+PARAMETERS_PER_BODY = 10
+PARAMETERS_PER_JOINT = 4
+# the columns of a joint's parameters, after those of every body
+ARMATURE, VISCOUS, COULOMB, OFFSET = range(PARAMETERS_PER_JOINT)
 
 BODY_PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 """A body's parameters: mass (kg), first moment m·c (kg·m) and rotational inertia about the

@@ -5,30 +5,12 @@ independent joint at its end, so each rule names an independent leader."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from urdf_parser_py.urdf import URDF
 
-from robodyn_ros.model.model import SINGLE_DOF_KINDS, ModelError
+from robodyn_ros.model.model import SINGLE_DOF_KINDS, Mimic, ModelError
 
 _LOCK_ATOL = 1e-9  # rad or m: a locked follower's position against its rule
-
-
-@dataclass(frozen=True)
-class Mimic:
-    """q_joint = multiplier · q_leader + offset, the leader an independent joint.
-
-    Attributes:
-        joint: the joint that follows.
-        leader: the independent joint it follows (through any chain of mimics).
-        multiplier: dimensionless for joints of one kind; m/rad or rad/m across kinds.
-        offset: rad or m, of the joint.
-    """
-
-    joint: str
-    leader: str
-    multiplier: float
-    offset: float
 
 
 def mimic_rules(robot: URDF, source: str) -> dict[str, Mimic]:

@@ -1,18 +1,16 @@
-"""The immutable kinematic tree a URDF becomes: flat arrays a numba kernel can take."""
+"""The immutable kinematic tree a URDF becomes: flat arrays a numba kernel can take, with the
+records it holds of the joints that mimic another (mimic.py reads them) and of the payloads
+on its frames (payload.py checks and adds them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from robodyn_ros.errors import RobodynError
-
-if TYPE_CHECKING:
-    from robodyn_ros.model.mimic import Mimic
-    from robodyn_ros.model.payload import Payload
 
 SINGLE_DOF_KINDS = ("revolute", "continuous", "prismatic")
 JOINT_KINDS = (*SINGLE_DOF_KINDS, "floating", "planar")
@@ -82,6 +80,41 @@ f/ε. The simulation and the regressor share it."""
 
 class ModelError(RobodynError, ValueError):
     """A robot description that cannot become a Model; the message names the file, link or joint."""
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """q_joint = multiplier · q_leader + offset, the leader an independent joint.
+
+    Attributes:
+        joint: the joint that follows.
+        leader: the independent joint it follows (through any chain of mimics).
+        multiplier: dimensionless for joints of one kind; m/rad or rad/m across kinds.
+        offset: rad or m, of the joint.
+    """
+
+    joint: str
+    leader: str
+    multiplier: float
+    offset: float
+
+
+@dataclass(frozen=True, eq=False)
+class Payload:
+    """A rigid load fixed to a frame.
+
+    Attributes:
+        frame: the frame (URDF link) it is fixed to.
+        mass: kg, positive.
+        com: (3,) its centre of mass in the frame, m.
+        inertia: (3, 3) its rotational inertia about the centre of mass in the frame's axes,
+            kg·m²; zeros for a point mass.
+    """
+
+    frame: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)

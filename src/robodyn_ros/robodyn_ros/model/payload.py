@@ -1,11 +1,10 @@
-"""Loads a robot carries at run time (a grasped part, a tool): one rigid body per frame, added
-to the inertia of the body that frame is fixed to."""
+"""Loads a robot carries at run time (a grasped part, a tool): each a Payload (model.py), one
+rigid body per frame, checked and added to the inertia of the body that frame is fixed to."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,27 +17,9 @@ from robodyn_ros.model.inertia import (
     placed_spatial_inertia,
     principal_moments,
 )
-from robodyn_ros.model.model import Model, ModelError
+from robodyn_ros.model.model import Model, ModelError, Payload
 
 _SYMMETRY_RTOL = 1e-9
-
-
-@dataclass(frozen=True, eq=False)
-class Payload:
-    """A rigid load fixed to a frame.
-
-    Attributes:
-        frame: the frame (URDF link) it is fixed to.
-        mass: kg, positive.
-        com: (3,) its centre of mass in the frame, m.
-        inertia: (3, 3) its rotational inertia about the centre of mass in the frame's axes,
-            kg·m²; zeros for a point mass.
-    """
-
-    frame: str
-    mass: float
-    com: np.ndarray
-    inertia: np.ndarray
 
 
 def checked_payload(

@@ -53,14 +53,14 @@ from robodyn_ros.dynamics import (
 from robodyn_ros.dynamics.batch_threads import per_state_part, run_batch
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
+from robodyn_ros.model.armature import Armature, armature_vector
+from robodyn_ros.model.inertial_parameters import (
     model_with_parameters,
     parameter_count_of,
     parameter_names,
     parameters_of,
 )
-from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
-from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.model import (
     FREE_FLYER_DOF,
     FREE_FLYER_JOINTS,
@@ -811,7 +811,7 @@ class Robot:
         friction_velocity: float = FRICTION_VELOCITY,
     ) -> FloatArray:
         """Y(q, q̇, q̈) with τ = Y π, π the robot's dynamic parameters (inertial_parameters):
-        ten per body, four per joint (robodyn_ros.inertial_parameters).
+        ten per body, four per joint (robodyn_ros.model.inertial_parameters).
 
         Y π is inverse_dynamics' τ plus each joint's friction d q̇ + f tanh(q̇/ε) and offset,
         which inverse_dynamics leaves out.
@@ -844,7 +844,7 @@ class Robot:
     def parameter_names(self) -> tuple[str, ...]:
         """The name of each entry of π: "<link>.m", "<link>.mcx", … for each body (named by
         its joint's child link), then "<joint>.armature", "<joint>.viscous", … for each joint
-        of the tree (robodyn_ros.inertial_parameters)."""
+        of the tree (robodyn_ros.model.inertial_parameters)."""
         return parameter_names(self.model)
 
     def inertial_parameters(self) -> FloatArray:

@@ -19,8 +19,8 @@ from robodyn_ros.robot import Robot, operational_space
 from robodyn_ros.robot.coupling import Coupling
 from robodyn_ros.robot.external_wrenches import ExternalWrenches
 from robodyn_ros.robot.methods import DEFAULT_JOINT_SPACE_METHODS, JointSpaceMethods
+from robodyn_ros.robot.state_merge import StateMergeError, picked_fields
 from robodyn_ros.ros.guard import RefusedError
-from robodyn_ros.state_merge import StateMergeError, picked_fields
 
 
 class JointStateError(RefusedError):

@@ -17,13 +17,12 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from robodyn_interfaces.srv import SetPayload
 from std_msgs.msg import String
 
-from robodyn_ros.compile_ahead import CompileAhead, WarmUpStep, robot_load_step
 from robodyn_ros.model import ModelError, description_file, read_robot_description
 from robodyn_ros.model.armature import armature_mapping
-from robodyn_ros.model.model import checked_gravity
-from robodyn_ros.model.payload import Payload
+from robodyn_ros.model.model import Payload, checked_gravity
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.guard import ERROR, WARN, Guard, RefusedError
+from robodyn_ros.startup.compile_ahead import CompileAhead, WarmUpStep, robot_load_step
 
 DESCRIPTION_CONDITION = "robot_description"
 ARMATURE_PARAMETER = "armature"

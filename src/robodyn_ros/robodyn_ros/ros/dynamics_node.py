@@ -68,7 +68,6 @@ from robodyn_interfaces.msg import JointSpaceDynamics, OperationalSpaceDynamics
 from robodyn_interfaces.srv import ComputeDynamics, Linearize
 from sensor_msgs.msg import JointState
 
-from robodyn_ros.compile_ahead import WarmUpStep
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.external_wrenches import ExternalWrenches, wrench_forces
 from robodyn_ros.robot.methods import JointSpaceMethods
@@ -112,6 +111,7 @@ from robodyn_ros.sim.linearization import (
     StepJacobians,
     step_jacobians,
 )
+from robodyn_ros.startup.compile_ahead import WarmUpStep
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo

@@ -8,7 +8,7 @@ of message by message behind it:
   handled (less a message still held for its turn).
 - `InArrivalOrder` (joint states, which may each carry some of the joints) gives every message
   in arrival order, so that each is merged; the consumer computes the newest merged state and
-  counts merged states, not messages, as handled or superseded (robodyn_ros.state_merge).
+  counts merged states, not messages, as handled or superseded (robodyn_ros.robot.state_merge).
 
 The message counts are exact: each publisher numbers its messages (MessageInfo's
 publication_sequence_number, per publisher_gid), so the messages sent are known, including any
@@ -29,7 +29,7 @@ import numpy as np
 from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
 
-from robodyn_ros.state_merge import StateGrouping
+from robodyn_ros.robot.state_merge import StateGrouping
 
 if TYPE_CHECKING:
     from rclpy.subscription import MessageInfo

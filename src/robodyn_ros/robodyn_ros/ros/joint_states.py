@@ -1,7 +1,7 @@
 """joint_states as robot_state_publisher and ros2_control's controllers take them: from
 best-effort or reliable publishers, and merged by joint name across messages that each carry
 some of the joints (an arm and its gripper published apart, or one driver's two groups one
-after the other): the merge of robodyn_ros.state_merge on JointState messages.
+after the other): the merge of robodyn_ros.robot.state_merge on JointState messages.
 
 Every message is merged on arrival, in arrival order; a node computes the newest merged state
 and counts states (not messages) as computed or superseded (state_merge). The state is
@@ -20,9 +20,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 
+from robodyn_ros.robot.state_merge import DEFAULT_MAX_AGE, StateMerge, StateMergeError
 from robodyn_ros.ros.conversions import JointStateError, JointStateMap
 from robodyn_ros.ros.parameters import ParameterSpec
-from robodyn_ros.state_merge import DEFAULT_MAX_AGE, StateMerge, StateMergeError
 
 if TYPE_CHECKING:
     from robodyn_ros.ros.guard import NodeHealth

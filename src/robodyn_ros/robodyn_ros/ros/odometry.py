@@ -20,8 +20,8 @@ from nav_msgs.msg import Odometry
 from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
+from robodyn_ros.robot.state_merge import heard_ago, heard_since
 from robodyn_ros.ros.guard import RefusedError
-from robodyn_ros.state_merge import heard_ago, heard_since
 
 
 def base_link(robot: Robot) -> str:

@@ -48,7 +48,6 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
-from robodyn_ros.compile_ahead import WarmUpStep
 from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros import parameters
@@ -56,6 +55,7 @@ from robodyn_ros.ros.description import DescriptionFollower, follow_robot_descri
 from robodyn_ros.ros.frames import robot_frame
 from robodyn_ros.ros.guard import OK, Guard, NodeHealth, RefusedError
 from robodyn_ros.ros.parameters import ParameterError, ParameterSpec
+from robodyn_ros.startup.compile_ahead import WarmUpStep
 
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
 

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robodyn_ros.model.model import MULTI_DOF_JOINTS
-from robodyn_ros.plotting import (
+from robodyn_ros.figures.plotting import (
     START,
     TARGET,
     axis_label,
@@ -19,6 +18,7 @@ from robodyn_ros.plotting import (
     robust_range,
     saved,
 )
+from robodyn_ros.model.model import MULTI_DOF_JOINTS
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim.preview import PreviewResult, PreviewSettings
 from robodyn_ros.sim.scenarios import (

@@ -11,7 +11,7 @@ service quantities, after the node is in service). A helper reports each step it
 which the caller logs as progress, and marks it in the cache folder, so that a warm start
 starts no helper.
 
-The helpers run ``python -m robodyn_ros.compile_ahead``: they read pickled lists of steps on
+The helpers run ``python -m robodyn_ros.startup.compile_ahead``: they read pickled lists of steps on
 stdin until it closes, and end with their caller.
 """
 
@@ -149,7 +149,7 @@ class CompileAhead:
             [package_parent, path] if path else [package_parent])}
         for _ in range(count):
             helper = subprocess.Popen(
-                [sys.executable, "-m", "robodyn_ros.compile_ahead", str(os.getpid())],
+                [sys.executable, "-m", "robodyn_ros.startup.compile_ahead", str(os.getpid())],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=environment, text=False,
             )

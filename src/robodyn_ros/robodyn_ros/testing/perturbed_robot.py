@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.model.inertia import inertia_about_com, spatial_inertia
+from robodyn_ros.model.inertial_parameters import (
     PARAMETERS_PER_BODY,
     body_parameters,
     parameters_of,
 )
-from robodyn_ros.model.inertia import inertia_about_com, spatial_inertia
 from robodyn_ros.robot import Robot
 
 

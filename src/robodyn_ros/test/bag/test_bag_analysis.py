@@ -25,8 +25,8 @@ from robodyn_ros.bag.reading import open_bag
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.bag.writing import header, open_writer
 from robodyn_ros.cli import main
+from robodyn_ros.figures.plotting import CLIPPED, EDGE, pyplot
 from robodyn_ros.parallel import backend
-from robodyn_ros.plotting import CLIPPED, EDGE, pyplot
 from robodyn_ros.testing.trajectories import sine_trajectory
 
 from helpers.cases import BUNDLED_PANDA, case_named

@@ -235,7 +235,7 @@ def test_a_process_killed_holding_a_lock_blocks_no_other(tmp_path: Path) -> None
 # prints the log lines and answers as JSON.
 CALLER_PROCESS = """
     import json, sys, time
-    from robodyn_ros.compile_ahead import CompileAhead, WarmUpStep
+    from robodyn_ros.startup.compile_ahead import CompileAhead, WarmUpStep
     import steps
 
     names = sys.argv[1].split(",")
@@ -313,7 +313,7 @@ def test_a_helper_compiles_the_steps_ahead_and_marks_them(tmp_path: Path) -> Non
 def test_steps_that_do_not_pickle_are_made_by_the_caller_alone(tmp_path: Path) -> None:
     environment = _steps_folder(tmp_path)
     code = textwrap.dedent("""
-        from robodyn_ros.compile_ahead import CompileAhead, WarmUpStep
+        from robodyn_ros.startup.compile_ahead import CompileAhead, WarmUpStep
         lines = []
         with CompileAhead(lines.append, helpers=1) as compile_ahead:
             compile_ahead.ahead([WarmUpStep("a lambda", lambda: None)])

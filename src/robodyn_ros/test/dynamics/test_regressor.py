@@ -1,8 +1,9 @@
-"""The inverse-dynamics regressor τ = Y π and the parameters π (robodyn_ros.inertial_parameters):
-Y's body columns against Pinocchio's computeJointTorqueRegressor and π's bodies against its
-toDynamicParameters, on real robots and generated chains and trees (to RTOL = 1e-9 of the
-largest entry, helpers.tolerances); Y π against Pinocchio's RNEA plus the joints' friction;
-with_inertial_parameters against a Pinocchio model given the same π; mimic joints through G;
+"""The inverse-dynamics regressor τ = Y π and the parameters π
+(robodyn_ros.model.inertial_parameters): Y's body columns against Pinocchio's
+computeJointTorqueRegressor and π's bodies against its toDynamicParameters, on real robots and
+generated chains and trees (to RTOL = 1e-9 of the largest entry, helpers.tolerances); Y π
+against Pinocchio's RNEA plus the joints' friction; with_inertial_parameters against a
+Pinocchio model given the same π; mimic joints through G;
 and parameters no rigid body has refused, naming the link or joint.
 """
 

@@ -1,4 +1,4 @@
-"""The rules every plot follows (robodyn_ros.plotting), on matplotlib figures: a spike does
+"""The rules every plot follows (robodyn_ros.figures.plotting), on matplotlib figures: a spike does
 not set the y-range and is marked where it leaves the axis, derivative edges are shaded and
 left out of the range, joint limits are drawn and brought into view when the data come near."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robodyn_ros.plotting import (
+from robodyn_ros.figures.plotting import (
     CLIPPED,
     EDGE,
     LIMIT,

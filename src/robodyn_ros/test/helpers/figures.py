@@ -1,5 +1,5 @@
 """Reading matplotlib figures in the plot tests: what their legends say and which artists a
-plotting rule drew (robodyn_ros.plotting marks them with a gid)."""
+plotting rule drew (robodyn_ros.figures.plotting marks them with a gid)."""
 
 from __future__ import annotations
 

@@ -20,14 +20,14 @@ import yaml
 
 from robodyn_ros import Robot
 from robodyn_ros.bag import write_joint_states
-from robodyn_ros.bag.identification import IdentificationOptions, identify_bag
-from robodyn_ros.bag.identification_plots import efforts_figure
 from robodyn_ros.cli import main
+from robodyn_ros.figures.plotting import pyplot
 from robodyn_ros.identification.base_parameters import base_parameters
 from robodyn_ros.identification.excitation import ExcitationSettings, optimise_excitation
+from robodyn_ros.identification.from_bag import IdentificationOptions, identify_bag
+from robodyn_ros.identification.plots import efforts_figure
 from robodyn_ros.model.inertia import rotation_from_rpy
 from robodyn_ros.model.model import FRICTION_VELOCITY
-from robodyn_ros.plotting import pyplot
 from robodyn_ros.testing.perturbed_robot import perturbed_parameters
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 from robodyn_ros.testing.trajectories import Trajectory, sine_trajectory

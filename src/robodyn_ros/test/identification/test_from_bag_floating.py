@@ -29,13 +29,13 @@ from scipy.stats import norm
 
 from robodyn_ros import Robot
 from robodyn_ros.bag import BagError, BagWarning
-from robodyn_ros.bag.identification import IdentificationOptions, identify_bag
 from robodyn_ros.bag.reading import read_joint_states
 from robodyn_ros.bag.robot_run import read_odometry, robot_run
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.bag.writing import JointStateSeries, add_joint_states, header, open_writer
 from robodyn_ros.cli import main
 from robodyn_ros.identification.base_parameters import base_parameters
+from robodyn_ros.identification.from_bag import IdentificationOptions, identify_bag
 from robodyn_ros.identification.identify import unactuated_rows
 from robodyn_ros.model import URDFWarning
 from robodyn_ros.model.model import FRICTION_VELOCITY

@@ -19,7 +19,7 @@ import yaml
 from robodyn_ros import Robot
 from robodyn_ros.bag import write_joint_states
 from robodyn_ros.cli import main
-from robodyn_ros.inertial_parameters import PARAMETERS_PER_BODY
+from robodyn_ros.model.inertial_parameters import PARAMETERS_PER_BODY
 from robodyn_ros.testing.example_robots import example_robot_urdf
 from robodyn_ros.testing.perturbed_robot import perturbed_parameters
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle

@@ -31,7 +31,6 @@ from robodyn_ros.identification.log_cholesky import (
 )
 from robodyn_ros.identification.normal_equations import NormalEquations
 from robodyn_ros.identification.payload import PayloadEstimate, payload_columns
-from robodyn_ros.inertial_parameters import body_parameters, spatial_inertia_of
 from robodyn_ros.model.inertia import (
     impossible_inertia,
     inertia_about_com,
@@ -39,6 +38,7 @@ from robodyn_ros.model.inertia import (
     rotation_from_rpy,
     spatial_inertia,
 )
+from robodyn_ros.model.inertial_parameters import body_parameters, spatial_inertia_of
 from robodyn_ros.parallel import backend
 from robodyn_ros.testing.perturbed_robot import perturbed_parameters
 from robodyn_ros.testing.trajectories import sine_trajectory

@@ -13,17 +13,17 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.inertial_parameters import (
+from robodyn_ros.identification.urdf_writer import identified_urdf
+from robodyn_ros.model import ModelError
+from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
+from robodyn_ros.model.inertia import inertia_about_com
+from robodyn_ros.model.inertial_parameters import (
     ARMATURE,
     COULOMB,
     PARAMETERS_PER_BODY,
     PARAMETERS_PER_JOINT,
     VISCOUS,
 )
-from robodyn_ros.model import ModelError
-from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
-from robodyn_ros.model.inertia import inertia_about_com
-from robodyn_ros.model.urdf_writer import identified_urdf
 from robodyn_ros.testing import example_robot_urdf
 from robodyn_ros.testing.example_robots import PANDA_FINGERS
 from robodyn_ros.testing.perturbed_robot import perturbed_parameters

@@ -1,4 +1,4 @@
-"""The merge rule the nodes and the bag analysis share (robodyn_ros.state_merge), without
+"""The merge rule the nodes and the bag analysis share (robodyn_ros.robot.state_merge), without
 ROS: messages merged by name in arrival order form states (runs in which no joint repeats),
 and a consumer that computes the newest state counts the states it skipped, not messages."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robodyn_ros.state_merge import StateGrouping, StateMerge
+from robodyn_ros.robot.state_merge import StateGrouping, StateMerge
 
 ARM, HEAD, TAIL = ["j1", "j2", "j3", "j4"], ["j1", "j2"], ["j3", "j4"]
 

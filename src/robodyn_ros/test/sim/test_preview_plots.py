@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.plotting import LIMIT, START, TARGET, pyplot
+from robodyn_ros.figures.plotting import LIMIT, START, TARGET, pyplot
 from robodyn_ros.resources import bundled_urdf
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.preview_report import joints_figure, paths_figure, scenario_target

@@ -1,0 +1,1 @@
+"""Figures of the analyses and the preview (matplotlib, optional): the shared set-up."""
