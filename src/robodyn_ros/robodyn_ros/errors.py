@@ -25,6 +25,7 @@ Non-finite inputs are not an error: NaN in gives NaN out, as in numpy.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Self
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class SingularMassMatrixError(RobodynError, np.linalg.LinAlgError):
             "(locked_joints=)"
         )
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[Self], tuple[object, ...]]:
         """Pickled by its fields, to reach the caller from a process or Dask worker."""
         return (type(self), (self.function, self.joints, self.detail))
 
@@ -77,7 +78,7 @@ class NonFiniteResultError(RobodynError, FloatingPointError):
             "the state or the model overflow double precision"
         )
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[Self], tuple[object, ...]]:
         """Pickled by its fields, as SingularMassMatrixError."""
         return (type(self), (self.function, self.quantity, self.detail))
 

@@ -92,4 +92,5 @@ def _aligned(position: int, size: int) -> int:
 
 
 def _u32(data: memoryview, position: int) -> int:
-    return struct.unpack_from("<I", data, position)[0]
+    value: int = struct.unpack_from("<I", data, position)[0]
+    return value

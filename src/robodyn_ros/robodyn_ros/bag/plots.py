@@ -26,6 +26,7 @@ from robodyn_ros.figures.plotting import (
 from robodyn_ros.robot import Robot
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.figure import Figure
 
 MAX_POINTS = 20_000
@@ -83,11 +84,12 @@ def _figure(panels: int, draw: Callable[[np.ndarray, _Plotted], None],
             plotted: _Plotted) -> Figure:
     """A figure of `panels` stacked axes sharing time, drawn by `draw`, its legend (the
     entries of every panel, once each) outside on the right."""
+    figure: Figure
     figure, axes = pyplot().subplots(panels, 1, figsize=(11, max(4.5, 1.3 * panels + 1.2)),
                                      sharex=True, squeeze=False, layout="constrained")
     draw(axes[:, 0], plotted)
     axes[-1, 0].set_xlabel(axis_label("time", "s"))
-    entries: dict[str, object] = {}
+    entries: dict[str, Artist] = {}
     for ax in axes[:, 0]:
         ax.grid(alpha=0.3)
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):

@@ -76,7 +76,8 @@ class RecordedRun:
     @property
     def times(self) -> np.ndarray:
         """Seconds since the first sample."""
-        return (self.stamps - self.stamps[0]) * 1e-9
+        seconds: np.ndarray = (self.stamps - self.stamps[0]) * 1e-9
+        return seconds
 
     def __len__(self) -> int:
         return len(self.stamps)

@@ -267,7 +267,8 @@ def _interpolated_quaternions(quaternions: np.ndarray, stamps: np.ndarray, at: n
                          -1.0, 1.0)
     continuous = quaternions * np.cumprod(signs)[:, None]
     interpolated = _interpolated(continuous, stamps, at)
-    return interpolated / np.linalg.norm(interpolated, axis=1, keepdims=True)
+    unit: np.ndarray = interpolated / np.linalg.norm(interpolated, axis=1, keepdims=True)
+    return unit
 
 
 __all__ = ["RecordedSeries", "RobotRun", "read_odometry", "read_wrenches", "robot_run"]

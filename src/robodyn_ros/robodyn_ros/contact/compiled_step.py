@@ -33,9 +33,14 @@ import numpy as np
 
 from robodyn_ros.contact.geometry import FLAT, RIM_POINTS
 from robodyn_ros.contact.solver import ROWS, projected_gauss_seidel
+from robodyn_ros.dynamics.arrays import FloatArray, IntArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
-from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
+from robodyn_ros.dynamics.inertia_matrix import (
+    CrbaWorkspace,
+    composite_inertia_matrix,
+    crba_workspace,
+)
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.lie_group import integrate_configuration
@@ -110,13 +115,13 @@ def contact_capacity(model: ContactModel) -> int:
 
 
 @kernel_helper
-def most_candidates(model):
+def most_candidates(model: ContactModel) -> int:
     """The most candidate points one shape of `model` can have against a plane."""
     return max(2 * RIM_POINTS, model.points.shape[1])
 
 
 @kernel_helper
-def contacts_of(capacity):
+def contacts_of(capacity: int) -> Contacts:
     """Contacts arrays for `capacity` contacts."""
     return Contacts(np.empty(capacity, dtype=np.int64), np.empty(capacity, dtype=np.int64),
                     np.empty((capacity, 3)), np.empty(capacity), np.empty((capacity, 3)),
@@ -124,7 +129,8 @@ def contacts_of(capacity):
 
 
 @kernel_helper
-def step_workspace(crba, M, L, b, nq, most):
+def step_workspace(crba: CrbaWorkspace, M: FloatArray, L: FloatArray, b: FloatArray, nq: int,
+                   most: int) -> StepWorkspace:
     """A StepWorkspace over a CRBA workspace, M, L and b (n joints), for nq coordinates and
     shapes of at most `most` candidate points (most_candidates)."""
     n = b.shape[0]
@@ -139,7 +145,7 @@ def step_workspace(crba, M, L, b, nq, most):
 
 
 @kernel_helper
-def place_shape(X_world, body, placement, out):
+def place_shape(X_world: FloatArray, body: int, placement: FloatArray, out: FloatArray) -> None:
     """out (3 x 4) = [R | o], the shape's pose in the world: its body's pose (X_world row,
     rotation row by row then translation) composed with its placement in the body."""
     X = X_world[body]
@@ -152,7 +158,9 @@ def place_shape(X_world, body, placement, out):
 
 
 @kernel_helper
-def packed_candidates(model, s, pose, normal, origin, margin, out, heights, ranks):
+def packed_candidates(model: ContactModel, s: int, pose: FloatArray, normal: FloatArray,
+                      origin: FloatArray, margin: float, out: FloatArray, heights: FloatArray,
+                      ranks: IntArray) -> int:
     """The packed points of box or mesh shape s at `pose` (3 x 4) closer to the plane (unit
     `normal` through `origin`) than `margin`, into out (k x 3), their heights into heights
     and their point_rank into ranks; returns k. A point's height is n_s · p_s + h_o, n_s = Rᵀ n
@@ -184,7 +192,8 @@ def packed_candidates(model, s, pose, normal, origin, margin, out, heights, rank
 
 
 @kernel_helper
-def candidate_points(model, s, pose, normal, out):
+def candidate_points(model: ContactModel, s: int, pose: FloatArray, normal: FloatArray,
+                     out: FloatArray) -> int:
     """The candidate points of sphere, capsule or cylinder s at `pose` (3 x 4) against a plane
     of unit `normal`, into out (k x 3); returns k."""
     kind = model.kind[s]
@@ -222,19 +231,19 @@ def candidate_points(model, s, pose, normal, out):
 
 
 @kernel_helper
-def along(direction, points, c):
+def along(direction: tuple[float, float, float], points: FloatArray, c: int) -> float:
     """direction · points[c], the point's coordinate along a 3-tuple direction."""
     return direction[0] * points[c, 0] + direction[1] * points[c, 1] + direction[2] * points[c, 2]
 
 
 @kernel_helper
-def precedes(value, rank, other_value, other_rank):
+def precedes(value: float, rank: int, other_value: float, other_rank: int) -> bool:
     """(value, rank) comes first: the smaller value, or on a tie the lower rank."""
     return value < other_value or (value == other_value and rank < other_rank)
 
 
 @kernel_helper
-def sort_by_rank(kept, count, ranks):
+def sort_by_rank(kept: IntArray, count: int, ranks: IntArray) -> None:
     """kept[:count] (candidate indices) sorted by their ranks, in place (count ≤ MOST_KEPT)."""
     for k in range(1, count):
         c, j = kept[k], k
@@ -245,7 +254,9 @@ def sort_by_rank(kept, count, ranks):
 
 
 @kernel_helper
-def keep_support_polygon(points, heights, ranks, count, tangents, margin, kept, chosen):
+def keep_support_polygon(points: FloatArray, heights: FloatArray, ranks: IntArray, count: int,
+                         tangents: FloatArray, margin: float, kept: IntArray,
+                         chosen: IntArray) -> int:
     """The candidates kept as contacts into kept, returns how many: those under `margin`, and
     of more than four, the lowest and the extremes along the two `tangents` (rows 1 and 2 of
     a plane's frame), ties to the lower rank, in the order of their ranks; chosen
@@ -284,7 +295,8 @@ def keep_support_polygon(points, heights, ranks, count, tangents, margin, kept, 
 
 
 @kernel_helper
-def find_contacts(model, margin, X_world, ws, contacts):
+def find_contacts(model: ContactModel, margin: float, X_world: FloatArray, ws: StepWorkspace,
+                  contacts: Contacts) -> int:
     """The contacts of the shapes, their bodies at X_world, with the planes, into the first
     rows of `contacts` (shape, plane, point, height); returns how many."""
     pose, points, heights, ranks = (ws.shape_pose, ws.candidates, ws.candidate_height,
@@ -323,7 +335,8 @@ def find_contacts(model, margin, X_world, ws, contacts):
 
 
 @kernel_helper
-def contact_jacobian(tree, model, S_world, contacts, count, J):
+def contact_jacobian(tree: PackedTree, model: ContactModel, S_world: FloatArray,
+                     contacts: Contacts, count: int, J: FloatArray) -> None:
     """J (3k x n): each contact point's linear velocity on its body, in its plane's frame
     [n; t1; t2]: column j on the body's path, the joint's world motion [v_O; ω] at the point,
     v_O + ω × p."""
@@ -342,7 +355,7 @@ def contact_jacobian(tree, model, S_world, contacts, count, J):
 
 
 @kernel_helper
-def row_times(A, r, x):
+def row_times(A: FloatArray, r: int, x: FloatArray) -> float:
     """Row r of A times x."""
     s = 0.0
     for j in range(x.shape[0]):
@@ -351,7 +364,7 @@ def row_times(A, r, x):
 
 
 @kernel_helper
-def gram(Y):
+def gram(Y: FloatArray) -> FloatArray:
     """G = Yᵀ Y (m x m) of Y (n x m): by BLAS over SMALL_DELASSUS columns, else in loops
     (row by row of Y, each adding its outer product to the lower triangle)."""
     n, m = Y.shape
@@ -369,7 +382,9 @@ def gram(Y):
 
 
 @kernel_helper
-def free_velocity(tree, gravity, q, v, tau, dt, factored, ws, out):
+def free_velocity(tree: PackedTree, gravity: FloatArray, q: FloatArray, v: FloatArray,
+                  tau: FloatArray, dt: float, factored: bool, ws: StepWorkspace,
+                  out: FloatArray) -> None:
     """out = v + dt q̈(q, v, τ): where `factored` (ws holding L and b at (q, v)),
     q̈ = L⁻ᵀ L⁻¹ (τ − b), else by one ABA."""
     if factored:
@@ -386,7 +401,9 @@ def free_velocity(tree, gravity, q, v, tau, dt, factored, ws, out):
 
 
 @kernel_helper
-def contact_impulses(J, L, v_free, least, friction, settings, binding, impulses):
+def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: FloatArray,
+                     friction: FloatArray, settings: StepSettings, binding: IntArray,
+                     impulses: FloatArray) -> tuple[FloatArray, int, float]:
     """PGS (solver.projected_gauss_seidel) on the contacts `binding` (indices) alone, on
     G = Yᵀ Y, Y = L⁻¹ Jᵀ over their rows of J: their impulses into `impulses`, the others'
     zero. Returns (M⁻¹ Jᵀ λ (n x 1), sweeps, velocity change of the last sweep)."""
@@ -421,7 +438,9 @@ def contact_impulses(J, L, v_free, least, friction, settings, binding, impulses)
 
 
 @kernel_helper
-def solve_contacts(tree, model, settings, contacts, count, v_next, ws):
+def solve_contacts(tree: PackedTree, model: ContactModel, settings: StepSettings,
+                   contacts: Contacts, count: int, v_next: FloatArray,
+                   ws: StepWorkspace) -> tuple[int, int, float]:
     """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS
     (contact_impulses; M = L Lᵀ in ws); each contact's force and velocity after the step into
     `contacts`. A contact still open (its gap h > 0) that v_free does not close
@@ -469,7 +488,7 @@ def solve_contacts(tree, model, settings, contacts, count, v_next, ws):
 
 
 @kernel_helper
-def factor_state(tree, gravity, v, ws):
+def factor_state(tree: PackedTree, gravity: FloatArray, v: FloatArray, ws: StepWorkspace) -> bool:
     """Into ws, at the world kinematics it holds and v: b = C v + g by the fixed-frame RNEA,
     M by the CRBA and its Cholesky factor L. Returns False where M is not positive
     definite."""
@@ -483,8 +502,10 @@ def factor_state(tree, gravity, v, ws):
 
 
 @routine
-def world_step(tree, gravity, model, settings, q, v, tau, factored, q_next, v_next, ws,
-               contacts):
+def world_step(tree: PackedTree, gravity: FloatArray, model: ContactModel,
+               settings: StepSettings, q: FloatArray, v: FloatArray, tau: FloatArray,
+               factored: bool, q_next: FloatArray, v_next: FloatArray, ws: StepWorkspace,
+               contacts: Contacts) -> tuple[int, int, int, float]:
     """(q_next, v_next) one step from (q, v) under τ (module docstring), the step's contacts
     in the first rows of `contacts`. `factored`: ws already holds the world kinematics at q
     (crba's X_world and S_world), M = L Lᵀ and b at (q, v) (a control law's, at the step
@@ -511,7 +532,10 @@ def world_step(tree, gravity, model, settings, q, v, tau, factored, q_next, v_ne
 
 
 @kernel
-def contact_step_kernel(tree, gravity, model, settings, q, v, tau, q_next, v_next, contacts):
+def contact_step_kernel(tree: PackedTree, gravity: FloatArray, model: ContactModel,
+                        settings: StepSettings, q: FloatArray, v: FloatArray, tau: FloatArray,
+                        q_next: FloatArray, v_next: FloatArray,
+                        contacts: Contacts) -> tuple[int, int, int, float]:
     """world_step for one state, its workspace made here: the kernel of
     time_step.contact_step. Returns (contact count, status, sweeps, change)."""
     n = v.shape[0]

@@ -79,7 +79,8 @@ class CollisionShape:
         if self.kind == "sphere":
             return self.size[0] * direction[None, :]
         if self.kind == "box":
-            return 0.5 * np.array(self.size) * _CORNERS
+            corners: np.ndarray = 0.5 * np.array(self.size) * _CORNERS
+            return corners
         if self.kind == "mesh":
             return self.vertices
         radius, length = self.size

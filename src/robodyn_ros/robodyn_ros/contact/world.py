@@ -51,7 +51,8 @@ class Plane:
 
     def height(self, points: np.ndarray) -> np.ndarray:
         """The signed height of points (..., 3) over the plane, m: negative inside."""
-        return (np.asarray(points, dtype=float) - self.point) @ self.normal
+        heights: np.ndarray = (np.asarray(points, dtype=float) - self.point) @ self.normal
+        return heights
 
     @cached_property
     def frame(self) -> np.ndarray:

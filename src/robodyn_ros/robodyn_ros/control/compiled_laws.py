@@ -27,6 +27,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
@@ -84,7 +85,7 @@ factor L_Lambda_inv, the task force (built up from the pose error), R* Rᵀ and 
 
 
 @kernel_helper
-def control_workspace(tree, n):
+def control_workspace(tree: PackedTree, n: int) -> ControlWorkspace:
     """A ControlWorkspace for n joints."""
     return ControlWorkspace(
         crba=crba_workspace(tree, n), M=np.empty((n, n)), L_M=np.empty((n, n)),
@@ -97,7 +98,8 @@ def control_workspace(tree, n):
 
 
 @kernel_helper
-def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
+def task_inertia_times(Lambda_inv: FloatArray, threshold: float, x: FloatArray, L: FloatArray,
+                       Lambda: FloatArray, info: FloatArray) -> None:
     """x ← Λ x. Where every eigenvalue of Λ⁻¹ is above shift = threshold·trace(Λ⁻¹), so above
     threshold · s_max, Λ is the exact inverse (a Cholesky solve); otherwise Λ comes from
     damped_task_inertia, as Robot.operational_space damps it. The factor of Λ⁻¹ settles it
@@ -113,7 +115,8 @@ def task_inertia_times(Lambda_inv, threshold, x, L, Lambda, info):
 
 
 @kernel_helper
-def task_inverse_inertia(J, L, LinvJT, Lambda_inv):
+def task_inverse_inertia(J: FloatArray, L: FloatArray, LinvJT: FloatArray,
+                         Lambda_inv: FloatArray) -> None:
     """L⁻¹ Jᵀ (n x 6) and Λ⁻¹ = J M⁻¹ Jᵀ = (L⁻¹ Jᵀ)ᵀ (L⁻¹ Jᵀ) (6 x 6), M = L Lᵀ (cholesky)."""
     n = J.shape[1]
     for i in range(n):
@@ -129,7 +132,8 @@ def task_inverse_inertia(J, L, LinvJT, Lambda_inv):
 
 
 @kernel_helper
-def task_frame_state(tree, gravity, frame, q, qd, cw):
+def task_frame_state(tree: PackedTree, gravity: FloatArray, frame: FloatArray, q: FloatArray,
+                     qd: FloatArray, cw: ControlWorkspace) -> None:
     """What the operational-space law (and the rollout at its samples) takes from the state
     (q, q̇), into cw: the world kinematics, the frame's pose, J and J̇ q̇, b = C q̇ + g, and M by
     the CRBA, which leaves the composite inertias in the CRBA workspace."""
@@ -149,8 +153,10 @@ def task_frame_state(tree, gravity, frame, q, qd, cw):
 
 
 @kernel_helper
-def operational_space_torque(joint_gains, task_gains, force, task_wrench, target, threshold, q,
-                             qd, tau, cw):
+def operational_space_torque(joint_gains: FloatArray, task_gains: FloatArray, force: FloatArray,
+                             task_wrench: FloatArray, target: FloatArray, threshold: float,
+                             q: FloatArray, qd: FloatArray, tau: FloatArray,
+                             cw: ControlWorkspace) -> None:
     """Khatib's operational-space law (module docstring) into tau, after task_frame_state at
     (q, q̇), with force (3, 6) the force law and task_wrench (6,) F_w: the compiled mirror of
     control.operational_space_controller.OperationalSpace."""
@@ -189,7 +195,9 @@ def operational_space_torque(joint_gains, task_gains, force, task_wrench, target
 
 
 @kernel_helper
-def joint_tracking_torque(tree, gravity, joint_gains, reference, q, qd, tau, cw):
+def joint_tracking_torque(tree: PackedTree, gravity: FloatArray, joint_gains: FloatArray,
+                          reference: FloatArray, q: FloatArray, qd: FloatArray, tau: FloatArray,
+                          cw: ControlWorkspace) -> None:
     """K (q* − q) − D (q̇ − q̇*) + M q̈* + C q̇ + g, into tau: the compiled mirror of
     control.joint_impedance.JointImpedance with feedforward."""
     rnea(tree, gravity, q, qd, reference[2], None, tau, cw.rnea)

@@ -19,11 +19,13 @@ from typing import Any
 
 import daqp
 import numpy as np
+import numpy.typing as npt
 from llvmlite import binding
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.jit import kernel_helper
 
 DAQP_SERIES = "0.11."  # the daqp releases whose structs PROBLEM and RESULT lay out
@@ -67,7 +69,9 @@ pointer: Any = intrinsic(_pointer)  # called from kernels only
 
 
 @kernel_helper
-def quadprog(H, f, A, upper, lower, sense, x, multipliers, problem, result):
+def quadprog(H: FloatArray, f: FloatArray, A: FloatArray, upper: FloatArray, lower: FloatArray,
+             sense: npt.NDArray[np.int32], x: FloatArray, multipliers: FloatArray,
+             problem: npt.NDArray[np.void], result: npt.NDArray[np.void]) -> int:
     """DAQP on min ½ xᵀ H x + fᵀ x, lower ≤ A x ≤ upper (each row's DAQP sense), the
     solution into x and the rows' multipliers into `multipliers`; `problem` and `result` are
     one-record arrays of PROBLEM and RESULT. Returns DAQP's exit flag, or NOT_FINITE for a

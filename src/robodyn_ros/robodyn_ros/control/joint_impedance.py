@@ -47,7 +47,7 @@ class JointImpedance(JointTargetController):
         self._check_state(state)
         q_target = self._held_target(state)
         g = self._gravity(state)
-        tau = (
+        tau: np.ndarray = (
             self.stiffness * (q_target - state.q)
             - self.damping * (state.qd - self.qd_target)
             + g

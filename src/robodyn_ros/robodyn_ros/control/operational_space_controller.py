@@ -247,7 +247,8 @@ class OperationalSpace(Controller):
         torque_null = self.null_stiffness * (self.rest_posture - q) - self.null_damping * qd
         torque_null += self._bias(state)
         torque_null -= J.T @ (task.Jbar.T @ torque_null)  # Nᵀ τ₀ = τ₀ − Jᵀ J̄ᵀ τ₀
-        return J.T @ task_force + torque_null
+        torque: np.ndarray = J.T @ task_force + torque_null
+        return torque
 
     def _force_correction(self, state: ControllerState) -> np.ndarray:
         """Ω̃ I, the integral of K_fi (F_d + w) up to state.t (module doc), w the measured
@@ -291,7 +292,8 @@ def selection_flags(value: object, name: str) -> np.ndarray:
             f"parameter '{name}' must be six flags 0 or 1 over [x y z rx ry rz]; got "
             f"{np.asarray(value).tolist()!r}"
         )
-    return flags == 1.0
+    selected: np.ndarray = flags == 1.0
+    return selected
 
 
 def finite_wrench(value: object, name: str) -> np.ndarray:

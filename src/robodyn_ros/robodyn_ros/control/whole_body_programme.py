@@ -26,6 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.control.daqp_call import PROBLEM, RESULT, quadprog
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
@@ -120,7 +121,8 @@ def no_whole_body(tree: np.ndarray, n: int) -> WholeBodyLaw:
 
 
 @kernel_helper
-def add_task(weight, A, goal, H, g):
+def add_task(weight: float, A: FloatArray, goal: FloatArray, H: FloatArray,
+             g: FloatArray) -> None:
     """H[:n, :n] += w AᵀA and g[:n] −= w Aᵀ goal, for a task A v̇ = goal (rows of A)."""
     rows, n = A.shape
     for i in range(n):
@@ -138,7 +140,8 @@ def add_task(weight, A, goal, H, g):
 
 
 @kernel_helper
-def state_terms(tree, gravity, mass, q, v, p):
+def state_terms(tree: PackedTree, gravity: FloatArray, mass: float, q: FloatArray,
+                v: FloatArray, p: Programme) -> None:
     """Into p: the world kinematics at q, the bodies' velocities and accelerations at v̇ = 0,
     b = C v + g by the fixed-frame RNEA (whose roots carry m c̈ − m g: p.com_drift, c̈ at v̇ = 0
     without gravity), then M by the CRBA, J_com from its composite forces and the centre of
@@ -167,7 +170,7 @@ def state_terms(tree, gravity, mass, q, v, p):
 
 
 @kernel_helper
-def frame_terms(tree, frame, v, p):
+def frame_terms(tree: PackedTree, frame: FloatArray, v: FloatArray, p: Programme) -> None:
     """A frame's pose, J, J̇ v (its classical acceleration at v̇ = 0) and twist J v into p,
     after state_terms."""
     body = int(frame[FRAME_BODY])
@@ -183,7 +186,7 @@ def frame_terms(tree, frame, v, p):
 
 
 @kernel_helper
-def surface_axes(normal, pose, out):
+def surface_axes(normal: FloatArray, pose: FloatArray, out: FloatArray) -> None:
     """out (3, 3) rows [t1; t2; n]: t1 the contact frame's x axis projected on the ground (its
     y axis where x is along n), t2 = n × t1 (whole_body.surface_frame)."""
     for axis in range(2):
@@ -202,7 +205,7 @@ def surface_axes(normal, pose, out):
 
 
 @kernel_helper
-def contact_rows(tree, model, v, p):
+def contact_rows(tree: PackedTree, model: ProgrammeModel, v: FloatArray, p: Programme) -> None:
     """Every contact's rows: J_c, the held contacts' equalities J_c v̇ = −γ − kd_c J_c v (γ
     the classical acceleration of a 3-D contact's origin, the spatial [a − ω × ṗ; α] of a 6-D
     contact's frame), the base rows' −J_c,bᵀ on λ̃, and its cone rows turned into the world."""
@@ -239,7 +242,7 @@ def contact_rows(tree, model, v, p):
 
 
 @kernel_helper
-def frame_goal(model, targets, p):
+def frame_goal(model: ProgrammeModel, targets: ProgrammeTargets, p: Programme) -> None:
     """The frame task's goal Kp e − Kd J v − J̇ v into p.task_goal, e = [p* − p; log(R* Rᵀ)],
     after frame_terms for the task frame."""
     R = targets.orientation
@@ -255,7 +258,9 @@ def frame_goal(model, targets, p):
 
 
 @kernel_helper
-def build_programme(tree, gravity, model, targets, q, v, p):
+def build_programme(tree: PackedTree, gravity: FloatArray, model: ProgrammeModel,
+                    targets: ProgrammeTargets, q: FloatArray, v: FloatArray,
+                    p: Programme) -> None:
     """The whole-body programme at (q, v) into p (module docstring). The tasks: the centre of
     mass c̈* = Kp (c* − c) − Kd ċ, the frame ẍ* = Kp e − Kd ẋ, the joints q̈* = Kp (q* − q) − Kd q̇."""
     n = v.shape[0]
@@ -289,7 +294,7 @@ def build_programme(tree, gravity, model, targets, q, v, p):
 
 
 @kernel_helper
-def warm_start(p, flag):
+def warm_start(p: Programme, flag: int) -> None:
     """The cone rows at their lower bounds in DAQP's answer (a negative multiplier) start the
     next solve active, a warm start from the last control step's contact forces; after no
     answer, every cone row starts inactive."""
@@ -298,7 +303,9 @@ def warm_start(p, flag):
 
 
 @routine
-def whole_body_torque(tree, gravity, model, targets, q, v, p, tau):
+def whole_body_torque(tree: PackedTree, gravity: FloatArray, model: ProgrammeModel,
+                      targets: ProgrammeTargets, q: FloatArray, v: FloatArray, p: Programme,
+                      tau: FloatArray) -> int:
     """τ of the whole-body controller at (q, v) into tau (module docstring): the programme
     built into p, solved by DAQP (warm_start), τ = M v̇ + b − J_cᵀ λ, zero on the base.
     Returns quadprog's flag (SOLVED, or why not); tau is untouched unless SOLVED. A
@@ -321,6 +328,8 @@ def whole_body_torque(tree, gravity, model, targets, q, v, p, tau):
 
 
 @kernel
-def whole_body_command(tree, gravity, model, targets, q, v, p, tau):
+def whole_body_command(tree: PackedTree, gravity: FloatArray, model: ProgrammeModel,
+                       targets: ProgrammeTargets, q: FloatArray, v: FloatArray, p: Programme,
+                       tau: FloatArray) -> int:
     """whole_body_torque for one state: the kernel of control.whole_body's controller."""
     return whole_body_torque(tree, gravity, model, targets, q, v, p, tau)

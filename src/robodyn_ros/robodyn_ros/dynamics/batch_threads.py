@@ -16,6 +16,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ os.register_at_fork(after_in_child=_pools.clear)
 
 
 def run_batch(
-    kernel: Callable[..., None], constants: Sequence, per_state: Sequence, threads: int
+    kernel: Callable[..., None], constants: Sequence[Any], per_state: Sequence[Any], threads: int
 ) -> None:
     """kernel(*constants, *per_state) over a batch: each array of `per_state` has the batch
     as its leading axis (inputs and outputs alike); anything else in it (None, numbers, flags)
@@ -62,7 +63,8 @@ def run_batch(
             helper.result()
 
 
-def _work(kernel: Callable[..., None], constants: Sequence, untaken: Iterator[tuple]) -> None:
+def _work(kernel: Callable[..., None], constants: Sequence[Any],
+          untaken: Iterator[tuple[int, Sequence[Any]]]) -> None:
     for first, chunk in untaken:
         try:
             kernel(*constants, *chunk)
@@ -71,7 +73,8 @@ def _work(kernel: Callable[..., None], constants: Sequence, untaken: Iterator[tu
 
 
 def _naming_the_state(
-    error: Exception, kernel: Callable[..., None], constants: Sequence, chunk: tuple, first: int
+    error: Exception, kernel: Callable[..., None], constants: Sequence[Any], chunk: Sequence[Any],
+    first: int,
 ) -> Exception:
     """The error again, its message naming the state of the batch that raised it (also its
     `state` attribute): the chunk's states run once more one at a time, up to the first that
@@ -93,7 +96,7 @@ def _naming_the_state(
     return named
 
 
-def per_state_part(per_state: Sequence, index: slice | None) -> list:
+def per_state_part(per_state: Sequence[Any], index: slice | None) -> list[Any]:
     """per_state with each array indexed by `index` on its leading axis, the batch's (a slice
     for a chunk, None, numpy.newaxis, to make one state a batch of one), and so each array of
     a tuple in it (a record's fields); anything else as it is."""
@@ -105,7 +108,7 @@ def per_state_part(per_state: Sequence, index: slice | None) -> list:
     ]
 
 
-def _record_part(record: tuple, index: slice | None) -> tuple:
+def _record_part(record: tuple[Any, ...], index: slice | None) -> tuple[Any, ...]:
     """The record, of its own type (a plain tuple or a namedtuple), with its arrays indexed."""
     fields = [x[index] if isinstance(x, np.ndarray) else x for x in record]
     return tuple(fields) if type(record) is tuple else type(record)(*fields)

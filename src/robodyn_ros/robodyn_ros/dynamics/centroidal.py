@@ -11,6 +11,7 @@ composite inertias.
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_forces, crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -42,7 +43,8 @@ def centroidal_map(tree, q, A, com, workspace):
 
 
 @kernel
-def centroidal_momentum_matrix(tree, q, A, com):
+def centroidal_momentum_matrix(tree: PackedTree, q: FloatArray, A: FloatArray,
+                               com: FloatArray) -> None:
     """A_g (..., 6, n) and the centre of mass (..., 3) for a state (nq,) or a batch (B, nq)."""
     Q = np.atleast_2d(q)
     B, n = Q.shape[0], tree.shape[0]

@@ -16,6 +16,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import (
     ZERO6,
     gravity_acceleration,
@@ -128,7 +129,9 @@ def cg_forward_dynamics(tree, gravity, settings, q, qd, tau, f_ext, qdd, ws):
 
 
 @kernel
-def forward_dynamics_cg(tree, gravity, settings, q, qd, tau, f_ext, qdd, stats):
+def forward_dynamics_cg(tree: PackedTree, gravity: FloatArray, settings: CGSettings,
+                        q: FloatArray, qd: FloatArray, tau: FloatArray, f_ext: FloatArray,
+                        qdd: FloatArray, stats: FloatArray) -> None:
     """CCG or PCG-DS as `settings` (CGSettings) say for a batch q, qd, tau (B, n), f_ext
     (B, n, 6), into qdd (B, n): from the q̈ it holds when settings.warm, else from q̈ = 0.
     stats (B, 2) gets the iterations and the relative residual. One signature for every use,

@@ -21,6 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import BoolArray, FloatArray, IntArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import (
     ZERO6,
     gravity_acceleration,
@@ -263,8 +264,11 @@ def held(tree, gravity, frames, rows, spatial, gains, q, v, tau, error, given, v
 
 
 @kernel
-def constrained_forward_dynamics(tree, gravity, frames, rows, spatial, gains, q, v, tau, error,
-                                 given, vdot, forces):
+def constrained_forward_dynamics(tree: PackedTree, gravity: FloatArray, frames: FloatArray,
+                                 rows: IntArray, spatial: BoolArray, gains: FloatArray,
+                                 q: FloatArray, v: FloatArray, tau: FloatArray,
+                                 error: FloatArray, given: FloatArray, vdot: FloatArray,
+                                 forces: FloatArray) -> None:
     """v̇ and the contact forces for a state or a batch (module doc).
 
     Args:

@@ -8,6 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.constraint_system import (
     LAMBDA_SIZE,
     add5,
@@ -314,7 +315,10 @@ def solve_iteratively(settings, ws, iw):
 
 
 @kernel
-def forward_dynamics_constraint_forces(tree, gravity, settings, q, qd, tau, f_ext, qdd, stats):
+def forward_dynamics_constraint_forces(tree: PackedTree, gravity: FloatArray,
+                                       settings: IterationSettings, q: FloatArray,
+                                       qd: FloatArray, tau: FloatArray, f_ext: FloatArray,
+                                       qdd: FloatArray, stats: FloatArray) -> None:
     """q̈ (B, n) into qdd by an iterative solve of the constraint forces for a batch q, qd, tau
     (B, n), f_ext (B, n, 6), as `settings` (IterationSettings) say: from the constraint forces
     of the q̈ that qdd holds when settings.warm, else from λ = 0. stats (B, 2): iterations,

@@ -15,6 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
@@ -141,7 +142,7 @@ def coriolis_entries(S_world, S_dot, end, F, G, H, C):
 
 
 @kernel
-def coriolis_matrix(tree, q, qd, C):
+def coriolis_matrix(tree: PackedTree, q: FloatArray, qd: FloatArray, C: FloatArray) -> None:
     """C(q, q̇) for a state or a batch, q (..., nq) and qd (..., n); C is (..., n, n)."""
     Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
     B, n = QD.shape

@@ -43,6 +43,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.factorization import ltdl, ltdl_inverse, ltdl_solve
 from robodyn_ros.dynamics.fixed_frame import ZERO6, gravity_acceleration, world_inertias
 from robodyn_ros.dynamics.inertia_inverse import minv_aba, minv_workspace
@@ -422,7 +423,9 @@ def negative_products(A, B1, B2, out1, out2):
 
 
 @kernel
-def inverse_dynamics_derivatives(tree, gravity, q, qd, qdd, f_ext, out):
+def inverse_dynamics_derivatives(tree: PackedTree, gravity: FloatArray, q: FloatArray,
+                                 qd: FloatArray, qdd: FloatArray, f_ext: FloatArray | None,
+                                 out: FloatArray) -> None:
     """rnea_derivatives for a state or a batch: q (..., nq), qd and qdd (..., n), f_ext None
     or (..., n, 6); out (..., 3, n, n): ∂τ/∂q, ∂τ/∂q̇, M."""
     Q, QD, QDD = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd)
@@ -441,7 +444,9 @@ def inverse_dynamics_derivatives(tree, gravity, q, qd, qdd, f_ext, out):
 
 
 @kernel
-def forward_dynamics_derivatives(tree, gravity, q, qd, tau, f_ext, out):
+def forward_dynamics_derivatives(tree: PackedTree, gravity: FloatArray, q: FloatArray,
+                                 qd: FloatArray, tau: FloatArray, f_ext: FloatArray | None,
+                                 out: FloatArray) -> None:
     """fd_derivatives for a state or a batch: q (..., nq), qd and tau (..., n), f_ext None
     or (..., n, 6); out (..., 3, n, n): ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹."""
     Q, QD, TAU = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(tau)

@@ -4,6 +4,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.spatial import (
@@ -69,7 +70,7 @@ def potential_energy_of(tree, gravity, q, workspace):
 
 
 @kernel
-def kinetic_energy(tree, q, qd, out):
+def kinetic_energy(tree: PackedTree, q: FloatArray, qd: FloatArray, out: FloatArray) -> None:
     """T for a state (n,) or a batch (B, n); out is () or (B,)."""
     Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
     B, n = Q.shape[0], tree.shape[0]
@@ -80,7 +81,8 @@ def kinetic_energy(tree, q, qd, out):
 
 
 @kernel
-def potential_energy(tree, gravity, q, out):
+def potential_energy(tree: PackedTree, gravity: FloatArray, q: FloatArray,
+                     out: FloatArray) -> None:
     """V for a state (n,) or a batch (B, n); out is () or (B,)."""
     Q = np.atleast_2d(q)
     B, n = Q.shape[0], tree.shape[0]

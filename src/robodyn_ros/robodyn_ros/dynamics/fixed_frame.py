@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel_helper
 from robodyn_ros.dynamics.kinematics import joint_velocity_less_before
 from robodyn_ros.dynamics.spatial import (
@@ -51,7 +52,7 @@ def gravity_acceleration(gravity):
 
 
 @kernel_helper
-def world_inertias(tree, X_world, inertia):
+def world_inertias(tree: PackedTree, X_world: FloatArray, inertia: FloatArray) -> None:
     """inertia[i] (n x 10) = body i's rigid-body inertia (M, h, I_O) in world coordinates."""
     for i in range(X_world.shape[0]):
         store(inertia, i, inertia_to_world(pose_at(X_world, i, 0), body_inertia(tree, i)))
@@ -114,7 +115,9 @@ def joint_forces(tree, S_world, f, tau):
 
 
 @kernel_helper
-def world_bias_forces(tree, gravity, S_world, inertias, v, a, f, b):
+def world_bias_forces(tree: PackedTree, gravity: FloatArray, S_world: FloatArray,
+                      inertias: FloatArray, v: FloatArray, a: FloatArray, f: FloatArray,
+                      b: FloatArray) -> None:
     """b = C q̇ + g by RNEA (RBDA Table 5.1) in world axes about the world origin, from the
     bodies' world inertias (n x 10, world_inertias), the velocities v and the accelerations
     at q̈ = 0 a (n x 6, velocity_product_accelerations): f_i = I_i (a_i − a_g) + v_i ×* I_i

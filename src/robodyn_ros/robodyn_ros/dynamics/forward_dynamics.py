@@ -6,6 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.factorization import factor_mass_matrix, ltdl_solve
 from robodyn_ros.dynamics.inertia_matrix import crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import inverse_dynamics
@@ -51,7 +52,7 @@ subspaces S_world, v, c (then the accelerations a), pA, U, D, u and articulated 
 
 
 @kernel_helper
-def aba_workspace(n, count):
+def aba_workspace(n: int, count: int) -> AbaWorkspace:
     """An AbaWorkspace of `count` lanes, for as many states at once, carved from one block."""
     block = np.empty(count * n * (POSE + 5 * 6 + 2 + 36))
     X_world, at = carved(block, 0, (count, n, POSE))
@@ -142,7 +143,9 @@ def aba_lanes(tree, gravity, Q, QD, TAU, F, QDD, first, workspace):
 
 
 @routine
-def aba_one(tree, gravity, Q, QD, TAU, F, QDD, b, workspace):
+def aba_one(tree: PackedTree, gravity: FloatArray, Q: FloatArray, QD: FloatArray,
+            TAU: FloatArray, F: FloatArray | None, QDD: FloatArray, b: int,
+            workspace: AbaWorkspace) -> None:
     """aba for state b alone, with a one-lane workspace."""
     aba(tree, gravity, Q, QD, TAU, F, QDD, Lanes(b, 1), workspace)
 

@@ -13,6 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.moments import (
@@ -85,7 +86,7 @@ def inertia_diagonal(tree, q, diag, workspace):
 
 
 @kernel
-def mass_matrix_diagonal(tree, q, diag):
+def mass_matrix_diagonal(tree: PackedTree, q: FloatArray, diag: FloatArray) -> None:
     """diag M(q) for a state (n,) or a batch (B, n); diag like q."""
     Q = np.atleast_2d(q)
     B, n = Q.shape[0], tree.shape[0]

@@ -6,6 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, IntArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_inertias
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.kinematics import forward_kinematics
@@ -22,7 +23,7 @@ world poses X_world (n x 12), motion subspaces S_world, composite inertias Ic (n
 
 
 @kernel_helper
-def crba_workspace(tree, n):
+def crba_workspace(tree: PackedTree, n: int) -> CrbaWorkspace:
     """A CrbaWorkspace for the tree's n bodies."""
     subtree_end = np.empty(n, dtype=np.int64)
     subtree_ends(tree, subtree_end)
@@ -55,7 +56,8 @@ def composite_forces(tree, S_world, Ic, F):
 
 
 @kernel_helper
-def composite_inertia_matrix(tree, S_world, end, Ic, F, M):
+def composite_inertia_matrix(tree: PackedTree, S_world: FloatArray, end: IntArray,
+                             Ic: FloatArray, F: FloatArray, M: FloatArray) -> None:
     """M (n x n) from the world motion subspaces S_world and the bodies' world inertias Ic
     (n x 10), which become the composite inertias of their subtrees, the joints' armature on
     its diagonal; F (n x 6) a workspace."""

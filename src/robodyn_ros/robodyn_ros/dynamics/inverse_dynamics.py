@@ -6,6 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
     add6,
@@ -40,7 +41,7 @@ in its parent Xup (n x 12), velocity v, acceleration a and net force f (n x 6)."
 
 
 @kernel_helper
-def rnea_workspace(n):
+def rnea_workspace(n: int) -> RneaWorkspace:
     """An RneaWorkspace for n bodies."""
     return RneaWorkspace(Xup=np.empty((n, POSE)), v=np.empty((n, 6)), a=np.empty((n, 6)),
                          f=np.empty((n, 6)))
@@ -78,7 +79,9 @@ def body_motion(tree, i, q, qd, qdd, v_parent, a_parent):
 
 
 @kernel_helper
-def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
+def rnea(tree: PackedTree, gravity: FloatArray, q: FloatArray, qd: FloatArray | None,
+         qdd: FloatArray | None, f_ext: FloatArray | None, tau: FloatArray,
+         workspace: RneaWorkspace) -> None:
     """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Σ Jᵢᵀ f_ext,i for one state, written into tau; M
     includes the armature (tree.armature).
 
@@ -130,7 +133,8 @@ def rnea(tree, gravity, q, qd, qdd, f_ext, tau, workspace):
 
 
 @kernel
-def inverse_dynamics(tree, gravity, q, qd, qdd, f_ext, tau):
+def inverse_dynamics(tree: PackedTree, gravity: FloatArray, q: FloatArray, qd: FloatArray,
+                     qdd: FloatArray, f_ext: FloatArray | None, tau: FloatArray) -> None:
     """RNEA for a state or a batch: q (..., nq), qd and qdd (..., n), f_ext None or
     (..., n, 6); tau like qd."""
     Q, QD, QDD = np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd)
@@ -147,13 +151,15 @@ def inverse_dynamics(tree, gravity, q, qd, qdd, f_ext, tau):
 
 
 @kernel
-def bias_forces(tree, gravity, q, qd, tau):
+def bias_forces(tree: PackedTree, gravity: FloatArray, q: FloatArray, qd: FloatArray,
+                tau: FloatArray) -> None:
     """C(q, q̇) q̇ + g(q): RNEA with q̈ = 0, for a state or a batch."""
     inverse_dynamics(tree, gravity, q, qd, np.zeros(qd.shape), None, tau)
 
 
 @kernel
-def gravity_torques(tree, gravity, q, tau):
+def gravity_torques(tree: PackedTree, gravity: FloatArray, q: FloatArray,
+                    tau: FloatArray) -> None:
     """g(q): RNEA at rest, for a state or a batch."""
     Q = np.atleast_2d(q)
     B, n = Q.shape[0], tree.shape[0]

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 import numba
 from numba import cfunc, njit
@@ -275,7 +275,17 @@ def compile_under(lock: CompileLock, dispatcher: Dispatcher) -> None:
     dispatcher.compile = compile_locked
 
 
-def cached(decorator: Callable[[Any], Dispatcher]) -> Callable[[Any], Dispatcher]:
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+class KernelDecorator(Protocol):
+    """A kernel decorator as a type checker sees it: the kernel keeps the signature of its
+    Python function (its dispatcher takes the same arguments; numba reads no annotations)."""
+
+    def __call__(self, function: Function, /) -> Function: ...
+
+
+def cached(decorator: Callable[[Any], Dispatcher]) -> KernelDecorator:
     """`decorator` (numba's njit, with cache=True) applied inside kernel_cache(), each of its
     builds loaded or compiled under the function's CompileLock."""
 
@@ -286,7 +296,7 @@ def cached(decorator: Callable[[Any], Dispatcher]) -> Callable[[Any], Dispatcher
         compile_under(compile_lock(name, kernel_cache_dir()), dispatcher)
         return dispatcher
 
-    return decorate
+    return cast(KernelDecorator, decorate)
 
 
 # Floating-point contraction (FMA) and reassociation, which let LLVM fuse and vectorize; not

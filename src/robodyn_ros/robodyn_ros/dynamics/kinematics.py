@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
     add3,
@@ -30,7 +31,8 @@ from robodyn_ros.dynamics.tree import (
 
 
 @kernel_helper
-def forward_kinematics(tree, q, X_world, S_world):
+def forward_kinematics(tree: PackedTree, q: FloatArray, X_world: FloatArray,
+                       S_world: FloatArray) -> None:
     """Forward pass: pose X_world[i] of every body in the world (n x 12), and its joint's
     motion subspace in world axes about the world origin, S_world[i] (n x 6), from the
     configuration q (nq)."""
@@ -65,7 +67,7 @@ def joint_velocity_less_before(tree, i, qd, S_world, v):
 
 
 @kernel_helper
-def frame_pose_into(X_world, frame, out):
+def frame_pose_into(X_world: FloatArray, frame: FloatArray, out: FloatArray) -> None:
     """out (4x4) = pose of the frame's body in the world · pose of the frame in its body."""
     body = int(frame[FRAME_BODY])
     X = pose_at(frame[np.newaxis], 0, FRAME_PLACEMENT)  # a view made inline, unlike reshape
@@ -90,7 +92,8 @@ def frame_origin(X_world, frame):
 
 
 @kernel_helper
-def frame_jacobian_into(tree, S_world, body, origin, J):
+def frame_jacobian_into(tree: PackedTree, S_world: FloatArray, body: int,
+                        origin: FloatArray | tuple[float, float, float], J: FloatArray) -> None:
     """Jacobian (6 x n) of a frame on `body` with its origin at `origin`, world-aligned axes.
 
     Column j, for each joint on the path to the root, is the joint's world motion [v_O; ω]
@@ -163,7 +166,8 @@ def frame_jacobian_rate_into(tree, S_world, v, body, origin, J_dot):
 
 
 @kernel
-def frame_jacobian_time_variation(tree, frame, q, qd, out):
+def frame_jacobian_time_variation(tree: PackedTree, frame: FloatArray, q: FloatArray,
+                                  qd: FloatArray, out: FloatArray) -> None:
     """J̇ of one frame (a 13-row) for a state (nq,), (n,) or a batch (B, ...); out (..., 6, n)."""
     Q, QD = np.atleast_2d(q), np.atleast_2d(qd)
     B, n = Q.shape[0], tree.shape[0]
@@ -183,7 +187,7 @@ def frame_jacobian_time_variation(tree, frame, q, qd, out):
 
 
 @kernel
-def frame_poses(tree, frames, q, out):
+def frame_poses(tree: PackedTree, frames: FloatArray, q: FloatArray, out: FloatArray) -> None:
     """Poses (4x4) of the given frames (F x 13 rows) for a state (n,) or a batch (B, n);
     out is (..., F, 4, 4)."""
     Q = np.atleast_2d(q)
@@ -198,7 +202,7 @@ def frame_poses(tree, frames, q, out):
 
 
 @kernel
-def frame_jacobian(tree, frame, q, out):
+def frame_jacobian(tree: PackedTree, frame: FloatArray, q: FloatArray, out: FloatArray) -> None:
     """Jacobian of one frame (a 13-row) for a state (nq,) or a batch (B, nq); out (..., 6, n)."""
     Q = np.atleast_2d(q)
     B, n = Q.shape[0], tree.shape[0]

@@ -9,15 +9,10 @@ import math
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.spatial import free_flyer_motion
-from robodyn_ros.dynamics.tree import (
-    CONTINUED,
-    FREE_FLYER,
-    PLANAR,
-    configuration_index,
-    frame_axis,
-)
+from robodyn_ros.dynamics.tree import CONTINUED, FREE_FLYER, PLANAR, configuration_index, frame_axis
 
 SMALL_ANGLE = 1e-4
 """Below this rotation angle (rad) the coefficients of exp and log are their Taylor series to
@@ -25,7 +20,8 @@ SMALL_ANGLE = 1e-4
 
 
 @routine
-def integrate_configuration(tree, q, theta, out):
+def integrate_configuration(tree: PackedTree, q: FloatArray, theta: FloatArray,
+                            out: FloatArray) -> None:
     """out (nq) = q ⊕ θ for θ (nv) a motion in each joint's own frame; out may be q. Compiled
     once on its own (routine), as dexp_inverse: each is called a few times a step."""
     for i in range(tree.shape[0]):
@@ -126,7 +122,7 @@ def planar_step(q, k, theta, i, out):
 
 
 @routine
-def dexp_inverse(tree, theta, v, out):
+def dexp_inverse(tree: PackedTree, theta: FloatArray, v: FloatArray, out: FloatArray) -> None:
     """out (nv) = θ̇ of q ⊕ θ moving at the velocity v: v + ½[θ, v] + (1/12)[θ, [θ, v]] on the
     rows of each free flyer and planar joint (its se(3) or se(2) bracket), v on the others
     (sim.lie_integrators.dexp_inverse says why this sign)."""

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.jit import kernel_helper
 
 LAMBDA_SIZE = 5  # the blocks of a one-degree-of-freedom joint's constraint forces
@@ -165,7 +166,7 @@ def upper_solve5(low, t):
 
 
 @kernel_helper
-def cholesky(A, shift, L):
+def cholesky(A: FloatArray, shift: float, L: FloatArray) -> bool:
     """A − shift·1 = L Lᵀ into the lower triangle of L, with 1 / L_jj on its diagonal (one
     division a column); False where it is not positive definite."""
     m = A.shape[0]
@@ -186,7 +187,7 @@ def cholesky(A, shift, L):
 
 
 @kernel_helper
-def cholesky_solve(L, x):
+def cholesky_solve(L: FloatArray, x: FloatArray) -> None:
     """x ← (L Lᵀ)⁻¹ x in place, L from cholesky."""
     columns = x[:, np.newaxis]
     forward_substitute(L, columns)
@@ -194,7 +195,7 @@ def cholesky_solve(L, x):
 
 
 @kernel_helper
-def forward_substitute(L, X):
+def forward_substitute(L: FloatArray, X: FloatArray) -> None:
     """X ← L⁻¹ X in place for X (m x k), L from cholesky."""
     m, k = X.shape
     for i in range(m):
@@ -206,7 +207,7 @@ def forward_substitute(L, X):
 
 
 @kernel_helper
-def back_substitute(L, X):
+def back_substitute(L: FloatArray, X: FloatArray) -> None:
     """X ← L⁻ᵀ X in place for X (m x k), L from cholesky."""
     m, k = X.shape
     for i in range(m - 1, -1, -1):
@@ -230,7 +231,7 @@ def lower_inverse(L, L_inv):
 
 
 @kernel_helper
-def inverse_trace(L, L_inv):
+def inverse_trace(L: FloatArray, L_inv: FloatArray) -> float:
     """trace((L Lᵀ)⁻¹) = ‖L⁻¹‖²_F, L from cholesky; L⁻¹ into the lower triangle of L_inv."""
     lower_inverse(L, L_inv)
     total = 0.0

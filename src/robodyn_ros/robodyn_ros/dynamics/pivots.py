@@ -9,6 +9,7 @@ a joint that moves no mass, or joints that turn about one axis with nothing betw
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.spatial import (
@@ -23,7 +24,8 @@ from robodyn_ros.dynamics.tree import POSE, armature, body_inertia, parent_of
 
 
 @kernel
-def articulated_pivots(tree, Q, floor, D):
+def articulated_pivots(tree: PackedTree, Q: FloatArray, floor: FloatArray,
+                       D: FloatArray) -> None:
     """D (B, n), the pivots at the states Q (B, n), world frame about the world origin.
 
     A pivot at or below floor[b] counts as zero: its subtree passes its inertia on whole

@@ -25,6 +25,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.inverse_dynamics import body_motion
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
 from robodyn_ros.dynamics.spatial import (
@@ -131,7 +132,9 @@ def regressor(tree, gravity, friction_velocity, q, qd, qdd, Y, workspace):
 
 
 @kernel
-def inverse_dynamics_regressor(tree, gravity, friction_velocity, q, qd, qdd, Y):
+def inverse_dynamics_regressor(tree: PackedTree, gravity: FloatArray, friction_velocity: float,
+                               q: FloatArray, qd: FloatArray, qdd: FloatArray,
+                               Y: FloatArray) -> None:
     """The regressor Y (B, n, p) for a batch q, qd, qdd (B, n); ε = friction_velocity."""
     workspace = regressor_workspace(tree.shape[0])
     for b in range(q.shape[0]):

@@ -2,12 +2,13 @@
 
 import math
 
+from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.jit import kernel_helper
 from robodyn_ros.dynamics.spatial import dot3
 
 
 @kernel_helper
-def log_so3(R):
+def log_so3(R: FloatArray) -> tuple[float, float, float]:
     """The rotation vector θ a (a tuple) of a rotation matrix R (3x3; angle θ ∈ [0, π], unit
     axis a)."""
     w = (0.5 * (R[2, 1] - R[1, 2]), 0.5 * (R[0, 2] - R[2, 0]), 0.5 * (R[1, 0] - R[0, 1]))

@@ -27,6 +27,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.constraint_system import LAMBDA_SIZE, check_masses, store_inverse_inertia
 from robodyn_ros.dynamics.fixed_frame import ZERO6, gravity_acceleration
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
@@ -236,7 +237,7 @@ def store_link_row(tree, j, links):
 
 
 @kernel
-def link_frames(tree):
+def link_frames(tree: PackedTree) -> FloatArray:
     """The (n, LINK_WIDTH) array of the link frames' constants (the columns above) of a tree;
     ValueError for a massless body."""
     check_masses(tree)

@@ -25,6 +25,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, IntArray, PackedTree
 from robodyn_ros.dynamics.constraint_system import (
     LAMBDA_SIZE,
     MASSLESS,
@@ -474,7 +475,9 @@ def operational_space_inertia_schur_bcr(tree, frames, rows, q, inverse, out):
 
 
 @kernel
-def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
+def operational_space_inertia_inverse_times(tree: PackedTree, frames: FloatArray,
+                                            rows: IntArray, q: FloatArray, force: FloatArray,
+                                            out: FloatArray) -> None:
     """out (..., m) = Λ⁻¹ F for one task force F (..., m) on the task rows `rows`, for a state
     (n,) or a batch (B, n): the frames' accelerations when F acts on them at rest with τ = 0
     and no gravity. One right-hand side: ABA with F as external wrenches (RBDA Table 7.1),
@@ -514,7 +517,8 @@ def operational_space_inertia_inverse_times(tree, frames, rows, q, force, out):
 
 
 @kernel_helper
-def velocity_product_accelerations(tree, S_world, qd, v, a):
+def velocity_product_accelerations(tree: PackedTree, S_world: FloatArray, qd: FloatArray,
+                                   v: FloatArray, a: FloatArray) -> None:
     """Forward pass: each body's spatial velocity v[i] and its acceleration at q̈ = 0, a[i]
     (n x 6, world axes about the world origin): v_i = v_λ + S_i q̇_i, a_i = a_λ + v_λ × S_i q̇_i
     (the world-frame form of RBDA eq. 7.4 with Ṡ_i = v_i × S_i)."""
@@ -530,7 +534,9 @@ def velocity_product_accelerations(tree, S_world, qd, v, a):
 
 
 @kernel_helper
-def classical_acceleration_into(v, a, body, origin, out):
+def classical_acceleration_into(v: FloatArray, a: FloatArray, body: int,
+                                origin: FloatArray | tuple[float, float, float],
+                                out: FloatArray) -> None:
     """out (6,) = [a_p; α], the classical acceleration of the point p = origin fixed to `body`
     (zero for a frame on the root): a_p = a_O + α × p + ω × (v_O + ω × p), from the body's
     spatial velocity [v_O; ω] and acceleration [a_O; α] about the world origin O."""
@@ -545,7 +551,8 @@ def classical_acceleration_into(v, a, body, origin, out):
 
 
 @kernel
-def classical_accelerations(tree, frames, rows, q, qd, out):
+def classical_accelerations(tree: PackedTree, frames: FloatArray, rows: IntArray,
+                            q: FloatArray, qd: FloatArray, out: FloatArray) -> None:
     """out (..., m) = J̇ q̇ of the task rows `rows` of the F frames, for a state (n,) or a batch
     (B, n): the classical acceleration [a_p; α] of each frame origin at q̈ = 0, world-aligned
     axes (velocity_product_accelerations, then classical_acceleration_into); M never enters."""
@@ -567,7 +574,8 @@ def classical_accelerations(tree, frames, rows, q, qd, out):
 
 
 @kernel_helper
-def damped_task_inertia(Lambda_inv, threshold, damping, Lambda, info):
+def damped_task_inertia(Lambda_inv: FloatArray, threshold: float, damping: float,
+                        Lambda: FloatArray, info: FloatArray) -> None:
     """Λ from Λ⁻¹ = V diag(s) Vᵀ, never NaN or infinite. With s_max the largest eigenvalue,
     the ones ≥ threshold · s_max are inverted exactly; when the smallest is below that,
     every direction gets s / (s² + λ²) with λ² = (damping · s_max)² (1 − (s_min / (threshold ·
@@ -607,7 +615,9 @@ TaskQuantities = namedtuple("TaskQuantities", (
 
 
 @kernel
-def operational_space_dynamics(tree, gravity, frames, rows, settings, q, qd, quantities):
+def operational_space_dynamics(tree: PackedTree, gravity: FloatArray, frames: FloatArray,
+                               rows: IntArray, settings: tuple[float, float, bool], q: FloatArray,
+                               qd: FloatArray, quantities: tuple[FloatArray, ...]) -> None:
     """The operational-space dynamics (Khatib 1987) of the task rows `rows` (m indices into
     the 6F rows of the F frames' [linear; angular], F x 13 frame rows), world-aligned axes at
     each frame origin, for a batch q, qd (B, n): the TaskQuantities, as `settings`

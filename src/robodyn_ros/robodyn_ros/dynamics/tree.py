@@ -29,6 +29,7 @@ row per frame of FRAME_BODY (the body index, -1 for the root) and its pose in th
 
 import numpy as np
 
+from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.jit import kernel_helper
 from robodyn_ros.model import Model
 from robodyn_ros.model.model import MULTI_DOF_JOINTS
@@ -80,7 +81,7 @@ def inertia_rows(spatial_inertia: np.ndarray) -> np.ndarray:
     return np.concatenate([mass[:, None], com, inertia_com.reshape(-1, 9)], axis=1)
 
 
-def pack_tree(model: Model) -> np.ndarray:
+def pack_tree(model: Model) -> PackedTree:
     """The (n, WIDTH) array of a Model's joints and bodies.
 
     The kernels need the joints in depth-first order (each subtree a contiguous index range):
@@ -122,7 +123,7 @@ def check_depth_first(parent: np.ndarray) -> None:
         path.append(i)
 
 
-def pack_frames(model: Model) -> np.ndarray:
+def pack_frames(model: Model) -> FloatArray:
     """The (F, FRAME_WIDTH) array of a Model's frames."""
     frames = np.empty((len(model.frame_names), FRAME_WIDTH))
     frames[:, FRAME_BODY] = model.frame_body
@@ -131,7 +132,7 @@ def pack_frames(model: Model) -> np.ndarray:
 
 
 @kernel_helper
-def parent_of(tree, i):
+def parent_of(tree: PackedTree, i: int) -> int:
     """Parent joint of joint i, -1 for the root body."""
     return int(tree[i, PARENT])
 
@@ -172,7 +173,7 @@ def frame_axis(tree, i):
 
 
 @kernel_helper
-def configuration_index(tree, i):
+def configuration_index(tree: PackedTree, i: int) -> int:
     """Where row i's joint configuration starts in q (Pinocchio's idx_q)."""
     return int(tree[i, Q_INDEX])
 

@@ -9,7 +9,7 @@ figure can be checked for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -139,7 +139,9 @@ def set_robust_ylim(axes: Axes, lines: Sequence[Line2D], bulk: np.ndarray | None
     beyond = [(np.asarray(line.get_xdata(), dtype=float), y) for line, y in zip(lines, ys,
                                                                               strict=True)]
     label = "beyond the axis"
-    for edge, marker, outside in ((high, "^", lambda y: y > high), (low, "v", lambda y: y < low)):
+    edges: tuple[tuple[float, str, Callable[[np.ndarray], np.ndarray]], ...] = (
+        (high, "^", lambda y: y > high), (low, "v", lambda y: y < low))
+    for edge, marker, outside in edges:
         times = np.concatenate([x[outside(y)] for x, y in beyond]) if beyond else np.empty(0)
         if times.size:
             axes.plot(times, np.full(times.size, edge), marker, color="black", ms=4,

@@ -53,7 +53,8 @@ class BaseParameters:
 
     def of(self, parameters: np.ndarray) -> np.ndarray:
         """π_b = K π, (..., r) of (..., p)."""
-        return np.asarray(parameters) @ self.combination.T
+        base: np.ndarray = np.asarray(parameters) @ self.combination.T
+        return base
 
     def regressor(self, Y: np.ndarray) -> np.ndarray:
         """The base regressor W_b, Y's independent columns: τ = W_b π_b, (..., n, r)."""

@@ -116,7 +116,7 @@ def residual_sigma(equations: NormalEquations) -> np.ndarray:
         raise IdentificationError(
             f"{int(total)} torque samples cannot fit {rank} base parameters")
     degrees_of_freedom = equations.counts * (1.0 - rank / total)
-    sigma = np.sqrt(equations.squared_residuals(ordinary) / degrees_of_freedom)
+    sigma: np.ndarray = np.sqrt(equations.squared_residuals(ordinary) / degrees_of_freedom)
     if not np.all(sigma > 0.0):
         raise IdentificationError(
             "the torques are fitted exactly (zero residual on joint(s) "
@@ -333,7 +333,8 @@ class _ConsistentFit:
         joints = np.zeros_like(parameters)
         joints[self.split :] = (self.root_weight / JOINT_PRIOR_SCALE) ** 2 * (
             parameters[self.split :] - self.prior[self.split :])
-        return data + joints
+        gradient: np.ndarray = data + joints
+        return gradient
 
     def _free(self, fixed: np.ndarray) -> np.ndarray:
         return self.split + np.flatnonzero(~fixed[self.split :])

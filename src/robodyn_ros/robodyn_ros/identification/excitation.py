@@ -370,7 +370,8 @@ class _Grid:
         by_rows = (np.outer(W @ largest, largest) / eigenvalues[-1]
                    - np.outer(W @ smallest, smallest) / _floor(eigenvalues)).reshape(Y.shape)
         by_states = np.einsum("tjm,citjm->cti", by_rows, self.differences(x))
-        return np.einsum("cti,ctix->x", by_states, self.jacobian)
+        gradient: np.ndarray = np.einsum("cti,ctix->x", by_states, self.jacobian)
+        return gradient
 
     def constraints(self, x: np.ndarray) -> np.ndarray:
         """Each bound as a share of its size, ≥ 0 within it: positions (upper, lower),

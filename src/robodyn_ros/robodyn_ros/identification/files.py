@@ -66,7 +66,9 @@ def write_identification(folder: Path, result: BagIdentification, urdf: str) -> 
     return [report, identified, parameters]
 
 
-def parameters_document(result: BagIdentification, found: RobotIdentification) -> dict:
+def parameters_document(
+    result: BagIdentification, found: RobotIdentification,
+) -> dict[str, Any]:
     """What parameters.yaml holds (the module docstring)."""
     robot = result.robot
     model = robot.model
@@ -91,7 +93,9 @@ def parameters_document(result: BagIdentification, found: RobotIdentification) -
     }
 
 
-def payload_document(result: BagIdentification, found: PayloadIdentification) -> dict:
+def payload_document(
+    result: BagIdentification, found: PayloadIdentification,
+) -> dict[str, Any]:
     """What payload.yaml holds: the load as Robot.with_payload takes it, and its fit."""
     load = found.payload
     return {

@@ -71,7 +71,8 @@ def joint_parameter_spread(
     samples = np.repeat(equations.counts, PARAMETERS_PER_JOINT)
     with np.errstate(divide="ignore"):
         spread = 1.0 / np.sqrt(samples * np.maximum(unexplained, 0.0))
-    return spread.reshape(-1, PARAMETERS_PER_JOINT)
+    per_joint: np.ndarray = spread.reshape(-1, PARAMETERS_PER_JOINT)
+    return per_joint
 
 
 def tied_to_bodies(base: BaseParameters, bodies: int) -> np.ndarray:
@@ -79,8 +80,9 @@ def tied_to_bodies(base: BaseParameters, bodies: int) -> np.ndarray:
     split = PARAMETERS_PER_BODY * bodies
     combination = base.combination != 0.0
     with_bodies = combination[:, :split].any(axis=1)
-    return (combination[:, split:] & with_bodies[:, None]).any(axis=0).reshape(
+    tied: np.ndarray = (combination[:, split:] & with_bodies[:, None]).any(axis=0).reshape(
         -1, PARAMETERS_PER_JOINT)
+    return tied
 
 
 def held_joint_parameters(
@@ -93,7 +95,7 @@ def held_joint_parameters(
     Raises:
         ValueError: an unknown kind in `fit`.
     """
-    held = ~(spread <= INFORMED_SPREAD) & ~tied
+    held: np.ndarray = ~(spread <= INFORMED_SPREAD) & ~tied
     for kind in checked_kinds(fit):
         held[:, list(JOINT_PARAMETER_KINDS[kind])] = False
     return held

@@ -47,11 +47,13 @@ class NormalEquations:
         pi = np.asarray(parameters)
         value = (np.einsum("p,jpq,q->j", pi, self.products, pi)
                  - 2.0 * self.moments @ pi + self.squares)
-        return np.maximum(value, 0.0)
+        squared: np.ndarray = np.maximum(value, 0.0)
+        return squared
 
     def rms_residual(self, parameters: np.ndarray) -> np.ndarray:
         """The root mean square of τ − Y π per joint (n,)."""
-        return np.sqrt(self.squared_residuals(parameters) / self.counts)
+        rms: np.ndarray = np.sqrt(self.squared_residuals(parameters) / self.counts)
+        return rms
 
     def restricted(self, columns: np.ndarray) -> NormalEquations:
         """The equations of the regressor's `columns` alone (a base regressor's)."""

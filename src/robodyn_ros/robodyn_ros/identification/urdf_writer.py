@@ -188,7 +188,7 @@ def _text_around_root(urdf: str) -> tuple[str, str]:
 def _keep_namespace_prefixes(urdf: str) -> None:
     """Register the document's namespace prefixes (xacro:, gazebo extensions) with
     ElementTree, so that it writes them by their names instead of ns0, ns1, …"""
-    parser: ET.XMLPullParser = ET.XMLPullParser(events=("start-ns",))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start-ns",))
     parser.feed(urdf)
     for event in parser.read_events():
         prefix, uri = cast("tuple[str, tuple[str, str]]", event)[1]  # ("start-ns", (p, uri))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import yaml
@@ -103,7 +104,7 @@ def _where(spec: Armature, source: str) -> str:
     return source
 
 
-def _read_armature_file(path: str | os.PathLike[str], where: str) -> Mapping:
+def _read_armature_file(path: str | os.PathLike[str], where: str) -> Mapping[str, Any]:
     """The joint → value mapping of a YAML file: the top-level mapping, or what is under its
     ARMATURE_KEY when it has that key."""
     with open(path, encoding="utf-8") as file:

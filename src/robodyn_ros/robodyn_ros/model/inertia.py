@@ -44,7 +44,8 @@ def rotation_from_rpy(rpy: Sequence[float]) -> np.ndarray:
 def rotation_about_axis(axis: np.ndarray, angle: float) -> np.ndarray:
     """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula)."""
     k = skew(axis)
-    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+    rotation: np.ndarray = np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+    return rotation
 
 
 def homogeneous(rotation: np.ndarray, translation: ArrayLike) -> np.ndarray:
@@ -110,7 +111,8 @@ def inertia_about_com(spatial: np.ndarray) -> np.ndarray:
     if mass <= 0.0:
         return spatial[3:, 3:]
     skew_com = spatial[3:, :3] / mass
-    return spatial[3:, 3:] + mass * (skew_com @ skew_com)
+    inertia: np.ndarray = spatial[3:, 3:] + mass * (skew_com @ skew_com)
+    return inertia
 
 
 def principal_moments(inertia: np.ndarray) -> np.ndarray:
@@ -120,7 +122,8 @@ def principal_moments(inertia: np.ndarray) -> np.ndarray:
 
 def inertia_tolerance(moments: np.ndarray) -> float:
     """Principal moments within this of zero count as zero (kg·m²)."""
-    return max(INERTIA_RTOL * np.abs(moments).max(), INERTIA_ATOL)
+    tolerance: float = max(INERTIA_RTOL * np.abs(moments).max(), INERTIA_ATOL)
+    return tolerance
 
 
 def impossible_inertia(moments: np.ndarray) -> str:

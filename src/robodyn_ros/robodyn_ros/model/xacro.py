@@ -106,7 +106,8 @@ def expand_xacro(path: str | os.PathLike[str], mappings: Mapping[str, str] | Non
             document = xacro.process_file(source, mappings=dict(mappings or {}))
         except Exception as error:  # xacro raises XacroException, expat's ExpatError, ...
             raise ModelError(f"{source}: {_reason(error)}{_location(source)}") from None
-    return document.toxml()
+    urdf: str = document.toxml()
+    return urdf
 
 
 @contextmanager

@@ -54,7 +54,8 @@ def singular_joints(tree: np.ndarray, Q: np.ndarray) -> np.ndarray:
     floor = PIVOT_RTOL * diagonal.max(axis=1)
     pivots = np.empty(diagonal.shape)
     articulated_pivots(tree, Q, floor, pivots)
-    return pivots <= floor[:, None]
+    singular: np.ndarray = pivots <= floor[:, None]
+    return singular
 
 
 def joints_moving_no_mass(model: Model, tree: np.ndarray) -> tuple[str, ...]:

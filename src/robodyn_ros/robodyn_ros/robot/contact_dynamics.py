@@ -166,8 +166,8 @@ class ContactTasks:
                  frame_row: Callable[[str], np.ndarray]) -> None:
         self._tree, self._gravity, self._frame_row = tree, gravity, frame_row
         self._nq = nq
-        self._tasks: dict[tuple, ContactTask] = {}
-        self._calls: dict[tuple, HeldCall] = {}
+        self._tasks: dict[tuple[tuple[str, str], ...], ContactTask] = {}
+        self._calls: dict[tuple[object, ...], HeldCall] = {}  # by contacts, kp and kd
         self._last = LastHeld((), 0.0, 0.0, None)
 
     def task(self, contacts: Sequence[Contact]) -> ContactTask:

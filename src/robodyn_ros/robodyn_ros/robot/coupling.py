@@ -71,7 +71,8 @@ class Coupling:
 
     def positions(self, q: np.ndarray) -> np.ndarray:
         """q of every joint of the tree, (..., nq_all)."""
-        return q @ self.G_q.T + self.offset
+        q_all: np.ndarray = q @ self.G_q.T + self.offset
+        return q_all
 
     def coordinates(self, q_all: np.ndarray) -> np.ndarray:
         """The independent coordinates of tree configurations (..., nq_all), (..., nq)."""
@@ -79,15 +80,18 @@ class Coupling:
 
     def rates(self, qd: np.ndarray) -> np.ndarray:
         """q̇ or q̈ of every joint of the tree, (..., n_all)."""
-        return qd @ self.G.T
+        rates_all: np.ndarray = qd @ self.G.T
+        return rates_all
 
     def forces(self, tau_all: np.ndarray) -> np.ndarray:
         """Gᵀ τ_all: the generalized forces on the independent coordinates, (..., n)."""
-        return tau_all @ self.G
+        tau: np.ndarray = tau_all @ self.G
+        return tau
 
     def matrix(self, A_all: np.ndarray) -> np.ndarray:
         """Gᵀ A_all G, (..., n, n)."""
-        return self.G.T @ A_all @ self.G
+        A: np.ndarray = self.G.T @ A_all @ self.G
+        return A
 
 
 __all__ = ["Coupling", "has_mimic_joints"]

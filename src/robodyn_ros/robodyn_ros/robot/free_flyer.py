@@ -78,7 +78,8 @@ def quaternion_of(rotation: ArrayLike) -> np.ndarray:
     k = np.argmax(np.diagonal(four_qqT, axis1=-2, axis2=-1), axis=-1)
     column = np.take_along_axis(four_qqT, k[..., None, None], axis=-1)[..., 0]  # 4 q_k q
     quaternion = column / np.linalg.norm(column, axis=-1, keepdims=True)
-    return np.where(quaternion[..., 3:] < 0.0, -quaternion, quaternion)
+    w_positive: np.ndarray = np.where(quaternion[..., 3:] < 0.0, -quaternion, quaternion)
+    return w_positive
 
 
 def integrate(q_base: ArrayLike, v_base: ArrayLike) -> np.ndarray:
@@ -153,8 +154,10 @@ def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _rotate(rotation: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """R x for stacks of matrices and vectors, as Σ_j R[:, j] x_j: elementwise, without the
     BLAS calls of matmul, so that a batch gives each row's answer to the bit."""
-    return (rotation[..., :, 0] * vector[..., :1] + rotation[..., :, 1] * vector[..., 1:2]
-            + rotation[..., :, 2] * vector[..., 2:])
+    rotated: np.ndarray = (rotation[..., :, 0] * vector[..., :1]
+                           + rotation[..., :, 1] * vector[..., 1:2]
+                           + rotation[..., :, 2] * vector[..., 2:])
+    return rotated
 
 
 def _trailing(values: ArrayLike, shape: tuple[int, ...], name: str) -> np.ndarray:

@@ -64,7 +64,7 @@ class IterativeMethod:
 
     name: str
     kernel: Callable[..., None]
-    settings: Callable[..., tuple]
+    settings: Callable[..., tuple[Any, ...]]
     variant: int | bool
     parameters: tuple[str, ...] = ()
     tunable: tuple[str, ...] = ()
@@ -80,7 +80,8 @@ class IterativeMethod:
                 )
 
     def solve(
-        self, run: Callable[..., None], constants: tuple, q: np.ndarray, qd: np.ndarray,
+        self, run: Callable[..., None], constants: tuple[np.ndarray, ...], q: np.ndarray,
+        qd: np.ndarray,
         tau: np.ndarray, f_ext: np.ndarray | None, options: Mapping[str, Any],
     ) -> np.ndarray | tuple[np.ndarray, IterationInfo]:
         """q̈, or (q̈, IterationInfo) when options['info']; q, qd, tau checked arrays. `run`

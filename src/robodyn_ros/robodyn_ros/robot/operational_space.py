@@ -62,12 +62,15 @@ class OperationalSpaceDynamics:
     @property
     def singular(self) -> np.ndarray:
         """True where Λ is damped: the task has lost rank (to the threshold)."""
-        return self.rank < self.J.shape[-2]
+        damped: np.ndarray = self.rank < self.J.shape[-2]
+        return damped
 
     def null_space_projector(self) -> np.ndarray:
         """Nᵀ = 1 − Jᵀ J̄ᵀ (n, n): a joint torque τ₀ applied as Nᵀ τ₀ gives no task acceleration."""
         n = self.J.shape[-1]
-        return np.eye(n) - np.swapaxes(self.J, -1, -2) @ np.swapaxes(self.Jbar, -1, -2)
+        projector: np.ndarray = np.eye(n) - np.swapaxes(self.J, -1, -2) @ np.swapaxes(
+            self.Jbar, -1, -2)
+        return projector
 
 
 def stacked_task_rows(matrix_of: Callable[[str], np.ndarray], frames: str | Sequence[str],

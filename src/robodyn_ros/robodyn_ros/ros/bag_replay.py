@@ -74,7 +74,8 @@ def message_class(msgtype: str) -> type:
     """The rclpy message class of a type name such as "sensor_msgs/msg/JointState"."""
     package, kind, name = msgtype.split("/")
     try:
-        return getattr(importlib.import_module(f"{package}.{kind}"), name)
+        message_type: type = getattr(importlib.import_module(f"{package}.{kind}"), name)
+        return message_type
     except (ImportError, AttributeError) as error:
         raise BagError(f"message type {msgtype} is not installed for rclpy: {error}") from error
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from rclpy.action import ActionClient
+from rclpy.action.client import ActionClient
 from rclpy.parameter import Parameter
 from robodyn_interfaces.action import Preview
 from robodyn_interfaces.msg import PreviewPrediction, PreviewScenario

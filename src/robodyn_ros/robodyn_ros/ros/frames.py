@@ -72,7 +72,8 @@ def in_root_frame(robot: Robot, frame: str, q: np.ndarray | None, transform: np.
     if q is None:
         raise RefusedError(f"{what}: frame '{frame}' is placed by the joint state, and none "
                            "has arrived yet")
-    return robot.frame_pose(q, frame) @ transform
+    pose: np.ndarray = robot.frame_pose(q, frame) @ transform
+    return pose
 
 
 class Tf2Frames:

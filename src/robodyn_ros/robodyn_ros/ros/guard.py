@@ -26,6 +26,7 @@ from robodyn_ros.errors import NonFiniteResultError, RobodynError
 
 if TYPE_CHECKING:
     from rclpy.impl.rcutils_logger import RcutilsLogger
+    from rclpy.parameter import Parameter
 
 LOG_PERIOD = 1.0  # s: at most one log line per task in this time; the rest are counted
 OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
@@ -223,12 +224,12 @@ class Guard:
         return self.callback(task, function, refuse)
 
     def parameters(
-        self, function: Callable[[list], SetParametersResult]
-    ) -> Callable[[list], SetParametersResult]:
+        self, function: Callable[[list[Parameter[Any]]], SetParametersResult]
+    ) -> Callable[[list[Parameter[Any]]], SetParametersResult]:
         """A parameter-change callback guarded: on failure the change is refused with the
         reason."""
 
-        def refuse(reason: str, _parameters: list) -> SetParametersResult:
+        def refuse(reason: str, _parameters: list[Parameter[Any]]) -> SetParametersResult:
             return SetParametersResult(successful=False, reason=reason)
 
         return self.callback("parameter change", function, refuse)

@@ -155,12 +155,14 @@ def value(node: Node, name: str) -> Any:
         return None
 
 
-def changes_checker(table: Sequence[ParameterSpec]) -> Callable[[list[Parameter]], None]:
+def changes_checker(
+    table: Sequence[ParameterSpec],
+) -> Callable[[list[Parameter[Any]]], None]:
     """A function that raises RefusedError for a change to a value not among its row's
     choices (rclpy checks types, ranges and read-only parameters itself)."""
     rows = {spec.name: spec for spec in table}
 
-    def check(parameters: list[Parameter]) -> None:
+    def check(parameters: list[Parameter[Any]]) -> None:
         for parameter in parameters:
             spec = rows.get(parameter.name)
             reason = spec.problem(parameter.value) if spec is not None else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
@@ -66,7 +67,7 @@ def goal_settings(goal: Preview.Goal) -> PreviewSettings:
     )
 
 
-def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict:
+def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict[str, Any]:
     """A PreviewScenario as the mapping scenario_from_mapping reads."""
     name = message.name or f"scenario{index}"
     if message.kind not in KINDS:
@@ -112,7 +113,7 @@ def scenario_mapping(robot: Robot, message: PreviewScenario, index: int) -> dict
     return mapping
 
 
-def _push_mapping(push: PreviewPush) -> dict:
+def _push_mapping(push: PreviewPush) -> dict[str, Any]:
     """A PreviewPush as scenario_from_mapping reads it."""
     force, torque = push.wrench.wrench.force, push.wrench.wrench.torque
     return {"frame": push.wrench.header.frame_id,
@@ -120,7 +121,9 @@ def _push_mapping(push: PreviewPush) -> dict:
             "start": push.start, "duration": push.duration}
 
 
-def _waypoints(robot: Robot, name: str, message: PreviewScenario, values: str) -> dict:
+def _waypoints(
+    robot: Robot, name: str, message: PreviewScenario, values: str,
+) -> dict[str, Any]:
     """times and positions (or efforts) of the trajectory's points, in the robot's joint
     order; a floating base's rows are zero (the trajectory names its joints)."""
     trajectory, field = message.trajectory, "positions" if values == "positions" else "effort"

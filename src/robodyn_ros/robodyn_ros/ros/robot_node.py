@@ -296,7 +296,7 @@ class RobotNode(LifecycleNode):
 
     # -- parameters ---------------------------------------------------------------------------
 
-    def _on_parameters(self, changed: list[Parameter]) -> SetParametersResult:
+    def _on_parameters(self, changed: list[Parameter[Any]]) -> SetParametersResult:
         """Check and apply a parameter change (module docstring).
 
         Raises:

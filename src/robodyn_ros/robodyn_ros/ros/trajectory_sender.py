@@ -140,7 +140,7 @@ def send_trajectory(path: str | Path, topic: str = "joint_trajectory",
         rclpy.try_shutdown()
 
 
-def publish_until_taken(publisher: Publisher, confirmation: Confirmation,
+def publish_until_taken(publisher: Publisher[JointTrajectory], confirmation: Confirmation,
                         message: JointTrajectory, patience: float) -> int:
     """Publish `message` until the node `confirmation` listens to counts it taken: once the
     topic has a subscriber and the node reports, up to SEND_TRIES sends, each waited for
@@ -178,7 +178,7 @@ def publish_until_taken(publisher: Publisher, confirmation: Confirmation,
     raise TrajectoryError(f"{node_name} did not report taking it after {SEND_TRIES} sends")
 
 
-def reliable_publisher(node: Node, topic: str) -> Publisher:
+def reliable_publisher(node: Node, topic: str) -> Publisher[JointTrajectory]:
     """A reliable, transient-local JointTrajectory publisher on `topic`.
 
     Raises:

@@ -25,6 +25,9 @@ import numpy as np
 
 from robodyn_ros.contact.compiled_step import (
     CONVERGED,
+    ContactModel,
+    Contacts,
+    StepSettings,
     contacts_of,
     most_candidates,
     step_workspace,
@@ -36,11 +39,13 @@ from robodyn_ros.control.compiled_laws import (
     OPERATIONAL_SPACE,
     TARGET,
     WHOLE_BODY,
+    ControlLaw,
     control_workspace,
     joint_tracking_torque,
     operational_space_torque,
 )
 from robodyn_ros.control.whole_body_programme import SOLVED, whole_body_torque
+from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
 from robodyn_ros.dynamics.linalg import cholesky
@@ -48,6 +53,9 @@ from robodyn_ros.sim.rollout import (
     DAMPING,
     EFFORT_LIMIT,
     FRICTION,
+    RolloutRobot,
+    Stepping,
+    Trajectory,
     enforce_limits,
     observe,
     smallest_singular_value,
@@ -77,7 +85,7 @@ ContactRecord = namedtuple("ContactRecord", (
 
 
 @kernel_helper
-def slip_speed(scene, contacts, c):
+def slip_speed(scene: ContactModel, contacts: Contacts, c: int) -> float:
     """|v − (v·n) n| of contact c: its point's speed along its plane after the step."""
     normal, v = scene.planes[contacts.plane[c], 0], contacts.velocity[c]
     along = v[0] * normal[0] + v[1] * normal[1] + v[2] * normal[2]
@@ -86,7 +94,8 @@ def slip_speed(scene, contacts, c):
 
 
 @kernel_helper
-def log_contacts(scene, record, contacts, count, dt, sample):
+def log_contacts(scene: ContactModel, record: ContactRecord, contacts: Contacts, count: int,
+                 dt: float, sample: int) -> None:
     """The metrics of one step's `count` contacts added into `record`, and the contacts kept
     as sample `sample` (−1: not a sample step)."""
     shape_link, slid, touching, metrics = (record.shape_link, record.slid, record.touching,
@@ -124,7 +133,8 @@ def log_contacts(scene, record, contacts, count, dt, sample):
 
 
 @kernel_helper
-def sensed_wrench(record, contacts, count, origin, out):
+def sensed_wrench(record: ContactRecord, contacts: Contacts, count: int, origin: FloatArray,
+                  out: FloatArray) -> None:
     """out (6,) = the wrench [force; torque] of the sensed contacts on the robot about
     `origin`, world axes: what a force/torque sensor there reads."""
     out[:] = 0.0
@@ -141,7 +151,8 @@ def sensed_wrench(record, contacts, count, origin, out):
 
 
 @kernel_helper
-def integrate_force_error(force, gain, measured, elapsed, integral):
+def integrate_force_error(force: FloatArray, gain: float, measured: FloatArray, elapsed: float,
+                          integral: FloatArray) -> None:
     """I ← clip(I + K_fi Δt Ω̃ (F_d + w), ±(|F_d| + 1 N)) where the sensor reads a force along
     a force axis (module docstring)."""
     touching = False
@@ -158,7 +169,8 @@ def integrate_force_error(force, gain, measured, elapsed, integral):
 
 
 @kernel_helper
-def applied_effort(joints, friction_velocity, tau, qd, out):
+def applied_effort(joints: FloatArray, friction_velocity: float, tau: FloatArray,
+                   qd: FloatArray, out: FloatArray) -> None:
     """out = clip(τ, ±effort limit) − d q̇ − f tanh(q̇/ε)."""
     for i in range(tau.shape[0]):
         held = min(max(tau[i], -joints[EFFORT_LIMIT, i]), joints[EFFORT_LIMIT, i])
@@ -167,7 +179,9 @@ def applied_effort(joints, friction_velocity, tau, qd, out):
 
 
 @long_kernel
-def contact_rollout(robot, law, stepping, scene, settings, trajectory, record):
+def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
+                    scene: ContactModel, settings: StepSettings, trajectory: Trajectory,
+                    record: ContactRecord) -> float:
     """Steps k = 0 .. K − 1 of `robot` (a rollout.RolloutRobot) under `law` (a ControlLaw) by
     `stepping` (a rollout.Stepping; its integrator unused: the steps are world_step's) in the
     world and with the shapes of `scene` (a ContactModel) by `settings` (a StepSettings), from

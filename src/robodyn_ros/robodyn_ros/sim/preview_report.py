@@ -135,6 +135,7 @@ def joints_figure(robot: Robot, results: list[PreviewResult]) -> Figure:
     n = len(joints)
     columns = 1 if n < 4 else 2
     rows = max(1, -(-n // columns))
+    figure: Figure
     figure, axes = pyplot().subplots(rows, columns, figsize=(6 * columns, 1.9 * rows + 0.9),
                                      sharex=True, squeeze=False, layout="constrained")
     for k, ax in enumerate(axes.T.ravel()):  # down the first column, then the second
@@ -179,6 +180,7 @@ def paths_figure(robot: Robot, scenarios: Sequence[Scenario],
     """
     from matplotlib.lines import Line2D
 
+    figure: Figure
     figure, (top, side) = pyplot().subplots(1, 2, figsize=(11, 5.4), layout="constrained")
     frames = sorted({result.frame for result in results})
     for scenario, result in zip(scenarios, results, strict=True):

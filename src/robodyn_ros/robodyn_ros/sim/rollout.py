@@ -33,11 +33,14 @@ from robodyn_ros.control.compiled_laws import (
     JOINT_TRACKING,
     OPERATIONAL_SPACE,
     TARGET,
+    ControlLaw,
+    ControlWorkspace,
     control_workspace,
     joint_tracking_torque,
     operational_space_torque,
     task_frame_state,
 )
+from robodyn_ros.dynamics.arrays import FloatArray, IntArray, PackedTree
 from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
@@ -78,7 +81,8 @@ THETA_DOT of the motion θ from q (4 x n each), and θ (n) itself."""
 
 
 @kernel_helper
-def stage_torques(joints, friction_velocity, tau, QD, TAU, s):
+def stage_torques(joints: FloatArray, friction_velocity: float, tau: FloatArray, QD: FloatArray,
+                  TAU: FloatArray, s: int) -> None:
     """TAU[s] = τ − d q̇ − f tanh(q̇/ε) at the stage velocity q̇ = QD[s]: the applied effort
     with damping and smoothed friction."""
     for i in range(tau.shape[0]):
@@ -87,7 +91,7 @@ def stage_torques(joints, friction_velocity, tau, QD, TAU, s):
 
 
 @kernel_helper
-def integrator_workspace(n, nq):
+def integrator_workspace(n: int, nq: int) -> IntegratorWorkspace:
     """An IntegratorWorkspace: the RK4 stages as batches of four states. Stage s is state s
     of the batch, so each stage's ABA is a call of the aba_one routine with no array view
     made: numba counts a reference to each array an inlined ABA takes, an atomic add and
@@ -98,7 +102,7 @@ def integrator_workspace(n, nq):
 
 
 @kernel_helper
-def start_stages(q, qd, workspace):
+def start_stages(q: FloatArray, qd: FloatArray, workspace: IntegratorWorkspace) -> None:
     """The step's first stage, (q, q̇), into Q[0] and QD[0] of the workspace."""
     Q, QD = workspace.Q, workspace.QD
     for i in range(q.shape[0]):
@@ -108,7 +112,9 @@ def start_stages(q, qd, workspace):
 
 
 @kernel_helper
-def acceleration_from_factor(joints, friction_velocity, L, b, tau, workspace):
+def acceleration_from_factor(joints: FloatArray, friction_velocity: float, L: FloatArray,
+                             b: FloatArray, tau: FloatArray,
+                             workspace: IntegratorWorkspace) -> None:
     """The first stage's q̈ = M⁻¹ (τ − d q̇ − f tanh(q̇/ε) − b) at a state where M = L Lᵀ
     (L from cholesky) and b = C q̇ + g are known (from the operational-space law), without
     an ABA: into QDD[0] of the workspace, whose QD[0] holds q̇."""
@@ -120,7 +126,9 @@ def acceleration_from_factor(joints, friction_velocity, L, b, tau, workspace):
 
 
 @kernel_helper
-def integrate(robot, stepping, q, qd, tau, workspace, start_known, frame, pose):
+def integrate(robot: RolloutRobot, stepping: Stepping, q: FloatArray, qd: FloatArray,
+              tau: FloatArray, workspace: IntegratorWorkspace, start_known: bool,
+              frame: FloatArray, pose: FloatArray) -> None:
     """(q, q̇) advanced in place by one step of the stepping's integrator under the held
     effort τ, from the stages set up by start_stages; where start_known, QDD[0] already holds
     q̈ at (q, q̇), else the first stage's ABA, at q, leaves the frame's pose in `pose` (4 x 4)."""
@@ -159,7 +167,8 @@ def integrate(robot, stepping, q, qd, tau, workspace, start_known, frame, pose):
 
 
 @kernel_helper
-def enforce_limits(tree, joints, stop, q, qd, clamped):
+def enforce_limits(tree: PackedTree, joints: FloatArray, stop: bool, q: FloatArray,
+                   qd: FloatArray, clamped: IntArray) -> None:
     """Where `stop`, velocities clipped to ±limit and a joint past a position limit put on it
     with its outward velocity zeroed; each joint past a position limit counted in `clamped`.
     The rows of free flyers and planar joints have none (±inf), so they pass untouched."""
@@ -178,7 +187,8 @@ def enforce_limits(tree, joints, stop, q, qd, clamped):
 
 
 @kernel_helper
-def mechanical_energy(tree, gravity, qd, M, composite):
+def mechanical_energy(tree: PackedTree, gravity: FloatArray, qd: FloatArray, M: FloatArray,
+                      composite: FloatArray) -> float:
     """T + V = ½ q̇ᵀ M q̇ − gᵀ Σᵢ mᵢ cᵢ, the first moments Σᵢ mᵢ cᵢ summed in the composite
     inertias (n x 10, world axes) of the root bodies (as energy.py's, V zero for every centre of
     mass at the height of the world origin)."""
@@ -194,7 +204,7 @@ def mechanical_energy(tree, gravity, qd, M, composite):
 
 
 @kernel_helper
-def store_gram(J, out):
+def store_gram(J: FloatArray, out: FloatArray) -> None:
     """out = J Jᵀ or Jᵀ J, whichever is the smaller (m x m, m = min(rows, columns) of J): its
     eigenvalues are the squared singular values of J."""
     rows, columns = J.shape
@@ -209,7 +219,7 @@ def store_gram(J, out):
 
 
 @kernel_helper
-def smallest_singular_value(grams, L):
+def smallest_singular_value(grams: FloatArray, L: FloatArray) -> float:
     """min over s of σ_min(J_s) = √λ_min(G_s), G_s (S x m x m) from store_gram. Only the grams
     that a Cholesky of G_s − λ·1 cannot place above the lowest λ_min found so far are solved by
     eigvalsh, in the order of an upper bound on λ_min, the smallest pivot of their Cholesky
@@ -229,7 +239,9 @@ def smallest_singular_value(grams, L):
 
 
 @kernel_helper
-def observe(tree, gravity, frame, law_now, at_sample, q, qd, cw, pose, energy, grams, sample):
+def observe(tree: PackedTree, gravity: FloatArray, frame: FloatArray, law_now: int,
+            at_sample: bool, q: FloatArray, qd: FloatArray, cw: ControlWorkspace,
+            pose: FloatArray, energy: FloatArray, grams: FloatArray, sample: int) -> int:
     """At step k, (q, q̇) = (q_k, q̇_k): the law's kinematics (task_frame_state into cw) where
     the operational-space law runs (law_now) or at a sample, the frame's pose then into `pose`;
     at a sample the energy and J's Gram matrix into energy[sample] and grams[sample]. Returns
@@ -245,7 +257,8 @@ def observe(tree, gravity, frame, law_now, at_sample, q, qd, cw, pose, energy, g
 
 
 @long_kernel
-def rollout(robot, law, stepping, trajectory):
+def rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
+            trajectory: Trajectory) -> float:
     """Steps k = 0 .. K − 1 of `robot` (a RolloutRobot) under `law` (a ControlLaw) by
     `stepping` (a Stepping) from the state in trajectory.q[0], trajectory.qd[0], filling the
     rest of `trajectory` (a Trajectory; module docstring). Returns the smallest singular value

@@ -64,6 +64,7 @@ from robodyn_ros.sim.integrators import (
     ADAPTIVE_INTEGRATORS,
     INTEGRATORS,
     Acceleration,
+    Integrator,
     adaptive_integrator,
 )
 from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
@@ -187,8 +188,8 @@ class SimulatedRobot:
         model = robot.model
         if on_group:
             lie_step = LIE_INTEGRATORS[integrator]
-            self._integrate = lambda state, dt, acceleration: lie_step(state, dt, acceleration,
-                                                                       robot)
+            self._integrate: Integrator = lambda state, dt, acceleration: lie_step(
+                state, dt, acceleration, robot)
         else:
             self._integrate = (adaptive_integrator(integrator, tolerance) if adaptive
                                else INTEGRATORS[integrator])
@@ -408,7 +409,8 @@ class SimulatedRobot:
     def joint_torques(self, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """τ − d·q̇ − f·tanh(q̇/ε): the applied effort with damping and smoothed friction; with
         mimic joints, those of every joint of the tree through the rule, τ − Gᵀ(d·G q̇ + ...)."""
-        return tau - self._losses.torques(self.robot, qd)
+        torques: np.ndarray = tau - self._losses.torques(self.robot, qd)
+        return torques
 
     def _forces(self, tau: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """forces(q, q̇) of this step: joint_torques and Σ J_k(q)ᵀ w_k of the external wrenches
@@ -438,9 +440,10 @@ class SimulatedRobot:
             options = self._options
 
             def acceleration(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-                return forward_dynamics(
+                qdd: np.ndarray = forward_dynamics(
                     q, qd, forces(q, qd), method=method, **options
                 )
+                return qdd
 
             return acceleration
         solver, stages = self.solver, itertools.count()

@@ -83,7 +83,7 @@ class CompileAhead:
     def __init__(self, log: Callable[[str], object], helpers: int | None = None) -> None:
         self.log = log
         self.most_helpers = spare_cores() if helpers is None else helpers
-        self._helpers: list[subprocess.Popen] = []
+        self._helpers: list[subprocess.Popen[bytes]] = []
         self._readers: list[threading.Thread] = []
         self._started = 0.0
         self._running = 0
@@ -159,7 +159,7 @@ class CompileAhead:
             self._helpers.append(helper)
             self._readers.append(reader)
 
-    def _follow(self, helper: subprocess.Popen) -> None:
+    def _follow(self, helper: subprocess.Popen[bytes]) -> None:
         """Log each step a helper reports finished, and once the last helper has ended, how
         many steps they made."""
         assert helper.stdout is not None
