@@ -26,7 +26,7 @@ import numpy as np
 
 from common import BUNDLED_PANDA, REPO_ROOT, Report, add_docs_option, mark, markdown_table
 from robodyn_ros import Robot
-from robodyn_ros.bag import analyze, read_joint_states, write_joint_states
+from robodyn_ros.bag import JointStateSeries, analyze, read_joint_states, write_joint_states
 from robodyn_ros.bag.analysis import CHUNK
 from robodyn_ros.bag.derivatives import velocities_and_accelerations
 from robodyn_ros.bag.reading import RecordedRun
@@ -51,8 +51,9 @@ def benchmark_bag(robot: Robot, samples: int, storage: str) -> tuple[Path, float
     effort = robot.inverse_dynamics(trajectory.q, trajectory.qd, trajectory.qdd)
     effort += np.random.default_rng(0).normal(0.0, 0.1, effort.shape)
     started = time.perf_counter()
-    write_joint_states(path, storage, robot.joint_names, trajectory.stamps, trajectory.q,
-                       trajectory.qd, effort)
+    write_joint_states(path, storage,
+                       JointStateSeries(robot.joint_names, trajectory.stamps, trajectory.q,
+                                        trajectory.qd, effort))
     return path, time.perf_counter() - started
 
 

@@ -85,7 +85,7 @@ def regressor_rows(names: list[str], repeat: int) -> list[list[str]]:
 
 def benchmark_bag(robot: Robot, samples: int) -> Path:
     """The bag of the true robot's run (written when missing)."""
-    from robodyn_ros.bag import write_joint_states
+    from robodyn_ros.bag import JointStateSeries, write_joint_states
     from robodyn_ros.testing.perturbed_robot import perturbed_parameters
     from robodyn_ros.testing.trajectories import sine_trajectory
 
@@ -102,19 +102,19 @@ def benchmark_bag(robot: Robot, samples: int) -> Path:
                                              trajectory.qdd[part])
         effort[part] = Y @ true
     effort += np.random.default_rng(3).normal(0.0, SIGMA, effort.shape)
-    write_joint_states(path, "mcap", robot.joint_names, trajectory.stamps, trajectory.q,
-                       trajectory.qd, effort)
+    write_joint_states(path, "mcap", JointStateSeries(robot.joint_names, trajectory.stamps,
+                                                        trajectory.q, trajectory.qd, effort))
     return path
 
 
 def smooth_bags(robot: Robot, samples: int) -> tuple[Path, Path]:
     """The fit and held-out bags of the smooth run (written when missing)."""
-    from robodyn_ros.bag import write_joint_states
-    from robodyn_ros.testing.perturbed_robot import perturbed_parameters
+    from robodyn_ros.bag import JointStateSeries, write_joint_states
+    from robodyn_ros.testing.perturbed_robot import Perturbation, perturbed_parameters
     from robodyn_ros.testing.trajectories import sine_trajectory
 
-    true = perturbed_parameters(robot, seed=2, mass_scale=(0.75, 1.3), armature=0.0,
-                                viscous=0.0, coulomb=0.0, offset=0.0)
+    true = perturbed_parameters(robot, seed=2, perturbation=Perturbation(
+        mass_scale=(0.75, 1.3), armature=0.0, viscous=0.0, coulomb=0.0, offset=0.0))
     paths = []
     for name, seed in (("fit", 12), ("validation", 1012)):
         path = BUILD / f"panda_smooth_{samples}_{name}"
@@ -130,8 +130,8 @@ def smooth_bags(robot: Robot, samples: int) -> tuple[Path, Path]:
                                              trajectory.qdd[lo : lo + 4000]) @ true
             for lo in range(0, samples, 4000)])
         effort += np.random.default_rng(seed).normal(0.0, SMOOTH_SIGMA, effort.shape)
-        write_joint_states(path, "mcap", robot.joint_names, trajectory.stamps, trajectory.q,
-                           trajectory.qd, effort)
+        write_joint_states(path, "mcap", JointStateSeries(robot.joint_names, trajectory.stamps,
+                                                            trajectory.q, trajectory.qd, effort))
     return paths[0], paths[1]
 
 
@@ -142,20 +142,20 @@ def identify_in_this_process(bag: Path, name: str, validation: Path | None = Non
     `sigma`."""
     from robodyn_ros.bag.derivatives import velocities_and_accelerations
     from robodyn_ros.bag.reading import read_joint_states
-    from robodyn_ros.identification.accumulation import accumulate
+    from robodyn_ros.identification.accumulation import RunSamples, accumulate
     from robodyn_ros.identification.identify import identify_robot
     from robodyn_ros.parallel import backend
 
     robot = Robot.from_urdf(BUNDLED_PANDA)
     small = np.zeros((10, robot.nv))
-    accumulate(robot, small, small, small, small)  # the kernels loaded before the clock runs
+    accumulate(robot, RunSamples(small, small, small, small))  # kernels loaded before timing
     times, started = {}, time.perf_counter()
     run = read_joint_states(bag, "/joint_states", robot.joint_names)
     times["read"] = time.perf_counter() - started
     qd, qdd = velocities_and_accelerations(run, 11)
     times["derivatives"] = time.perf_counter() - started - sum(times.values())
     with backend(name, workers=2) as pool:
-        equations = accumulate(robot, run.position, qd, qdd, run.effort, pool=pool)
+        equations = accumulate(robot, RunSamples(run.position, qd, qdd, run.effort), pool=pool)
     times["normal equations"] = time.perf_counter() - started - sum(times.values())
     found = identify_robot(robot, equations)
     times["estimation"] = time.perf_counter() - started - sum(times.values())
@@ -165,8 +165,9 @@ def identify_in_this_process(bag: Path, name: str, validation: Path | None = Non
     times["converged"] = float(found.consistent.converged)
     if validation is not None:
         held_out = read_joint_states(validation, "/joint_states", robot.joint_names)
-        state = velocities_and_accelerations(held_out, 11)
-        checked = accumulate(robot, held_out.position, *state, held_out.effort)
+        velocity, acceleration = velocities_and_accelerations(held_out, 11)
+        checked = accumulate(robot, RunSamples(held_out.position, velocity, acceleration,
+                                                   held_out.effort))
         times["URDF alone / noise"] = float(np.max(
             checked.rms_residual(found.urdf_parameters)) / sigma)
     return times

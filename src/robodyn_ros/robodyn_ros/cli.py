@@ -53,19 +53,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"robodyn {args.command}: NAME:=VALUE items are the arguments of a .xacro "
                      "robot description, and this command takes none")
     args.xacro_args = xacro_args
+    runs: dict[str, Callable[[argparse.Namespace], int]] = {
+        "sim": run_sim, "preview": run_preview, "excite": run_excite, "bag": run_bag,
+        "send-trajectory": run_send_trajectory, "warmup": run_warmup,
+    }
     try:
-        if args.command == "sim":
-            return run_sim(args)
-        if args.command == "preview":
-            return run_preview(args)
-        if args.command == "excite":
-            return run_excite(args)
-        if args.command == "bag":
-            return run_bag(args)
-        if args.command == "send-trajectory":
-            return run_send_trajectory(args)
-        if args.command == "warmup":
-            return run_warmup(args)
+        if args.command in runs:
+            return runs[args.command](args)
         return run_demo(args.urdf, args.frame, args.gravity, args.xacro_args)
     except (ModelError, OSError, ValueError) as error:
         print(f"robodyn: {error}", file=sys.stderr)
@@ -292,13 +286,13 @@ def run_sim(args: argparse.Namespace) -> int:
         return run_sim_trajectory(args)
     if args.floating_base:
         return run_sim_floating(args)
-    from robodyn_ros.ros.simulation import run_simulation
+    from robodyn_ros.ros.simulation import TargetTour, run_simulation
 
     urdf = Path(args.urdf) if args.urdf else bundled_urdf("panda")
     params = Path(args.params) if args.params else share_directory() / "config" / "sim.yaml"
     sim_parameters = ([] if args.world is None
                       else world_parameters(Path(args.world), urdf, args.xacro_args))
-    reached = run_simulation(urdf, params, args.frame, args.seconds_per_target,
+    reached = run_simulation(urdf, params, TargetTour(args.frame, args.seconds_per_target),
                              gravity=args.gravity, xacro_args=args.xacro_args,
                              sim_parameters=sim_parameters)
     print("\nall targets reached" if reached else "\nsome targets were not reached")
@@ -382,7 +376,7 @@ def run_sim_trajectory(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_bag_commands(commands: argparse._SubParsersAction) -> None:
+def add_bag_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`robodyn bag analyze`, `bag identify`, `bag record` and `bag replay`."""
     bag = commands.add_parser("bag", help="analyse, identify from, record or replay a rosbag2 of "
                               "joint states")
@@ -436,7 +430,7 @@ def add_bag_output_options(parser: argparse.ArgumentParser, default_folder: str)
                         help="show the progress bar even when stderr is not a terminal")
 
 
-def add_identify_command(actions: argparse._SubParsersAction) -> None:
+def add_identify_command(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`robodyn bag identify`."""
     identify = actions.add_parser(
         "identify", help="identify the robot's inertial parameters, armature and friction (or "
@@ -525,7 +519,7 @@ def run_send_trajectory(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_launch_command(commands: argparse._SubParsersAction) -> None:
+def add_launch_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`robodyn launch FILE [NAME:=VALUE ...]`."""
     from robodyn_ros.ros.launch_arguments import LAUNCH_FILE_NAMES
 
@@ -608,7 +602,7 @@ def run_bag(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_preview_command(commands: argparse._SubParsersAction) -> None:
+def add_preview_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`robodyn preview URDF SCENARIOS.yaml`."""
     preview = commands.add_parser(
         "preview", help="simulate scenarios ahead, faster than real time: a metrics table and "
@@ -790,7 +784,7 @@ def median_call_time(call: Callable[[], object], calls: int = 2000, repeats: int
     return float(np.median(times))
 
 
-def add_excite_command(commands: argparse._SubParsersAction) -> None:
+def add_excite_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`robodyn excite --urdf FILE --duration S`."""
     from robodyn_ros.identification.excitation import HARMONICS, MARGIN, MAX_ITERATIONS
     from robodyn_ros.identification.excitation_report import OUTPUT_RATE

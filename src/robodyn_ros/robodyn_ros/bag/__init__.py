@@ -10,7 +10,7 @@ from robodyn_ros.bag.analysis import Analysis, FrameMeasures, analyze
 from robodyn_ros.bag.errors import BagError, BagWarning
 from robodyn_ros.bag.pipeline import AnalysisOptions, AnalysisOutputs, analyze_bag
 from robodyn_ros.bag.reading import RecordedRun, read_joint_states
-from robodyn_ros.bag.writing import write_dynamics, write_joint_states
+from robodyn_ros.bag.writing import JointStateSeries, write_dynamics, write_joint_states
 
 __all__ = [
     "Analysis",
@@ -19,6 +19,7 @@ __all__ = [
     "BagError",
     "BagWarning",
     "FrameMeasures",
+    "JointStateSeries",
     "RecordedRun",
     "analyze",
     "analyze_bag",

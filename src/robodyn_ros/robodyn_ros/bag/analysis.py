@@ -7,7 +7,8 @@ task on a parallel backend, so that M and Λ are reduced where they are computed
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,6 +35,11 @@ class FrameMeasures:
     manipulability: np.ndarray
     translational_inertia: np.ndarray
     rotational_inertia: np.ndarray
+
+    @staticmethod
+    def joined(chunks: Sequence[FrameMeasures]) -> FrameMeasures:
+        """One frame's measures over consecutive chunks as one, along the samples."""
+        return replace(chunks[0], **_arrays_along_samples(chunks, {"frame"}))
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,7 +69,8 @@ class Analysis:
         """Root mean square of the residual per joint (n,), over the samples with efforts."""
         if self.residual is None:
             raise ValueError(f"bag {self.run.bag}: no efforts recorded, so no residual")
-        return np.sqrt(np.nanmean(self.residual**2, axis=0))
+        rms: np.ndarray = np.sqrt(np.nanmean(self.residual**2, axis=0))
+        return rms
 
     def worst_instants(self, count: int = 5) -> np.ndarray:
         """Sample indices of the `count` largest residual norms, largest first."""
@@ -92,27 +99,19 @@ def analyze(
     pool = pool or SerialBackend()
     task = ChunkDynamics(robot, tuple(frames), mass_matrix_method)
     chunk = max(1, min(chunk, -(-len(run) // pool.workers)))  # every worker gets a chunk
-    chunks = [
-        (run.position[lo : lo + chunk], velocity[lo : lo + chunk], acceleration[lo : lo + chunk])
-        for lo in range(0, len(run), chunk)
-    ]
-    results = []
+    rows = [slice(lo, lo + chunk) for lo in range(0, len(run), chunk)]
+    chunks = [StateChunk(run.position[at], velocity[at], acceleration[at]) for at in rows]
+    results: list[ChunkResults] = []
     for first in range(0, len(chunks), pool.workers):
         results += pool.map(task, chunks[first : first + pool.workers])
         if progress is not None:
-            progress(sum(len(c[0]) for c in chunks[first : first + pool.workers]))
-    torque, condition, kinetic, potential, *per_frame = (
-        np.concatenate(parts) for parts in zip(*results, strict=True)
-    )
-    per_measure = len(fields(FrameMeasures)) - 1  # every field but the frame's name
-    measures = tuple(
-        FrameMeasures(frame, *per_frame[per_measure * k : per_measure * (k + 1)])
-        for k, frame in enumerate(frames)
-    )
-    residual = None if run.effort is None else run.effort - torque
+            progress(sum(len(each.position) for each in chunks[first : first + pool.workers]))
+    whole = ChunkResults.joined(results)
+    residual = None if run.effort is None else run.effort - whole.torque
     return Analysis(
-        run, tuple(robot.joint_names), velocity, acceleration, torque, residual, condition,
-        kinetic, potential, measures, mass_matrix_method, window,
+        run, tuple(robot.joint_names), velocity, acceleration, whole.torque, residual,
+        whole.mass_matrix_condition, whole.kinetic_energy, whole.potential_energy, whole.frames,
+        mass_matrix_method, window,
     )
 
 
@@ -122,27 +121,52 @@ def check_frames(robot: Robot, frames: Sequence[str]) -> None:
         robot.model.frame_index(frame)
 
 
+class StateChunk(NamedTuple):
+    """The samples of one time chunk: q (B, nq), q̇ and q̈ (B, n)."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkResults:
+    """The per-sample results of one time chunk, or of the run (`joined`): τ, cond(M), T, V
+    and each frame's measures."""
+
+    torque: np.ndarray
+    mass_matrix_condition: np.ndarray
+    kinetic_energy: np.ndarray
+    potential_energy: np.ndarray
+    frames: tuple[FrameMeasures, ...]
+
+    @staticmethod
+    def joined(chunks: Sequence[ChunkResults]) -> ChunkResults:
+        """The results of consecutive chunks as one, along the samples."""
+        frames = tuple(FrameMeasures.joined([chunk.frames[k] for chunk in chunks])
+                       for k in range(len(chunks[0].frames)))
+        return replace(chunks[0], frames=frames, **_arrays_along_samples(chunks, {"frames"}))
+
+
 class ChunkDynamics:
-    """The per-sample results of one time chunk (q, q̇, q̈): (τ, cond(M), T, V, then per
-    frame what frame_measures gives). Picklable, for process and Dask
-    workers: the robot travels with it (about 10 kB)."""
+    """The ChunkResults of one time chunk. Picklable, for process and Dask workers: the robot
+    travels with it (about 10 kB)."""
 
     def __init__(self, robot: Robot, frames: tuple[str, ...], mass_matrix_method: str) -> None:
         self.robot, self.frames, self.mass_matrix_method = robot, frames, mass_matrix_method
         self.__name__ = "bag analysis chunk"
 
-    def __call__(self, chunk: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
+    def __call__(self, chunk: StateChunk) -> ChunkResults:
         robot = self.robot
-        q, qd, qdd = (np.ascontiguousarray(x) for x in chunk)
-        results = [
+        q, qd, qdd = (np.ascontiguousarray(x)
+                      for x in (chunk.position, chunk.velocity, chunk.acceleration))
+        return ChunkResults(
             robot.inverse_dynamics(q, qd, qdd),
             matrix_condition(robot.mass_matrix(q, method=self.mass_matrix_method)),
             robot.kinetic_energy(q, qd),
             robot.potential_energy(q),
-        ]
-        for frame in self.frames:
-            results += frame_measures(robot, q, frame)
-        return tuple(results)
+            tuple(frame_measures(robot, q, frame) for frame in self.frames),
+        )
 
 
 def matrix_condition(M: np.ndarray) -> np.ndarray:
@@ -151,16 +175,23 @@ def matrix_condition(M: np.ndarray) -> np.ndarray:
     return eigenvalues[..., -1] / eigenvalues[..., 0]
 
 
-def frame_measures(robot: Robot, q: np.ndarray, frame: str) -> tuple[np.ndarray, ...]:
-    """A frame's measures of FrameMeasures, in its field order after `frame`: the eigenvalues
-    of Λ (B, 6), the manipulability (B,), the translational (B, 3) and the rotational
-    inertia's (B, 3) eigenvalues, all from Λ⁻¹, which exists everywhere: inf where it, or
-    its block, has a zero eigenvalue."""
+def frame_measures(robot: Robot, q: np.ndarray, frame: str) -> FrameMeasures:
+    """A frame's FrameMeasures: the eigenvalues of Λ (B, 6), the manipulability (B,), the
+    translational (B, 3) and the rotational inertia's (B, 3) eigenvalues, all from Λ⁻¹, which
+    exists everywhere: inf where it, or its block, has a zero eigenvalue."""
     inverse = robot.operational_space_inertia(q, frame, inverse=True)
     J = robot.jacobian(q, frame)
     manipulability = np.sqrt(np.clip(np.linalg.det(J @ np.swapaxes(J, -1, -2)), 0.0, None))
-    return (_inverse_eigenvalues(inverse), manipulability,
-            _inverse_eigenvalues(inverse[:, :3, :3]), _inverse_eigenvalues(inverse[:, 3:, 3:]))
+    return FrameMeasures(frame, _inverse_eigenvalues(inverse), manipulability,
+                         _inverse_eigenvalues(inverse[:, :3, :3]),
+                         _inverse_eigenvalues(inverse[:, 3:, 3:]))
+
+
+def _arrays_along_samples(records: Sequence[Any], other: set[str]) -> dict[str, Any]:
+    """Field name → that field of consecutive chunks' records (dataclasses of one kind)
+    concatenated along the samples, for every field but the `other` ones."""
+    return {field.name: np.concatenate([getattr(record, field.name) for record in records])
+            for field in fields(records[0]) if field.name not in other}
 
 
 def _inverse_eigenvalues(inverse: np.ndarray) -> np.ndarray:

@@ -61,10 +61,11 @@ def analyze_bag(bag: str | Path, robot: Robot, options: AnalysisOptions) -> Anal
             mass_matrix_method=options.mass_matrix_method, progress=progress,
         )
     folder.mkdir(parents=True, exist_ok=True)
-    files = [folder / "samples.csv", folder / "report.txt"]
-    write_csv(files[0], analysis)
+    samples_file, report_file = folder / "samples.csv", folder / "report.txt"
+    write_csv(samples_file, analysis)
     report = text_report(analysis)
-    files[1].write_text(report)
+    report_file.write_text(report)
+    files = [samples_file, report_file]
     if options.plots:
         files += write_plots(folder, robot, analysis)
     if options.dynamics_bag:

@@ -67,18 +67,13 @@ class JointStateSeries:
 def write_joint_states(
     bag: str | Path,
     storage: str,
-    joint_names: Sequence[str],
-    stamps: np.ndarray,
-    position: np.ndarray,
-    velocity: np.ndarray | None = None,
-    effort: np.ndarray | None = None,
+    states: JointStateSeries,
     topic: str = "/joint_states",
     recorded: np.ndarray | None = None,
 ) -> None:
     """A bag of sensor_msgs/JointState on `topic` (add_joint_states)."""
     with open_writer(bag, storage) as writer:
-        add_joint_states(writer, JointStateSeries(joint_names, stamps, position, velocity,
-                                                  effort), topic, recorded)
+        add_joint_states(writer, states, topic, recorded)
 
 
 def add_joint_states(writer: Writer, states: JointStateSeries, topic: str = "/joint_states",

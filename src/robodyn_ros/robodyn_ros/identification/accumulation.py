@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,17 +34,32 @@ class Unknowns:
     known: np.ndarray | None = None
 
 
+class RunSamples(NamedTuple):
+    """Samples of a recorded run in the robot's order: q (B, nq), q̇, q̈ and τ (B, nv)."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+    effort: np.ndarray
+
+    def rows(self, rows: slice | np.ndarray) -> RunSamples:
+        """The samples at `rows`: a slice (views) or indices (copies)."""
+        return RunSamples(*(field[rows] for field in self))
+
+
 class ChunkEquations:
-    """The NormalEquations of one chunk (q, q̇, q̈, τ), each (B, n). Picklable, for process
-    and Dask workers: the robot travels with it."""
+    """The NormalEquations of one chunk of samples. Picklable, for process and Dask workers:
+    the robot travels with it."""
 
     def __init__(self, robot: Robot, unknowns: Unknowns) -> None:
         self.robot, self.unknowns = robot, unknowns
         self.__name__ = "identification chunk"
 
-    def __call__(self, chunk: tuple[np.ndarray, ...]) -> NormalEquations:
-        q, qd, qdd, tau = (np.ascontiguousarray(x) for x in chunk)
-        Y = self.robot.inverse_dynamics_regressor(q, qd, qdd)
+    def __call__(self, chunk: RunSamples) -> NormalEquations:
+        samples = RunSamples(*map(np.ascontiguousarray, chunk))
+        Y = self.robot.inverse_dynamics_regressor(samples.position, samples.velocity,
+                                                  samples.acceleration)
+        tau = samples.effort
         if self.unknowns.known is not None:
             tau = tau - Y @ self.unknowns.known
         if self.unknowns.columns is not None:
@@ -53,36 +69,35 @@ class ChunkEquations:
 
 def accumulate(
     robot: Robot,
-    q: np.ndarray,
-    qd: np.ndarray,
-    qdd: np.ndarray,
-    tau: np.ndarray,
+    samples: RunSamples,
     *,
     unknowns: Unknowns | None = None,
     pool: Backend | None = None,
     chunk: int = CHUNK,
     progress: Callable[[int], None] | None = None,
 ) -> NormalEquations:
-    """The NormalEquations of a run of B samples (q (B, nq), the others (B, nv)) for
-    `unknowns` (π by default), in chunks of `chunk` samples on `pool` (default serial),
-    `pool.workers` chunks at a time; `progress(samples)` after each round.
+    """The NormalEquations of a run of B samples for `unknowns` (π by default), in chunks of
+    `chunk` samples on `pool` (default serial), `pool.workers` chunks at a time;
+    `progress(samples)` after each round.
 
     Raises:
         ValueError: no samples, or arrays of other shapes.
     """
+    q = samples.position
     if (q.ndim != 2 or len(q) == 0 or q.shape != (len(q), robot.nq)
-            or any(x.shape != (len(q), robot.nv) for x in (qd, qdd, tau))):
-        raise ValueError(f"accumulate: q must be (B, {robot.nq}) and qd, qdd and tau "
-                         f"(B, {robot.nv}) with B ≥ 1; got {[x.shape for x in (q, qd, qdd, tau)]}")
+            or any(x.shape != (len(q), robot.nv)
+                   for x in (samples.velocity, samples.acceleration, samples.effort))):
+        raise ValueError(f"accumulate: position must be (B, {robot.nq}) and velocity, "
+                         f"acceleration and effort (B, {robot.nv}) with B ≥ 1; got "
+                         f"{[x.shape for x in samples]}")
     pool = pool or SerialBackend()
     task = ChunkEquations(robot, unknowns or Unknowns())
-    chunks = [(q[lo : lo + chunk], qd[lo : lo + chunk], qdd[lo : lo + chunk],
-               tau[lo : lo + chunk]) for lo in range(0, len(q), chunk)]
+    chunks = [samples.rows(slice(lo, lo + chunk)) for lo in range(0, len(q), chunk)]
     total: NormalEquations | None = None
     for first in range(0, len(chunks), pool.workers):
         for equations in pool.map(task, chunks[first : first + pool.workers]):
             total = equations if total is None else total + equations
         if progress is not None:
-            progress(sum(len(c[0]) for c in chunks[first : first + pool.workers]))
+            progress(sum(len(each.position) for each in chunks[first : first + pool.workers]))
     assert total is not None
     return total

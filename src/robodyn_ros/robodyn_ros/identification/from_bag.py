@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -26,7 +25,7 @@ from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.progress import progress_bar
 from robodyn_ros.bag.reading import RecordedRun, read_joint_states
 from robodyn_ros.bag.robot_run import RobotRun, robot_run
-from robodyn_ros.identification.accumulation import CHUNK, Unknowns, accumulate
+from robodyn_ros.identification.accumulation import CHUNK, RunSamples, Unknowns, accumulate
 from robodyn_ros.identification.estimation import PRIOR_WEIGHT
 from robodyn_ros.identification.identify import (
     PayloadIdentification,
@@ -75,14 +74,6 @@ class IdentificationOptions:
     chunk: int = CHUNK
 
 
-class RunState(NamedTuple):
-    """Samples of a run: q (k, nq), q̇ and q̈ (k, nv)."""
-
-    position: np.ndarray
-    velocity: np.ndarray
-    acceleration: np.ndarray
-
-
 @dataclass(frozen=True, eq=False)
 class RunEquations:
     """A run reduced for identification.
@@ -91,15 +82,14 @@ class RunEquations:
         run: the joint states read (of the samples every topic covers).
         equations: its normal equations (for π, or for a load's parameters).
         shown: the indices of the samples kept for plots, (k,).
-        state: the state at those samples.
-        efforts: the generalized forces measured there (k, nv) (RobotRun.generalized_forces).
+        samples: the state at those samples, and the generalized forces measured there
+            (RobotRun.generalized_forces).
     """
 
     run: RecordedRun
     equations: NormalEquations
     shown: np.ndarray
-    state: RunState
-    efforts: np.ndarray
+    samples: RunSamples
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,7 +128,9 @@ class BagIdentification:
     def predicted_efforts(self, run: RunEquations) -> dict[str, np.ndarray]:
         """The efforts at the run's shown samples (k, n) of "description" and "identified"
         (the robot with the identified load, for a load)."""
-        Y = self.robot.inverse_dynamics_regressor(*run.state)
+        shown = run.samples
+        Y = self.robot.inverse_dynamics_regressor(shown.position, shown.velocity,
+                                                  shown.acceleration)
         if isinstance(self.found, PayloadIdentification):
             known, columns = self.unknowns.known, self.unknowns.columns
             assert known is not None and columns is not None
@@ -197,23 +189,23 @@ def run_equations(
         raise BagError(f"bag {joints.bag}, topic '{joints.topic}': no message has efforts, so "
                        "there are no torques to identify from")
     run = robot_run(bag, joints, robot, options.odometry_topic, options.wrench_topics)
-    state = run_state(run, options.window)
-    efforts = run.generalized_forces(robot)
-    samples = len(run.joints)
-    with progress_bar(show_progress, samples, f"regressor of {joints.bag.name}") as progress:
-        equations = accumulate(robot, *state, efforts, unknowns=unknowns, pool=pool,
+    samples = run_samples(run, robot, options.window)
+    count = len(run.joints)
+    with progress_bar(show_progress, count, f"regressor of {joints.bag.name}") as progress:
+        equations = accumulate(robot, samples, unknowns=unknowns, pool=pool,
                                chunk=options.chunk, progress=progress)
-    shown = np.unique(np.linspace(0, samples - 1, min(samples, SHOWN_SAMPLES)).astype(int))
-    return RunEquations(run.joints, equations, shown, RunState(*(x[shown] for x in state)),
-                        efforts[shown])
+    shown = np.unique(np.linspace(0, count - 1, min(count, SHOWN_SAMPLES)).astype(int))
+    return RunEquations(run.joints, equations, shown, samples.rows(shown))
 
 
-def run_state(run: RobotRun, window: int) -> RunState:
-    """q, q̇ and q̈ of every sample: the joints' velocities as recorded or differentiated and
-    their accelerations (velocities_and_accelerations), a floating base's pose and twist as
-    its odometry gives them and its acceleration the twist's derivative."""
+def run_samples(run: RobotRun, robot: Robot, window: int) -> RunSamples:
+    """q, q̇, q̈ and τ of every sample: the joints' velocities as recorded or differentiated
+    and their accelerations (velocities_and_accelerations), a floating base's pose and twist
+    as its odometry gives them and its acceleration the twist's derivative; τ the generalized
+    forces measured (RobotRun.generalized_forces)."""
     velocity, acceleration = velocities_and_accelerations(run.joints, window)
     base_acceleration = (time_derivative(run.base_twist, run.joints, window)
                          if run.base_twist.size else run.base_twist)
-    return RunState(run.configurations(), np.hstack([run.base_twist, velocity]),
-                    np.hstack([base_acceleration, acceleration]))
+    return RunSamples(run.configurations(), np.hstack([run.base_twist, velocity]),
+                      np.hstack([base_acceleration, acceleration]),
+                      run.generalized_forces(robot))

@@ -1,6 +1,6 @@
 """Identification from the normal equations of a run: the robot's parameters, or a load's.
 
-    equations = accumulate(robot, q, qd, qdd, tau, pool=pool)
+    equations = accumulate(robot, RunSamples(q, qd, qdd, tau), pool=pool)
     found = identify_robot(robot, equations)
     found.estimate.values, found.estimate.standard_errors  # the base parameters
     found.identified_robot()                               # physically consistent

@@ -11,6 +11,7 @@ from robodyn_ros.figures import plotting
 from robodyn_ros.identification.from_bag import BagIdentification, RunEquations
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.figure import Figure
 
 MODELS = (("description", "tab:blue", "--"), ("identified", "tab:orange", "-"))
@@ -49,11 +50,12 @@ def efforts_figure(result: BagIdentification, run: RunEquations, label: str) -> 
         The figure.
     """
     names, kinds = result.robot.joint_names, result.robot.model.joint_kinds
+    figure: Figure
     figure, axes = plotting.pyplot().subplots(
         2 * len(names), 1, figsize=(11, 2.6 * len(names) + 1.2), sharex=True,
         layout="constrained", gridspec_kw={"height_ratios": [2, 1] * len(names)})
     t = run.run.times[run.shown]
-    measured = run.efforts
+    measured = run.samples.effort
     predicted = result.predicted_efforts(run)
     rms = result.rms_residuals(run)
     edge = plotting.edge_samples(len(run.run), result.options.window // 2)[run.shown]
@@ -76,7 +78,7 @@ def efforts_figure(result: BagIdentification, run: RunEquations, label: str) -> 
             f"{model} {rms[model][k]:.3g} {unit}" for model, _, _ in MODELS),
             loc="right", fontsize=7)
     axes[-1].set_xlabel(plotting.axis_label("time", "s"))
-    entries: dict[str, object] = {}
+    entries: dict[str, Artist] = {}
     for ax in axes:
         for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
             entries.setdefault(name, handle)

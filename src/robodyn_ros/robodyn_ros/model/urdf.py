@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import TypedDict, Unpack
 
 import numpy as np
 import urdf_parser_py.xml_reflection.core as xml_reflection_core
@@ -88,15 +89,35 @@ class URDFWarning(RobodynWarning):
     """A URDF that loads but is physically doubtful (mimic joints, odd inertias)."""
 
 
-def load_urdf(
-    path: str | os.PathLike[str],
-    *,
-    locked_joints: Mapping[str, float] | None = None,
-    strict_inertia: bool = False,
-    armature: Armature | None = None,
-    mimic: bool = True,
-    floating_base: bool = False,
-) -> Model:
+class UrdfOptions(TypedDict, total=False):
+    """How load_urdf and load_urdf_string make a Model, each key optional.
+
+    Keys:
+        locked_joints: joint name → position (rad or m); those joints become fixed at that
+            position, e.g. the fingers of a gripper. None (the default): none.
+        strict_inertia: refuse any link whose own inertia no rigid body can have (load_urdf's
+            Warns). Default False.
+        armature: joint name → reflected rotor inertia (kg·m² revolute, kg prismatic), or the
+            path of a YAML file holding that mapping at its top level or under the key
+            ``armature`` (robodyn_ros.model.armature); added to M's diagonal, zero where not
+            named. None (the default): zero.
+        mimic: joints with a ``<mimic>`` follow their leader (``Model.mimic``, chains
+            resolved; a follower of a locked leader is locked where its rule puts it); False
+            loads them as independent joints, with a warning, as Pinocchio does without
+            ``mimic=True``. Default True.
+        floating_base: the root link floats: a free flyer (``FREE_FLYER_JOINT``, its rows
+            ``FREE_FLYER_JOINTS``) comes first, and the root link with its fixed links is its
+            body. Default False.
+    """
+
+    locked_joints: Mapping[str, float] | None
+    strict_inertia: bool
+    armature: Armature | None
+    mimic: bool
+    floating_base: bool
+
+
+def load_urdf(path: str | os.PathLike[str], **options: Unpack[UrdfOptions]) -> Model:
     """Load a URDF file into a ``Model``, fixed to the world or floating.
 
     Revolute, continuous and prismatic joints become degrees of freedom, numbered depth-first
@@ -109,20 +130,7 @@ def load_urdf(
 
     Args:
         path: the URDF file; its name prefixes every error message.
-        locked_joints: joint name → position (rad or m); those joints become fixed at that
-            position, e.g. the fingers of a gripper.
-        strict_inertia: refuse any link whose own inertia no rigid body can have (see Warns).
-        armature: joint name → reflected rotor inertia (kg·m² revolute, kg prismatic), or the
-            path of a YAML file holding that mapping at its top level or under the key
-            ``armature`` (robodyn_ros.model.armature); added to M's diagonal, zero where not
-            named.
-        mimic: joints with a ``<mimic>`` follow their leader (``Model.mimic``, chains
-            resolved; a follower of a locked leader is locked where its rule puts it); False
-            loads them as independent joints, with a warning, as Pinocchio does without
-            ``mimic=True``.
-        floating_base: the root link floats: a free flyer (``FREE_FLYER_JOINT``, its rows
-            ``FREE_FLYER_JOINTS``) comes first, and the root link with its fixed links is its
-            body.
+        options: locked joints, armature, mimic rules, a floating base (UrdfOptions).
 
     Returns:
         The Model.
@@ -137,6 +145,7 @@ def load_urdf(
             mimics, or a locked follower of a leader that is not locked; a floating base
             whose URDF has a joint named like a free-flyer joint.
         OSError: the file (or the armature file) cannot be read.
+        TypeError: a keyword that is not one of UrdfOptions'.
 
     Warns:
         URDFWarning: mimic joints loaded as independent joints (mimic=False), singular
@@ -147,40 +156,30 @@ def load_urdf(
     """
     with open(path, "rb") as file:
         xml = file.read()
-    return _load(xml, os.fspath(path), locked_joints, strict_inertia, armature, mimic,
-                 floating_base)
+    return _load(xml, os.fspath(path), options)
 
 
 def load_urdf_string(
-    xml: str | bytes,
-    *,
-    source: str = "<string>",
-    locked_joints: Mapping[str, float] | None = None,
-    strict_inertia: bool = False,
-    armature: Armature | None = None,
-    mimic: bool = True,
-    floating_base: bool = False,
+    xml: str | bytes, *, source: str = "<string>", **options: Unpack[UrdfOptions]
 ) -> Model:
     """Load a URDF document (e.g. the ``robot_description`` parameter) into a ``Model``.
 
     ``source`` names the document in error messages. Everything else is as ``load_urdf``.
     """
-    return _load(xml, source, locked_joints, strict_inertia, armature, mimic, floating_base)
+    return _load(xml, source, options)
 
 
-def _load(
-    xml: str | bytes,
-    source: str,
-    locked_joints: Mapping[str, float] | None,
-    strict_inertia: bool,
-    armature: Armature | None,
-    mimic: bool,
-    floating_base: bool,
-) -> Model:
+def _load(xml: str | bytes, source: str, options: UrdfOptions) -> Model:
+    unknown = sorted(set(options) - UrdfOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"{source}: unknown URDF option(s) {', '.join(map(repr, unknown))}; "
+                        f"the options are {', '.join(sorted(UrdfOptions.__optional_keys__))}")
     document = _parse_xml(xml, source)
     robot = _parse_robot(document, source)
-    model, notes = _build_model(robot, source, dict(locked_joints or {}), strict_inertia, mimic,
-                                floating_base)
+    model, notes = _build_model(robot, source, dict(options.get("locked_joints") or {}),
+                                options.get("strict_inertia", False), options.get("mimic", True),
+                                options.get("floating_base", False))
+    armature = options.get("armature")
     if armature is not None:
         model = replace(model, armature=armature_vector(armature, model.joint_names, source=source))
     for note in notes:
@@ -271,7 +270,8 @@ def _dynamics_only(document: ET.Element) -> bytes:
             pruned.append(child)
             for dropped in [c for c in child if c.tag in _DROPPED_LINK_CHILDREN]:
                 child.remove(dropped)
-    return ET.tostring(pruned, encoding="utf-8")
+    pruned_urdf: bytes = ET.tostring(pruned, encoding="utf-8")
+    return pruned_urdf
 
 
 @contextmanager
@@ -418,7 +418,8 @@ def _joint_axis(joint: Joint, source: str) -> np.ndarray:
             f"{source}: joint '{joint.name}': <axis xyz> has zero length; give the direction "
             'of motion, e.g. "0 0 1"'
         )
-    return axis / norm
+    unit_axis: np.ndarray = axis / norm
+    return unit_axis
 
 
 def _link_inertial(link: Link, source: str, notes: list[str]) -> _Inertial | None:

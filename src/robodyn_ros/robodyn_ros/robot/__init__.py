@@ -8,8 +8,9 @@ operational-space records (operational_space.py), iterative-method options (iter
 joint-space methods a caller picks (methods.py) and the checks of its answers (answers.py).
 """
 
+from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.robot.contact_dynamics import Contact, ContactDynamics
 from robodyn_ros.robot.mimic_robot import MimicRobot
-from robodyn_ros.robot.robot import FloatArray, Robot, Task, TaskAxes
+from robodyn_ros.robot.robot import Robot, Task, TaskAxes
 
 __all__ = ["Contact", "ContactDynamics", "FloatArray", "MimicRobot", "Robot", "Task", "TaskAxes"]

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.linalg import cho_solve
 
+from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.task_space import damped_task_inertia
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.model import Model, URDFWarning
@@ -34,7 +35,7 @@ from robodyn_ros.robot.operational_space import (
     stacked_task_rows,
     task_axes,
 )
-from robodyn_ros.robot.robot import FloatArray, Robot, Task, TaskAxes
+from robodyn_ros.robot.robot import Robot, Task, TaskAxes
 
 # The methods a robot with mimic joints answers: the others work on the tree's own recursions,
 # in which every joint is free.
@@ -119,8 +120,9 @@ class MimicRobot(Robot, serves=has_mimic_joints):
 
     def centroidal_momentum_matrix(self, q: ArrayLike) -> FloatArray:
         (q,) = self._inputs(("q",), q)
-        return self._tree_robot.centroidal_momentum_matrix(self.coupling.positions(q)) \
-            @ self.coupling.G
+        A: FloatArray = self._tree_robot.centroidal_momentum_matrix(
+            self.coupling.positions(q)) @ self.coupling.G
+        return A
 
     def centre_of_mass(self, q: ArrayLike) -> FloatArray:
         (q,) = self._inputs(("q",), q)
@@ -177,14 +179,17 @@ class MimicRobot(Robot, serves=has_mimic_joints):
 
     def jacobian(self, q: ArrayLike, frame: str) -> FloatArray:
         (q,) = self._inputs(("q",), q)
-        return self._tree_robot.jacobian(self.coupling.positions(q), frame) @ self.coupling.G
+        J: FloatArray = self._tree_robot.jacobian(self.coupling.positions(q), frame) \
+            @ self.coupling.G
+        return J
 
     def frame_jacobian_time_variation(self, q: ArrayLike, qd: ArrayLike, frame: str
                                       ) -> FloatArray:
         q, qd = self._inputs(("q", "qd"), q, qd)
         c = self.coupling
-        return self._tree_robot.frame_jacobian_time_variation(
+        J_dot: FloatArray = self._tree_robot.frame_jacobian_time_variation(
             c.positions(q), c.rates(qd), frame) @ c.G
+        return J_dot
 
     def classical_acceleration(
         self, q: ArrayLike, qd: ArrayLike, frames: Task, *, axes: TaskAxes = None
@@ -313,7 +318,8 @@ class MimicRobot(Robot, serves=has_mimic_joints):
 
 def _times(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A x for matrices (..., m, n) and vectors (..., n)."""
-    return (A @ x[..., None])[..., 0]
+    product: np.ndarray = (A @ x[..., None])[..., 0]
+    return product
 
 
 def _cholesky_solve(factor: np.ndarray, rhs: np.ndarray) -> np.ndarray:

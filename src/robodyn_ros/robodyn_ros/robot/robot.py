@@ -24,11 +24,12 @@ from typing import (
     Self,
     TypeAlias,
     TypedDict,
+    Unpack,
+    cast,
     overload,
 )
 
 import numpy as np
-import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 import robodyn_ros.robot.configuration as configuration
@@ -50,10 +51,18 @@ from robodyn_ros.dynamics import (
     state_entries,
     task_space,
 )
+from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.batch_threads import per_state_part, run_batch
 from robodyn_ros.dynamics.tree import pack_frames, pack_tree
 from robodyn_ros.errors import SingularMassMatrixError
-from robodyn_ros.model import Model, URDFWarning, expand_xacro, load_urdf, load_urdf_string
+from robodyn_ros.model import (
+    Model,
+    UrdfOptions,
+    URDFWarning,
+    expand_xacro,
+    load_urdf,
+    load_urdf_string,
+)
 from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.inertial_parameters import (
     model_with_parameters,
@@ -98,9 +107,6 @@ from robodyn_ros.robot.operational_space import (
 
 _ARRAY = np.ndarray
 _FLOAT = np.dtype(np.float64)
-
-FloatArray: TypeAlias = npt.NDArray[np.float64]
-"""What every function returns: float64 arrays, with a leading B for a batch of states."""
 
 Task: TypeAlias = str | Sequence[str]
 """The frames of a task: one frame name, or several whose rows are stacked in that order."""
@@ -354,7 +360,7 @@ class Robot:
                                  if model.armature.any() or self._multi_dof_joints else ())
         self._tree_under_gravity = (self._tree, self._gravity)  # what most kernels take first
         self._link_frame_constants: np.ndarray | None = None  # for "schur": _link_frames
-        self._tasks: dict[tuple, _Task] = {}
+        self._tasks: dict[tuple[tuple[str, ...], str | tuple[int | str, ...] | None], _Task] = {}
         self._schur_tasks: set[tuple[str, ...]] = set()  # checked for the SCHUR_METHODS
         extra = self.nq - self.nv
         self._one_state = _OneState(self._tree, self._gravity, extra)
@@ -398,7 +404,7 @@ class Robot:
             stacklevel=stacklevel,
         )
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[Self], tuple[Model]]:
         """Pickled as its Model (for the process and Dask backends); rebuilt on arrival, with
         one thread: a worker of those backends is one of several already."""
         return (type(self), (self.model,))
@@ -406,36 +412,36 @@ class Robot:
     @classmethod
     def from_urdf(
         cls,
-        path: str | os.PathLike,
+        path: str | os.PathLike[str],
         *,
-        locked_joints: Mapping[str, float] | None = None,
-        strict_inertia: bool = False,
-        armature: Armature | None = None,
         gravity: Sequence[float] | np.ndarray | None = None,
-        mimic: bool = True,
         threads: int = 1,
-        floating_base: bool = False,
+        **options: Unpack[UrdfOptions],
     ) -> Robot:
         """Load a URDF file.
 
         Args:
             path: the URDF file.
-            locked_joints: joint name → position at which that joint is frozen.
-            strict_inertia: refuse a link whose own inertia is impossible even where its
-                body's is not (model.load_urdf).
-            armature: joint name → reflected rotor inertia (kg·m² revolute, kg prismatic), or
-                a YAML file of that mapping (robodyn_ros.model.armature); added to M's diagonal
-                by every algorithm. The constraint-force methods (schur, schur_bcr, jacobi,
-                gauss_seidel, sor, jacobi_si, jacobi_cg) then raise ValueError.
             gravity: the gravitational acceleration (m/s²) in the base frame, (0, 0, -9.81)
                 when None: an arm on a wall or a ceiling is mounted by this vector alone.
-            mimic: joints with a URDF <mimic> follow their leader and are not coordinates
-                (a MimicRobot, `mimic_joints`); False loads them as independent joints.
             threads: as in `threads`.
-            floating_base: the root link floats (a humanoid, a quadruped, a mobile base): a
-                free flyer joins it to the world (model.FREE_FLYER_JOINT), its configuration
-                [base position, base quaternion (x, y, z, w)] first in q and its velocity
-                [linear; angular] in the base frame first in v; gravity is in the world.
+            options: how the URDF becomes a Model (model.UrdfOptions):
+                - locked_joints: joint name → position at which that joint is frozen;
+                - strict_inertia: refuse a link whose own inertia is impossible even where
+                  its body's is not (model.load_urdf);
+                - armature: joint name → reflected rotor inertia (kg·m² revolute, kg
+                  prismatic), or a YAML file of that mapping (robodyn_ros.model.armature);
+                  added to M's diagonal by every algorithm. The constraint-force methods
+                  (schur, schur_bcr, jacobi, gauss_seidel, sor, jacobi_si, jacobi_cg) then
+                  raise ValueError;
+                - mimic: joints with a URDF <mimic> follow their leader and are not
+                  coordinates (a MimicRobot, `mimic_joints`); False loads them as
+                  independent joints;
+                - floating_base: the root link floats (a humanoid, a quadruped, a mobile
+                  base): a free flyer joins it to the world (model.FREE_FLYER_JOINT), its
+                  configuration [base position, base quaternion (x, y, z, w)] first in q and
+                  its velocity [linear; angular] in the base frame first in v; gravity is in
+                  the world.
 
         Returns:
             The Robot (a MimicRobot with mimic joints).
@@ -443,10 +449,9 @@ class Robot:
         Raises:
             ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
             OSError: the URDF or the armature file cannot be read.
+            TypeError: an option that is not one of UrdfOptions'.
         """
-        model = load_urdf(path, locked_joints=locked_joints, strict_inertia=strict_inertia,
-                          armature=armature, mimic=mimic, floating_base=floating_base)
-        return cls(_with_gravity(model, gravity), threads=threads)
+        return cls(_with_gravity(load_urdf(path, **options), gravity), threads=threads)
 
     @classmethod
     def from_urdf_string(
@@ -454,21 +459,16 @@ class Robot:
         xml: str | bytes,
         *,
         source: str = "<string>",
-        locked_joints: Mapping[str, float] | None = None,
-        strict_inertia: bool = False,
-        armature: Armature | None = None,
         gravity: Sequence[float] | np.ndarray | None = None,
-        mimic: bool = True,
         threads: int = 1,
-        floating_base: bool = False,
+        **options: Unpack[UrdfOptions],
     ) -> Robot:
         """Load a URDF from its text.
 
         Args:
             xml: the URDF document.
             source: what error messages call it (a file name, a topic).
-            locked_joints, strict_inertia, armature, gravity, mimic, threads, floating_base: as
-                in from_urdf.
+            gravity, threads, options: as in from_urdf.
 
         Returns:
             The Robot (a MimicRobot with mimic joints).
@@ -476,25 +476,20 @@ class Robot:
         Raises:
             ModelError: an invalid URDF, locked joint or armature (see model.load_urdf).
             OSError: the armature file cannot be read.
+            TypeError: an option that is not one of UrdfOptions'.
         """
-        model = load_urdf_string(xml, source=source, locked_joints=locked_joints,
-                                 strict_inertia=strict_inertia, armature=armature, mimic=mimic,
-                                 floating_base=floating_base)
+        model = load_urdf_string(xml, source=source, **options)
         return cls(_with_gravity(model, gravity), threads=threads)
 
     @classmethod
     def from_xacro(
         cls,
-        path: str | os.PathLike,
+        path: str | os.PathLike[str],
         mappings: Mapping[str, str] | None = None,
         *,
-        locked_joints: Mapping[str, float] | None = None,
-        strict_inertia: bool = False,
-        armature: Armature | None = None,
         gravity: Sequence[float] | np.ndarray | None = None,
-        mimic: bool = True,
         threads: int = 1,
-        floating_base: bool = False,
+        **options: Unpack[UrdfOptions],
     ) -> Robot:
         """Load a xacro file, expanded to URDF as ``xacro path name:=value ...`` does.
 
@@ -502,8 +497,7 @@ class Robot:
             path: the xacro file; it names the source in every error message, also in those
                 about the URDF it expands to.
             mappings: xacro argument name → value (``$(arg name)``, ``<xacro:arg>``).
-            locked_joints, strict_inertia, armature, gravity, mimic, threads, floating_base: as
-                in from_urdf.
+            gravity, threads, options: as in from_urdf.
 
         Returns:
             The Robot (a MimicRobot with mimic joints).
@@ -513,13 +507,10 @@ class Robot:
                 a ``$(find pkg)`` the ament index cannot answer: model.expand_xacro), or it
                 expands to an invalid URDF, or an invalid locked joint or armature.
             OSError: the armature file cannot be read.
+            TypeError: an option that is not one of UrdfOptions'.
         """
-        model = load_urdf_string(
-            expand_xacro(path, mappings), source=os.fspath(path), locked_joints=locked_joints,
-            strict_inertia=strict_inertia, armature=armature, mimic=mimic,
-            floating_base=floating_base,
-        )
-        return cls(_with_gravity(model, gravity), threads=threads)
+        return cls.from_urdf_string(expand_xacro(path, mappings), source=os.fspath(path),
+                                    gravity=gravity, threads=threads, **options)
 
     def with_gravity(self, gravity: Sequence[float] | np.ndarray) -> Robot:
         """This robot under another gravity: the acceleration (m/s²) in the base frame, e.g.
@@ -679,7 +670,8 @@ class Robot:
         Raises:
             ValueError: an unknown frame, listing the frames.
         """
-        return self._frame(frame)[0]
+        row: np.ndarray = self._frame(frame)[0]
+        return row
 
     # -- inverse dynamics -------------------------------------------------------------------
 
@@ -768,8 +760,9 @@ class Robot:
             InverseDynamicsDerivatives(dtau_dq, dtau_dv, dtau_da), each (..., nv, nv);
             dtau_da is M.
         """
-        answer = None if f_ext is not None else \
-            self._one_state.inverse_dynamics_derivatives(q, qd, qdd)
+        answer = None if f_ext is not None else cast(
+            "InverseDynamicsDerivatives | None",  # the call's record (_OneState.CALLS)
+            self._one_state.inverse_dynamics_derivatives(q, qd, qdd))
         if answer is not None:
             return answer
         out = self._compute("inverse_dynamics_derivatives", "∂τ",
@@ -793,8 +786,9 @@ class Robot:
             ForwardDynamicsDerivatives(dvdot_dq, dvdot_dv, dvdot_dtau), each (..., nv, nv);
             dvdot_dtau is M⁻¹.
         """
-        answer = None if f_ext is not None else \
-            self._one_state.forward_dynamics_derivatives(q, qd, tau)
+        answer = None if f_ext is not None else cast(
+            "ForwardDynamicsDerivatives | None",  # the call's record (_OneState.CALLS)
+            self._one_state.forward_dynamics_derivatives(q, qd, tau))
         if answer is not None:
             return answer
         self._require_mass("forward_dynamics_derivatives")
@@ -1058,11 +1052,9 @@ class Robot:
         Returns:
             The 4x4 homogeneous transform, shape (..., 4, 4).
         """
-        calls = self._one_frame.get(frame)
-        if calls is not None:
-            pose = calls.pose(q)
-            if pose is not None:
-                return pose
+        calls = self._one_frame.get(frame)  # a frame's single-state C entries, where it has them
+        if calls is not None and (pose := calls.pose(q)) is not None:
+            return pose
         row = self._frame(frame)
         return self._compute("frame_pose", f"the pose of frame '{frame}'",
                              kinematics.frame_poses, (self._tree, row), ("q",), (q,), (4, 4))
@@ -1088,11 +1080,9 @@ class Robot:
         Returns:
             J, shape (..., 6, n).
         """
-        calls = self._one_frame.get(frame)
-        if calls is not None:
-            J = calls.jacobian(q)
-            if J is not None:
-                return J
+        calls = self._one_frame.get(frame)  # a frame's single-state C entries, where it has them
+        if calls is not None and (J := calls.jacobian(q)) is not None:
+            return J
         row = self._frame(frame)
         return self._compute("jacobian", f"the Jacobian of frame '{frame}'",
                              kinematics.frame_jacobian, (self._tree, row[0]), ("q",), (q,),
@@ -1255,8 +1245,9 @@ class Robot:
         C = self.coriolis_matrix(q, direction)
         Y = self.mass_matrix_inverse(q) @ np.swapaxes(J, -1, -2)  # M⁻¹ Jᵀ
         turn = J_dot @ Y
-        return turn + np.swapaxes(turn, -1, -2) - np.swapaxes(Y, -1, -2) @ (
+        derivative: FloatArray = turn + np.swapaxes(turn, -1, -2) - np.swapaxes(Y, -1, -2) @ (
             C + np.swapaxes(C, -1, -2)) @ Y
+        return derivative
 
     def operational_space_inertia_inverse_times(
         self, q: ArrayLike, frame: Task, force: ArrayLike, *, axes: TaskAxes = None
@@ -1508,12 +1499,12 @@ class Robot:
         function: str,
         quantity: str,
         kernel: Callable[..., None],
-        constants: tuple,
+        constants: tuple[object, ...],
         names: tuple[str, ...] | None,
-        vectors: tuple,
+        vectors: tuple[Any, ...],
         shape: tuple[int, ...],
         inverts: bool = False,
-        extras: tuple = (),
+        extras: tuple[object, ...] = (),
     ) -> FloatArray:
         """The general path: kernel(*constants, *vectors, *extras, out) over the states of q,
         out of `shape` per state, checked to be finite where the inputs are.
@@ -1566,7 +1557,8 @@ class Robot:
 
     # -- running the kernels ----------------------------------------------------------------
 
-    def _run(self, kernel: Callable[..., None], constants: tuple, per_state: tuple) -> None:
+    def _run(self, kernel: Callable[..., None], constants: tuple[object, ...],
+             per_state: tuple[Any, ...]) -> None:
         """kernel(*constants, *per_state), per_state q first: a batch on `threads` threads,
         one state as a batch of one in the calling thread (the kernel's one build takes
         batches, dynamics.jit)."""
@@ -1575,7 +1567,8 @@ class Robot:
         else:
             run_batch(kernel, constants, per_state, self._threads)
 
-    def _run_batch(self, kernel: Callable[..., None], constants: tuple, *per_state: object) -> None:
+    def _run_batch(self, kernel: Callable[..., None], constants: tuple[object, ...],
+                   *per_state: object) -> None:
         """The kernel over a batch, on `threads` threads."""
         run_batch(kernel, constants, per_state, self._threads)
 
@@ -1586,7 +1579,8 @@ class Robot:
         if self.massless_joints:
             raise SingularMassMatrixError(function, self.massless_joints, "at every configuration")
 
-    def _check(self, function: str, inverts: bool, quantities: tuple, inputs: tuple) -> None:
+    def _check(self, function: str, inverts: bool,
+               quantities: tuple[tuple[str, np.ndarray], ...], inputs: tuple[object, ...]) -> None:
         """Raise where finite inputs gave a non-finite quantity (answers.check_finite)."""
         check_finite(function, quantities, inputs, self._tree, self.joint_names, inverts)
 
@@ -1635,7 +1629,7 @@ class Robot:
         assert row is not None
         return row
 
-    def _checked(self, names: tuple[str, ...], vectors: tuple) -> tuple[np.ndarray, ...]:
+    def _checked(self, names: tuple[str, ...], vectors: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
         """The joint vectors called `names` (q first) as C-contiguous float64 arrays, q (nq,)
         or (B, nq) and the others (nv,) or (B, nv) of its batch, or an error naming the
         argument."""

@@ -77,7 +77,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from robodyn_interfaces.srv import ComputeDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -187,7 +188,7 @@ class ControllerNode(RobotNode):
         self._joint_states: JointStateMerge | None = None
         self._command_order = np.zeros(0, dtype=np.int64)
         self._q: np.ndarray | None = None  # the newest joint state's positions
-        self._pending: Future | None = None  # the service call in flight, in "service" mode
+        self._pending: Future[Any] | None = None  # the service call in flight, in "service" mode
         self._pending_since = 0.0  # s, steady: when _pending was sent
         self._waiting: Arrival | None = None  # the newest merged state, waiting for _pending
         self._cycle_lock = threading.Lock()  # the merged state, _pending and _waiting
@@ -383,7 +384,8 @@ class ControllerNode(RobotNode):
     def _build_reported(self, request: _TrajectoryRequest) -> _Playback | None:
         """_build_trajectory under the node's guard: None when it failed (reported)."""
         build = self.guard.callback("joint_trajectory", self._build_trajectory)
-        return build(request)
+        playback: _Playback | None = build(request)
+        return playback
 
     @staticmethod
     def _build_trajectory(request: _TrajectoryRequest) -> _Playback:
@@ -524,10 +526,11 @@ class ControllerNode(RobotNode):
         or once compute_dynamics answers."""
         assert self._joint_states is not None  # configured: checked by the callers
         now_ns = time.time_ns()
-        q, qd, _ = self._joint_states.state(now_ns)
+        joints = self._joint_states.state(now_ns)
         if self._odometry_frames is not None:
-            q, qd, _ = floating_state(self._base, q, qd, None, now_ns,
-                                      self._settings.joint_states_max_age)
+            joints = floating_state(self._base, joints, now_ns,
+                                    self._settings.joint_states_max_age)
+        q, qd = joints.q, joints.qd
         self._q = q
         t = self._state_time(newest.message.header.stamp)
         self._play_built_trajectory()
@@ -543,7 +546,8 @@ class ControllerNode(RobotNode):
         """A joint state's time, s: its stamp, or the node clock's time for a state stamped 0
         (said once, in the log and the diagnostics)."""
         if stamp.sec or stamp.nanosec:
-            return stamp.sec + 1e-9 * stamp.nanosec
+            seconds: float = stamp.sec + 1e-9 * stamp.nanosec
+            return seconds
         if not self._unstamped:
             self._unstamped = True
             self.health.event("joint_states", WARN, "joint_states are stamped 0: their time "

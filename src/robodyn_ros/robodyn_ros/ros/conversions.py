@@ -6,7 +6,7 @@ import math
 from array import array
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from geometry_msgs.msg import Pose, Vector3
@@ -32,6 +32,15 @@ class NonFiniteAnswerError(RefusedError):
 
 
 MIMIC_TOLERANCE = 1e-6  # rad or m: a mimic joint's position in a message against its rule
+
+
+class RobotState(NamedTuple):
+    """A state in the robot's order: q (nq), q̇ (nv; a floating base's v) and τ (nv), None
+    where no effort came (no acceleration is then computed)."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    effort: np.ndarray | None
 
 
 class JointStateMap:
@@ -66,11 +75,9 @@ class JointStateMap:
             self._names = names
         return self._index
 
-    def state(
-        self, message: JointState, source: str = "joint_states"
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(q, q̇, τ or None) in the robot's joint order; q̇ = 0 when velocity is empty, τ only
-        when effort has an entry for every name.
+    def state(self, message: JointState, source: str = "joint_states") -> RobotState:
+        """The message's state in the robot's joint order; q̇ = 0 when velocity is empty, τ
+        only when effort has an entry for every name.
 
         Args:
             message: the joint state.
@@ -88,7 +95,7 @@ class JointStateMap:
         except StateMergeError as error:
             raise JointStateError(str(error)) from error
         assert q is not None  # position is never left out
-        return q, (qd if qd is not None else np.zeros_like(q)), effort
+        return RobotState(q, qd if qd is not None else np.zeros_like(q), effort)
 
     def mimic_mismatch(self, message: JointState, q: np.ndarray) -> str:
         """The mimic joints whose position in `message` is off their rule at q (the robot's
@@ -221,7 +228,7 @@ def finite(quantity: str, values: np.ndarray) -> np.ndarray:
     return values
 
 
-def float_sequence(values: np.ndarray) -> array:
+def float_sequence(values: np.ndarray) -> array[float]:
     """A float64[] message field from an array, without a per-element check in Python."""
     sequence = array("d")
     sequence.frombytes(np.ascontiguousarray(values, dtype=float).tobytes())
@@ -237,24 +244,24 @@ JOINT_SPACE_FIELDS = {"mass matrix": "mass_matrix", "bias forces": "bias_forces"
 
 def joint_space_message(
     robot: Robot,
-    q: np.ndarray,
-    qd: np.ndarray,
-    effort: np.ndarray | None,
+    state: RobotState,
     methods: JointSpaceMethods = DEFAULT_JOINT_SPACE_METHODS,
     quantities: Collection[str] = JOINT_SPACE_QUANTITIES,
     message: JointSpaceDynamics | None = None,
     external_wrenches: ExternalWrenches | None = None,
 ) -> JointSpaceDynamics:
-    """The chosen quantities of M, b, g, q̈ (only when τ is given) and C at (q, q̇) as a
-    JointSpaceDynamics message, by `methods`; the others
-    stay empty. The caller fills header and computation_time.
+    """The chosen quantities of M, b, g, q̈ (only when τ is given) and C at the state's
+    (q, q̇) as a JointSpaceDynamics message, by `methods`; the others stay empty. The caller
+    fills header and computation_time.
 
     Args:
         robot: the robot (q its nq coordinates, q̇ and τ its nv).
+        state: (q, q̇, τ or None) in the robot's order.
         message: a message of this robot with these quantities to fill again (a node's, for
             each cycle: publishing serializes it at once); a new one when None.
         external_wrenches: frame → wrench pushing the robot, in q̈ (Robot.forward_dynamics).
     """
+    q, qd, effort = state.q, state.qd, state.effort
     if message is None:
         message = JointSpaceDynamics(joint_names=list(robot.joint_names))
     message.position = float_sequence(q)

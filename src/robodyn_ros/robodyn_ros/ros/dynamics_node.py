@@ -75,6 +75,7 @@ from robodyn_ros.robot.operational_space import SCHUR_METHODS, check_schur_task
 from robodyn_ros.ros.conversions import (
     JOINT_SPACE_QUANTITIES,
     JointStateMap,
+    RobotState,
     finite,
     float_sequence,
     joint_space_message,
@@ -400,17 +401,16 @@ class DynamicsNode(RobotNode):
         """
         self._intake.mark_handled()
         now_ns = time.time_ns()
-        q, qd, effort = serving.joint_states.state(now_ns)
+        state = serving.joint_states.state(now_ns)
         joint_map = serving.joint_states.joint_map
         if joint_map.coupling is not None:
-            self._check_mimic(joint_map.mimic_mismatch(newest.message, q))
+            self._check_mimic(joint_map.mimic_mismatch(newest.message, state.q))
         settings = serving.settings
         if serving.odometry is not None:
-            q, qd, effort = floating_state(self._base, q, qd, effort, now_ns, settings.max_age)
+            state = floating_state(self._base, state, now_ns, settings.max_age)
         frames = serving.frames if "operational_space" in settings.quantities else ()
         joint_space, operational_space = compute(
-            serving.robot, newest.message.header, q, qd, effort, frames, settings,
-            serving.messages,
+            serving.robot, newest.message.header, state, frames, settings, serving.messages,
         )
         self._joint_space.publish(joint_space)
         for frame_message in operational_space:
@@ -464,7 +464,7 @@ class DynamicsNode(RobotNode):
         problem = method_problem(robot, operational, frames)
         if problem:
             raise RefusedError(problem)
-        q, qd, effort = self._request_state(serving, request.state)
+        state = self._request_state(serving, request.state)
         wrenches = wrenches_of(request.external_wrenches, self.robot_frame,
                                "external_wrenches")
         if request.derivatives and wrenches:
@@ -473,15 +473,15 @@ class DynamicsNode(RobotNode):
         settings = replace(serving.settings, quantities=QUANTITIES, joint_space_methods=methods,
                            operational_space_method=operational)
         joint_space, operational_space = compute(
-            robot, request.state.header, q, qd, effort, tuple(frames), settings,
+            robot, request.state.header, state, tuple(frames), settings,
             external_wrenches=wrenches or None,
         )
         response.success, response.joint_space = True, joint_space
         response.operational_space = operational_space
         if wrenches:
-            response.external_forces = float_sequence(wrench_forces(robot, q, wrenches))
+            response.external_forces = float_sequence(wrench_forces(robot, state.q, wrenches))
         if request.derivatives:
-            fill_derivatives(response, robot, q, qd, effort)
+            fill_derivatives(response, robot, state)
         return response
 
     def _on_linearize(
@@ -505,10 +505,11 @@ class DynamicsNode(RobotNode):
                                f"{LINEARIZE_INTEGRATOR})")
         if not (math.isfinite(request.dt) and request.dt > 0.0):
             raise RefusedError(f"dt: must be a number of seconds > 0; got {request.dt:g}")
-        q, v, effort = self._request_state(serving, request.state)
+        state = self._request_state(serving, request.state)
         robot = serving.robot
-        command = np.zeros(robot.nv) if effort is None else effort
-        jacobians = simulated_step_jacobians(robot, q, v, command, request.dt, integrator)
+        command = np.zeros(robot.nv) if state.effort is None else state.effort
+        jacobians = simulated_step_jacobians(robot, state.q, state.qd, command, request.dt,
+                                             integrator)
         response.state_matrix = float_sequence(finite("state_matrix (A)", jacobians.A))
         response.input_matrix = float_sequence(finite("input_matrix (B)", jacobians.B))
         response.success, response.joint_names = True, list(robot.joint_names)
@@ -527,23 +528,19 @@ class DynamicsNode(RobotNode):
             raise RefusedError("dynamics_node is not active")
         return serving
 
-    def _request_state(
-        self, serving: Serving, state: JointState
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(q, q̇, τ or None) of a request's `state` in the robot's order: its joints matched
-        by name; a floating base's at the newest odometry's base (ros.odometry).
+    def _request_state(self, serving: Serving, state: JointState) -> RobotState:
+        """The state of a request's `state` in the robot's order: its joints matched by name;
+        a floating base's at the newest odometry's base (ros.odometry).
 
         Raises:
             JointStateError: a joint missing, a field of the wrong length or not finite
                 (naming "state", the field and the joint).
             RefusedError: a floating base without an odometry within joint_states_max_age.
         """
-        q, qd, effort = JointStateMap(serving.joint_states.joint_map.joint_names).state(
-            state, "state")
-        if serving.odometry is not None:
-            q, qd, effort = floating_state(self._base, q, qd, effort, time.time_ns(),
-                                           serving.settings.max_age)
-        return q, qd, effort
+        joints = JointStateMap(serving.joint_states.joint_map.joint_names).state(state, "state")
+        if serving.odometry is None:
+            return joints
+        return floating_state(self._base, joints, time.time_ns(), serving.settings.max_age)
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -580,9 +577,7 @@ def header_frame(robot: Robot, settings: Settings) -> str:
 def compute(
     robot: Robot,
     header: Header,
-    q: np.ndarray,
-    qd: np.ndarray,
-    effort: np.ndarray | None,
+    state: RobotState,
     frames: Sequence[str],
     settings: Settings,
     messages: CycleMessages | None = None,
@@ -594,8 +589,8 @@ def compute(
     Args:
         header: the joint state's header; its frame_id is set here (header_frame) and every
             message carries it.
-        q, qd, effort: the state in the robot's order (a floating base's q, v and τ); effort
-            None: no acceleration.
+        state: the state in the robot's order (a floating base's q, v and τ); effort None: no
+            acceleration.
         frames: the frames whose OperationalSpaceDynamics are computed, in this order.
         settings: the quantities, methods, singular threshold and frame prefix.
         external_wrenches: frame → wrench pushing the robot, in the acceleration.
@@ -606,7 +601,7 @@ def compute(
     """
     start = time.perf_counter()
     header.frame_id = header_frame(robot, settings)
-    joint_space = joint_space_message(robot, q, qd, effort, settings.joint_space_methods,
+    joint_space = joint_space_message(robot, state, settings.joint_space_methods,
                                       settings.quantities,
                                       messages.joint_space if messages else None,
                                       external_wrenches)
@@ -614,7 +609,8 @@ def compute(
     operational_space = []
     for frame in frames:
         frame_message = operational_space_message(
-            robot, q, qd, frame, settings.operational_space_method, settings.singular_threshold,
+            robot, state.q, state.qd, frame, settings.operational_space_method,
+            settings.singular_threshold,
             messages.operational_space[frame] if messages else None,
         )
         frame_message.frame = settings.frame_prefix + frame
@@ -627,9 +623,7 @@ def compute(
 def fill_derivatives(
     response: ComputeDynamics.Response,
     robot: Robot,
-    q: np.ndarray,
-    qd: np.ndarray,
-    effort: np.ndarray | None,
+    state: RobotState,
 ) -> None:
     """The derivatives of a compute_dynamics response (ComputeDynamics.srv), each n x n
     row-major as its mass matrix: ∂τ/∂q and ∂τ/∂q̇ at its joint_space.acceleration (at q̈ = 0
@@ -637,11 +631,12 @@ def fill_derivatives(
 
     Args:
         response: the response, its joint_space filled.
-        q, qd, effort: the state it was computed at, in the robot's order.
+        state: the state it was computed at, in the robot's order.
 
     Raises:
         Exception: what the Robot raises where an answer does not exist (a singular M).
     """
+    q, qd, effort = state.q, state.qd, state.effort
     acceleration = np.zeros(robot.nv) if effort is None else \
         np.asarray(response.joint_space.acceleration)
     inverse = robot.inverse_dynamics_derivatives(q, qd, acceleration)
@@ -772,7 +767,8 @@ def compute_at_rest(robot: Robot, frames: Sequence[str],
                     settings: Settings) -> None:
     """compute() at rest: q neutral (zero, a floating base's at the origin), q̇ = 0, τ = 0."""
     rest = np.zeros(robot.nv)
-    compute(robot, JointState().header, robot.neutral(), rest, rest, frames, settings)
+    compute(robot, JointState().header, RobotState(robot.neutral(), rest, rest), frames,
+            settings)
 
 
 def derivatives_at_rest(robot: Robot) -> None:

@@ -54,6 +54,15 @@ class Arrival:
     received_ns: int
 
 
+@dataclass(frozen=True)
+class Taken:
+    """A message as the subscription took it: the message, or its serialized bytes where this
+    intake took it from the middleware itself, and its MessageInfo."""
+
+    message: Any
+    info: MessageInfo
+
+
 class Intake:
     """What the intakes of a subscription share: the subscription, the messages its publishers
     sent (numbered), the messages taken, and the ages of the answered ones.
@@ -64,7 +73,7 @@ class Intake:
 
     def __init__(self, topic: str) -> None:
         self.topic = topic
-        self.subscription: Subscription | None = None  # set once the node has created it
+        self.subscription: Subscription[Any] | None = None  # set once the node has created it
         self._lock = threading.Lock()
         self._streams: dict[bytes, tuple[int, int]] = {}  # publisher → (first, last) number
         self._unnumbered = 0  # messages whose middleware gives no sequence number
@@ -83,17 +92,17 @@ class Intake:
         """Record the age of a message whose answer goes out now."""
         self._ages.append((time.time_ns() - arrival.received_ns) * 1e-6)
 
-    def _drain(self, message: Any, info: MessageInfo) -> list[tuple[Any, MessageInfo]]:
+    def _drain(self, message: Any, info: MessageInfo) -> list[Taken]:
         """`message` (just taken by the executor, with its MessageInfo) and every message the
         middleware holds behind it, in arrival order, each counted; those taken here are
         serialized bytes (see `_arrival`)."""
         self._count(info)
-        taken = [(message, info)]
+        taken = [Taken(message, info)]
         while (held := self._take_held()) is not None:
             taken.append(held)
         return taken
 
-    def _take_held(self) -> tuple[bytes, MessageInfo] | None:
+    def _take_held(self) -> Taken | None:
         """The next message the middleware holds for the subscription (serialized), counted;
         None when it holds none."""
         subscription = self.subscription
@@ -101,16 +110,19 @@ class Intake:
             return None
         with subscription.handle:
             held = subscription.handle.take_message(subscription.msg_type, True)
-        if held is not None:
-            self._count(held[1])
-        return held
+        if held is None:
+            return None
+        message, info = held  # rclpy's (serialized message, MessageInfo)
+        self._count(info)
+        return Taken(message, info)
 
-    def _arrival(self, message: Any, info: MessageInfo) -> Arrival:
+    def _arrival(self, taken: Taken) -> Arrival:
         """A taken message, deserialized if it was taken serialized."""
+        message = taken.message
         if isinstance(message, bytes):
             assert self.subscription is not None  # only a subscription's take gives bytes
             message = deserialize_message(message, self.subscription.msg_type)
-        return Arrival(message, received_ns(info))
+        return Arrival(message, received_ns(taken.info))
 
     def _report(self, begun: int, handled: int, superseded: int) -> tuple[bool, dict[str, str]]:
         """Whether more than SUPERSEDED_WARN_SHARE of what began in the period since the last
@@ -163,7 +175,7 @@ class NewestFirst(Intake):
         Args:
             message, info: the subscription callback's arguments.
         """
-        return self._arrival(*self._drain(message, info)[-1])
+        return self._arrival(self._drain(message, info)[-1])
 
     def mark_handled(self) -> None:
         """Count one taken message as handled (answered, applied or rejected)."""
@@ -203,23 +215,23 @@ class InArrivalOrder(Intake):
             message, info: the subscription callback's arguments.
         """
         taken = self._drain(message, info)
-        names = [held.name if not isinstance(held, bytes) else joint_state_names(held)
-                 for held, _ in taken]
+        names = [joint_state_names(held.message) if isinstance(held.message, bytes)
+                 else held.message.name for held in taken]
         for joints in names:
             self.states.join(joints)
         deadline = time.perf_counter() + REST_POLL
         while not self.states.ready and time.perf_counter() < deadline:
             if (held := self._take_held()) is not None:
                 taken.append(held)
-                names.append(joint_state_names(held[0]))
+                names.append(joint_state_names(held.message))
                 self.states.join(names[-1])
-        kept: list[tuple[Any, MessageInfo]] = []
+        kept: list[Taken] = []
         later: set[str] = set()
         for held, joints in zip(reversed(taken), reversed(names), strict=True):
             if not joints or not later.issuperset(joints):  # none: refused by the merge
                 kept.append(held)
             later.update(joints)
-        return [self._arrival(*held) for held in reversed(kept)]
+        return [self._arrival(held) for held in reversed(kept)]
 
     def mark_handled(self) -> None:
         """Count the newest merged state as handled (computed or refused)."""

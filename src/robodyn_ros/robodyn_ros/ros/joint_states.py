@@ -12,16 +12,17 @@ refused, naming the joints not heard, and nothing is computed from it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 
 from robodyn_ros.robot.state_merge import DEFAULT_MAX_AGE, StateMerge, StateMergeError
-from robodyn_ros.ros.conversions import JointStateError, JointStateMap
+from robodyn_ros.ros.conversions import JointStateError, JointStateMap, RobotState
 from robodyn_ros.ros.parameters import ParameterSpec
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ GROUP_WAIT_PARAMETER = ParameterSpec(
 )
 
 
-def input_qos(depth: int) -> dict:
+def input_qos(depth: int) -> dict[str, Any]:
     """The keyword arguments of create_subscription for a stream input: best effort, so that
     both best-effort (sensor data) and reliable publishers connect, keeping `depth` messages,
     with the QoS overrides of robot_state_publisher (``qos_overrides.<topic>.subscription.*``
@@ -109,17 +110,15 @@ class JointStateMerge:
             newest = arrival
         return newest
 
-    def state(
-        self, now_ns: int, source: str = "joint_states"
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def state(self, now_ns: int, source: str = "joint_states") -> RobotState:
         """The merged state.
 
         Args:
             now_ns: now (ns, system clock), for the age of each joint.
 
         Returns:
-            (q, q̇, τ or None) in the robot's joint order, as JointStateMap.state: q̇ = 0 for a
-            joint whose last message had no velocity, τ only when every one had effort.
+            The state in the robot's joint order, as JointStateMap.state: q̇ = 0 for a joint
+            whose last message had no velocity, τ only when every one had effort.
 
         Raises:
             JointStateError: a joint was not heard within max_age (naming it).
@@ -129,11 +128,11 @@ class JointStateMerge:
         except StateMergeError as error:
             raise JointStateError(str(error)) from error
         effort = None if np.isnan(merged.effort).any() else merged.effort
-        return merged.position, np.nan_to_num(merged.velocity, nan=0.0), effort
+        return RobotState(merged.position, np.nan_to_num(merged.velocity, nan=0.0), effort)
 
     def update(
         self, message: JointState, received_ns: int, now_ns: int, source: str = "joint_states"
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    ) -> RobotState:
         """Merge one message, then the merged state (`add`, then `state`)."""
         self.add(message, received_ns, source)
         return self.state(now_ns, source)

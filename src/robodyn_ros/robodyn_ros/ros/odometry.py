@@ -21,6 +21,7 @@ from robodyn_ros.dynamics.tree import UNIT_TOLERANCE
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.state_merge import heard_ago, heard_since
+from robodyn_ros.ros.conversions import RobotState
 from robodyn_ros.ros.guard import RefusedError
 
 
@@ -81,19 +82,14 @@ def base_state(message: Odometry, frames: OdometryFrames, received_ns: int) -> B
 
 
 def floating_state(
-    base: BaseState | None,
-    q: np.ndarray,
-    qd: np.ndarray,
-    effort: np.ndarray | None,
-    now_ns: int,
-    max_age: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """A floating-base robot's (q, v, τ) of its joints' state and the newest odometry: the
-    base's pose and twist first, no effort on the base (τ[:6] = 0).
+    base: BaseState | None, joints: RobotState, now_ns: int, max_age: float
+) -> RobotState:
+    """A floating-base robot's state (q, v, τ) of its joints' state and the newest odometry:
+    the base's pose and twist first, no effort on the base (τ[:6] = 0).
 
     Args:
         base: the newest odometry taken (None before one).
-        q, qd, effort: the joints' state (effort None: no acceleration).
+        joints: the joints' state (effort None: no acceleration).
         now_ns: now (ns, system clock), when the joint states were judged.
         max_age: s, joint_states_max_age.
 
@@ -108,8 +104,10 @@ def floating_state(
         raise RefusedError(f"odometry: the newest was {heard_ago(now_ns - base.received_ns)}, "
                            f"not within joint_states_max_age ({max_age:g} s): the floating "
                            "base's pose is unknown, nothing is computed")
-    tau = None if effort is None else np.concatenate([np.zeros(FREE_FLYER_DOF), effort])
-    return np.concatenate([base.pose, q]), np.concatenate([base.twist, qd]), tau
+    tau = None if joints.effort is None else np.concatenate([np.zeros(FREE_FLYER_DOF),
+                                                             joints.effort])
+    return RobotState(np.concatenate([base.pose, joints.q]),
+                      np.concatenate([base.twist, joints.qd]), tau)
 
 
 def odometry_message(q: np.ndarray, v: np.ndarray, world: str, base: str) -> Odometry:

@@ -42,11 +42,12 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from nav_msgs.msg import Odometry
-from rclpy.action import ActionServer, CancelResponse
+from rclpy.action.server import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from robodyn_interfaces.action import Preview
 from sensor_msgs.msg import JointState
@@ -56,7 +57,7 @@ from robodyn_ros.contact.geometry import CollisionShape
 from robodyn_ros.parallel import CancelledError, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.ros.contacts import world_shapes
-from robodyn_ros.ros.conversions import JointStateMap, finite
+from robodyn_ros.ros.conversions import JointStateMap, RobotState, finite
 from robodyn_ros.ros.description import RobotDescription
 from robodyn_ros.ros.guard import ERROR, OK, RefusedError
 from robodyn_ros.ros.intake import received_ns
@@ -102,6 +103,14 @@ PARAMETERS = (
 )
 
 
+@dataclass(frozen=True)
+class _CollisionShapes:
+    """The collision shapes read from a description (None: the robot's own URDF)."""
+
+    description: RobotDescription | None
+    shapes: tuple[CollisionShape, ...]
+
+
 class PreviewNode(RobotNode):
     """The preview action server."""
 
@@ -115,7 +124,7 @@ class PreviewNode(RobotNode):
         self._base: BaseState | None = None  # of the newest odometry taken
         self._cancels: dict[bytes, threading.Event] = {}
         self._goals = 0
-        self._collision: tuple[RobotDescription | None, tuple[CollisionShape, ...]] | None = None
+        self._collision: _CollisionShapes | None = None
         super().__init__("preview_node", **kwargs)
 
     def create_interfaces(self) -> None:
@@ -258,9 +267,10 @@ class PreviewNode(RobotNode):
         description = self.follower.description if self.follower is not None else None
         if world is None:
             return ()
-        if self._collision is None or self._collision[0] is not description:
-            self._collision = (description, world_shapes(world, description, robot))
-        return self._collision[1]
+        if self._collision is None or self._collision.description is not description:
+            self._collision = _CollisionShapes(description,
+                                               world_shapes(world, description, robot))
+        return self._collision.shapes
 
     def _start(self, robot: Robot, start: JointState) -> tuple[np.ndarray, np.ndarray]:
         """(q, q̇) of goal.start, else of the latest joint_states; a floating base's from the
@@ -273,7 +283,8 @@ class PreviewNode(RobotNode):
         assert self._joint_states is not None  # configured along with the robot
         max_age, now = self._joint_states.max_age, time.time_ns()
         if start.name:
-            q, qd = JointStateMap(robot.measured_joints).state(start, "start")[:2]
+            joints = JointStateMap(robot.measured_joints).state(start, "start")
+            q, qd = joints.q, joints.qd
         elif self._latest is None:
             raise RefusedError("start is empty and no complete joint_states has arrived")
         else:
@@ -284,8 +295,8 @@ class PreviewNode(RobotNode):
                                    f"{age:.3g} s old (joint_states_max_age {max_age:g} s)")
         if self._odometry_frames is None:
             return q, qd
-        q, qd, _ = floating_state(self._base, q, qd, None, now, max_age)
-        return q, qd
+        floating = floating_state(self._base, RobotState(q, qd, None), now, max_age)
+        return floating.q, floating.qd
 
     def report(self) -> tuple[int, str, dict[str, str]]:
         level, message = (OK, "previewing") if self.robot is not None else (ERROR, "no robot")

@@ -27,7 +27,7 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
-from rclpy.action import ActionClient
+from rclpy.action.client import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
@@ -209,27 +209,48 @@ def nodes_in_process(
         rclpy.try_shutdown()
 
 
+@dataclass(frozen=True)
+class TargetTour:
+    """The pose targets run_simulation sends, and when it calls one reached.
+
+    Attributes:
+        frame: the frame the operational-space controller moves (default_targets').
+        seconds_per_target: sim time each target is held, s.
+        position_tolerance: the largest position error of a reached target, m.
+        orientation_tolerance: the largest orientation error of a reached target, rad.
+        print_every: sim time between two printed errors, s.
+    """
+
+    frame: str
+    seconds_per_target: float = 3.0
+    position_tolerance: float = 0.005
+    orientation_tolerance: float = 0.02
+    print_every: float = 0.5
+
+    def reached(self, position_error: float, orientation_error: float) -> bool:
+        """Whether a final pose error (m, rad) is within the tolerances."""
+        return (position_error <= self.position_tolerance
+                and orientation_error <= self.orientation_tolerance)
+
+
 def run_simulation(
     urdf: Path,
     params_file: Path,
-    frame: str,
-    seconds_per_target: float = 3.0,
-    tolerance: tuple[float, float] = (0.005, 0.02),
-    print_every: float = 0.5,
+    tour: TargetTour,
+    *,
     gravity: tuple[float, float, float] | None = None,
     xacro_args: Mapping[str, str] | None = None,
     sim_parameters: Sequence[Parameter[Any]] = (),
 ) -> bool:
-    """Run the four nodes in this process (nodes_in_process), send the default targets one
-    after the other (each for `seconds_per_target` of sim time), print the tracking error and
-    a summary; True when every target was reached within `tolerance` (m, rad). `urdf`,
-    `gravity` and `xacro_args` as nodes_in_process takes them; `sim_parameters`: more of
-    sim_node's (its world_file)."""
+    """Run the four nodes in this process (nodes_in_process), send the tour's targets one
+    after the other, print the tracking error and a summary; True when every target was
+    reached. `urdf`, `gravity` and `xacro_args` as nodes_in_process takes them;
+    `sim_parameters`: more of sim_node's (its world_file)."""
     with nodes_in_process(urdf, params_file, (SimNode, DynamicsNode, ControllerNode, PreviewNode),
                           gravity, xacro_args, node_parameters=[sim_parameters]) as simulation:
         robot, runner = simulation.robot, simulation.runner
         sim_node, _, controller_node, _ = simulation.nodes
-        preview = Previewer(ActionClient(runner, Preview, "preview"), robot, frame,
+        preview = Previewer(ActionClient(runner, Preview, "preview"), robot, tour.frame,
                             _controller_gains(controller_node), sim_node.get_parameter("dt").value,
                             sim_node.get_parameter("publish_period").value)
         observer = Observer.watching(runner, robot)
@@ -237,8 +258,7 @@ def run_simulation(
         simulation.start()
         wall_start = time.perf_counter()
         try:
-            reached = _follow_targets(robot, frame, observer, targets_out, preview,
-                                      seconds_per_target, tolerance, print_every)
+            reached = _follow_targets(tour, observer, targets_out, preview)
             print_summary(observer, time.perf_counter() - wall_start)
         except KeyboardInterrupt:
             print("\ninterrupted")
@@ -263,7 +283,7 @@ def transition(node: RobotNode, name: str) -> None:
 class Previewer:
     """Asks preview_node what the controller will do with a target, from the latest state."""
 
-    client: ActionClient
+    client: ActionClient[Any, Any, Any]
     robot: Robot
     frame: str
     gains: dict[str, list[float]]
@@ -290,7 +310,9 @@ class Previewer:
         return pose_error(self.robot, np.array(q), self.frame, target)
 
 
-def predict(client: ActionClient, goal: Preview.Goal) -> PreviewPrediction | None:
+def predict(
+    client: ActionClient[Any, Any, Any], goal: Preview.Goal,
+) -> PreviewPrediction | None:
     """preview_node's prediction of the goal's first scenario from the latest state, or None
     (the reason printed)."""
     if not client.wait_for_server(timeout_sec=10.0):
@@ -318,16 +340,9 @@ def _controller_gains(controller: RobotNode) -> dict[str, list[float]]:
             for name in PREVIEW_GAINS if name in parameters}
 
 
-def _follow_targets(
-    robot: Robot,
-    frame: str,
-    observer: Observer,
-    publisher: Publisher[PoseStamped],
-    preview: Previewer,
-    seconds: float,
-    tolerance: tuple[float, float],
-    print_every: float,
-) -> bool:
+def _follow_targets(tour: TargetTour, observer: Observer, publisher: Publisher[PoseStamped],
+                    preview: Previewer) -> bool:
+    robot, frame, seconds = preview.robot, tour.frame, tour.seconds_per_target
     while observer.state is None:  # the simulation's first joint state
         time.sleep(0.01)
     targets = default_targets(robot, observer.state.q, frame)
@@ -352,17 +367,18 @@ def _follow_targets(
             t, q = latest.time, latest.q
             if t >= next_print:
                 position, angle = pose_error(robot, q, frame, target)
-                ahead = preview.error_at(prediction, t - t0, target)
-                print(f"  t = {t:6.2f} s   {1e3 * position:9.2f} {1e3 * ahead[0]:10.2f}   "
-                      f"{angle:11.4f} {ahead[1]:12.4f}")
-                next_print += print_every
+                predicted_position, predicted_angle = preview.error_at(prediction, t - t0,
+                                                                       target)
+                print(f"  t = {t:6.2f} s   {1e3 * position:9.2f} "
+                      f"{1e3 * predicted_position:10.2f}   {angle:11.4f} {predicted_angle:12.4f}")
+                next_print += tour.print_every
             time.sleep(0.005)
         position, angle = pose_error(robot, observer.state.q, frame, target)
-        ok = position <= tolerance[0] and angle <= tolerance[1]
+        ok = tour.reached(position, angle)
         reached &= ok
         print(f"  final: {1e3 * position:.2f} mm, {angle:.4f} rad "
-              f"({'reached' if ok else 'NOT reached'}; tolerance {1e3 * tolerance[0]:.0f} mm, "
-              f"{tolerance[1]} rad)")
+              f"({'reached' if ok else 'NOT reached'}; tolerance "
+              f"{1e3 * tour.position_tolerance:.0f} mm, {tour.orientation_tolerance} rad)")
     return reached
 
 

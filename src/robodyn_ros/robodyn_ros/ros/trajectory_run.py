@@ -74,27 +74,35 @@ class RecordedRun:
     joint_names: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class _StampedPosition:
+    """A joint state's sim time (s) and position q in the robot's order."""
+
+    time: float
+    q: np.ndarray
+
+
 @dataclass
 class _Tracker:
     """The newest joint state's sim time and position, and the largest tracking error of the
     trajectory once its time 0 is set."""
 
     joint_map: JointStateMap
-    newest: tuple[float, np.ndarray] | None = None
+    newest: _StampedPosition | None = None
     reference: JointTrajectoryReference | None = None
     start: float = 0.0
     worst: np.ndarray | None = None
 
     def on_joint_state(self, message: JointState) -> None:
-        q, _, _ = self.joint_map.state(message)
+        q = self.joint_map.state(message).q
         t = message.header.stamp.sec + 1e-9 * message.header.stamp.nanosec
-        self.newest = (t, q)
+        self.newest = _StampedPosition(t, q)
         if self.reference is not None and t >= self.start:
             error = np.abs(q - self.reference.at(t - self.start)[0])
             self.worst = error if self.worst is None else np.maximum(self.worst, error)
 
     def spin_until(self, executor: Executor, sim_time: float | None,
-                   what: str) -> tuple[float, np.ndarray]:
+                   what: str) -> _StampedPosition:
         """Spin `executor` (the recording's, in this thread) until a state stamped at
         `sim_time` or later has arrived (None: any); that state.
 
@@ -102,7 +110,7 @@ class _Tracker:
             TimeoutError: no new state within PATIENCE s, naming `what` it waited for.
         """
         waited_from, seen = time.monotonic(), self.newest
-        while self.newest is None or (sim_time is not None and self.newest[0] < sim_time):
+        while self.newest is None or (sim_time is not None and self.newest.time < sim_time):
             executor.spin_once(timeout_sec=0.05)
             if self.newest is not seen:
                 waited_from, seen = time.monotonic(), self.newest
@@ -164,10 +172,11 @@ def play_and_record(
                                           QoSProfile(depth=QUEUE,
                                                      reliability=ReliabilityPolicy.BEST_EFFORT))
             simulation.start()
-            first, _ = tracker.spin_until(executor, None, "the simulation's first state")
+            first = tracker.spin_until(executor, None, "the simulation's first state").time
             recorder = BagRecorder(recording, writer, [RECORDED_TOPIC])
             _wait_for_recording(executor, recorder)
-            now, q = tracker.spin_until(executor, first, "a recorded state")
+            recorded = tracker.spin_until(executor, first, "a recorded state")
+            now, q = recorded.time, recorded.q
             start = now + START_DELAY
             tracker.reference = trajectory_reference(message, joint_map, q, np.zeros_like(q))
             tracker.start = start
@@ -176,8 +185,8 @@ def play_and_record(
             publish_period = sim_node.get_parameter("publish_period").value
             writer.set_custom_data(EFFORT_LAG_KEY, repr(0.5 * publish_period))
             publish_until_taken(publisher, confirmation, message, PATIENCE)
-            end, _ = tracker.spin_until(executor, start + tracker.reference.duration + SETTLE,
-                                        "the trajectory's end")
+            end = tracker.spin_until(executor, start + tracker.reference.duration + SETTLE,
+                                     "the trajectory's end").time
             count = recorder.recorded[RECORDED_TOPIC].count
         finally:
             executor.shutdown()

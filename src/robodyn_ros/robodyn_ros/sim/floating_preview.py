@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from functools import partial
 
 import numpy as np
 
@@ -28,20 +26,18 @@ from robodyn_ros.control.operational_space_controller import rotation_error
 from robodyn_ros.control.whole_body import WholeBodyController
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model.model import FREE_FLYER_DOF
-from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.robot.configuration import check_configuration
-from robodyn_ros.sim.contact_log import ContactLog
 from robodyn_ros.sim.lie_integrators import LIE_INTEGRATORS
 from robodyn_ros.sim.preview_result import (
     PreviewMetrics,
     PreviewResult,
     PreviewSettings,
-    sample_steps,
     smallest_singular_values,
 )
 from robodyn_ros.sim.rollout import Trajectory
 from robodyn_ros.sim.scenario_rollout import rollout_trajectory, whole_body_targets
+from robodyn_ros.sim.scenario_run import ScenarioRun
 from robodyn_ros.sim.scenarios import (
     Scenario,
     ScenarioError,
@@ -53,7 +49,6 @@ from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.sim.world_scenario import (
     check_world,
     compiled_world_rollout,
-    sampled_contacts,
     simulated_robot,
 )
 
@@ -62,38 +57,25 @@ CONTACT_GAINS = (100.0, 20.0)  # Baumgarte kp (1/s²) and kd (1/s) of the held c
 Command = Callable[[int, SimulatedRobot], np.ndarray]
 
 
-def floating_preview(
-    robot: Robot,
-    scenarios: Sequence[Scenario],
-    settings: PreviewSettings,
-    q: np.ndarray | None = None,
-    v: np.ndarray | None = None,
-    *,
-    pool: Backend | None = None,
-    on_done: Callable[[PreviewResult], None] | None = None,
-    collision_shapes: Sequence[CollisionShape] = (),
-) -> list[PreviewResult]:
-    """Every scenario simulated from (q, v) (default: neutral, at rest) over settings.horizon,
-    fanned out over `pool` (default serial); as sim.preview.preview.
+def check_floating_settings(settings: PreviewSettings) -> None:
+    """A ScenarioError unless a floating robot's preview takes the settings.
 
     Raises:
-        ScenarioError: an integrator the group's simulation has not (LIE_INTEGRATORS), a
-            forward-dynamics method other than "aba", or a scenario the robot does not take
-            (sim.scenarios.FLOATING_KINDS).
+        ScenarioError: an integrator the group's simulation has not (LIE_INTEGRATORS), or a
+            forward-dynamics method other than "aba".
     """
     if settings.integrator not in LIE_INTEGRATORS or settings.forward_dynamics_method != "aba":
         raise ScenarioError(
             f"a floating-base robot's preview integrates with {', '.join(LIE_INTEGRATORS)} and "
             f"the articulated-body algorithm; got {settings.integrator!r} and "
             f"{settings.forward_dynamics_method!r}")
-    start_q = robot.neutral() if q is None else np.asarray(q, dtype=float)
-    start_v = np.zeros(robot.nv) if v is None else np.asarray(v, dtype=float)
-    task = partial(floating_preview_one, robot, settings, start_q, start_v, on_done=on_done,
-                   collision_shapes=tuple(collision_shapes))
-    if pool is None:
-        with backend("serial") as serial:
-            return serial.map(task, list(scenarios))
-    return pool.map(task, list(scenarios))
+
+
+def floating_start(robot: Robot, q: np.ndarray | None, v: np.ndarray | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The start state (q, v) of a floating robot's preview: neutral and at rest by default."""
+    return (robot.neutral() if q is None else np.asarray(q, dtype=float),
+            np.zeros(robot.nv) if v is None else np.asarray(v, dtype=float))
 
 
 def floating_preview_one(
@@ -101,61 +83,49 @@ def floating_preview_one(
     scenario: Scenario, on_done: Callable[[PreviewResult], None] | None = None,
     collision_shapes: Sequence[CollisionShape] = (),
 ) -> PreviewResult:
-    """One scenario from (q, v): simulated, measured and timed."""
+    """One scenario from (q, v): simulated, measured and timed.
+
+    Raises:
+        ScenarioError: a scenario the robot does not take (sim.scenarios.FLOATING_KINDS).
+    """
     check_world(scenario, collision_shapes)
     started = time.perf_counter()
-    times = settings.dt * np.arange(settings.steps + 1)
-    samples = sample_steps(settings)
-    contact_log = ContactLog(settings.dt, samples)
+    run = ScenarioRun.start(robot, settings, q, v, scenario, collision_shapes)
     if scenario.world.planes and not scenario.pushes:
         SimulatedRobot(robot, q=q, qd=v)  # the start state checked as a stepped world run checks it
-        trajectory, smallest = compiled_world_rollout(robot, settings, q, v, scenario, times,
-                                                      collision_shapes, contact_log)
+        trajectory, smallest = compiled_world_rollout(run)
     else:
         if isinstance(scenario, TorqueProfile) and not scenario.pushes:
-            Q, V, effort = _compiled(robot, settings, q, v, scenario, times)
+            Q, V, effort = _compiled(run, scenario)
         else:
-            Q, V, effort = _stepped(robot, settings, q, v, scenario, times, collision_shapes,
-                                    contact_log)
-        trajectory, smallest = _measured(robot, scenario.frame, samples, Q, V, effort)
-    metrics = replace(_metrics(robot, scenario, q, trajectory, smallest),
-                      contact=contact_log.metrics)
-    wall_time = time.perf_counter() - started
-    result = PreviewResult(scenario.name, times, trajectory.q, trajectory.qd, trajectory.tau,
-                           scenario.frame, trajectory.path, samples, trajectory.energy, metrics,
-                           wall_time, settings.horizon / wall_time,
-                           sampled_contacts(scenario, contact_log, samples))
+            Q, V, effort = _stepped(run)
+        trajectory, smallest = _measured(robot, scenario.frame, run.samples, Q, V, effort)
+    result = run.result(trajectory, _metrics(robot, scenario, q, trajectory, smallest), started)
     if on_done is not None:
         on_done(result)
     return result
 
 
-def _compiled(
-    robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
-    scenario: TorqueProfile, times: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _compiled(run: ScenarioRun, scenario: TorqueProfile
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Q, V, effort) of a torque profile by the compiled rollout, the joints free of stops."""
-    check_configuration(robot.configuration_joints, q, "q")
-    trajectory, _ = rollout_trajectory(robot, settings, q, v, scenario, times,
-                                       stop_at_limits=False)
+    check_configuration(run.robot.configuration_joints, run.q, "q")
+    trajectory, _ = rollout_trajectory(run.robot, run.settings, run.q, run.qd, scenario,
+                                       run.times, stop_at_limits=False)
     finite = np.isfinite(trajectory.q).all(axis=1) & np.isfinite(trajectory.qd).all(axis=1)
     if not finite.all():
         step = int(np.argmin(finite))
-        raise _diverged(scenario, step, times[step])
+        raise _diverged(scenario, step, run.times[step])
     return trajectory.q, trajectory.qd, trajectory.tau
 
 
-def _stepped(
-    robot: Robot, settings: PreviewSettings, q: np.ndarray, v: np.ndarray,
-    scenario: Scenario, times: np.ndarray, collision_shapes: Sequence[CollisionShape],
-    contact_log: ContactLog,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _stepped(run: ScenarioRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Q, V, effort) by SimulatedRobot, step by step in Python: a whole-body pose on its
     held contacts, or a scenario with pushes."""
+    robot, settings, scenario, times = run.robot, run.settings, run.scenario, run.times
     held = (scenario.contacts if isinstance(scenario, WholeBodyPose)
             and not scenario.world.planes else ())
-    simulation = simulated_robot(robot, settings, q, v, scenario, collision_shapes,
-                                 contacts=held, contact_gains=CONTACT_GAINS)
+    simulation = simulated_robot(run, contacts=held, contact_gains=CONTACT_GAINS)
     command = _command(robot, scenario, simulation, times)
     Q, V = np.empty((settings.steps + 1, robot.nq)), np.empty((settings.steps + 1, robot.nv))
     effort = np.empty((settings.steps, robot.nv))
@@ -167,7 +137,7 @@ def _stepped(
             simulation.step(effort[k])
         except (NonFiniteResultError, np.linalg.LinAlgError) as error:  # within the step
             raise _diverged(scenario, k + 1, times[k + 1]) from error
-        contact_log.record(k + 1, simulation.world_contacts)
+        run.contact_log.record(k + 1, simulation.world_contacts)
         Q[k + 1], V[k + 1] = simulation.q, simulation.qd
     return Q, V, effort
 
@@ -233,4 +203,4 @@ def _metrics(robot: Robot, scenario: Scenario, q0: np.ndarray, trajectory: Traje
     )
 
 
-__all__ = ["CONTACT_GAINS", "floating_preview", "floating_preview_one"]
+__all__ = ["CONTACT_GAINS", "check_floating_settings", "floating_preview_one", "floating_start"]

@@ -108,7 +108,8 @@ class ReachPlan:
         q_plan = robot.integrate(self.q[k], s * robot.difference(self.q[k], self.q[k + 1]))
         v_plan = (1.0 - s) * self.v[k] + s * self.v[k + 1]
         deviation = np.concatenate([robot.difference(q_plan, q), v - v_plan])
-        return self.u[k] + self.K[k] @ deviation
+        effort: np.ndarray = self.u[k] + self.K[k] @ deviation
+        return effort
 
 
 @dataclass
@@ -129,7 +130,8 @@ def so3_right_jacobian_inverse(e: np.ndarray) -> np.ndarray:
     cross = skew(e)
     factor = 1.0 / 12.0 if theta < SMALL_ANGLE else \
         1.0 / theta**2 - (1.0 + np.cos(theta)) / (2.0 * theta * np.sin(theta))
-    return np.eye(3) + 0.5 * cross + factor * cross @ cross
+    jacobian: np.ndarray = np.eye(3) + 0.5 * cross + factor * cross @ cross
+    return jacobian
 
 
 class _Model:
@@ -172,7 +174,8 @@ class _Model:
 
     def saturation(self, u: np.ndarray) -> np.ndarray:
         """How far each effort is past its limit, signed."""
-        return u - np.clip(u, -self.effort_limit, self.effort_limit)
+        excess: np.ndarray = u - np.clip(u, -self.effort_limit, self.effort_limit)
+        return excess
 
     def running_cost(self, q: np.ndarray, v: np.ndarray, u: np.ndarray) -> float:
         task = self.task
@@ -270,7 +273,8 @@ def _operational_space_rollout(model: _Model, q0: np.ndarray, v0: np.ndarray,
     controller = load_controller("operational_space")()
     settings = {"frame": task.frame, "rest_posture": q0}
     if gains is not None:
-        settings |= {"kp": gains[0], "kd": gains[1]}
+        kp, kd = gains
+        settings |= {"kp": kp, "kd": kd}
     controller.configure(robot, settings)
     controller.set_target(task.position, task.rotation)
     q, v = np.empty((task.steps + 1, robot.nq)), np.empty((task.steps + 1, robot.nv))

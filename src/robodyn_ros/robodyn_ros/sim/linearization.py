@@ -75,7 +75,8 @@ class JointLosses(NamedTuple):
         G = np.eye(robot.nv) if robot.coupling is None else robot.coupling.G
         smoothed = np.tanh((v @ G.T) / self.friction_velocity)
         slope = self.damping + self.friction / self.friction_velocity * (1.0 - smoothed**2)
-        return (G.T * slope[..., None, :]) @ G  # tanh' = 1 − tanh²
+        derivative: np.ndarray = (G.T * slope[..., None, :]) @ G  # tanh' = 1 − tanh²
+        return derivative
 
 
 class _Rates(NamedTuple):
@@ -83,6 +84,16 @@ class _Rates(NamedTuple):
 
     x: np.ndarray
     u: np.ndarray
+
+
+class _Slope(NamedTuple):
+    """One RK4 stage's slopes and their rates: of the configuration (dexp⁻¹ v, nv) and of the
+    velocity (the acceleration)."""
+
+    theta_dot: np.ndarray
+    theta_dot_rates: _Rates
+    acceleration: np.ndarray
+    acceleration_rates: _Rates
 
 
 def step_jacobians(
@@ -265,22 +276,24 @@ def _rk4(robot: Robot, dynamics: _Dynamics, q: np.ndarray, v: np.ndarray,
     """sim.lie_integrators.lie_rk4's stages, each with its rates."""
     q_rates, v_rates = _state_rates(q.shape[0], robot.nv)
     a1, a1_rates = _acceleration_rates(dynamics, q, q_rates, v, v_rates)
-    slopes = [(v, v_rates, a1, a1_rates)]
+    slopes = [_Slope(v, v_rates, a1, a1_rates)]
     for fraction, previous in ((0.5, 0), (0.5, 1), (1.0, 2)):
-        theta_dot, theta_dot_rates, a, a_rates = slopes[previous]
+        slope = slopes[previous]
         h = fraction * dt
-        theta, theta_rates = h * theta_dot, _scaled(h, theta_dot_rates)
-        stage_v, stage_v_rates = v + h * a, _sum(v_rates, _scaled(h, a_rates))
+        theta, theta_rates = h * slope.theta_dot, _scaled(h, slope.theta_dot_rates)
+        stage_v = v + h * slope.acceleration
+        stage_v_rates = _sum(v_rates, _scaled(h, slope.acceleration_rates))
         y, y_rates = robot.integrate(q, theta), _moved(robot, theta, theta_rates)
         a_k, a_k_rates = _acceleration_rates(dynamics, y, y_rates, stage_v, stage_v_rates)
         theta_dot_k, theta_dot_k_rates = _dexp_inverse_rates(robot, theta, theta_rates,
                                                              stage_v, stage_v_rates)
-        slopes.append((theta_dot_k, theta_dot_k_rates, a_k, a_k_rates))
+        slopes.append(_Slope(theta_dot_k, theta_dot_k_rates, a_k, a_k_rates))
     weights = (1.0, 2.0, 2.0, 1.0)
-    theta = dt / 6.0 * np.sum([w * s[0] for w, s in zip(weights, slopes, strict=True)], axis=0)
-    theta_rates = _sum(*(_scaled(dt / 6.0 * w, s[1]) for w, s in zip(weights, slopes,
-                                                                    strict=True)))
-    v_next = _sum(v_rates, *(_scaled(dt / 6.0 * w, s[3])
+    theta = dt / 6.0 * np.sum([w * s.theta_dot for w, s in zip(weights, slopes, strict=True)],
+                              axis=0)
+    theta_rates = _sum(*(_scaled(dt / 6.0 * w, s.theta_dot_rates)
+                         for w, s in zip(weights, slopes, strict=True)))
+    v_next = _sum(v_rates, *(_scaled(dt / 6.0 * w, s.acceleration_rates)
                              for w, s in zip(weights, slopes, strict=True)))
     return _jacobians(_moved(robot, theta, theta_rates), v_next)
 

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
 import numpy as np
 
@@ -30,18 +29,21 @@ from robodyn_ros.control.plugin import ControllerState
 from robodyn_ros.parallel import Backend, backend
 from robodyn_ros.robot import Robot
 from robodyn_ros.sim import rollout
-from robodyn_ros.sim.contact_log import ContactLog
-from robodyn_ros.sim.floating_preview import floating_preview, floating_preview_one
+from robodyn_ros.sim.floating_preview import (
+    check_floating_settings,
+    floating_preview_one,
+    floating_start,
+)
 from robodyn_ros.sim.ilqr import ReachPlan, ReachTask, plan_reach
 from robodyn_ros.sim.linearization import LINEARIZED_INTEGRATORS, JointLosses, step_jacobians
 from robodyn_ros.sim.preview_result import (
     PreviewMetrics,
     PreviewResult,
     PreviewSettings,
-    sample_steps,
     smallest_singular_values,
 )
 from robodyn_ros.sim.scenario_rollout import compiled_rollout, target_rotation
+from robodyn_ros.sim.scenario_run import ScenarioRun
 from robodyn_ros.sim.scenarios import (
     REACH_WEIGHTS,
     FixedScenario,
@@ -57,7 +59,6 @@ from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.sim.world_scenario import (
     check_world,
     compiled_world_rollout,
-    sampled_contacts,
     simulated_robot,
 )
 from robodyn_ros.sim.wrench_sensor import sensor_reading, wrench_sensor
@@ -92,15 +93,19 @@ def preview(
         if isinstance(scenario, OptimalReach):
             plan_steps(settings, scenario)
     if robot.nq != robot.nv:
-        return floating_preview(robot, scenarios, settings, q, qd, pool=pool, on_done=on_done,
-                                collision_shapes=collision_shapes)
-    start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
-    warm_up(robot, settings)
-    if any(isinstance(scenario, OptimalReach) for scenario in scenarios):
-        warm_up_planning(robot, start.q, start.qd)
-    if any(scenario.world.planes for scenario in scenarios):
-        warm_up_world(robot, settings)
-    task = partial(preview_one, robot, settings, start.q, start.qd, on_done=on_done,
+        check_floating_settings(settings)
+        q, qd = floating_start(robot, q, qd)
+        preview_from: Callable[..., PreviewResult] = floating_preview_one
+    else:
+        start = SimulatedRobot(robot, q=q, qd=qd)  # checks and defaults the start state
+        q, qd = start.q, start.qd
+        warm_up(robot, settings)
+        if any(isinstance(scenario, OptimalReach) for scenario in scenarios):
+            warm_up_planning(robot, q, qd)
+        if any(scenario.world.planes for scenario in scenarios):
+            warm_up_world(robot, settings)
+        preview_from = preview_one
+    task = partial(preview_from, robot, settings, q, qd, on_done=on_done,
                    collision_shapes=tuple(collision_shapes))
     if pool is None:
         with backend("serial") as serial:
@@ -161,26 +166,20 @@ def preview_one(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.n
                             "floating-base robot (Robot.from_urdf(..., floating_base=True))")
     check_world(scenario, collision_shapes)
     started = time.perf_counter()
-    times = settings.dt * np.arange(settings.steps + 1)
-    samples = sample_steps(settings)
-    contact_log = ContactLog(settings.dt, samples)
-    plan = planned_reach(robot, settings, scenario, q, qd) \
-        if isinstance(scenario, OptimalReach) else None
-    rollout_of: Callable[..., Any] = compiled_rollout
-    if not runs_compiled(settings, scenario):
-        rollout_of = partial(_stepped_rollout, collision_shapes=tuple(collision_shapes),
-                             contact_log=contact_log, plan=plan)
+    run = ScenarioRun.start(robot, settings, q, qd, scenario, collision_shapes)
+    plan = None
+    if isinstance(scenario, OptimalReach):
+        plan = planned_reach(robot, settings, scenario, q, qd)
+        trajectory, smallest = _stepped_rollout(run, _plan_follower(robot, plan))
+    elif not runs_compiled(settings, scenario):
+        trajectory, smallest = _stepped_rollout(
+            run, _controller(robot, settings, scenario, q, run.times))
     elif scenario.world.planes:
-        rollout_of = partial(compiled_world_rollout, collision_shapes=tuple(collision_shapes),
-                             contact_log=contact_log)
-    trajectory, smallest = rollout_of(robot, settings, q, qd, scenario, times)
-    metrics = replace(_metrics(robot, scenario, q, trajectory, smallest),
-                      contact=contact_log.metrics)
-    wall_time = time.perf_counter() - started
-    result = PreviewResult(scenario.name, times, trajectory.q, trajectory.qd, trajectory.tau,
-                           scenario.frame, trajectory.path, samples, trajectory.energy, metrics,
-                           wall_time, settings.horizon / wall_time,
-                           sampled_contacts(scenario, contact_log, samples), plan)
+        trajectory, smallest = compiled_world_rollout(run)
+    else:
+        trajectory, smallest = compiled_rollout(robot, settings, q, qd, scenario, run.times)
+    result = run.result(trajectory, _metrics(robot, scenario, q, trajectory, smallest), started,
+                        plan)
     if on_done is not None:
         on_done(result)
     return result
@@ -199,18 +198,18 @@ def runs_compiled(settings: PreviewSettings, scenario: Scenario) -> bool:
 # -- SimulatedRobot with the controller plugins, step by step ---------------------------------
 
 
-def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, contact_log,
-                     plan=None):
-    simulated = simulated_robot(robot, settings, q, qd, scenario, collision_shapes,
-                                forward_dynamics_method=settings.forward_dynamics_method,
+def _stepped_rollout(run: ScenarioRun, command: Command) -> tuple[rollout.Trajectory, float]:
+    """A run by SimulatedRobot under `command` (the scenario's controller plugin or its plan),
+    step by step in Python: its trajectory and the smallest singular value of its frame's J
+    over the samples."""
+    robot, settings, scenario, times = run.robot, run.settings, run.scenario, run.times
+    simulated = simulated_robot(run, forward_dynamics_method=settings.forward_dynamics_method,
                                 tolerance=settings.tolerance)
-    command = _controller(robot, settings, scenario, q, times) if plan is None else \
-        (lambda k, state: plan.command(robot, state.t, state.q, state.qd))
     sensor = wrench_sensor(robot.model, scenario.frame)  # a force/torque sensor at the frame
     steps, n = settings.steps, robot.nv
     Q, QD, effort = np.empty((steps + 1, n)), np.empty((steps + 1, n)), np.empty((steps, n))
     clamped = np.zeros(n, dtype=np.int64)
-    Q[0], QD[0] = q, qd
+    Q[0], QD[0] = run.q, run.qd
     for k in range(steps):
         if k % settings.control_every == 0:
             measured = {scenario.frame: sensor_reading(robot, Q[k], simulated.world_contacts,
@@ -220,12 +219,11 @@ def _stepped_rollout(robot, settings, q, qd, scenario, times, collision_shapes, 
             effort[k] = effort[k - 1]
         apply_pushes(simulated, scenario.pushes, times[k])
         simulated.step(effort[k])
-        contact_log.record(k + 1, simulated.world_contacts)
+        run.contact_log.record(k + 1, simulated.world_contacts)
         Q[k + 1], QD[k + 1] = simulated.q, simulated.qd
         clamped += (Q[k + 1] == robot.model.upper) | (Q[k + 1] == robot.model.lower)
-    samples = sample_steps(settings)
-    Q_sampled = np.ascontiguousarray(Q[samples])
-    energy = robot.kinetic_energy(Q_sampled, QD[samples]) + robot.potential_energy(Q_sampled)
+    Q_sampled = np.ascontiguousarray(Q[run.samples])
+    energy = robot.kinetic_energy(Q_sampled, QD[run.samples]) + robot.potential_energy(Q_sampled)
     smallest = smallest_singular_values(robot.jacobian(Q_sampled, scenario.frame)).min()
     trajectory = rollout.Trajectory(q=Q, qd=QD, tau=effort, clamped=clamped,
                                     path=robot.frame_pose(Q, scenario.frame), energy=energy)
@@ -273,6 +271,11 @@ def planned_reach(robot: Robot, settings: PreviewSettings, scenario: OptimalReac
 
 
 Command = Callable[[int, ControllerState], np.ndarray]
+
+
+def _plan_follower(robot: Robot, plan: ReachPlan) -> Command:
+    """command(k, state) → τ of the plan's feedback law (ReachPlan.command)."""
+    return lambda k, state: plan.command(robot, state.t, state.q, state.qd)
 
 
 def _controller(

@@ -23,7 +23,7 @@ from robodyn_ros.contact.time_step import (
 from robodyn_ros.control.whole_body import WholeBodyError, whole_body_failure
 from robodyn_ros.errors import SingularMassMatrixError
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.contact_log import ContactLog, ContactMetrics, SampleContacts
+from robodyn_ros.sim.contact_log import ContactMetrics
 from robodyn_ros.sim.contact_rollout import (
     CHANGE,
     FAILED_STEP,
@@ -38,9 +38,9 @@ from robodyn_ros.sim.contact_rollout import (
     ContactRecord,
     contact_rollout,
 )
-from robodyn_ros.sim.preview_result import PreviewSettings, sample_steps
 from robodyn_ros.sim.rollout import Trajectory
 from robodyn_ros.sim.scenario_rollout import rollout_failure, rollout_inputs
+from robodyn_ros.sim.scenario_run import ScenarioRun
 from robodyn_ros.sim.scenarios import Scenario, ScenarioError, WholeBodyPose
 from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR, SimulatedRobot
 from robodyn_ros.sim.wrench_sensor import sensed_links
@@ -55,36 +55,32 @@ def check_world(scenario: Scenario, collision_shapes: Sequence[CollisionShape]) 
             "collision_shapes: contact.collision_shapes of its URDF's <collision> elements)")
 
 
-def simulated_robot(robot: Robot, settings: PreviewSettings, q: np.ndarray, qd: np.ndarray,
-                    scenario: Scenario, collision_shapes: Sequence[CollisionShape],
-                    **options: Any) -> SimulatedRobot:
-    """The SimulatedRobot a stepped scenario runs on: the settings' integrator, or with a
-    world, the semi-implicit step with its contacts."""
-    world = scenario.world if scenario.world.planes else None
+def simulated_robot(run: ScenarioRun, **options: Any) -> SimulatedRobot:
+    """The SimulatedRobot a stepped run steps (`options` SimulatedRobot's): the settings'
+    integrator, or with a world, the semi-implicit step with its contacts."""
+    world = run.scenario.world if run.scenario.world.planes else None
     return SimulatedRobot(
-        robot, WORLD_INTEGRATOR if world else settings.integrator, settings.dt,
-        friction_velocity=settings.friction_velocity, q=q, qd=qd, world=world,
-        collision_shapes=tuple(collision_shapes) if world else (), **options)
+        run.robot, WORLD_INTEGRATOR if world else run.settings.integrator, run.settings.dt,
+        friction_velocity=run.settings.friction_velocity, q=run.q, qd=run.qd, world=world,
+        collision_shapes=run.collision_shapes if world else (), **options)
 
 
-def compiled_world_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarray,
-                           qd: np.ndarray, scenario: Scenario, times: np.ndarray,
-                           collision_shapes: Sequence[CollisionShape], contact_log: ContactLog,
-                           contact_settings: ContactSettings | None = None,
+def compiled_world_rollout(run: ScenarioRun, contact_settings: ContactSettings | None = None,
                            stop_at_limits: bool = True) -> tuple[Trajectory, float]:
-    """A scenario with a world by the contact rollout kernel, its contacts found and solved by
+    """A run with a world by the contact rollout kernel, its contacts found and solved by
     `contact_settings` (default ContactSettings()): its trajectory and the smallest singular
     value of its frame's J (as compiled_rollout), its contacts' metrics and sample steps'
-    contacts into `contact_log`. stop_at_limits: as rollout_trajectory's.
+    contacts into its contact_log. stop_at_limits: as rollout_trajectory's.
 
     Raises:
         ContactError: a step's contacts not solved, naming the step and the links.
         WholeBodyError: a whole-body pose's programme without an answer, naming the step.
         SingularMassMatrixError, NonFiniteResultError: the state went non-finite.
     """
-    inputs = rollout_inputs(robot, settings, q, qd, scenario, times, stop_at_limits)
-    scene = contact_scene(robot.model, tuple(collision_shapes), scenario.world)
-    samples = len(inputs.trajectory.energy)
+    robot, settings, scenario = run.robot, run.settings, run.scenario
+    inputs = rollout_inputs(robot, settings, run.q, run.qd, scenario, run.times, stop_at_limits)
+    scene = contact_scene(robot.model, run.collision_shapes, scenario.world)
+    sample_count = len(inputs.trajectory.energy)
     links = sorted({shape.link for shape in scene.shapes})
     sensed = sensed_links(robot.model, scenario.frame)
     record = ContactRecord(
@@ -93,8 +89,8 @@ def compiled_world_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarra
         slid=np.zeros(len(links)), link_force=np.zeros((len(links), 3)),
         link_slip=np.zeros(len(links)), link_points=np.zeros(len(links), np.int64),
         touching=np.zeros(len(links), dtype=bool),
-        metrics=np.zeros(4), failure=np.zeros(5), sampled=np.zeros(samples, np.int64),
-        contacts=contacts_of(samples * scene.capacity))
+        metrics=np.zeros(4), failure=np.zeros(5), sampled=np.zeros(sample_count, np.int64),
+        contacts=contacts_of(sample_count * scene.capacity))
     smallest = contact_rollout(inputs.robot, inputs.law, inputs.stepping, scene.arrays,
                                step_settings(settings.dt, contact_settings or ContactSettings()),
                                inputs.trajectory, record)
@@ -103,9 +99,10 @@ def compiled_world_rollout(robot: Robot, settings: PreviewSettings, q: np.ndarra
     if not (np.isfinite(trajectory.q).all() and np.isfinite(trajectory.qd).all()):
         raise rollout_failure(robot, trajectory.q, trajectory.qd)
     metrics = record.metrics
-    contact_log.take(ContactMetrics(float(metrics[PEAK_FORCE]), float(metrics[SLIP_DISTANCE]),
-                                    int(metrics[LOST_CONTACTS]), float(metrics[PENETRATION])),
-                     RecordedContacts(scene, record, sample_steps(settings)))
+    run.contact_log.take(
+        ContactMetrics(float(metrics[PEAK_FORCE]), float(metrics[SLIP_DISTANCE]),
+                       int(metrics[LOST_CONTACTS]), float(metrics[PENETRATION])),
+        RecordedContacts(scene, record, run.samples))
     return trajectory, float(smallest)
 
 
@@ -153,12 +150,4 @@ def _raise_failure(robot: Robot, scenario: Scenario, scene: ContactScene,
         f"{record.failure[CHANGE]:.3g} m/s); the shapes that can touch are on {links}")
 
 
-def sampled_contacts(scenario: Scenario, contact_log: ContactLog, samples: np.ndarray
-                     ) -> Sequence[tuple[ContactForce, ...]]:
-    """The contacts of the step ending at each sample, () for a scenario without a world."""
-    if not scenario.world.planes:
-        return ()
-    return SampleContacts(contact_log.kept, samples)
-
-
-__all__ = ["check_world", "compiled_world_rollout", "sampled_contacts", "simulated_robot"]
+__all__ = ["check_world", "compiled_world_rollout", "simulated_robot"]

@@ -15,6 +15,7 @@ from robodyn_ros.bag import (
     AnalysisOptions,
     BagError,
     BagWarning,
+    JointStateSeries,
     analyze,
     analyze_bag,
     read_joint_states,
@@ -67,14 +68,13 @@ def write_bag(path, storage, case, recorded, *, velocity=True, order=None, stamp
     names = list(reversed(case.robot.joint_names))
     flip = slice(None, None, -1)
     rows = slice(None) if order is None else order
-    write_joint_states(
-        path, storage, names,
-        trajectory.stamps[rows] if stamps is None else stamps,
-        trajectory.q[rows][:, flip],
-        trajectory.qd[rows][:, flip] if velocity else None,
-        effort[rows][:, flip],
-        recorded=trajectory.stamps,
-    )
+    write_joint_states(path, storage,
+                       JointStateSeries(names,
+                                        trajectory.stamps[rows] if stamps is None else stamps,
+                                        trajectory.q[rows][:, flip],
+                                        trajectory.qd[rows][:, flip] if velocity else None,
+                                        effort[rows][:, flip]),
+                       recorded=trajectory.stamps)
     return path
 
 
@@ -323,14 +323,16 @@ def test_messages_of_mixed_layouts_are_read_one_by_one(tmp_path, case, recorded)
 def test_joints_not_in_the_urdf(tmp_path, case, recorded) -> None:
     trajectory = recorded[0]
     names = [f"ur_joint{k}" for k in range(case.robot.nv)]
-    write_joint_states(tmp_path / "ur", "sqlite3", names, trajectory.stamps, trajectory.q)
+    write_joint_states(tmp_path / "ur", "sqlite3",
+                       JointStateSeries(names, trajectory.stamps, trajectory.q))
     unknown = r"^bag .*ur, topic '/joint_states': the messages name joints ur_joint0.*; the " \
         r"URDF's joints panda_joint1.* are not among them, and ur_joint0.* are not in the URDF$"
     with pytest.raises(BagError, match=unknown):
         read_joint_states(tmp_path / "ur", "/joint_states", case.robot.joint_names)
     extra = [*case.robot.joint_names, "gripper_joint"]
     state = np.column_stack([trajectory.q, np.zeros(SAMPLES)])
-    write_joint_states(tmp_path / "extra", "sqlite3", extra, trajectory.stamps, state)
+    write_joint_states(tmp_path / "extra", "sqlite3",
+                       JointStateSeries(extra, trajectory.stamps, state))
     with pytest.warns(BagWarning, match="gripper_joint"):
         run = read_joint_states(tmp_path / "extra", "/joint_states", case.robot.joint_names)
     np.testing.assert_array_equal(run.position, trajectory.q)
@@ -401,8 +403,9 @@ def test_effort_lengths_other_than_the_names_are_refused(tmp_path, case, recorde
     joints = [*case.robot.joint_names, "gripper_joint1", "gripper_joint2"][:names]
     state = np.column_stack([trajectory.q, np.zeros((SAMPLES, 2))])[:, :names]
     bag = tmp_path / "run"
-    write_joint_states(bag, "sqlite3", joints, trajectory.stamps, state,
-                       effort=recorded[2][:, :efforts])
+    write_joint_states(bag, "sqlite3",
+                       JointStateSeries(joints, trajectory.stamps, state,
+                                        effort=recorded[2][:, :efforts]))
     stamp = trajectory.stamps[0]
     with pytest.raises(BagError, match=rf"^bag {bag}, topic '/joint_states': message 0 \(stamp "
                                        rf"{stamp} ns\).* has {efforts} effort values for "

@@ -12,7 +12,7 @@ import yaml
 
 from robodyn_ros.bag.errors import BagError
 from robodyn_ros.bag.reading import EFFORT_LAG_KEY, read_joint_states
-from robodyn_ros.bag.writing import write_joint_states
+from robodyn_ros.bag.writing import JointStateSeries, write_joint_states
 
 JOINTS = ("a", "b")
 PERIOD = 10_000_000  # ns
@@ -23,8 +23,9 @@ def lagged_bag(path: Path, lag: str | None) -> Path:
     stamp: joint a's ramp 0, 1, ..., joint b's a step; the lag in the metadata when given."""
     stamps = PERIOD * np.arange(1, 11)
     effort = np.column_stack([np.arange(10.0), np.where(np.arange(10) < 5, 0.0, 2.0)])
-    write_joint_states(path, "sqlite3", JOINTS, stamps, np.zeros((10, 2)), np.zeros((10, 2)),
-                       effort)
+    write_joint_states(path, "sqlite3",
+                       JointStateSeries(JOINTS, stamps, np.zeros((10, 2)), np.zeros((10, 2)),
+                                        effort))
     if lag is not None:
         metadata = path / "metadata.yaml"
         document = yaml.safe_load(metadata.read_text())

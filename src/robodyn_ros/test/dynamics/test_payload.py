@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from robodyn_ros import Robot
-from robodyn_ros.bag import write_joint_states
+from robodyn_ros.bag import JointStateSeries, write_joint_states
 from robodyn_ros.cli import main
 from robodyn_ros.model import ModelError
 from robodyn_ros.model.generate import random_chain_urdf, random_tree_urdf
@@ -133,8 +133,9 @@ def test_bag_analyze_with_the_payload_explains_the_efforts(tmp_path, capsys) -> 
     effort = np.array([oracle.rnea(*state) for state in zip(trajectory.q, trajectory.qd,
                                                              trajectory.qdd, strict=True)])
     bag = tmp_path / "carrying"
-    write_joint_states(bag, "mcap", case.robot.joint_names, trajectory.stamps, trajectory.q,
-                       trajectory.qd, effort)
+    write_joint_states(bag, "mcap",
+                       JointStateSeries(case.robot.joint_names, trajectory.stamps, trajectory.q,
+                                        trajectory.qd, effort))
 
     def worst_residual(*options: str) -> float:
         out = tmp_path / f"out{len(options)}"

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from robodyn_ros import Robot
-from robodyn_ros.bag import write_joint_states
+from robodyn_ros.bag import JointStateSeries, write_joint_states
 from robodyn_ros.cli import main
 from robodyn_ros.figures.plotting import pyplot
 from robodyn_ros.identification.base_parameters import base_parameters
@@ -88,8 +88,9 @@ def write_run(path, robot: Robot, true: np.ndarray, trajectory: Trajectory, seed
     qd = trajectory.qd
     effort += joints[:, 1] * qd + joints[:, 2] * np.tanh(qd / FRICTION_VELOCITY) + joints[:, 3]
     effort += np.random.default_rng(100 + seed).normal(0.0, SIGMA, effort.shape)
-    write_joint_states(path, "mcap", robot.joint_names, trajectory.stamps, trajectory.q,
-                       trajectory.qd, effort)
+    write_joint_states(path, "mcap",
+                       JointStateSeries(robot.joint_names, trajectory.stamps, trajectory.q,
+                                        trajectory.qd, effort))
     return str(path)
 
 
@@ -222,8 +223,9 @@ def test_a_bag_without_efforts_is_refused(hidden, tmp_path, capsys) -> None:
     robot, _, _ = hidden
     trajectory = sine_trajectory(robot, 50, RATE, seed=1)
     bag = tmp_path / "no_efforts"
-    write_joint_states(bag, "sqlite3", robot.joint_names, trajectory.stamps, trajectory.q,
-                       trajectory.qd)
+    write_joint_states(bag, "sqlite3",
+                       JointStateSeries(robot.joint_names, trajectory.stamps, trajectory.q,
+                                        trajectory.qd))
     urdf = tmp_path / "panda.urdf"
     urdf.write_text(PANDA)
     assert main(["bag", "identify", str(bag), "--urdf", str(urdf), "--no-plots"]) == 1

@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from robodyn_ros import Robot
-from robodyn_ros.bag import write_joint_states
+from robodyn_ros.bag import JointStateSeries, write_joint_states
 from robodyn_ros.cli import main
 from robodyn_ros.model.inertial_parameters import PARAMETERS_PER_BODY
 from robodyn_ros.testing.example_robots import example_robot_urdf
-from robodyn_ros.testing.perturbed_robot import perturbed_parameters
+from robodyn_ros.testing.perturbed_robot import Perturbation, perturbed_parameters
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 from robodyn_ros.testing.trajectories import Trajectory, sine_trajectory
 
@@ -39,8 +39,8 @@ def smooth(request, tmp_path_factory):
     the fit and validation bags of the true arm."""
     urdf_text = ROBOTS[request.param]()
     robot = Robot.from_urdf_string(urdf_text)
-    true = perturbed_parameters(robot, seed=2, mass_scale=(0.75, 1.3), armature=0.0,
-                                viscous=0.0, coulomb=0.0, offset=0.0)
+    true = perturbed_parameters(robot, seed=2, perturbation=Perturbation(
+        mass_scale=(0.75, 1.3), armature=0.0, viscous=0.0, coulomb=0.0, offset=0.0))
     oracle = PinocchioOracle(urdf_text, robot.joint_names, is_string=True).with_parameters(
         true[: PARAMETERS_PER_BODY * robot.nv].reshape(robot.nv, PARAMETERS_PER_BODY),
         np.zeros(robot.nv))
@@ -55,8 +55,9 @@ def smooth(request, tmp_path_factory):
         effort = np.array([oracle.rnea(*state) for state in zip(
             trajectory.q, trajectory.qd, trajectory.qdd, strict=True)])
         effort += np.random.default_rng(noise).normal(0.0, SIGMA, effort.shape)
-        write_joint_states(folder / name, "mcap", robot.joint_names, trajectory.stamps,
-                           trajectory.q, trajectory.qd, effort)
+        write_joint_states(folder / name, "mcap",
+                           JointStateSeries(robot.joint_names, trajectory.stamps, trajectory.q,
+                                            trajectory.qd, effort))
         runs[name] = (trajectory, effort)
     return urdf, robot, runs, folder
 

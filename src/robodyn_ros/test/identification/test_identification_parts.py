@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robodyn_ros import Robot
-from robodyn_ros.identification.accumulation import accumulate
+from robodyn_ros.identification.accumulation import RunSamples, accumulate
 from robodyn_ros.identification.base_parameters import base_parameters
 from robodyn_ros.identification.errors import IdentificationError
 from robodyn_ros.identification.estimation import weighted_least_squares
@@ -187,10 +187,10 @@ def test_accumulation_on_a_backend_is_the_serial_one(name: str) -> None:
     robot = Robot.from_urdf_string(PANDA)
     trajectory = sine_trajectory(robot, 2500, 100.0, seed=5)
     tau = np.random.default_rng(6).normal(size=trajectory.q.shape)
-    state = (trajectory.q, trajectory.qd, trajectory.qdd, tau)
-    serial = accumulate(robot, *state, chunk=700)
+    samples = RunSamples(trajectory.q, trajectory.qd, trajectory.qdd, tau)
+    serial = accumulate(robot, samples, chunk=700)
     with backend(name, workers=2) as pool:
-        parallel = accumulate(robot, *state, chunk=700, pool=pool)
+        parallel = accumulate(robot, samples, chunk=700, pool=pool)
     np.testing.assert_allclose(parallel.products, serial.products, rtol=1e-12)
     np.testing.assert_allclose(parallel.moments, serial.moments, rtol=1e-12)
     assert parallel.counts.tolist() == serial.counts.tolist()

@@ -310,6 +310,15 @@ def test_floating_and_planar_joints_load_as_one_joint(kind: str, nq: int,
     assert list(model.parent) == list(range(-1, len(suffixes) - 1))
 
 
+def test_an_unknown_option_is_refused_with_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "arm.urdf"
+    path.write_text(robot(*ARM))
+    with pytest.raises(TypeError, match=r"'floatng_base'.*floating_base"):
+        load(*ARM, floatng_base=True)
+    with pytest.raises(TypeError, match=r"arm\.urdf.*'lock'"):
+        load_urdf(path, lock={"shoulder": 0.0})
+
+
 def test_locking_an_unknown_joint_names_it() -> None:
     model_error(*ARM, locked_joints={"wrist": 0.0}, names=("'wrist'", "shoulder"))
 

@@ -15,7 +15,7 @@ from robodyn_interfaces.msg import JointSpaceDynamics
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 
-from robodyn_ros.bag import BagError, write_joint_states
+from robodyn_ros.bag import BagError, JointStateSeries, write_joint_states
 from robodyn_ros.bag.typestore import typestore
 from robodyn_ros.bag.writing import open_writer
 from robodyn_ros.ros.bag_replay import BagPlayer
@@ -35,7 +35,8 @@ def bag(tmp_path_factory):
     path = tmp_path_factory.mktemp("replay") / "run"
     stamps = START + np.arange(SAMPLES) * int(PERIOD * 1e9)
     position = np.linspace(0.0, 1.0, SAMPLES * 3).reshape(SAMPLES, 3)
-    write_joint_states(path, "mcap", NAMES, stamps, position, -position, 2 * position)
+    write_joint_states(path, "mcap",
+                       JointStateSeries(NAMES, stamps, position, -position, 2 * position))
     return path, stamps, position
 
 
@@ -119,8 +120,9 @@ def test_dynamics_node_processes_a_replayed_run(ros, tmp_path) -> None:
     trajectory = sine_trajectory(robot, SAMPLES, 1 / PERIOD)
     effort = robot.inverse_dynamics(trajectory.q, trajectory.qd, trajectory.qdd)
     bag = tmp_path / "run"
-    write_joint_states(bag, "sqlite3", robot.joint_names, trajectory.stamps, trajectory.q,
-                       trajectory.qd, effort)
+    write_joint_states(bag, "sqlite3",
+                       JointStateSeries(robot.joint_names, trajectory.stamps, trajectory.q,
+                                        trajectory.qd, effort))
     node = DynamicsNode(parameter_overrides=[
         Parameter("robot_description", value=BUNDLED_PANDA.read_text()),
         Parameter("quantities", value=["acceleration"]),

@@ -18,10 +18,10 @@ import pytest
 from robodyn_ros import Robot
 from robodyn_ros.contact import ContactError, ContactSettings, collision_shapes
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyError
-from robodyn_ros.sim.contact_log import ContactLog
 from robodyn_ros.sim.floating_preview import floating_preview_one
 from robodyn_ros.sim.preview import PreviewSettings, preview, runs_compiled
 from robodyn_ros.sim.scenario_rollout import whole_body_targets
+from robodyn_ros.sim.scenario_run import ScenarioRun
 from robodyn_ros.sim.scenarios import scenario_from_mapping
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
 from robodyn_ros.sim.world_scenario import compiled_world_rollout
@@ -102,10 +102,9 @@ def test_a_limp_arm_falls_on_the_table_as_the_stepped_preview_has_it(arm) -> Non
 def test_a_step_the_solver_cannot_solve_is_named(arm) -> None:
     robot, shapes = arm
     scenario = scenario_from_mapping(robot, limp(robot, 0.0))
-    times = SETTINGS.dt * np.arange(SETTINGS.steps + 1)
+    run = ScenarioRun.start(robot, SETTINGS, START, np.zeros(2), scenario, shapes)
     with pytest.raises(ContactError, match=r"scenario 'limp'.* at step 0 in 1 sweeps.*fore"):
-        compiled_world_rollout(robot, SETTINGS, START, np.zeros(2), scenario, times, shapes,
-                               ContactLog(SETTINGS.dt), ContactSettings(max_iterations=1))
+        compiled_world_rollout(run, ContactSettings(max_iterations=1))
 
 
 # -- a floating base: a torque profile, and whole-body control on its own feet --------------------
