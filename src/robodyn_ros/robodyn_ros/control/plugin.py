@@ -286,12 +286,3 @@ def load_controller(name: str) -> type[Controller]:
 def _entry_points() -> EntryPoints:
     return entry_points(group=ENTRY_POINT_GROUP)
 
-
-__all__ = [
-    "BUILTIN_CONTROLLERS",
-    "ENTRY_POINT_GROUP",
-    "Controller",
-    "ControllerState",
-    "available_controllers",
-    "load_controller",
-]

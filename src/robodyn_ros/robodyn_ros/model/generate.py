@@ -82,11 +82,7 @@ def random_tree_urdf(
     ``max_children`` children, so the tree branches (from ``max_children >= 2``).
 
     Args:
-        n: number of moving joints, at least 1.
-        seed: seed of ``numpy.random.default_rng``; the output is a function of all arguments.
-        prismatic_fraction: share of prismatic joints (rounded to a count); the rest are
-            revolute and continuous.
-        fixed_fraction: extra fixed links per moving joint (rounded to a count).
+        n, seed, prismatic_fraction, fixed_fraction: as ``random_chain_urdf``'s.
         max_children: most child joints (moving or fixed) any link gets, at least 1.
         name: robot name, ``random_tree_{n}_seed{seed}`` by default.
 
@@ -301,7 +297,8 @@ def _random_rotated_inertia(rng: np.random.Generator, mass: float) -> np.ndarray
     principal = mass * factor * np.array([b + c, a + c, a + b])
     rotation, _ = np.linalg.qr(rng.standard_normal((3, 3)))
     inertia = rotation @ np.diag(principal) @ rotation.T
-    return (inertia + inertia.T) / 2
+    symmetric: np.ndarray = (inertia + inertia.T) / 2
+    return symmetric
 
 
 def _number(x: float) -> str:

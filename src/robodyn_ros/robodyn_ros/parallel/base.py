@@ -3,7 +3,6 @@ states, on some set of workers; an error names the item, cancellation stops what
 
 from __future__ import annotations
 
-import abc
 import functools
 import itertools
 import threading
@@ -26,7 +25,7 @@ class CancelledError(RobodynError, RuntimeError):
     """The caller's cancel event was set before every item was done."""
 
 
-class Backend(abc.ABC):
+class Backend:
     """Runs independent work on `workers` workers. Use it as a context manager (or call
     close()) to release the workers."""
 
@@ -37,7 +36,6 @@ class Backend(abc.ABC):
             raise ValueError(f"{self.name} backend: workers must be an integer ≥ 1: {workers!r}")
         self.workers = workers
 
-    @abc.abstractmethod
     def map(
         self,
         function: Callable[[Any], Any],
@@ -48,6 +46,12 @@ class Backend(abc.ABC):
         """[function(item) for item in items], in order. A failing item raises ParallelError
         naming its index; a set `cancel` event cancels what has not started and raises
         CancelledError. Processes and Dask need a picklable (module-level) function."""
+        return collect([self._submit(function, item) for item in items], function, cancel)
+
+    def _submit(self, function: Callable[[Any], Any], item: Any) -> Any:
+        """A future of function(item) on a worker, as collect takes it (concurrent.futures'
+        or Dask's); a backend that runs the items itself overrides map instead."""
+        raise NotImplementedError
 
     def batch(
         self, robot: Robot, function: str, *states: np.ndarray, **options: Any
@@ -67,8 +71,8 @@ class Backend(abc.ABC):
         ``pool.bind(robot).forward_dynamics(Q, QD, TAU)``."""
         return BoundRobot(self, robot)
 
-    def close(self) -> None:  # noqa: B027 (a backend without workers has nothing to release)
-        """Release the workers."""
+    def close(self) -> None:
+        """Release the workers (none here: a backend without workers has nothing to release)."""
 
     def __enter__(self) -> Backend:
         return self
@@ -94,14 +98,15 @@ class RobotCall:
     """robot.<function>(*chunk, **options) for one chunk of a batch; pickled without its
     robot, which the process and Dask workers hold already."""
 
-    def __init__(self, robot: Robot, function: str, options: dict) -> None:
+    def __init__(self, robot: Robot, function: str, options: dict[str, Any]) -> None:
         self.robot, self.function, self.options = robot, function, options
         self.__name__ = function
 
     def __call__(self, chunk: tuple[np.ndarray, ...], robot: Robot | None = None) -> np.ndarray:
-        return getattr(robot or self.robot, self.function)(*chunk, **self.options)
+        answer: np.ndarray = getattr(robot or self.robot, self.function)(*chunk, **self.options)
+        return answer
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "robot": None}
 
 
@@ -135,7 +140,7 @@ def checked_batch(states: Sequence[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
-def raise_failure(index: int, function: Callable, error: Exception) -> NoReturn:
+def raise_failure(index: int, function: Callable[..., Any], error: Exception) -> NoReturn:
     """Raise for a failing item: ParallelError naming the item and the original error; the
     dynamics' own errors (robodyn_ros.errors: no answer at a state) keep their type, with the
     item in a note, so that a caller catches the same error on every backend."""
@@ -147,7 +152,9 @@ def raise_failure(index: int, function: Callable, error: Exception) -> NoReturn:
         from error
 
 
-def collect(futures: Sequence[Any], function: Callable, cancel: threading.Event | None) -> list:
+def collect(
+    futures: Sequence[Any], function: Callable[..., Any], cancel: threading.Event | None,
+) -> list[Any]:
     """The futures' results in order (concurrent.futures or Dask futures: done, result and
     cancel); while one runs, a set `cancel` event cancels it and the rest."""
     results = []

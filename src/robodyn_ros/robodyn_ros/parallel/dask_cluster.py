@@ -3,8 +3,7 @@ running cluster's scheduler. Each robot is scattered to every worker once."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,15 +38,8 @@ class DaskBackend(Backend):
         self.client = Client(address)
         self._scattered: dict[int, tuple[Any, Any]] = {}  # id(robot) → (robot, its future)
 
-    def map(
-        self,
-        function: Callable[[Any], Any],
-        items: Iterable[Any],
-        *,
-        cancel: threading.Event | None = None,
-    ) -> list[Any]:
-        futures = [self.client.submit(function, item, pure=False) for item in items]
-        return collect(futures, function, cancel)
+    def _submit(self, function: Callable[[Any], Any], item: Any) -> Any:
+        return self.client.submit(function, item, pure=False)
 
     def _map_robot(
         self, robot: Robot, call: RobotCall, chunks: list[tuple[np.ndarray, ...]]

@@ -7,7 +7,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 
 def threaded_batch(
-    robot: Robot, threads: int, function: str, states: tuple[np.ndarray, ...], options: dict
+    robot: Robot, threads: int, function: str, states: tuple[np.ndarray, ...],
+    options: dict[str, Any],
 ) -> np.ndarray:
     """robot.<function>(*states, **options) for (B, n) states, run on `threads` threads."""
     arrays = checked_batch(states)
-    return getattr(robot.with_threads(threads), function)(*arrays, **options)
+    answer: np.ndarray = getattr(robot.with_threads(threads), function)(*arrays, **options)
+    return answer
 
 
 class SerialBackend(Backend):
@@ -79,15 +81,8 @@ class _PoolBackend(Backend):
     def _make_pool(self) -> Executor:
         raise NotImplementedError
 
-    def map(
-        self,
-        function: Callable[[Any], Any],
-        items: Iterable[Any],
-        *,
-        cancel: threading.Event | None = None,
-    ) -> list[Any]:
-        pool = self._executor()
-        return collect([pool.submit(function, item) for item in items], function, cancel)
+    def _submit(self, function: Callable[[Any], Any], item: Any) -> Future[Any]:
+        return self._executor().submit(function, item)
 
     def close(self) -> None:
         if self._pool is not None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -80,7 +80,21 @@ def apply_pushes(target: Pushable, pushes: Sequence[Push], t: float) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class PoseTarget:
+class FramePoseGoal:
+    """A scenario's goal for `frame`: `position` (m, world) and `orientation` (3x3; None: as at
+    the start), with the operational-space gains kp (1/s²) and kd (1/s) per task axis [linear;
+    angular] that drive it there; `name` names the scenario."""
+
+    name: str
+    frame: str
+    position: np.ndarray
+    orientation: np.ndarray | None
+    kp: np.ndarray
+    kd: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class PoseTarget(FramePoseGoal):
     """Drive `frame` to `position` (m, world) and `orientation` (3x3; None: as at the start)
     by operational-space control: kp (1/s²) and kd (1/s) per task axis [linear; angular],
     null_stiffness (N·m/rad) and null_damping (N·m·s/rad) per joint about the start posture.
@@ -91,12 +105,6 @@ class PoseTarget:
     world's contacts exert, as a force/torque sensor at the frame reads them
     (sim.wrench_sensor)."""
 
-    name: str
-    frame: str
-    position: np.ndarray
-    orientation: np.ndarray | None
-    kp: np.ndarray
-    kd: np.ndarray
     null_stiffness: np.ndarray
     null_damping: np.ndarray
     force_axes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(6, bool))
@@ -180,7 +188,7 @@ class WholeBodyPose:
 
 
 @dataclass(frozen=True, eq=False)
-class OptimalReach:
+class OptimalReach(FramePoseGoal):
     """Bring `frame` to `position` (m, world) and `orientation` (3x3; None: as at the start) at
     the end of the horizon, at rest, by efforts optimised over it (sim.ilqr: iLQR on the
     simulation's model at plan_period s, a whole number of the preview's steps), warm-started
@@ -196,12 +204,6 @@ class OptimalReach:
     a 10 ms plan's end, a few hundredths of a mm from a 5 ms one's). The plan is made for free
     space; the pushes and the world act on the robot that follows it."""
 
-    name: str
-    frame: str
-    position: np.ndarray
-    orientation: np.ndarray | None
-    kp: np.ndarray
-    kd: np.ndarray
     plan_period: float = 0.01
     position_weight: float = ReachTask.position_weight
     orientation_weight: float = ReachTask.orientation_weight
@@ -227,7 +229,7 @@ KINDS = ("pose_target", "joint_trajectory", "torque_profile", "whole_body_pose",
 FLOATING_KINDS = ("torque_profile", "whole_body_pose")  # what a floating-base robot takes
 
 
-def scenario_from_mapping(robot: Robot, spec: Mapping, index: int = 0) -> Scenario:
+def scenario_from_mapping(robot: Robot, spec: Mapping[str, Any], index: int = 0) -> Scenario:
     """A scenario from {name, <kind>: {...}, pushes: [...], world: {...}} with exactly one
     kind of KINDS (see the classes for the fields; `frame` defaults to the robot's last
     frame); a floating-base robot takes the FLOATING_KINDS, a fixed one the others. pushes
@@ -293,7 +295,7 @@ class _Fields:
         return ScenarioError(f"scenario '{self.name}': {self.kind}.{field} {what}")
 
     def frame(self) -> str:
-        frame = self.values.get("frame", self.robot.frame_names[-1])
+        frame: str = self.values.get("frame", self.robot.frame_names[-1])
         if frame not in self.robot.frame_names:
             raise self.error("frame", f"'{frame}' is not a frame of the robot "
                              f"({', '.join(self.robot.frame_names)})")
@@ -455,6 +457,7 @@ __all__ = [
     "KINDS",
     "TRACKERS",
     "FixedScenario",
+    "FramePoseGoal",
     "JointTrajectory",
     "OptimalReach",
     "PoseTarget",

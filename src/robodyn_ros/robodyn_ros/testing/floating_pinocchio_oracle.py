@@ -11,14 +11,14 @@ the centroidal quantities and Pinocchio's constrained (contact) forward dynamics
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Unpack
 
 import numpy as np
 import pinocchio as pin  # type: ignore[import-untyped]
 
 from robodyn_ros.model.model import FREE_FLYER_JOINTS
-from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+from robodyn_ros.testing.pinocchio_oracle import OracleOptions, PinocchioOracle
 
 ContactKind = Literal["3d", "6d"]
 """A point contact (the link origin's position held) or a rigid one (its whole pose held)."""
@@ -40,31 +40,22 @@ class FloatingPinocchioOracle(PinocchioOracle):
     """
 
     def __init__(
-        self,
-        urdf: str | os.PathLike,
-        joint_names: Sequence[str],
-        *,
-        locked_joints: Mapping[str, float] | None = None,
-        armature: Mapping[str, float] | None = None,
-        gravity: Sequence[float] | None = None,
-        payloads: Mapping[str, tuple[float, Sequence[float], np.ndarray]] | None = None,
-        is_string: bool = False,
+        self, urdf: str | os.PathLike, joint_names: Sequence[str], **options: Unpack[OracleOptions]
     ) -> None:
         """Build the model, the URDF root link free-flying (Pinocchio's JointModelFreeFlyer).
 
         Args:
-            urdf, joint_names, locked_joints, armature, gravity, payloads, is_string: as
-                PinocchioOracle's (joint_names may start with the free flyer's rows,
-                FREE_FLYER_JOINTS, as a Robot's do); ``gravity`` is in the world frame.
-                There are no mimic joints: Pinocchio's constraint dynamics does not take them.
+            urdf, joint_names, options: as PinocchioOracle's (joint_names may start with the
+                free flyer's rows, FREE_FLYER_JOINTS, as a Robot's do); ``gravity`` is in the
+                world frame. There are no mimic joints: Pinocchio's constraint dynamics does
+                not take them.
 
         Raises:
-            ValueError: as PinocchioOracle's.
+            ValueError, TypeError: as PinocchioOracle's.
         """
         super().__init__(
             urdf, [name for name in joint_names if name not in FREE_FLYER_JOINTS],
-            locked_joints=locked_joints, armature=armature, gravity=gravity,
-            payloads=payloads, is_string=is_string, root_joint=pin.JointModelFreeFlyer(),
+            root_joint=pin.JointModelFreeFlyer(), **options,
         )
 
     # -- centroidal quantities -------------------------------------------------------------------

@@ -3,6 +3,8 @@ and benchmarks, which must find it again from its torques."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from robodyn_ros.model.inertia import inertia_about_com, spatial_inertia
@@ -14,23 +16,43 @@ from robodyn_ros.model.inertial_parameters import (
 from robodyn_ros.robot import Robot
 
 
+@dataclass(frozen=True)
+class Perturbation:
+    """How far a perturbed robot strays from its description.
+
+    Attributes:
+        mass_scale: the range of the factor each massive body's mass is scaled by.
+        com_shift: m, the most each body's centre of mass moves along each axis.
+        inertia_scale: the range of the factor each body's inertia about its centre of mass is
+            scaled by (so it stays a rigid body's).
+        armature, viscous, coulomb: the most of each joint's armature, viscous and Coulomb
+            friction, drawn from [0, the bound].
+        offset: the most of each joint's torque offset, drawn from [−offset, offset].
+    """
+
+    mass_scale: tuple[float, float] = (0.8, 1.25)
+    com_shift: float = 0.02
+    inertia_scale: tuple[float, float] = (0.8, 1.25)
+    armature: float = 0.2
+    viscous: float = 0.5
+    coulomb: float = 0.5
+    offset: float = 0.3
+
+
 def perturbed_parameters(
-    robot: Robot,
-    seed: int,
-    *,
-    mass_scale: tuple[float, float] = (0.8, 1.25),
-    com_shift: float = 0.02,
-    inertia_scale: tuple[float, float] = (0.8, 1.25),
-    armature: float = 0.2,
-    viscous: float = 0.5,
-    coulomb: float = 0.5,
-    offset: float = 0.3,
+    robot: Robot, seed: int, perturbation: Perturbation = Perturbation()
 ) -> np.ndarray:
-    """π of the robot with every massive body's mass scaled by a factor drawn from
-    `mass_scale`, its centre of mass moved by up to `com_shift` m along each axis and its
-    inertia about the centre of mass scaled by a factor from `inertia_scale` (so still a rigid
-    body); each joint gets armature, viscous and Coulomb friction drawn from [0, the bound] and
-    an offset from [−offset, offset]. Massless bodies stay massless."""
+    """π of the robot with each massive body and each joint drawn within `perturbation` of
+    its description; massless bodies stay massless.
+
+    Args:
+        robot: the described robot.
+        seed: seed of ``numpy.random.default_rng``; π is a function of the arguments.
+        perturbation: how far each parameter may move.
+
+    Returns:
+        π, in the layout of robodyn_ros.model.inertial_parameters.
+    """
     rng = np.random.default_rng(seed)
     model = robot.model
     bodies = []
@@ -41,15 +63,15 @@ def perturbed_parameters(
             continue
         com = body_parameters(inertia)[1:4] / mass
         bodies.append(spatial_inertia(
-            mass * rng.uniform(*mass_scale),
-            com + rng.uniform(-com_shift, com_shift, 3),
-            inertia_about_com(inertia) * rng.uniform(*inertia_scale),
+            mass * rng.uniform(*perturbation.mass_scale),
+            com + rng.uniform(-perturbation.com_shift, perturbation.com_shift, 3),
+            inertia_about_com(inertia) * rng.uniform(*perturbation.inertia_scale),
         ))
     joints = np.column_stack([
-        rng.uniform(0.0, armature, model.nv),
-        rng.uniform(0.0, viscous, model.nv),
-        rng.uniform(0.0, coulomb, model.nv),
-        rng.uniform(-offset, offset, model.nv),
+        rng.uniform(0.0, perturbation.armature, model.nv),
+        rng.uniform(0.0, perturbation.viscous, model.nv),
+        rng.uniform(0.0, perturbation.coulomb, model.nv),
+        rng.uniform(-perturbation.offset, perturbation.offset, model.nv),
     ])
     parameters = parameters_of(model)
     split = PARAMETERS_PER_BODY * model.nv

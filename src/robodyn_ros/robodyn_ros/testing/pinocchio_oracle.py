@@ -17,9 +17,35 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping, Sequence
+from typing import TypedDict, Unpack
 
 import numpy as np
 import pinocchio as pin  # type: ignore[import-untyped]
+
+
+class OracleOptions(TypedDict, total=False):
+    """How a PinocchioOracle's model is given and how it differs from its URDF, each key
+    optional.
+
+    Keys:
+        locked_joints: joint name → position at which that joint is frozen (a continuous
+            joint's as an angle); the other joints are at neutral while locking. None (the
+            default): none.
+        armature: joint name → armature (rotor inertia on M's diagonal), set in Pinocchio's
+            ``model.armature``; zero for the joints not named (the default: all).
+        gravity: the gravitational acceleration in the world frame (m/s²), set in Pinocchio's
+            ``model.gravity``; Pinocchio's (0, 0, -9.81) when None (the default).
+        payloads: URDF link → (mass in kg, (3,) centre of mass in the link's frame, (3, 3)
+            inertia about it) of a load fixed to that link, added to its body. None (the
+            default): none.
+        is_string: the URDF is given as its text rather than a path. Default False.
+    """
+
+    locked_joints: Mapping[str, float] | None
+    armature: Mapping[str, float] | None
+    gravity: Sequence[float] | None
+    payloads: Mapping[str, tuple[float, Sequence[float], np.ndarray]] | None
+    is_string: bool
 
 
 class PinocchioOracle:
@@ -38,45 +64,40 @@ class PinocchioOracle:
         urdf: str | os.PathLike,
         joint_names: Sequence[str],
         *,
-        locked_joints: Mapping[str, float] | None = None,
-        armature: Mapping[str, float] | None = None,
-        gravity: Sequence[float] | None = None,
-        payloads: Mapping[str, tuple[float, Sequence[float], np.ndarray]] | None = None,
         mimic: bool = False,
-        is_string: bool = False,
         root_joint: pin.JointModel | None = None,
+        **options: Unpack[OracleOptions],
     ) -> None:
         """Build the model.
 
         Args:
             urdf: path of a URDF file, or the URDF text itself when ``is_string``.
             joint_names: every moving joint left after locking, in robodyn's order.
-            locked_joints: joint name → position at which that joint is frozen (a continuous
-                joint's as an angle); the other joints are at neutral while locking.
-            armature: joint name → armature (rotor inertia on M's diagonal), set in Pinocchio's
-                ``model.armature``; zero for the joints not named.
-            gravity: the gravitational acceleration in the world frame (m/s²), set in
-                Pinocchio's ``model.gravity``; Pinocchio's (0, 0, -9.81) when None.
             mimic: mimic joints follow their leaders (Pinocchio's ``mimic=True``): they are
                 not coordinates, and ``joint_names`` lists the independent joints; q̈ and M⁻¹
                 then come from M and the nonlinear effects (Pinocchio's ABA does not take them).
-            is_string: ``urdf`` is URDF text rather than a path.
             root_joint: a Pinocchio joint from the world to the root link (e.g.
                 ``pin.JointModelFreeFlyer()``), whose coordinates lead q and v as Pinocchio
                 defines them; the root link is the world (a fixed base) when None.
+            options: locked joints, armature, gravity, payloads, URDF text (OracleOptions).
 
         Raises:
             ValueError: a locked joint is unknown, or ``joint_names`` is not exactly the set of
                 moving joints left, or one of them has more than one degree of freedom.
+            TypeError: a keyword that is not one of OracleOptions'.
         """
+        unknown = sorted(set(options) - OracleOptions.__optional_keys__)
+        if unknown:
+            raise TypeError(f"PinocchioOracle: unknown option(s) {', '.join(unknown)}")
         root = () if root_joint is None else (root_joint,)
-        full = (pin.buildModelFromXML(urdf, *root, mimic=mimic) if is_string
+        full = (pin.buildModelFromXML(urdf, *root, mimic=mimic) if options.get("is_string")
                 else pin.buildModelFromUrdf(os.fspath(urdf), *root, mimic=mimic))
         self.mimic = mimic
-        self.model = _lock_joints(full, locked_joints or {})
+        self.model = _lock_joints(full, options.get("locked_joints") or {})
+        gravity = options.get("gravity")
         if gravity is not None:
             self.model.gravity.linear = np.array(gravity, dtype=float)
-        for frame, (mass, com, inertia) in (payloads or {}).items():
+        for frame, (mass, com, inertia) in (options.get("payloads") or {}).items():
             placed = self.model.frames[self._link_frame(frame)]
             load = pin.Inertia(float(mass), np.asarray(com, float), np.asarray(inertia, float))
             self.model.inertias[placed.parentJoint] += placed.placement.act(load)
@@ -94,7 +115,7 @@ class PinocchioOracle:
                                np.int64)
         self._is_angle_pair = np.array([False] * root_nq + [joint.nq == 2 for joint in joints])
         self.nq, self.nv = len(self._idx_q), len(self._idx_v)
-        for name, value in (armature or {}).items():
+        for name, value in (options.get("armature") or {}).items():
             self.model.armature[self._idx_v[self._root_nv + self.joint_names.index(name)]] = value
 
     # -- conversions --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from robodyn_ros import Robot
 from robodyn_ros.model import ModelError
 from robodyn_ros.model.generate import random_chain_urdf
 from robodyn_ros.model.model import FRICTION_VELOCITY
-from robodyn_ros.testing.perturbed_robot import perturbed_parameters
+from robodyn_ros.testing.perturbed_robot import Perturbation, perturbed_parameters
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 from helpers.robots import with_mimic
@@ -147,8 +147,8 @@ def test_any_rigid_bodies_round_trip_and_give_their_torques(seed: int, size: int
     """Random chains given random rigid bodies, armature and friction: π comes back exactly
     from the new robot, and Y π is its RNEA plus friction."""
     robot = Robot.from_urdf_string(random_chain_urdf(size, seed=seed % 1000))
-    parameters = perturbed_parameters(robot, seed, mass_scale=(0.1, 10.0), com_shift=0.3,
-                                      inertia_scale=(0.1, 10.0))
+    parameters = perturbed_parameters(robot, seed, Perturbation(
+        mass_scale=(0.1, 10.0), com_shift=0.3, inertia_scale=(0.1, 10.0)))
     changed = robot.with_inertial_parameters(parameters)
     back = changed.inertial_parameters()
     np.testing.assert_array_equal(back[: 10 * size], parameters[: 10 * size])
