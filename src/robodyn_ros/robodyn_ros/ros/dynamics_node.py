@@ -82,7 +82,7 @@ from robodyn_ros.ros.conversions import (
     operational_space_message,
 )
 from robodyn_ros.ros.frames import robot_frame
-from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
+from robodyn_ros.ros.guard import WARN, RefusedError
 from robodyn_ros.ros.intake import Arrival, InArrivalOrder, received_ns
 from robodyn_ros.ros.joint_states import (
     GROUP_WAIT_PARAMETER,
@@ -104,6 +104,7 @@ from robodyn_ros.ros.robot_node import (
     WORLD_FRAME_PARAMETER,
     RobotNode,
     run_node,
+    serving_status,
 )
 from robodyn_ros.ros.wrenches import wrenches_of
 from robodyn_ros.sim.linearization import (
@@ -549,13 +550,9 @@ class DynamicsNode(RobotNode):
         elapsed, self._diagnostic_start = now - self._diagnostic_start, now
         serving = self._serving
         skipping, intake = self._intake.diagnostic_values()
-        if serving is None:
-            level, message = ERROR, "no robot description"
-        elif skipping:
-            level, message = WARN, "joint_states arrive faster than they are answered: " \
-                "answering the newest, dropping those it superseded"
-        else:
-            level, message = OK, "computing"
+        level, message = serving_status(
+            serving is not None, skipping, "computing", "joint_states arrive faster than they "
+            "are answered: answering the newest, dropping those it superseded")
         latencies = np.array(self._latencies) * 1e3
         values = {
             "rate (Hz)": f"{self._cycles / elapsed:.1f}" if elapsed > 0 else "0",

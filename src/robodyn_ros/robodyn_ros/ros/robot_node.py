@@ -53,7 +53,7 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.ros import parameters
 from robodyn_ros.ros.description import DescriptionFollower, follow_robot_description
 from robodyn_ros.ros.frames import robot_frame
-from robodyn_ros.ros.guard import OK, Guard, NodeHealth, RefusedError
+from robodyn_ros.ros.guard import ERROR, OK, WARN, Guard, NodeHealth, RefusedError
 from robodyn_ros.ros.parameters import ParameterError, ParameterSpec
 from robodyn_ros.startup.compile_ahead import WarmUpStep
 
@@ -93,6 +93,18 @@ WORLD_FRAME_PARAMETER = ParameterSpec(
     "a floating base's world frame (REP 105): the odometry's header.frame_id and every "
     "published header's frame_id, with frame_prefix")
 _UNSET = object()
+
+
+def serving_status(has_robot: bool, behind: bool, working: str, dropping: str
+                   ) -> tuple[int, str]:
+    """A serving node's diagnostic level and message: ERROR without a robot, WARN with
+    `dropping` while its input arrives faster than it is served (`behind`), else OK with
+    `working`."""
+    if not has_robot:
+        return ERROR, "no robot description"
+    if behind:
+        return WARN, dropping
+    return OK, working
 
 
 def floating_base_problem(robot: Robot) -> str:

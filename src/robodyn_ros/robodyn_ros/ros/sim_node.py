@@ -100,7 +100,7 @@ from robodyn_ros.robot.contact_dynamics import CONTACT_ROWS, Contact
 from robodyn_ros.robot.iteration import DEFAULT_TOL
 from robodyn_ros.ros.commands import JOINTS_PARAMETER, command_order
 from robodyn_ros.ros.contacts import contacts_message, world_shapes
-from robodyn_ros.ros.guard import ERROR, OK, WARN, RefusedError
+from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.ros.joint_states import input_qos
 from robodyn_ros.ros.odometry import base_link, odometry_message, transform_of
@@ -109,6 +109,7 @@ from robodyn_ros.ros.robot_node import (
     WORLD_FRAME_PARAMETER,
     RobotNode,
     run_node,
+    serving_status,
 )
 from robodyn_ros.ros.wrenches import wrench_of
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
@@ -201,6 +202,15 @@ class SimSettings(ParameterRecord):
 REBUILDING_PARAMETERS = tuple(field.name for field in fields(SimSettings))
 
 
+@dataclass(frozen=True)
+class HeldCommand:
+    """The newest good command (nv efforts) and its arrival; None once a step applied it, or
+    for the start's zero."""
+
+    effort: np.ndarray
+    arrival: Arrival | None
+
+
 class SimNode(RobotNode):
     """A SimulatedRobot stepped in a thread of its own, commanded by joint efforts."""
 
@@ -212,8 +222,7 @@ class SimNode(RobotNode):
         self._sensing = Sensing(None, ())  # the wrench sensors of the robot simulated
         self._steps_per_publish = 1
         self._command_order = np.zeros(0, dtype=np.int64)  # robot index of each command entry
-        # the newest good command and its arrival (None: applied already, or the start's zero)
-        self._command: tuple[np.ndarray, Arrival | None] = (np.zeros(0), None)
+        self._command = HeldCommand(np.zeros(0), None)
         self._stop = threading.Event()
         self._command_arrived = threading.Event()
         self._commands = NewestFirst("effort_commands")
@@ -315,7 +324,7 @@ class SimNode(RobotNode):
         simulated = self._sim
         if simulated is None or simulated.robot.joint_names != robot.joint_names \
                 or not np.array_equal(order, self._command_order):
-            self._command = (np.zeros(robot.nv), None)
+            self._command = HeldCommand(np.zeros(robot.nv), None)
         self._command_order = order
         self._sensing = Sensing(sim, sensors)
         self._sim = sim  # the loop picks it up at its next publish
@@ -363,7 +372,7 @@ class SimNode(RobotNode):
             raise RefusedError(f"effort_commands: {problem}; keeping the last good command")
         command = np.zeros(sim.robot.nv)
         command[order] = values
-        self._command = (command, arrival)
+        self._command = HeldCommand(command, arrival)
         self._command_arrived.set()
 
     def _on_wrench(self, message: WrenchStamped) -> None:
@@ -426,12 +435,12 @@ class SimNode(RobotNode):
     def _newest_command(self, n: int) -> np.ndarray:
         """The newest good command (zeros while it is not for n joints); the first step that
         applies a command counts it as handled, with its age."""
-        command, arrival = self._command
-        if arrival is not None:
-            self._command = (command, None)
+        held = self._command
+        if held.arrival is not None:
+            self._command = HeldCommand(held.effort, None)
             self._commands.mark_handled()
-            self._commands.mark_answered(arrival)
-        return command if command.size == n else np.zeros(n)
+            self._commands.mark_answered(held.arrival)
+        return held.effort if held.effort.size == n else np.zeros(n)
 
     def _pace(self, deadline: float) -> bool:
         """Sleep until `deadline` (monotonic s) in slices, so that stop() and a change of
@@ -483,14 +492,11 @@ class SimNode(RobotNode):
         now = time.monotonic()
         (wall0, sim0), self._diagnostic_start = self._diagnostic_start, (now, sim_time)
         elapsed = now - wall0
-        skipping, intake = self._commands.diagnostic_values(int(self._command[1] is not None))
-        if sim is None:
-            level, message = ERROR, "no robot description"
-        elif skipping:
-            level, message = WARN, "effort_commands arrive faster than steps apply them: " \
-                "applying the newest, dropping those it superseded"
-        else:
-            level, message = OK, "simulating"
+        pending = int(self._command.arrival is not None)
+        skipping, intake = self._commands.diagnostic_values(pending)
+        level, message = serving_status(
+            sim is not None, skipping, "simulating", "effort_commands arrive faster than steps "
+            "apply them: applying the newest, dropping those it superseded")
         achieved = (sim_time - sim0) / elapsed if elapsed > 0 and sim_time >= sim0 else 0.0
         values = {
             "integrator": sim.integrator if sim else "",
