@@ -5,6 +5,7 @@ on its soles, and start states that are not the robot's refused naming what is w
 from __future__ import annotations
 
 import dataclasses
+import threading
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from robodyn_ros import Robot
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model import URDFWarning
+from robodyn_ros.parallel import CancelledError
 from robodyn_ros.sim.floating_preview import floating_preview_one
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import ScenarioError, scenario_from_mapping
@@ -86,6 +88,14 @@ def test_scenarios_are_for_the_robot_they_fit() -> None:
         scenario_from_mapping(fixed, {"whole_body_pose": {"position": [0, 0, 0]}})
     with pytest.raises(ScenarioError, match="integrates with semi_implicit_euler, rk4"):
         preview(floating, [], PreviewSettings(integrator="rk45"))
+
+
+def test_a_set_cancel_event_stops_a_floating_preview_as_a_fixed_ones() -> None:
+    robot = _floating("solo12")
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(CancelledError, match="cancelled with 0 items done"):
+        preview(robot, [float_free(robot)], PreviewSettings(horizon=0.01), cancel=cancel)
 
 
 def test_a_diverging_run_is_an_error_naming_its_step() -> None:
