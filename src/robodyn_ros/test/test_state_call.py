@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 from numba import carray, cfunc, types
+
 from robodyn_ros._state_call import StateCall, all_finite
 
 SIZE = 5  # the answer is SIZE x SIZE, copied from the first input of SIZE² numbers
