@@ -24,7 +24,7 @@ Non-finite inputs are not an error: NaN in gives NaN out, as in numpy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Self
 
 import numpy as np
@@ -86,10 +86,25 @@ class NonFiniteResultError(RobodynError, FloatingPointError):
 NO_ANSWER_ERRORS = (SingularMassMatrixError, NonFiniteResultError)
 """The errors of a state at which an answer does not exist, as opposed to a bad call."""
 
+def check_keywords(owner: str, given: Collection[str], known: Collection[str]) -> None:
+    """The TypeError Python raises for a function's unknown keyword, for the keywords a
+    function takes as ``**options`` typed by a TypedDict (which Python does not check).
+
+    Raises:
+        TypeError: a keyword of `given` that is not `known`, naming `owner`, the keywords and
+            the known ones.
+    """
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise TypeError(f"{owner}: unknown option(s) {', '.join(map(repr, unknown))}; the "
+                        f"options are {', '.join(sorted(known))}")
+
+
 __all__ = [
     "NO_ANSWER_ERRORS",
     "NonFiniteResultError",
     "RobodynError",
     "RobodynWarning",
     "SingularMassMatrixError",
+    "check_keywords",
 ]

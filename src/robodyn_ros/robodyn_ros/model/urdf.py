@@ -21,7 +21,7 @@ import numpy as np
 import urdf_parser_py.xml_reflection.core as xml_reflection_core
 from urdf_parser_py.urdf import URDF, Joint, Link, Pose
 
-from robodyn_ros.errors import RobodynWarning
+from robodyn_ros.errors import RobodynWarning, check_keywords
 from robodyn_ros.model.armature import Armature, armature_vector
 from robodyn_ros.model.inertia import (
     MASS_BOUNDS,
@@ -170,10 +170,7 @@ def load_urdf_string(
 
 
 def _load(xml: str | bytes, source: str, options: UrdfOptions) -> Model:
-    unknown = sorted(set(options) - UrdfOptions.__optional_keys__)
-    if unknown:
-        raise TypeError(f"{source}: unknown URDF option(s) {', '.join(map(repr, unknown))}; "
-                        f"the options are {', '.join(sorted(UrdfOptions.__optional_keys__))}")
+    check_keywords(source, options, UrdfOptions.__optional_keys__)
     document = _parse_xml(xml, source)
     robot = _parse_robot(document, source)
     model, notes = _build_model(robot, source, dict(options.get("locked_joints") or {}),

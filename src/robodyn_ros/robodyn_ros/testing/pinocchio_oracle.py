@@ -22,6 +22,8 @@ from typing import TypedDict, Unpack
 import numpy as np
 import pinocchio as pin  # type: ignore[import-untyped]
 
+from robodyn_ros.errors import check_keywords
+
 
 class OracleOptions(TypedDict, total=False):
     """How a PinocchioOracle's model is given and how it differs from its URDF, each key
@@ -86,9 +88,7 @@ class PinocchioOracle:
                 moving joints left, or one of them has more than one degree of freedom.
             TypeError: a keyword that is not one of OracleOptions'.
         """
-        unknown = sorted(set(options) - OracleOptions.__optional_keys__)
-        if unknown:
-            raise TypeError(f"PinocchioOracle: unknown option(s) {', '.join(unknown)}")
+        check_keywords("PinocchioOracle", options, OracleOptions.__optional_keys__)
         root = () if root_joint is None else (root_joint,)
         full = (pin.buildModelFromXML(urdf, *root, mimic=mimic) if options.get("is_string")
                 else pin.buildModelFromUrdf(os.fspath(urdf), *root, mimic=mimic))
