@@ -2,8 +2,8 @@
 and the node command lines they give, for ``robodyn launch``: the same nodes with the same
 arguments where ROS 2's launch tool is not installed (the ROS 2 wheels from PyPI have none).
 
-The launch files declare these arguments (names, defaults, descriptions) themselves, as ROS
-users read and copy them; test/ros/test_launch.py checks that they declare exactly these.
+The launch files are built from these same records (robodyn_ros.ros.launch_description), so
+the two cannot drift apart.
 
 What robot_state_publisher did is not done here: it cannot be started (it has no wheel), so
 there is no /tf and no robot_description topic; each node takes the robot from its
@@ -82,50 +82,59 @@ class LaunchFile:
         return [argument.name for argument in self.arguments]
 
 
-DESCRIPTION_FILE = LaunchArgument(
+# the arguments both files take, alike
+NAMESPACE_ARGUMENT = LaunchArgument(
+    "namespace", "",
+    "Namespace of the nodes, and so of their relative topics and services; empty: the root "
+    "namespace.",
+)
+LOG_LEVEL_ARGUMENT = LaunchArgument(
+    "log_level", "info", "Log level of the nodes: debug, info, warn, error or fatal.",
+)
+DESCRIPTION_FILE_ARGUMENT = LaunchArgument(
     "description_file", "urdf/panda.urdf",
     "The robot: a URDF file, or a xacro file expanded with xacro_args; default the bundled "
     "Panda.", in_share=True,
 )
-XACRO_ARGS = LaunchArgument(
+XACRO_ARGS_ARGUMENT = LaunchArgument(
     "xacro_args", "",
     'Extra arguments for xacro, space-separated name:=value items '
     '(xacro_args:="prefix:=left_ hand:=true").',
 )
-LOG_LEVEL_HELP = "debug, info, warn, error or fatal."
+FRAME_PREFIX_ARGUMENT = LaunchArgument(
+    "frame_prefix", "",
+    "Prefix of the robot's tf frames (left_), for robot_state_publisher and the nodes' "
+    "frame_prefix parameter.",
+)
 
 SIM = LaunchFile(
     "sim", ("sim_node", "dynamics_node", "controller_node", "preview_node"), (
-        LaunchArgument("namespace", "", "Namespace of every node, and so of their relative "
-                       "topics and services; empty: the root namespace."),
+        NAMESPACE_ARGUMENT,
         LaunchArgument("use_sim_time", "true",
                        "Whether the nodes follow /clock, which sim_node publishes."),
-        LaunchArgument("log_level", "info", f"Log level of every node: {LOG_LEVEL_HELP}"),
-        DESCRIPTION_FILE,
-        XACRO_ARGS,
+        LOG_LEVEL_ARGUMENT,
+        DESCRIPTION_FILE_ARGUMENT,
+        XACRO_ARGS_ARGUMENT,
         LaunchArgument("params_file", "config/sim.yaml",
                        "Parameters file with a section for each robodyn_ros node; default the "
                        "bundled Panda's simulation, as `robodyn sim` runs it.", in_share=True),
-        LaunchArgument("frame_prefix", "", "Prefix of the robot's tf frames (left_), for "
-                       "robot_state_publisher and the nodes' frame_prefix parameter."),
+        FRAME_PREFIX_ARGUMENT,
     ),
     robot_state_publisher=True,
 )
 DYNAMICS = LaunchFile(
     "dynamics", ("dynamics_node",), (
-        LaunchArgument("namespace", "", "Namespace of the nodes, and so of their relative "
-                       "topics and services; empty: the root namespace."),
+        NAMESPACE_ARGUMENT,
         LaunchArgument("use_sim_time", "false",
                        "Whether the nodes follow /clock (true when the joint states come from a "
                        "simulator or a bag played with --clock)."),
-        LaunchArgument("log_level", "info", f"Log level of the nodes: {LOG_LEVEL_HELP}"),
-        DESCRIPTION_FILE,
-        XACRO_ARGS,
+        LOG_LEVEL_ARGUMENT,
+        DESCRIPTION_FILE_ARGUMENT,
+        XACRO_ARGS_ARGUMENT,
         LaunchArgument("params_file", "config/dynamics.yaml",
                        "Parameters file with a dynamics_node section; default the bundled "
                        "Panda's.", in_share=True),
-        LaunchArgument("frame_prefix", "", "Prefix of the robot's tf frames (left_), for "
-                       "robot_state_publisher and dynamics_node's frame_prefix parameter."),
+        FRAME_PREFIX_ARGUMENT,
         LaunchArgument("joint_states", "joint_states",
                        "Topic of the robot's sensor_msgs/JointState messages, which "
                        "dynamics_node (and robot_state_publisher) subscribe to."),

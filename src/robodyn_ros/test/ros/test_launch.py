@@ -3,17 +3,22 @@ with a description, every argument they use: the arguments of `robodyn launch`'s
 (robodyn_ros.ros.launch_arguments), which runs the same nodes where ROS 2's launch tool is not
 installed, and whose --show-args prints what the files declare.
 
-The files are read as Python syntax trees: launch and launch_ros come with a ROS install, not
-with the PyPI wheels. Where launch_ros is importable, each file's description is also built.
+launch and launch_ros come with a ROS install, not with the PyPI wheels. Here each file's
+description is built with stand-ins of their classes that record what they are given, and
+that record is checked; where launch_ros is importable, the description is also built by it.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib.util
 import re
+import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
@@ -39,72 +44,104 @@ SHARED_PARAMETERS = {"robot_description", "use_sim_time", "frame_prefix"}  # eve
 LAUNCH_FILES = sorted(STARTS)
 
 
+class Built:
+    """A stand-in of a launch or launch_ros class: what it was built with."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.args = args
+        self.kwargs = kwargs
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and (self.args, self.kwargs) == (
+            other.args, other.kwargs)  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(*{self.args!r}, **{self.kwargs!r})"
+
+
+# the classes the launch files' description uses, by module
+STAND_INS = {
+    "launch": ["LaunchDescription"],
+    "launch.actions": ["DeclareLaunchArgument"],
+    "launch.conditions": ["IfCondition"],
+    "launch.substitutions": [
+        "Command", "FindExecutable", "LaunchConfiguration", "PathJoinSubstitution"],
+    "launch_ros": [],
+    "launch_ros.actions": ["Node"],
+    "launch_ros.parameter_descriptions": ["ParameterValue"],
+    "launch_ros.substitutions": ["FindPackageShare"],
+}
+CLASSES = {name: type(name, (Built,), {}) for names in STAND_INS.values() for name in names}
+
+
+def stand_in(kind: str, /, *args: Any, **kwargs: Any) -> Built:
+    return CLASSES[kind](*args, **kwargs)
+
+
+def configuration(name: str) -> Built:
+    return stand_in("LaunchConfiguration", name)
+
+
+def share_path(*parts: str) -> Built:
+    return stand_in("PathJoinSubstitution", [stand_in("FindPackageShare", "robodyn_ros"), *parts])
+
+
 @functools.cache
-def tree(launch_file: str) -> ast.Module:
-    return ast.parse((PACKAGE / "launch" / launch_file).read_text())
+def description(launch_file: str) -> Built:
+    """The file's generate_launch_description(), built with the stand-ins."""
+    modules = {}
+    for module_name, names in STAND_INS.items():
+        module = types.ModuleType(module_name)
+        for name in names:
+            setattr(module, name, CLASSES[name])
+        modules[module_name] = module
+    with mock.patch.dict(sys.modules, modules):
+        sys.modules.pop("robodyn_ros.ros.launch_description", None)  # bound to the stand-ins
+        spec = importlib.util.spec_from_file_location(
+            launch_file.removesuffix(".py").replace(".", "_"), PACKAGE / "launch" / launch_file
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        built = module.generate_launch_description()
+    assert type(built) is CLASSES["LaunchDescription"]
+    return built
 
 
-def calls(launch_file: str, function: str) -> list[ast.Call]:
-    """Every call of `function` (by its bare name) in the file."""
-    return [
-        node for node in ast.walk(tree(launch_file))
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == function
-    ]
+def actions(launch_file: str, kind: str) -> list[Built]:
+    (entities,) = description(launch_file).args
+    return [entity for entity in entities if type(entity) is CLASSES[kind]]
 
 
-def resolve(launch_file: str, expr: ast.expr) -> ast.expr:
-    """The expression, or the value a name is assigned once in the file."""
-    if not isinstance(expr, ast.Name):
-        return expr
-    (value,) = [
-        node.value for node in ast.walk(tree(launch_file))
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == expr.id
-    ]
-    return value
-
-
-def dict_literal(launch_file: str, expr: ast.expr) -> dict[str, ast.expr]:
-    """The items of a dict literal, or of the one a name is assigned in the file."""
-    expr = resolve(launch_file, expr)
-    assert isinstance(expr, ast.Dict)
-    return {ast.literal_eval(key): value for key, value in zip(expr.keys, expr.values, strict=True)}
-
-
-def keywords(launch_file: str, call: ast.Call) -> dict[str, ast.expr]:
-    """A call's keyword arguments, those of a `**name` included."""
-    found = {}
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            found.update(dict_literal(launch_file, keyword.value))
-        else:
-            found[keyword.arg] = keyword.value
-    return found
-
-
-def is_configuration(expr: ast.expr, name: str) -> bool:
-    return ast.dump(expr) == ast.dump(ast.parse(f'LaunchConfiguration("{name}")').body[0].value)
-
-
-def nodes(launch_file: str) -> dict[tuple[str, str, str], dict[str, ast.expr]]:
-    """(package, executable, name) of each Node call, with its keyword arguments."""
-    found = {}
-    for call in calls(launch_file, "Node"):
-        arguments = keywords(launch_file, call)
-        found[tuple(ast.literal_eval(arguments[key])
-                    for key in ("package", "executable", "name"))] = arguments
-    return found
+def nodes(launch_file: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(package, executable, name) of each Node, with its keyword arguments."""
+    return {
+        tuple(node.kwargs[key] for key in ("package", "executable", "name")): node.kwargs
+        for node in actions(launch_file, "Node")
+    }
 
 
 def robodyn_nodes(launch_file: str) -> set[str]:
     return {name for package, _, name in nodes(launch_file) if package == "robodyn_ros"}
 
 
-def declared(launch_file: str) -> dict[str, dict[str, ast.expr]]:
+def declared(launch_file: str) -> dict[str, dict[str, Any]]:
     """Each DeclareLaunchArgument's name, with its keyword arguments."""
-    return {
-        ast.literal_eval(call.args[0]): keywords(launch_file, call)
-        for call in calls(launch_file, "DeclareLaunchArgument")
-    }
+    return {argument.args[0]: argument.kwargs
+            for argument in actions(launch_file, "DeclareLaunchArgument")}
+
+
+def built_within(value: Any) -> Iterator[Built]:
+    """Every stand-in in a value, at any depth."""
+    if isinstance(value, Built):
+        yield value
+        value = [*value.args, *value.kwargs.values()]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from built_within(item)
 
 
 def installed_globs() -> set[tuple[str, str]]:
@@ -113,12 +150,12 @@ def installed_globs() -> set[tuple[str, str]]:
     return set(re.findall(r'share/\{PACKAGE\}/(\w+)", glob\("\1/\*([\w.]+)"\)', setup))
 
 
-def share_file(expr: ast.expr) -> Path:
+def share_file(value: Any) -> Path:
     """The package file of PathJoinSubstitution([FindPackageShare("robodyn_ros"), *parts])."""
-    assert isinstance(expr, ast.Call) and expr.func.id == "PathJoinSubstitution"
-    share, *parts = expr.args[0].elts
-    assert ast.dump(share) == ast.dump(ast.parse('FindPackageShare("robodyn_ros")').body[0].value)
-    relative = Path(*map(ast.literal_eval, parts))
+    assert type(value) is CLASSES["PathJoinSubstitution"]
+    share, *parts = value.args[0]
+    assert share == stand_in("FindPackageShare", "robodyn_ros")
+    relative = Path(*parts)
     assert any(relative.parent == Path(folder) and relative.name.endswith(suffix)
                for folder, suffix in installed_globs()), f"{relative} is not installed"
     return PACKAGE / relative
@@ -136,7 +173,7 @@ def test_every_launch_file_is_tested_and_installed() -> None:
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
 def test_nodes_started(launch_file: str) -> None:
-    assert len(calls(launch_file, "Node")) == len(nodes(launch_file))  # none twice
+    assert len(actions(launch_file, "Node")) == len(nodes(launch_file))  # none twice
     assert set(nodes(launch_file)) == STARTS[launch_file]
     assert robodyn_nodes(launch_file) <= console_scripts()
     assert set(robodyn_launch(launch_file).nodes) == robodyn_nodes(launch_file)
@@ -145,25 +182,28 @@ def test_nodes_started(launch_file: str) -> None:
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
 def test_nodes_take_namespace_log_level_and_shared_parameters(launch_file: str) -> None:
     for (package, _, _), arguments in nodes(launch_file).items():
-        assert is_configuration(arguments["namespace"], "namespace")
-        ros_arguments = resolve(launch_file, arguments["arguments"]).elts
-        assert [ast.literal_eval(a) for a in ros_arguments[:2]] == ["--ros-args", "--log-level"]
-        assert is_configuration(ros_arguments[2], "log_level")
-        *files, shared = resolve(launch_file, arguments["parameters"]).elts
-        if package == "robodyn_ros":
-            assert [is_configuration(f, "params_file") for f in files] == [True]
-        assert set(dict_literal(launch_file, shared)) == SHARED_PARAMETERS
+        assert arguments["namespace"] == configuration("namespace")
+        assert arguments["arguments"] == ["--ros-args", "--log-level", configuration("log_level")]
+        assert arguments["output"] == "screen"
+        *files, shared = arguments["parameters"]
+        assert files == ([configuration("params_file")] if package == "robodyn_ros" else [])
+        assert set(shared) == SHARED_PARAMETERS
+        assert shared["use_sim_time"] == stand_in(
+            "ParameterValue", configuration("use_sim_time"), value_type=bool)
+        assert shared["frame_prefix"] == stand_in(
+            "ParameterValue", configuration("frame_prefix"), value_type=str)
 
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
 def test_robot_description_is_built_by_xacro(launch_file: str) -> None:
     """No Python reads the description: xacro's output, at launch."""
-    assert not calls(launch_file, "OpaqueFunction")
-    (command,) = calls(launch_file, "Command")
-    parts = command.args[0].elts
-    assert ast.dump(parts[0]) == ast.dump(ast.parse('FindExecutable(name="xacro")').body[0].value)
-    assert is_configuration(parts[2], "description_file")
-    assert is_configuration(parts[4], "xacro_args")
+    xacro = stand_in("Command", [
+        stand_in("FindExecutable", name="xacro"), " ", configuration("description_file"),
+        " ", configuration("xacro_args"),
+    ])
+    for arguments in nodes(launch_file).values():
+        assert arguments["parameters"][-1]["robot_description"] == stand_in(
+            "ParameterValue", xacro, value_type=str)
 
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
@@ -202,17 +242,17 @@ def test_arguments_declared_are_robodyn_launchs(launch_file: str) -> None:
     """Each file declares the arguments of `robodyn launch`'s table, in its order, with its
     defaults and descriptions: the two cannot drift apart."""
     arguments = declared(launch_file)
-    assert len(calls(launch_file, "DeclareLaunchArgument")) == len(arguments)  # none twice
+    assert len(actions(launch_file, "DeclareLaunchArgument")) == len(arguments)  # none twice
     table = robodyn_launch(launch_file).arguments
     assert list(arguments) == [argument.name for argument in table]
     for argument in table:
         default = arguments[argument.name]["default_value"]
         if argument.in_share:
+            assert default == share_path(*argument.default.split("/")), argument.name
             assert share_file(default) == PACKAGE / argument.default, argument.name
         else:
-            assert ast.literal_eval(default) == argument.default, argument.name
-        description = ast.literal_eval(arguments[argument.name].get("description",
-                                                                    ast.Constant("")))
+            assert default == argument.default, argument.name
+        description = arguments[argument.name]["description"]
         assert description.strip() and description == argument.description, argument.name
 
 
@@ -228,10 +268,10 @@ def test_robodyn_launch_shows_the_arguments_declared(launch_file: str, capsys) -
     arguments = declared(launch_file)
     assert [name for name, _, _ in shown] == list(arguments)
     for name, description, default in shown:
-        assert description == ast.literal_eval(arguments[name]["description"]), name
+        assert description == arguments[name]["description"], name
         declared_default = arguments[name]["default_value"]
-        if isinstance(declared_default, ast.Constant):
-            assert default == declared_default.value, name
+        if isinstance(declared_default, str):
+            assert default == declared_default, name
         else:  # a file of the share folder
             relative = share_file(declared_default).relative_to(PACKAGE)
             assert Path(default).is_file() and Path(default).parts[-2:] == relative.parts, name
@@ -239,22 +279,21 @@ def test_robodyn_launch_shows_the_arguments_declared(launch_file: str, capsys) -
 
 @pytest.mark.parametrize("launch_file", LAUNCH_FILES)
 def test_every_launch_configuration_is_declared(launch_file: str) -> None:
-    used = {ast.literal_eval(call.args[0]) for call in calls(launch_file, "LaunchConfiguration")}
+    used = {built.args[0] for built in built_within(description(launch_file))
+            if type(built) is CLASSES["LaunchConfiguration"]}
     assert used <= set(declared(launch_file))
+    assert {"namespace", "log_level", "params_file", "description_file"} <= used
 
 
 def test_robot_state_publisher_runs_in_the_simulation_and_on_request_on_a_robot() -> None:
-    assert "condition" not in nodes("sim.launch.py")[RSP]
-    condition = nodes("dynamics.launch.py")[RSP]["condition"]
-    assert condition.func.id == "IfCondition"
-    assert is_configuration(condition.args[0], "start_robot_state_publisher")
-    remapped = nodes("dynamics.launch.py")[("robodyn_ros", "dynamics_node", "dynamics_node")]
-    (rule,) = remapped["remappings"].elts
-    assert ast.literal_eval(rule.elts[0]) == "joint_states"
-    assert is_configuration(rule.elts[1], "joint_states")
+    assert nodes("sim.launch.py")[RSP]["condition"] is None
+    assert nodes("dynamics.launch.py")[RSP]["condition"] == stand_in(
+        "IfCondition", configuration("start_robot_state_publisher"))
+    for node in nodes("dynamics.launch.py").values():
+        assert node["remappings"] == [("joint_states", configuration("joint_states"))]
     assert robodyn_launch("dynamics.launch.py").remapped_topics == ("joint_states",)
     assert robodyn_launch("sim.launch.py").remapped_topics == ()
-    assert "remappings" not in nodes("sim.launch.py")[("robodyn_ros", "sim_node", "sim_node")]
+    assert all(node["remappings"] == [] for node in nodes("sim.launch.py").values())
 
 
 @pytest.mark.skipif(
