@@ -105,13 +105,7 @@ from robodyn_ros.ros.joint_states import (
     JointStateMerge,
     input_qos,
 )
-from robodyn_ros.ros.odometry import (
-    BaseState,
-    OdometryFrames,
-    base_link,
-    base_state,
-    floating_state,
-)
+from robodyn_ros.ros.odometry import BaseOdometry, OdometryFrames, base_link
 from robodyn_ros.ros.parameters import ParameterRecord, ParameterSpec
 from robodyn_ros.ros.robot_node import (
     WORLD_FRAME_PARAMETER,
@@ -198,8 +192,7 @@ class ControllerNode(RobotNode):
             self._build_reported, "joint_trajectory")
         self._unstamped = False  # whether joint states stamped 0 were said to take the clock
         self._joint_state_intake = InArrivalOrder("joint_states")
-        self._odometry_frames: OdometryFrames | None = None  # a floating base's
-        self._base: BaseState | None = None  # of the newest odometry taken
+        self._odometry: BaseOdometry | None = None  # a floating base's
         self._measured: dict[str, MeasuredWrench] = {}  # frame → its newest reading
         self._targets = {topic: NewestFirst(topic)
                          for topic in ("target_pose", "target_joints", "joint_trajectory")}
@@ -258,14 +251,14 @@ class ControllerNode(RobotNode):
         self._configured(robot).update(ControllerState(t=0.0, q=robot.default_positions(),
                                                        qd=np.zeros(robot.nv)))
         self.controller, self._command_order = controller, order
-        self._q = self._trajectory = self._base = None
+        self._q = self._trajectory = None
         self._measured = {}
         self._trajectories.cancel()
-        coupling, self._odometry_frames = robot.coupling, None
+        coupling, self._odometry = robot.coupling, None
         if robot.model.floating_base:  # the base from odometry, the joints from joint_states
             coupling = None
-            self._odometry_frames = OdometryFrames(self.frame_id(settings.world_frame),
-                                                   self.frame_id(base_link(robot)))
+            self._odometry = BaseOdometry(OdometryFrames(self.frame_id(settings.world_frame),
+                                                         self.frame_id(base_link(robot))))
         self._joint_states = JointStateMerge(JointStateMap(robot.measured_joints, coupling),
                                              settings.joint_states_max_age)
 
@@ -292,7 +285,7 @@ class ControllerNode(RobotNode):
 
     def release(self) -> None:
         self.controller = self._joint_states = self._q = self._trajectory = None
-        self._odometry_frames = self._base = None
+        self._odometry = None
         self._measured = {}
         self._trajectories.cancel()
 
@@ -344,7 +337,7 @@ class ControllerNode(RobotNode):
         frame_id = newest.header.frame_id
         transform = pose_transform(newest.pose, "target_pose")
         frame = self.robot_frame(frame_id)
-        world = self._odometry_frames.world if self._odometry_frames is not None else None
+        world = self._odometry.frames.world if self._odometry is not None else None
         if frame_id == world:
             target = transform
         elif frame or not frame_id:
@@ -447,8 +440,8 @@ class ControllerNode(RobotNode):
         Raises:
             RefusedError: its frames, numbers or quaternion (ros.odometry names the field).
         """
-        if self._odometry_frames is not None:
-            self._base = base_state(message, self._odometry_frames, time.time_ns())
+        if self._odometry is not None:
+            self._odometry.take(message, time.time_ns())
 
     def _on_measured_wrench(self, message: WrenchStamped, info: MessageInfo) -> None:
         """Keep the newest reading of the frame the message names, with its arrival, for the
@@ -527,9 +520,9 @@ class ControllerNode(RobotNode):
         assert self._joint_states is not None  # configured: checked by the callers
         now_ns = time.time_ns()
         joints = self._joint_states.state(now_ns)
-        if self._odometry_frames is not None:
-            joints = floating_state(self._base, joints, now_ns,
-                                    self._settings.joint_states_max_age)
+        if self._odometry is not None:
+            joints = self._odometry.robot_state(joints, now_ns,
+                                                self._settings.joint_states_max_age)
         q, qd = joints.q, joints.qd
         self._q = q
         t = self._state_time(newest.message.header.stamp)

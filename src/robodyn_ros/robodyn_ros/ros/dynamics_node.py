@@ -91,13 +91,7 @@ from robodyn_ros.ros.joint_states import (
     JointStateMerge,
     input_qos,
 )
-from robodyn_ros.ros.odometry import (
-    BaseState,
-    OdometryFrames,
-    base_link,
-    base_state,
-    floating_state,
-)
+from robodyn_ros.ros.odometry import BaseOdometry, OdometryFrames, base_link, odometry_for
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.robot_node import (
     COMMON_PARAMETERS,
@@ -267,7 +261,7 @@ class DynamicsNode(RobotNode):
 
     def __init__(self, **kwargs: Any) -> None:
         self._serving: Serving | None = None
-        self._base: BaseState | None = None  # of the newest odometry taken
+        self._odometry: BaseOdometry | None = None  # a floating base's
         self._latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
         self._cycles = 0
         self._diagnostic_start = time.monotonic()
@@ -312,7 +306,7 @@ class DynamicsNode(RobotNode):
         return WarmUpPlan.of(bind(robot, self._settings())).steps
 
     def release(self) -> None:
-        self._serving = self._base = None
+        self._serving = self._odometry = None
 
     def header_frame(self, robot: Robot) -> str:
         """The frame_id of every header, the diagnostics' too (module function)."""
@@ -322,9 +316,7 @@ class DynamicsNode(RobotNode):
         """Warm up `serving`, then put it in service and report what it leaves out; the
         odometry taken stays while its frames are the ones `serving` takes."""
         warm_up(serving)
-        previous = self._serving
-        if previous is None or previous.odometry != serving.odometry:
-            self._base = None
+        self._odometry = odometry_for(serving.odometry, self._odometry)
         self._serving = serving
         self.health.hold_condition(
             FRAMES_CONDITION, WARN,
@@ -361,9 +353,8 @@ class DynamicsNode(RobotNode):
         Raises:
             RefusedError: its frames, pose or twist cannot be the base's (ros.odometry).
         """
-        serving = self._serving
-        if self.active and serving is not None and serving.odometry is not None:
-            self._base = base_state(message, serving.odometry, received_ns(info))
+        if self.active and self._odometry is not None:
+            self._odometry.take(message, received_ns(info))
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Merge every joint state taken (this one and those queued behind it) in arrival
@@ -407,8 +398,8 @@ class DynamicsNode(RobotNode):
         if joint_map.coupling is not None:
             self._check_mimic(joint_map.mimic_mismatch(newest.message, state.q))
         settings = serving.settings
-        if serving.odometry is not None:
-            state = floating_state(self._base, state, now_ns, settings.max_age)
+        if self._odometry is not None:
+            state = self._odometry.robot_state(state, now_ns, settings.max_age)
         frames = serving.frames if "operational_space" in settings.quantities else ()
         joint_space, operational_space = compute(
             serving.robot, newest.message.header, state, frames, settings, serving.messages,
@@ -539,9 +530,9 @@ class DynamicsNode(RobotNode):
             RefusedError: a floating base without an odometry within joint_states_max_age.
         """
         joints = JointStateMap(serving.joint_states.joint_map.joint_names).state(state, "state")
-        if serving.odometry is None:
+        if self._odometry is None:
             return joints
-        return floating_state(self._base, joints, time.time_ns(), serving.settings.max_age)
+        return self._odometry.robot_state(joints, time.time_ns(), serving.settings.max_age)
 
     # -- reporting --------------------------------------------------------------------------
 

@@ -110,6 +110,42 @@ def floating_state(
                       np.concatenate([base.twist, joints.qd]), tau)
 
 
+class BaseOdometry:
+    """A floating base's odometry as a node keeps it: the frames each odometry must name and
+    the newest one taken."""
+
+    def __init__(self, frames: OdometryFrames) -> None:
+        self.frames = frames
+        self.newest: BaseState | None = None  # None before one is taken
+
+    def take(self, message: Odometry, received_ns: int) -> None:
+        """Keep `message`, checked, as the newest odometry.
+
+        Raises:
+            RefusedError: its frames, pose or twist cannot be the base's (base_state).
+        """
+        self.newest = base_state(message, self.frames, received_ns)
+
+    def robot_state(self, joints: RobotState, now_ns: int, max_age: float) -> RobotState:
+        """The robot's state of its joints' and the newest odometry (floating_state).
+
+        Raises:
+            RefusedError: no odometry within max_age.
+        """
+        return floating_state(self.newest, joints, now_ns, max_age)
+
+
+def odometry_for(frames: OdometryFrames | None, kept: BaseOdometry | None
+                 ) -> BaseOdometry | None:
+    """The odometry a node keeps for a robot whose base odometry names `frames` (None: a fixed
+    base, no odometry): `kept`, with its newest, while it names the same frames."""
+    if frames is None:
+        return None
+    if kept is not None and kept.frames == frames:
+        return kept
+    return BaseOdometry(frames)
+
+
 def odometry_message(q: np.ndarray, v: np.ndarray, world: str, base: str) -> Odometry:
     """The Odometry of a floating base's state (REP 105): the pose q[:7] in `world`, the
     twist v[:6] in the base frame `base` (child_frame_id); the caller stamps it."""

@@ -62,13 +62,7 @@ from robodyn_ros.ros.description import RobotDescription
 from robodyn_ros.ros.guard import ERROR, OK, RefusedError
 from robodyn_ros.ros.intake import received_ns
 from robodyn_ros.ros.joint_states import MAX_AGE_PARAMETER, JointStateMerge, input_qos
-from robodyn_ros.ros.odometry import (
-    BaseState,
-    OdometryFrames,
-    base_link,
-    base_state,
-    floating_state,
-)
+from robodyn_ros.ros.odometry import BaseOdometry, OdometryFrames, base_link, odometry_for
 from robodyn_ros.ros.parameters import ParameterSpec
 from robodyn_ros.ros.preview_messages import (
     goal_scenarios,
@@ -104,6 +98,14 @@ PARAMETERS = (
 
 
 @dataclass(frozen=True)
+class _HeldStart:
+    """The newest complete joint state, a goal's start when it gives none."""
+
+    state: RobotState
+    received_ns: int  # when it arrived (system clock)
+
+
+@dataclass(frozen=True)
 class _CollisionShapes:
     """The collision shapes read from a description (None: the robot's own URDF)."""
 
@@ -119,9 +121,8 @@ class PreviewNode(RobotNode):
 
     def __init__(self, **kwargs: Any) -> None:
         self._joint_states: JointStateMerge | None = None
-        self._latest: tuple[np.ndarray, np.ndarray, int] | None = None  # q, q̇, arrival (ns)
-        self._odometry_frames: OdometryFrames | None = None  # a floating base's
-        self._base: BaseState | None = None  # of the newest odometry taken
+        self._latest: _HeldStart | None = None  # the newest complete joint state
+        self._odometry: BaseOdometry | None = None  # a floating base's
         self._cancels: dict[bytes, threading.Event] = {}
         self._goals = 0
         self._collision: _CollisionShapes | None = None
@@ -160,25 +161,23 @@ class PreviewNode(RobotNode):
             self.value("joint_states_max_age"))
         frames = OdometryFrames(self.frame_id(self.value("world_frame")),
                                 self.frame_id(base_link(robot))) if floating else None
-        if frames != self._odometry_frames:
-            self._base = None
-        self._odometry_frames, self._latest = frames, None
+        self._odometry, self._latest = odometry_for(frames, self._odometry), None
 
     def release(self) -> None:
-        self._joint_states = self._latest = self._odometry_frames = self._base = None
+        self._joint_states = self._latest = self._odometry = None
 
     def apply(self, changes: dict[str, Any]) -> None:
         if "joint_states_max_age" in changes and self._joint_states is not None:
             self._joint_states.max_age = changes["joint_states_max_age"]
-        if "world_frame" in changes and self._odometry_frames is not None:
-            self._odometry_frames = OdometryFrames(self.frame_id(changes["world_frame"]),
-                                                   self._odometry_frames.base)
-            self._base = None
+        if "world_frame" in changes and self._odometry is not None:
+            self._odometry = odometry_for(OdometryFrames(self.frame_id(changes["world_frame"]),
+                                                         self._odometry.frames.base),
+                                          self._odometry)
 
     def paths_frame(self, robot: Robot) -> str:
         """The frame_id of the predicted paths: the root link's, a floating base's world."""
-        if self._odometry_frames is not None:
-            return self._odometry_frames.world
+        if self._odometry is not None:
+            return self._odometry.frames.world
         return self.frame_id(robot.model.root_link)
 
     def _on_odometry(self, message: Odometry, info: MessageInfo) -> None:
@@ -187,16 +186,16 @@ class PreviewNode(RobotNode):
         Raises:
             RefusedError: its frames, pose or twist cannot be the base's (ros.odometry).
         """
-        if self._odometry_frames is not None:
-            self._base = base_state(message, self._odometry_frames, received_ns(info))
+        if self._odometry is not None:
+            self._odometry.take(message, received_ns(info))
 
     def _on_joint_state(self, message: JointState, info: MessageInfo) -> None:
         """Keep the newest joint state (the start of a goal without one)."""
         joint_states = self._joint_states
         if joint_states is not None:
             received = received_ns(info)
-            q, qd, _ = joint_states.update(message, received, time.time_ns())
-            self._latest = (q, qd, received)
+            self._latest = _HeldStart(joint_states.update(message, received, time.time_ns()),
+                                      received)
 
     def _on_cancel(
         self, goal_handle: ServerGoalHandle[Preview.Goal, Preview.Result, Preview.Feedback]
@@ -288,14 +287,14 @@ class PreviewNode(RobotNode):
         elif self._latest is None:
             raise RefusedError("start is empty and no complete joint_states has arrived")
         else:
-            q, qd, received = self._latest
-            age = (now - received) * 1e-9
+            q, qd = self._latest.state.q, self._latest.state.qd
+            age = (now - self._latest.received_ns) * 1e-9
             if age > max_age:
                 raise RefusedError(f"start is empty and the newest complete joint_states is "
                                    f"{age:.3g} s old (joint_states_max_age {max_age:g} s)")
-        if self._odometry_frames is None:
+        if self._odometry is None:
             return q, qd
-        floating = floating_state(self._base, RobotState(q, qd, None), now, max_age)
+        floating = self._odometry.robot_state(RobotState(q, qd, None), now, max_age)
         return floating.q, floating.qd
 
     def report(self) -> tuple[int, str, dict[str, str]]:

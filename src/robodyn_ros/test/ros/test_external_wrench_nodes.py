@@ -96,7 +96,7 @@ def test_compute_dynamics_pushes_a_floating_base(ros) -> None:
         q = np.concatenate([base, joints])
         peer.publish(Odometry, "odometry",
                      odometry_message(q, np.zeros(18), "odom", "base_link"))
-        assert wait_for(lambda: peer.node._base is not None)
+        assert wait_for(lambda: peer.node._odometry.newest is not None)
         state = JointState(name=list(solo.joint_names[6:]), position=list(joints),
                            velocity=[0.0] * 12, effort=[0.5] * 12)
         response = call(peer, ComputeDynamics, "compute_dynamics", ComputeDynamics.Request(

@@ -22,7 +22,7 @@ from robodyn_ros.model.generate import with_root_joint
 from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.guard import RefusedError
-from robodyn_ros.ros.odometry import OdometryFrames, base_state
+from robodyn_ros.ros.odometry import OdometryFrames, base_state, odometry_for
 from robodyn_ros.testing import example_robot_urdf
 
 from helpers.nodes import Peer, panda_node, wait_for
@@ -191,6 +191,19 @@ def test_odometry_with_frame_prefix_gives_the_base_state() -> None:
     state = base_state(message, OdometryFrames("left/odom", "left/base_link"), time.time_ns())
     np.testing.assert_array_equal(state.pose, pose)
     np.testing.assert_array_equal(state.twist, TWIST)
+
+
+def test_the_odometry_kept_is_forgotten_when_its_frames_change() -> None:
+    """A node keeps its newest odometry across a change that names the same frames, and
+    forgets it when the frames change (a fixed base keeps none)."""
+    frames = OdometryFrames("odom", "base_link")
+    kept = odometry_for(frames, None)
+    kept.take(odometry([0.0] * 6 + [1.0]), time.time_ns())
+    assert odometry_for(OdometryFrames("odom", "base_link"), kept) is kept
+    assert kept.newest is not None
+    moved = odometry_for(OdometryFrames("map", "base_link"), kept)
+    assert moved.frames.world == "map" and moved.newest is None
+    assert odometry_for(None, kept) is None
 
 
 def test_a_planar_joint_is_refused_and_the_node_keeps_its_robot(ros) -> None:

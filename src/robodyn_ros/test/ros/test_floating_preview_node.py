@@ -83,7 +83,7 @@ def kick(solo: Robot) -> PreviewScenario:
 def send_odometry(peer) -> None:
     message = odometry_message(np.array(BASE), np.array(TWIST), "odom", "base_link")
     peer.publish(Odometry, "odometry", message)
-    assert wait_for(lambda: peer.node._base is not None)
+    assert wait_for(lambda: peer.node._odometry.newest is not None)
 
 
 def test_predictions_match_the_preview_from_the_odometry(peer, solo) -> None:
@@ -152,7 +152,7 @@ def test_a_bad_odometry_is_reported_and_the_node_keeps_serving(peer, solo) -> No
     wrong = odometry_message(np.array(BASE), np.array(TWIST), "map", "base_link")
     peer.publish(Odometry, "odometry", wrong)
     assert wait_for(lambda: peer.reported("header.frame_id is 'map'"))
-    assert peer.node._base is None
+    assert peer.node._odometry.newest is None
     send_odometry(peer)
     _, response = goal_response(peer.client, Preview.Goal(scenarios=[kick(solo)], start=start(solo),
                                        horizon=HORIZON, dt=0.001))
