@@ -99,16 +99,14 @@ def command_parser() -> argparse.ArgumentParser:
                      "folder that joint_states are recorded to, until the trajectory ends")
     sim.add_argument("--storage", default="sqlite3", choices=("sqlite3", "mcap"),
                      help="the bag's storage (default sqlite3)")
-    sim.add_argument("--floating-base", action="store_true",
-                     help="the robot's root link floats (default robot: the bundled Solo12): "
-                     "sim_node holds it on its feet, controller_node's whole-body controller "
-                     "stands it up and sways its base, sim_node publishes odometry")
+    add_floating_base_option(
+        sim, "(default robot: the bundled Solo12) sim_node holds it on its feet, "
+        "controller_node's whole-body controller stands it up and sways its base, sim_node "
+        "publishes odometry")
     sim.add_argument("--contacts", nargs="+", default=(), metavar="FRAME[:3d]",
                      help="with --floating-base: the feet (default: the lowest frames)")
-    sim.add_argument("--world", metavar="FILE",
-                     help="with the pose targets: a YAML file of the planes the robot's "
-                     "<collision> elements touch (docs/contact.md), sim_node's world_file; "
-                     "sim_node publishes the contacts on `contacts`")
+    add_world_option(sim, "with the pose targets; sim_node's world_file, and it publishes the "
+                     "contacts on `contacts`")
     add_gravity_option(sim)
     add_bag_commands(commands)
     add_launch_command(commands)
@@ -155,6 +153,21 @@ def load_robot(urdf: str | os.PathLike[str], xacro_args: Mapping[str, str] | Non
     return Robot.from_urdf_string(read_robot_description(urdf, xacro_args),
                                   source=os.fspath(urdf), gravity=gravity,
                                   floating_base=floating_base)
+
+
+def add_floating_base_option(parser: argparse.ArgumentParser, meaning: str) -> None:
+    """--floating-base: the robot's root link floats (a free flyer); `meaning` says what the
+    command then does."""
+    parser.add_argument("--floating-base", action="store_true",
+                        help=f"the robot's root link floats: {meaning}")
+
+
+def add_world_option(parser: argparse.ArgumentParser, meaning: str) -> None:
+    """--world FILE: the planes the robot touches; `meaning` says where the command uses
+    them."""
+    parser.add_argument("--world", metavar="FILE",
+                        help="a YAML file of planes (docs/contact.md) the robot's <collision> "
+                        f"elements touch: {meaning}")
 
 
 def add_gravity_option(parser: argparse.ArgumentParser) -> None:
@@ -452,10 +465,9 @@ def add_identify_command(actions: argparse._SubParsersAction[argparse.ArgumentPa
     identify.add_argument("--prior-weight", type=float, default=PRIOR_WEIGHT,
                           help="how many samples' worth the URDF's values count as where the "
                           f"run does not inform them (default {PRIOR_WEIGHT:g})")
-    identify.add_argument("--floating-base", action="store_true",
-                          help="the robot's root link floats: its pose and twist come from "
-                          "--odometry-topic, its six rows are identified from the external "
-                          "wrenches alone")
+    add_floating_base_option(
+        identify, "its pose and twist come from --odometry-topic, its six rows are identified "
+        "from the external wrenches alone")
     identify.add_argument("--odometry-topic", default="/odometry",
                           help="with --floating-base: the base's nav_msgs/Odometry topic")
     identify.add_argument("--wrench-topic", dest="wrench_topics", action="append", default=[],
@@ -621,14 +633,10 @@ def add_preview_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     preview.add_argument("--workers", type=int, default=2)
     preview.add_argument("--output", default="preview", help="folder of the plots")
     preview.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    preview.add_argument("--floating-base", action="store_true",
-                         help="the root link floats (torque_profile and whole_body_pose "
-                         "scenarios; start: the whole configuration [x y z, qx qy qz qw, "
-                         "joints])")
-    preview.add_argument("--world", metavar="FILE",
-                         help="YAML file of planes (docs/contact.md) for every scenario without "
-                         "a world of its own; the robot touches them with its URDF's "
-                         "<collision> elements")
+    add_floating_base_option(
+        preview, "torque_profile and whole_body_pose scenarios; start: the whole configuration "
+        "[x y z, qx qy qz qw, joints]")
+    add_world_option(preview, "for every scenario without a world of its own")
     add_gravity_option(preview)
     add_payload_option(preview)
 

@@ -29,20 +29,14 @@ import numpy as np
 
 from robodyn_ros.identification.base_parameters import BaseParameters
 from robodyn_ros.identification.normal_equations import NormalEquations
-from robodyn_ros.model.inertial_parameters import (
-    ARMATURE,
-    COULOMB,
-    OFFSET,
-    PARAMETERS_PER_BODY,
-    PARAMETERS_PER_JOINT,
-    VISCOUS,
-)
+from robodyn_ros.model import inertial_parameters as layout
 
 INFORMED_SPREAD = 0.1
 """The largest effort (in units of its joint's sigma) a joint parameter's standard error may
 stand for and the parameter still count as informed."""
-JOINT_PARAMETER_KINDS = {"armature": (ARMATURE,), "friction": (VISCOUS, COULOMB),
-                         "offsets": (OFFSET,)}
+JOINT_PARAMETER_KINDS = {"armature": (layout.ARMATURE,),
+                         "friction": (layout.VISCOUS, layout.COULOMB),
+                         "offsets": (layout.OFFSET,)}
 """The kinds of joint parameter `--fit` names, and their places among a joint's four."""
 _EXPLAINED_RANK = 1e-12
 """The bodies' weighted normal matrix's eigenvalues below this times its largest are its null
@@ -61,27 +55,27 @@ def joint_parameter_spread(
         bodies: how many bodies π holds before its joints' parameters.
     """
     matrix, _ = equations.weighted(sigma**-2.0)
-    split = PARAMETERS_PER_BODY * bodies
+    split = layout.PARAMETERS_PER_BODY * bodies
     values, vectors = np.linalg.eigh(matrix[:split, :split])
     kept = values > _EXPLAINED_RANK * max(values[-1], 1e-300)
     whitened = matrix[split:, :split] @ (vectors[:, kept] / np.sqrt(values[kept]))
     own = np.diag(matrix)[split:]
     with np.errstate(divide="ignore", invalid="ignore"):
         unexplained = np.where(own > 0.0, 1.0 - np.sum(whitened**2, axis=1) / own, 0.0)
-    samples = np.repeat(equations.counts, PARAMETERS_PER_JOINT)
+    samples = np.repeat(equations.counts, layout.PARAMETERS_PER_JOINT)
     with np.errstate(divide="ignore"):
         spread = 1.0 / np.sqrt(samples * np.maximum(unexplained, 0.0))
-    per_joint: np.ndarray = spread.reshape(-1, PARAMETERS_PER_JOINT)
+    per_joint: np.ndarray = spread.reshape(-1, layout.PARAMETERS_PER_JOINT)
     return per_joint
 
 
 def tied_to_bodies(base: BaseParameters, bodies: int) -> np.ndarray:
     """(n, 4) bool: the joint parameters that share a base parameter with a body's."""
-    split = PARAMETERS_PER_BODY * bodies
+    split = layout.PARAMETERS_PER_BODY * bodies
     combination = base.combination != 0.0
     with_bodies = combination[:, :split].any(axis=1)
     tied: np.ndarray = (combination[:, split:] & with_bodies[:, None]).any(axis=0).reshape(
-        -1, PARAMETERS_PER_JOINT)
+        -1, layout.PARAMETERS_PER_JOINT)
     return tied
 
 
