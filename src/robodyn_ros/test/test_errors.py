@@ -22,11 +22,16 @@ from robodyn_ros.parallel.base import ParallelError
 
 from helpers.robots import MASSLESS, PANDA
 
+# modules that import ROS 2's launch, which only a ROS install has; they define no class
+NEEDS_ROS_LAUNCH = {"robodyn_ros.ros.launch_description"}
+
 
 def _package_classes() -> list[type[BaseException]]:
     """Every exception and warning class defined in a module of the package."""
     found: dict[str, type[BaseException]] = {}
     for module in pkgutil.walk_packages(robodyn_ros.__path__, "robodyn_ros."):
+        if module.name in NEEDS_ROS_LAUNCH:
+            continue
         for _, cls in inspect.getmembers(importlib.import_module(module.name), inspect.isclass):
             if issubclass(cls, BaseException) and cls.__module__.startswith("robodyn_ros."):
                 found[f"{cls.__module__}.{cls.__qualname__}"] = cls
