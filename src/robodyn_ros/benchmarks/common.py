@@ -1,8 +1,9 @@
-"""Shared by the benchmark scripts: the robots, random states, timing, Markdown tables and the
+"""Shared by the benchmark scripts: the robots, random states, timing, Markdown tables, the
+studies over chain sizes, the function-by-function comparisons against Pinocchio and the
 generated pages under docs/benchmarks/.
 
-Only the standard library is imported at module level (numpy and robodyn_ros inside the
-functions that need them, and the modules only the generated pages need there too), so that
+Only the standard library is imported at module level (numpy, Pinocchio and robodyn_ros inside
+the functions that need them, and the modules only the generated pages need there too), so that
 ``startup.py`` can import this module in a fresh process and still time ``import robodyn_ros``
 with everything it pulls in.
 """
@@ -23,8 +24,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
+    import pinocchio as pin
 
     from robodyn_ros import Robot
+    from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 BUNDLED_PANDA = Path(__file__).resolve().parent.parent / "urdf" / "panda.urdf"
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -47,6 +50,11 @@ class RobotSpec:
     path: Path | None = None  # a URDF file
     chain: int = 0  # moving joints of a random_chain_urdf
     locked_joints: tuple[str, ...] = ()  # frozen at 0
+
+    @classmethod
+    def random_chain(cls, n: int) -> RobotSpec:
+        """`chain<n>`: a random_chain_urdf of `n` moving joints, its frame the last link."""
+        return cls(f"chain{n}", f"link_{n - 1}", chain=n)
 
     def urdf(self) -> tuple[str, bool]:
         """The URDF file path or text, and whether it is text."""
@@ -75,6 +83,16 @@ class RobotSpec:
             warnings.simplefilter("ignore", URDFWarning)
             return load(source, locked_joints=self.locked() or None, mimic=False)
 
+    def pinocchio_oracle(self, joint_names: Sequence[str]) -> PinocchioOracle:
+        """Pinocchio's model of the same URDF, the same joints locked, speaking in the order of
+        `joint_names` (the loaded Robot's)."""
+        from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
+
+        source, is_text = self.urdf()
+        return PinocchioOracle(
+            source, joint_names, locked_joints=self.locked() or None, is_string=is_text
+        )
+
 
 def robot_specs() -> dict[str, RobotSpec]:
     """Every benchmark robot by name, smallest first."""
@@ -84,7 +102,7 @@ def robot_specs() -> dict[str, RobotSpec]:
         RobotSpec("panda-bundled", "panda_hand_tcp", path=BUNDLED_PANDA),
         RobotSpec("talos", "arm_left_7_link", example="talos"),
     ]
-    specs += [RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n) for n in CHAIN_SIZES]
+    specs += [RobotSpec.random_chain(n) for n in CHAIN_SIZES]
     return {spec.name: spec for spec in specs}
 
 
@@ -168,6 +186,13 @@ def interleaved_us(
     return [statistics.median(sample) for sample in samples]
 
 
+def interleaved_us_by_name(
+    calls: Mapping[str, Callable[[], object]], repeat: int, budget_s: float
+) -> dict[str, float]:
+    """interleaved_us of named calls: median µs per call by name."""
+    return dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s), strict=True))
+
+
 # -- formatting -------------------------------------------------------------------------------
 
 
@@ -181,6 +206,12 @@ def format_ms(ms: float) -> str:
 
 def mark(ok: bool) -> str:
     return "✓" if ok else "✗"
+
+
+def ratio_cell(ratio: float, goal: float | None) -> str:
+    """A ratio to two decimals, marked ✓/✗ against `goal` (the most it may be) if there is one."""
+    cell = f"{ratio:.2f}"
+    return cell if goal is None else f"{cell} {mark(ratio <= goal)}"
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
@@ -229,9 +260,15 @@ def size_study_arguments(
     return parser.parse_args(argv)
 
 
-def loglog_plot(series: Mapping[str, Sequence[tuple[int, float]]], title: str, path: Path) -> str:
-    """Write a log-log plot of µs per Python call against N, a line per series of (N, µs);
-    what was done, for the output."""
+def loglog_plot(
+    times: Mapping[int, Mapping[str, float]], names: Sequence[str], title: str, path: Path
+) -> str:
+    """Write a log-log plot of µs per Python call against N, a line per name in `names`
+    through its `times[N][name]` (µs per call of the calls timed at each N, by name).
+
+    Returns:
+        What was done, for the output.
+    """
     try:
         import matplotlib
 
@@ -240,7 +277,8 @@ def loglog_plot(series: Mapping[str, Sequence[tuple[int, float]]], title: str, p
     except ImportError:
         return "no plot: matplotlib is not installed (pip install -e 'src/robodyn_ros[bench]')"
     figure, axes = plt.subplots(figsize=(7, 5))
-    for name, points in series.items():
+    for name in names:
+        points = [(n, us[name]) for n, us in times.items() if name in us]
         if points:
             axes.loglog(*zip(*points, strict=True), marker="o", label=name)
     axes.set_xlabel("N (joints of a random chain)")
@@ -253,23 +291,197 @@ def loglog_plot(series: Mapping[str, Sequence[tuple[int, float]]], title: str, p
     return f"plot: {path}"
 
 
-# -- generated pages --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SizeStudy:
+    """A study over chain sizes under way: its options and its report."""
+
+    args: argparse.Namespace  # --sizes, --repeat, --plot, --docs
+    report: Report
+    budget_s: float = 0.01  # the length of each timed loop, s
+
+    @classmethod
+    def start(
+        cls, script: str, doc: str, title: str, sizes: Sequence[int],
+        argv: Sequence[str] | None = None,
+    ) -> SizeStudy:
+        """Parse the study's options and start its report (the environment printed first).
+
+        Args:
+            script: the study's __file__; its plot is build/<script's name>.png by default.
+            doc: the study's docstring, whose first line --help shows.
+            title: the section of docs/benchmarks.md that explains the run.
+            sizes: the chain joint counts --sizes takes by default.
+            argv: the arguments (default: the command line's).
+        """
+        plot = REPO_ROOT / "build" / f"{Path(script).stem}.png"
+        args = size_study_arguments(argv, doc.splitlines()[0], sizes, plot)
+        return cls(args, Report.start(script, title, args, argv))
+
+    @property
+    def loops(self) -> str:
+        """How each call is timed, for the study's heading."""
+        return f"{self.args.repeat} interleaved loops of ~{self.budget_s * 1e3:g} ms"
+
+    def finish(
+        self, times: Mapping[int, Mapping[str, float]], names: Sequence[str], title: str
+    ) -> None:
+        """Write the log-log plot of `times` (loglog_plot), say so, and finish the report."""
+        print(loglog_plot(times, names, title, self.args.plot))
+        self.report.finish()
 
 
-def add_robot_options(parser: argparse.ArgumentParser, robots: Sequence[str]) -> None:
-    """--robots (comma-separated, from `robots`, default all) and --repeat (timed loops per
-    call); check_robots refuses names it does not know."""
+# -- function by function against Pinocchio --------------------------------------------------
+
+
+def comparison_arguments(
+    argv: Sequence[str] | None,
+    description: str,
+    robots: Sequence[str],
+    quick_help: str = "short loops",
+    options: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> argparse.Namespace:
+    """The options of a comparison against Pinocchio, parsed; an unknown robot exits through
+    the parser's error.
+
+    Args:
+        argv: the arguments (default: the command line's).
+        description: the script's, for --help.
+        robots: the robots --robots (comma-separated) chooses from, all by default.
+        quick_help: what --quick (short loops, and a 3-loop --repeat) does, for --help.
+        options: adds the script's own options, after --robots and --repeat.
+
+    Returns:
+        --robots, --repeat (9 timed loops per call unless given, 3 with --quick), the script's
+        options, --quick and --docs.
+    """
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--robots", type=lambda text: text.split(","), default=list(robots),
                         help=f"comma-separated, from {','.join(robots)} (default: all)")
     parser.add_argument("--repeat", type=int, help="timed loops per call (default 9, quick 3)")
-
-
-def check_robots(parser: argparse.ArgumentParser, args: argparse.Namespace,
-                 robots: Sequence[str]) -> None:
-    """Exit through the parser's error when --robots names a robot outside `robots`."""
+    if options is not None:
+        options(parser)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    add_docs_option(parser)
+    args = parser.parse_args(argv)
     unknown = [name for name in args.robots if name not in robots]
     if unknown:
         parser.error(f"unknown robots {unknown}; choose from {', '.join(robots)}")
+    args.repeat = args.repeat or (3 if args.quick else 9)
+    return args
+
+
+def loop_budget_s(quick: bool) -> float:
+    """The length of a comparison's timed loops, s: ~20 ms, ~3 ms with --quick."""
+    return 0.003 if quick else 0.02
+
+
+def symmetric(upper: np.ndarray) -> np.ndarray:
+    """The symmetric matrix whose upper triangle Pinocchio filled."""
+    import numpy as np
+
+    return np.triu(upper) + np.triu(upper, 1).T
+
+
+def relative_error(ours: object, expected: object) -> float:
+    """max |ours − expected| / max |expected| (of tuples of arrays, the largest part's)."""
+    import numpy as np
+
+    if isinstance(ours, tuple):
+        return max(relative_error(part, peer) for part, peer in zip(ours, expected, strict=True))
+    ours, expected = np.asarray(ours, dtype=float), np.asarray(expected, dtype=float)
+    return float(np.max(np.abs(ours - expected)) / max(np.max(np.abs(expected)), 1e-300))
+
+
+def frame_constraint(
+    model: pin.Model, frame_id: int, axes: pin.ReferenceFrame
+) -> tuple[pin.StdVec_RigidConstraintModel, pin.StdVec_RigidConstraintData]:
+    """A 6-D rigid constraint on a frame of a Pinocchio model, in `axes`, as the constraint
+    models and their data Pinocchio's constrained algorithms take (one of each)."""
+    import pinocchio as pin
+
+    frame = model.frames[frame_id]
+    constraint = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_6D, model, frame.parentJoint, frame.placement, axes
+    )
+    models = pin.StdVec_RigidConstraintModel()
+    models.append(constraint)
+    datas = pin.StdVec_RigidConstraintData()
+    datas.append(constraint.createData())
+    return models, datas
+
+
+@dataclass(frozen=True)
+class PinocchioRow:
+    """A Robot function and the Pinocchio call that answers the same question, on one state."""
+
+    function: str
+    peer: str  # what Pinocchio calls
+    ours: Callable[[], object]
+    theirs: Callable[[], object]  # timed as it is
+    # Pinocchio's answer in our order, for the error; None: the answers are not comparable
+    expected: Callable[[], object] | None = None
+
+
+@dataclass(frozen=True)
+class PinocchioResult:
+    """A table row: µs per Python call of ours and Pinocchio's, and how far our answer is."""
+
+    function: str  # the Robot function, or the row of a second Pinocchio peer
+    peer: str
+    ours_us: float
+    pin_us: float
+    error: float | None  # relative_error of our answer; None if the answers are not comparable
+
+    @property
+    def ratio(self) -> float:
+        """Ours / Pinocchio's µs per call."""
+        return self.ours_us / self.pin_us
+
+
+# the ratio a robot's (name, nv) result should stay under, or None
+Goal = Callable[[str, int, PinocchioResult], float | None]
+PINOCCHIO_HEADER = ("function", "Pinocchio", "ours µs", "pin µs", "ours/pin", "rel. error")
+
+
+def time_against_pinocchio(
+    rows: Sequence[PinocchioRow], repeat: int, budget_s: float
+) -> list[PinocchioResult]:
+    """Each row's two calls timed by interleaved_us, and the relative_error of our answer
+    where it is comparable."""
+    results = []
+    for row in rows:
+        ours_us, pin_us = interleaved_us([row.ours, row.theirs], repeat, budget_s)
+        error = None if row.expected is None else relative_error(row.ours(), row.expected())
+        results.append(PinocchioResult(row.function, row.peer, ours_us, pin_us, error))
+    return results
+
+
+def pinocchio_cells(result: PinocchioResult, goal: float | None) -> list[str]:
+    """A result's cells under PINOCCHIO_HEADER, its ratio marked against `goal` if any."""
+    error = "—" if result.error is None else f"{result.error:.0e}"
+    return [result.function, result.peer, format_us(result.ours_us), format_us(result.pin_us),
+            ratio_cell(result.ratio, goal), error]
+
+
+def pinocchio_table(name: str, nv: int, results: Sequence[PinocchioResult], goal: Goal) -> str:
+    """One robot's results under PINOCCHIO_HEADER."""
+    rows = [pinocchio_cells(result, goal(name, nv, result)) for result in results]
+    return markdown_table(PINOCCHIO_HEADER, rows, 2)
+
+
+def pinocchio_summary(
+    runs: Mapping[str, tuple[int, Sequence[PinocchioResult]]], goal: Goal
+) -> str:
+    """The summary of the runs (robot → nv and results) under its heading: ours / Pinocchio,
+    a row per function, a column per robot."""
+    cells = {(r.function, name): ratio_cell(r.ratio, goal(name, nv, r))
+             for name, (nv, results) in runs.items() for r in results}
+    functions = list(dict.fromkeys(r.function for _, results in runs.values() for r in results))
+    table = markdown_table(["ours/pin", *runs], pivot(cells, functions, list(runs)))
+    return "### Summary: ours / Pinocchio, µs per Python call\n\n" + table
+
+
+# -- generated pages --------------------------------------------------------------------------
 
 
 def add_docs_option(parser: argparse.ArgumentParser) -> None:

@@ -14,10 +14,8 @@ also writes the table to docs/benchmarks/derivatives.md.
 
 from __future__ import annotations
 
-import argparse
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -26,14 +24,16 @@ import pinocchio as pin
 from common import (
     BUNDLED_PANDA,
     CHAIN_SEED,
+    PINOCCHIO_HEADER,
+    PinocchioResult,
+    PinocchioRow,
     Report,
-    add_docs_option,
-    add_robot_options,
-    check_robots,
-    format_us,
-    interleaved_us,
-    mark,
+    comparison_arguments,
+    loop_budget_s,
     markdown_table,
+    pinocchio_cells,
+    symmetric,
+    time_against_pinocchio,
 )
 from robodyn_ros.model.generate import random_chain_urdf, with_root_joint
 from robodyn_ros.testing import example_robot_urdf
@@ -51,35 +51,7 @@ TARGET = 0.8  # the issue's bound on ours / Pinocchio, every robot
 SEED = 1
 
 
-@dataclass(frozen=True)
-class Row:
-    """A derivative function timed against its Pinocchio peer."""
-
-    function: str
-    peer: str
-    ours: Callable[[], tuple[np.ndarray, ...]]
-    theirs: Callable[[], object]
-    expected: Callable[[], tuple[np.ndarray, ...]]  # Pinocchio's matrices in our order
-
-
-@dataclass(frozen=True)
-class Result:
-    function: str
-    peer: str
-    ours_us: float
-    pin_us: float
-    error: float
-
-    @property
-    def ratio(self) -> float:
-        return self.ours_us / self.pin_us
-
-
-def symmetric(upper: np.ndarray) -> np.ndarray:
-    return np.triu(upper) + np.triu(upper, 1).T
-
-
-def rows(twin: Twin) -> list[Row]:
+def rows(twin: Twin) -> list[PinocchioRow]:
     """The two derivative functions of one robot, ours and Pinocchio's, on one state."""
     robot, model = twin.robot, twin.model
     data = model.createData()
@@ -96,55 +68,35 @@ def rows(twin: Twin) -> list[Row]:
                      for m in (data.ddq_dq, data.ddq_dv, symmetric(data.Minv)))
 
     return [
-        Row("inverse_dynamics_derivatives", "computeRNEADerivatives",
-            partial(robot.inverse_dynamics_derivatives, q, v, a),
-            partial(pin.computeRNEADerivatives, model, data, q_pin, v_pin, a_pin),
-            rnea_expected),
-        Row("forward_dynamics_derivatives", "computeABADerivatives",
-            partial(robot.forward_dynamics_derivatives, q, v, tau),
-            partial(pin.computeABADerivatives, model, data, q_pin, v_pin, tau_pin),
-            aba_expected),
+        PinocchioRow("inverse_dynamics_derivatives", "computeRNEADerivatives",
+                     partial(robot.inverse_dynamics_derivatives, q, v, a),
+                     partial(pin.computeRNEADerivatives, model, data, q_pin, v_pin, a_pin),
+                     rnea_expected),
+        PinocchioRow("forward_dynamics_derivatives", "computeABADerivatives",
+                     partial(robot.forward_dynamics_derivatives, q, v, tau),
+                     partial(pin.computeABADerivatives, model, data, q_pin, v_pin, tau_pin),
+                     aba_expected),
     ]
 
 
-def bench_robot(name: str, repeat: int, budget_s: float) -> tuple[int, list[Result]]:
-    """The robot's nv and a Result per function."""
+def bench_robot(name: str, repeat: int, budget_s: float) -> tuple[int, list[PinocchioResult]]:
+    """The robot's nv and a result per function."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TALOS's sensor links' singular inertias
         twin = twin_of(ROBOTS[name][1]())
-    results = []
-    for row in rows(twin):
-        ours_us, pin_us = interleaved_us([row.ours, row.theirs], repeat, budget_s)
-        error = max(float(np.abs(ours - expected).max() / np.abs(expected).max())
-                    for ours, expected in zip(row.ours(), row.expected(), strict=True))
-        results.append(Result(row.function, row.peer, ours_us, pin_us, error))
-    return twin.robot.nv, results
+    return twin.robot.nv, time_against_pinocchio(rows(twin), repeat, budget_s)
 
 
-def table(runs: dict[str, tuple[int, list[Result]]]) -> str:
-    header = ["robot", "nv", "function", "Pinocchio", "ours µs", "pin µs", "ours/pin",
-              "rel. error"]
-    body = [[name, str(nv), r.function, r.peer, format_us(r.ours_us), format_us(r.pin_us),
-             f"{r.ratio:.2f} {mark(r.ratio <= TARGET)}", f"{r.error:.0e}"]
+def table(runs: dict[str, tuple[int, list[PinocchioResult]]]) -> str:
+    body = [[name, str(nv), *pinocchio_cells(r, TARGET)]
             for name, (nv, results) in runs.items() for r in results]
-    return markdown_table(header, body, 4)
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_robot_options(parser, list(ROBOTS))
-    parser.add_argument("--quick", action="store_true", help="short loops")
-    add_docs_option(parser)
-    args = parser.parse_args(argv)
-    check_robots(parser, args, list(ROBOTS))
-    return args
+    return markdown_table(["robot", "nv", *PINOCCHIO_HEADER], body, 4)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
-    args.repeat = args.repeat or (3 if args.quick else 9)
+    args = comparison_arguments(argv, __doc__.splitlines()[0], list(ROBOTS))
     report = Report.start(__file__, "Derivatives of the dynamics against Pinocchio", args, argv)
-    budget_s = 0.003 if args.quick else 0.02
+    budget_s = loop_budget_s(args.quick)
     report.print(f"Median of {args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms, µs per "
                  f"Python call; target (✓/✗): ours / Pinocchio ≤ {TARGET} on every robot\n")
     for name in args.robots:

@@ -13,7 +13,6 @@ max |ours − Pinocchio| / max |Pinocchio| of one answer, so a ratio never hides
 
 from __future__ import annotations
 
-import argparse
 import gc
 import warnings
 from collections.abc import Callable, Sequence
@@ -24,18 +23,21 @@ import numpy as np
 import pinocchio as pin
 
 from common import (
+    PinocchioResult,
     Report,
     RobotSpec,
     State,
-    add_docs_option,
-    format_us,
+    comparison_arguments,
+    frame_constraint,
     interleaved_us,
-    mark,
-    markdown_table,
-    pivot,
+    loop_budget_s,
+    pinocchio_summary,
+    pinocchio_table,
     random_state,
+    relative_error,
     robot_calls,
     robot_specs,
+    symmetric,
 )
 from robodyn_ros.robot.operational_space import OperationalSpaceDynamics
 from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
@@ -54,36 +56,16 @@ class Peer:
     call: Callable[[], object]
 
 
-@dataclass(frozen=True)
-class Result:
-    row: str
-    label: str
-    ours_us: float
-    pin_us: float
-    error: float | None  # relative difference of the answers; None if they are not comparable
-
-    @property
-    def ratio(self) -> float:
-        return self.ours_us / self.pin_us
-
-
-def target(nv: int, spec: RobotSpec, row: str) -> float | None:
+def target(name: str, nv: int, result: PinocchioResult) -> float | None:
     """The ratio to stay under: 7-DOF RNEA/CRBA/ABA ≤ 1.0, chains N ≥ 64 ≤ 0.5."""
-    if row not in TARGET_FUNCTIONS:
+    if result.function not in TARGET_FUNCTIONS:
         return None
-    if spec.chain >= 64:
+    if robot_specs()[name].chain >= 64:
         return 0.5
     return 1.0 if nv == 7 else None
 
 
 # -- the two sides ----------------------------------------------------------------------------
-
-
-def load_oracle(spec: RobotSpec, joint_names: Sequence[str]) -> PinocchioOracle:
-    source, is_text = spec.urdf()
-    return PinocchioOracle(
-        source, joint_names, locked_joints=spec.locked() or None, is_string=is_text
-    )
 
 
 def pinocchio_peers(oracle: PinocchioOracle, frame: str, s: State) -> list[Peer]:
@@ -92,7 +74,9 @@ def pinocchio_peers(oracle: PinocchioOracle, frame: str, s: State) -> list[Peer]
     q, v, a, tau = oracle.q(s.q), oracle.v(s.qd), oracle.v(s.qdd), oracle.v(s.tau)
     frame_id = model.getFrameId(frame, pin.FrameType.BODY)
     lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-    contacts, contact_data = _frame_contact(model, frame_id)
+    # computeDelassusMatrix answers in the frame's LOCAL axes whatever reference frame the
+    # constraint names (Pinocchio 4.1): the same work as world-aligned axes up to a rotation
+    contacts, contact_data = frame_constraint(model, frame_id, pin.ReferenceFrame.LOCAL)
     zero = np.zeros(model.nv)
 
     def frame_pose() -> pin.SE3:
@@ -107,12 +91,12 @@ def pinocchio_peers(oracle: PinocchioOracle, frame: str, s: State) -> list[Peer]
 
     def lambda_dense() -> np.ndarray:
         J = pin.computeFrameJacobian(model, data, q, frame_id, lwa)
-        Minv = _symmetric(pin.computeMinverse(model, data, q))
+        Minv = symmetric(pin.computeMinverse(model, data, q))
         return np.linalg.inv(J @ Minv @ J.T)
 
     def operational_space() -> np.ndarray:
         J = pin.computeFrameJacobian(model, data, q, frame_id, lwa)
-        Minv = _symmetric(pin.computeMinverse(model, data, q))
+        Minv = symmetric(pin.computeMinverse(model, data, q))
         g = pin.computeGeneralizedGravity(model, data, q)
         coriolis = pin.nonLinearEffects(model, data, q, v) - g
         pin.forwardKinematics(model, data, q, v, zero)
@@ -176,32 +160,6 @@ def pinocchio_peers(oracle: PinocchioOracle, frame: str, s: State) -> list[Peer]
     return [Peer(function, function, label, call) for function, label, call in peers] + [delassus]
 
 
-def _frame_contact(model: pin.Model, frame_id: int) -> tuple[object, object]:
-    """A 6-D constraint on the frame, for Pinocchio's Delassus matrix J M⁻¹ Jᵀ.
-
-    computeDelassusMatrix answers in the frame's LOCAL axes whatever reference frame the
-    constraint names (Pinocchio 4.1): the same work as world-aligned axes up to a 6x6 rotation.
-    """
-    frame = model.frames[frame_id]
-    constraint = pin.RigidConstraintModel(
-        pin.ContactType.CONTACT_6D,
-        model,
-        frame.parentJoint,
-        frame.placement,
-        pin.ReferenceFrame.LOCAL,
-    )
-    models = pin.StdVec_RigidConstraintModel()
-    models.append(constraint)
-    datas = pin.StdVec_RigidConstraintData()
-    datas.append(constraint.createData())
-    return models, datas
-
-
-def _symmetric(upper: np.ndarray) -> np.ndarray:
-    """The symmetric matrix whose upper triangle Pinocchio filled."""
-    return np.triu(upper) + np.triu(upper, 1).T
-
-
 def oracle_answers(
     oracle: PinocchioOracle, frame: str, s: State, peers: Sequence[Peer]
 ) -> dict[str, Callable[[], object]]:
@@ -225,23 +183,25 @@ def oracle_answers(
     }
 
 
-def relative_error(ours: object, expected: object) -> float:
+def comparable(ours: object) -> object:
+    """Our answer as its Pinocchio peer's: operational_space's as [Λ; μ; p; J̇q̇]."""
     if isinstance(ours, OperationalSpaceDynamics):
-        ours = np.concatenate([ours.Lambda.ravel(), ours.mu, ours.p, ours.Jdot_qd])
-    ours, expected = np.asarray(ours, dtype=float), np.asarray(expected, dtype=float)
-    return float(np.max(np.abs(ours - expected)) / max(np.max(np.abs(expected)), 1e-300))
+        return np.concatenate([ours.Lambda.ravel(), ours.mu, ours.p, ours.Jdot_qd])
+    return ours
 
 
 # -- one robot --------------------------------------------------------------------------------
 
 
-def bench_robot(spec: RobotSpec, repeat: int, budget_s: float) -> tuple[int, list[Result]]:
-    """The robot's nv and one Result per (function, Pinocchio peer)."""
+def bench_robot(
+    spec: RobotSpec, repeat: int, budget_s: float
+) -> tuple[int, list[PinocchioResult]]:
+    """The robot's nv and one result per (function, Pinocchio peer)."""
     robot = spec.load()
     state = random_state(robot.nv)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        oracle = load_oracle(spec, robot.joint_names)
+        oracle = spec.pinocchio_oracle(robot.joint_names)
     ours = robot_calls(robot, spec.frame, state)
     peers = pinocchio_peers(oracle, spec.frame, state)
     expected = oracle_answers(oracle, spec.frame, state, peers)
@@ -249,72 +209,19 @@ def bench_robot(spec: RobotSpec, repeat: int, budget_s: float) -> tuple[int, lis
     for function, call in ours.items():
         group = [peer for peer in peers if peer.function == function]
         ours_us, *pin_us = interleaved_us([call, *(peer.call for peer in group)], repeat, budget_s)
-        error = relative_error(call(), expected[function]())
+        error = relative_error(comparable(call()), expected[function]())
         for peer, us in zip(group, pin_us, strict=True):
-            comparable = peer.row == function
-            results.append(Result(peer.row, peer.label, ours_us, us, error if comparable else None))
+            same = peer.row == function
+            results.append(PinocchioResult(peer.row, peer.label, ours_us, us,
+                                           error if same else None))
     return robot.nv, results
 
 
-def ratio_cell(result: Result, goal: float | None) -> str:
-    cell = f"{result.ratio:.2f}"
-    return cell if goal is None else f"{cell} {mark(result.ratio <= goal)}"
-
-
-def robot_table(spec: RobotSpec, nv: int, results: Sequence[Result]) -> str:
-    header = ["function", "Pinocchio", "ours µs", "pin µs", "ours/pin", "rel. error"]
-    rows = [
-        [
-            r.row,
-            r.label,
-            format_us(r.ours_us),
-            format_us(r.pin_us),
-            ratio_cell(r, target(nv, spec, r.row)),
-            "—" if r.error is None else f"{r.error:.0e}",
-        ]
-        for r in results
-    ]
-    return f"### {spec.name} (nv = {nv}, frame {spec.frame})\n\n" + markdown_table(header, rows, 2)
-
-
-def summary_table(specs: Sequence[RobotSpec], runs: dict[str, tuple[int, list[Result]]]) -> str:
-    cells = {
-        (r.row, spec.name): ratio_cell(r, target(runs[spec.name][0], spec, r.row))
-        for spec in specs
-        for r in runs[spec.name][1]
-    }
-    rows = list(dict.fromkeys(r.row for _, results in runs.values() for r in results))
-    columns = [spec.name for spec in specs]
-    return markdown_table(["ours/pin", *columns], pivot(cells, rows, columns))
-
-
-# -- command line -----------------------------------------------------------------------------
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    known = robot_specs()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--robots",
-        type=lambda text: text.split(","),
-        default=list(known),
-        help=f"comma-separated, from {','.join(known)} (default: all)",
-    )
-    parser.add_argument("--repeat", type=int, help="timed loops per call (default 9, quick 3)")
-    parser.add_argument("--quick", action="store_true", help="short loops, under 30 s")
-    add_docs_option(parser)
-    args = parser.parse_args(argv)
-    unknown = [name for name in args.robots if name not in known]
-    if unknown:
-        parser.error(f"unknown robots {unknown}; choose from {', '.join(known)}")
-    return args
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
-    args.repeat = args.repeat or (3 if args.quick else 9)
+    args = comparison_arguments(argv, __doc__.splitlines()[0], list(robot_specs()),
+                                "short loops, under 30 s")
     report = Report.start(__file__, "Ours against Pinocchio, function by function", args, argv)
-    budget_s = 0.003 if args.quick else 0.02
+    budget_s = loop_budget_s(args.quick)
     specs = [robot_specs()[name] for name in args.robots]
     report.print(
         f"Median of {args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; targets (✓/✗): "
@@ -323,10 +230,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     runs = {}
     for spec in specs:
         runs[spec.name] = bench_robot(spec, args.repeat, budget_s)
-        report.print(robot_table(spec, *runs[spec.name]) + "\n")
+        nv, results = runs[spec.name]
+        report.print(f"### {spec.name} (nv = {nv}, frame {spec.frame})\n\n"
+                     + pinocchio_table(spec.name, nv, results, target) + "\n")
         gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
-    report.print("### Summary: ours / Pinocchio, µs per Python call\n")
-    report.print(summary_table(specs, runs))
+    report.print(pinocchio_summary(runs, target))
     report.finish()
 
 

@@ -41,7 +41,7 @@ from common import (
     RobotSpec,
     add_docs_option,
     format_us,
-    interleaved_us,
+    interleaved_us_by_name,
     mark,
     markdown_table,
     random_state,
@@ -51,7 +51,6 @@ from robodyn_ros import Robot
 from robodyn_ros.errors import NO_ANSWER_ERRORS
 from robodyn_ros.robot.iteration import IterationInfo
 from robodyn_ros.sim import WarmStartedForwardDynamics
-from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 SIZES = (5, 8, 16, 32, 64, 128, 256)
 ITERATIVE = ("cg", "pcg", "jacobi", "gauss_seidel", "sor", "jacobi_si", "jacobi_cg")
@@ -177,7 +176,7 @@ def table2() -> str:
 def iterations_against_n(sizes: tuple[int, ...]) -> tuple[str, dict[str, list[float]]]:
     rows, warm_means = [], {method: [] for method in ITERATIVE}
     for n in sizes:
-        robot = RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n).load()
+        robot = RobotSpec.random_chain(n).load()
         moving = np.ones(n)
         cells = [str(n)]
         for method in ITERATIVE:
@@ -211,8 +210,7 @@ def timed_calls(
             s.q, s.qd, s.tau, method, tol=EPSILON, max_iterations=CAP, initial_guess=warm,
             info=True,
         )
-    source, is_text = spec.urdf()
-    oracle = PinocchioOracle(source, robot.joint_names, is_string=is_text)
+    oracle = spec.pinocchio_oracle(robot.joint_names)
     q_pin, v_pin, t_pin = oracle.q(s.q), oracle.v(s.qd), oracle.v(s.tau)
     calls[PIN] = lambda: pin.aba(oracle.model, oracle.data, q_pin, v_pin, t_pin)
     return calls
@@ -222,9 +220,8 @@ def time_against_n(sizes: tuple[int, ...], repeat: int, budget_s: float,
                    methods: tuple[str, ...] = (*DIRECT, *ITERATIVE)):
     times: dict[int, dict[str, float]] = {}
     for n in sizes:
-        calls = timed_calls(RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n), methods=methods)
-        times[n] = dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s),
-                            strict=True))
+        calls = timed_calls(RobotSpec.random_chain(n), methods=methods)
+        times[n] = interleaved_us_by_name(calls, repeat, budget_s)
         print(f"  time, N = {n} done", flush=True)
     return times
 
@@ -233,11 +230,11 @@ def time_on_a_tree(repeat: int, budget_s: float,
                    methods: tuple[str, ...] = (*DIRECT, *ITERATIVE)) -> str:
     """The table of µs per call on TREE of each of `methods` that runs on trees, and pin.aba."""
     spec = robot_specs()[TREE]
-    calls = timed_calls(spec, skip=CHAIN_ONLY, methods=methods)
-    us = interleaved_us(list(calls.values()), repeat, budget_s)
+    times = interleaved_us_by_name(timed_calls(spec, skip=CHAIN_ONLY, methods=methods), repeat,
+                                   budget_s)
     n = spec.load().nv
-    return markdown_table([f"{TREE} (n = {n})", *calls],
-                          [["µs", *(format_us(t) for t in us)]], left=1)
+    return markdown_table([f"{TREE} (n = {n})", *times],
+                          [["µs", *(format_us(t) for t in times.values())]], left=1)
 
 
 def growth_exponent(sizes: tuple[int, ...], us: list[float]) -> float:

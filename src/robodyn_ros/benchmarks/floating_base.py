@@ -26,8 +26,7 @@ import dataclasses
 import re
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import partial
 
 import mujoco
@@ -36,15 +35,17 @@ import pinocchio as pin
 from mujoco import rollout as mujoco_rollout
 
 from common import (
+    PinocchioResult,
+    PinocchioRow,
     Report,
-    add_docs_option,
-    add_robot_options,
-    check_robots,
-    format_us,
-    interleaved_us,
+    comparison_arguments,
+    loop_budget_s,
     mark,
     markdown_table,
-    pivot,
+    pinocchio_summary,
+    pinocchio_table,
+    symmetric,
+    time_against_pinocchio,
 )
 from robodyn_ros import Robot
 from robodyn_ros.errors import NonFiniteResultError
@@ -72,31 +73,6 @@ TARGETS = {"talos_reduced": GOALS, "solo12": GOALS}
 SEED = 1
 
 
-@dataclass(frozen=True)
-class Row:
-    """A function timed against its Pinocchio peer."""
-
-    function: str
-    peer: str
-    ours: Callable[[], object]
-    theirs: Callable[[], object]
-    ours_answer: Callable[[], np.ndarray]  # ours, comparable with expected
-    expected: Callable[[], np.ndarray]
-
-
-@dataclass(frozen=True)
-class Result:
-    function: str
-    peer: str
-    ours_us: float
-    pin_us: float
-    error: float
-
-    @property
-    def ratio(self) -> float:
-        return self.ours_us / self.pin_us
-
-
 def random_state(robot: Robot) -> tuple[np.ndarray, ...]:
     """q, v, vdot, tau: the base turned and moving, the joints inside their limits."""
     rng = np.random.default_rng(SEED)
@@ -111,7 +87,7 @@ def random_state(robot: Robot) -> tuple[np.ndarray, ...]:
     return q, v, vdot, tau
 
 
-def rows(name: str, robot: Robot, oracle: FloatingPinocchioOracle) -> list[Row]:
+def rows(name: str, robot: Robot, oracle: FloatingPinocchioOracle) -> list[PinocchioRow]:
     """Every timed function of one robot, ours and Pinocchio's on one state."""
     frame, feet = ROBOTS[name]
     q, v, vdot, tau = random_state(robot)
@@ -128,8 +104,7 @@ def rows(name: str, robot: Robot, oracle: FloatingPinocchioOracle) -> list[Row]:
 
     def lambda_dense() -> np.ndarray:
         J = pin.computeFrameJacobian(model, data, q_pin, frame_id, lwa)
-        Minv = pin.computeMinverse(model, data, q_pin)
-        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        Minv = symmetric(pin.computeMinverse(model, data, q_pin))
         return np.linalg.inv(J @ Minv @ J.T)
 
     def constrained() -> np.ndarray:
@@ -140,102 +115,81 @@ def rows(name: str, robot: Robot, oracle: FloatingPinocchioOracle) -> list[Row]:
         return robot.constrained_forward_dynamics(q, v, tau, contacts).vdot
 
     return [
-        Row("inverse_dynamics", "rnea", partial(robot.inverse_dynamics, q, v, vdot),
-            partial(pin.rnea, model, data, q_pin, v_pin, a_pin),
-            partial(robot.inverse_dynamics, q, v, vdot), partial(oracle.rnea, q, v, vdot)),
-        Row("bias_forces", "nonLinearEffects", partial(robot.bias_forces, q, v),
-            partial(pin.nonLinearEffects, model, data, q_pin, v_pin),
-            partial(robot.bias_forces, q, v), partial(oracle.bias_forces, q, v)),
-        Row("gravity_torques", "computeGeneralizedGravity", partial(robot.gravity_torques, q),
-            partial(pin.computeGeneralizedGravity, model, data, q_pin),
-            partial(robot.gravity_torques, q), partial(oracle.gravity_torques, q)),
-        Row("mass_matrix", "crba", partial(robot.mass_matrix, q),
-            partial(pin.crba, model, data, q_pin),
-            partial(robot.mass_matrix, q), partial(oracle.mass_matrix, q)),
-        Row("mass_matrix_inverse", "computeMinverse", partial(robot.mass_matrix_inverse, q),
-            partial(pin.computeMinverse, model, data, q_pin),
-            partial(robot.mass_matrix_inverse, q), partial(oracle.mass_matrix_inverse, q)),
-        Row("forward_dynamics", "aba", partial(robot.forward_dynamics, q, v, tau),
-            partial(pin.aba, model, data, q_pin, v_pin, tau_pin),
-            partial(robot.forward_dynamics, q, v, tau), partial(oracle.aba, q, v, tau)),
-        Row("jacobian", "computeFrameJacobian(LWA)", partial(robot.jacobian, q, frame),
-            partial(pin.computeFrameJacobian, model, data, q_pin, frame_id, lwa),
-            partial(robot.jacobian, q, frame), partial(oracle.jacobian, q, frame)),
-        Row("centroidal_momentum_matrix", "computeCentroidalMap",
-            partial(robot.centroidal_momentum_matrix, q),
-            partial(pin.computeCentroidalMap, model, data, q_pin),
-            partial(robot.centroidal_momentum_matrix, q), partial(oracle.centroidal_map, q)),
-        Row("operational_space_inertia", "Jacobian+Minverse, inv(J Minv Jᵀ)",
-            partial(robot.operational_space_inertia, q, frame), lambda_dense,
-            partial(robot.operational_space_inertia, q, frame),
-            partial(oracle.operational_space_inertia, q, frame)),
-        Row("constrained_forward_dynamics", "constraintDynamics", ours_constrained, constrained,
-            ours_constrained,
-            lambda: oracle.constrained_forward_dynamics(q, v, tau, feet)[0]),
+        PinocchioRow("inverse_dynamics", "rnea", partial(robot.inverse_dynamics, q, v, vdot),
+                     partial(pin.rnea, model, data, q_pin, v_pin, a_pin),
+                     partial(oracle.rnea, q, v, vdot)),
+        PinocchioRow("bias_forces", "nonLinearEffects", partial(robot.bias_forces, q, v),
+                     partial(pin.nonLinearEffects, model, data, q_pin, v_pin),
+                     partial(oracle.bias_forces, q, v)),
+        PinocchioRow("gravity_torques", "computeGeneralizedGravity",
+                     partial(robot.gravity_torques, q),
+                     partial(pin.computeGeneralizedGravity, model, data, q_pin),
+                     partial(oracle.gravity_torques, q)),
+        PinocchioRow("mass_matrix", "crba", partial(robot.mass_matrix, q),
+                     partial(pin.crba, model, data, q_pin), partial(oracle.mass_matrix, q)),
+        PinocchioRow("mass_matrix_inverse", "computeMinverse",
+                     partial(robot.mass_matrix_inverse, q),
+                     partial(pin.computeMinverse, model, data, q_pin),
+                     partial(oracle.mass_matrix_inverse, q)),
+        PinocchioRow("forward_dynamics", "aba", partial(robot.forward_dynamics, q, v, tau),
+                     partial(pin.aba, model, data, q_pin, v_pin, tau_pin),
+                     partial(oracle.aba, q, v, tau)),
+        PinocchioRow("jacobian", "computeFrameJacobian(LWA)", partial(robot.jacobian, q, frame),
+                     partial(pin.computeFrameJacobian, model, data, q_pin, frame_id, lwa),
+                     partial(oracle.jacobian, q, frame)),
+        PinocchioRow("centroidal_momentum_matrix", "computeCentroidalMap",
+                     partial(robot.centroidal_momentum_matrix, q),
+                     partial(pin.computeCentroidalMap, model, data, q_pin),
+                     partial(oracle.centroidal_map, q)),
+        PinocchioRow("operational_space_inertia", "Jacobian+Minverse, inv(J Minv Jᵀ)",
+                     partial(robot.operational_space_inertia, q, frame), lambda_dense,
+                     partial(oracle.operational_space_inertia, q, frame)),
+        PinocchioRow("constrained_forward_dynamics", "constraintDynamics", ours_constrained,
+                     constrained, lambda: oracle.constrained_forward_dynamics(q, v, tau, feet)[0]),
     ]
 
 
-def bench_robot(name: str, repeat: int, budget_s: float) -> tuple[int, list[Result]]:
-    """The robot's nv and a Result per row."""
+def bench_robot(name: str, repeat: int, budget_s: float) -> tuple[int, list[PinocchioResult]]:
+    """The robot's nv and a result per row."""
     path = example_robot_urdf(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the sensor links' singular inertias
         robot = Robot.from_urdf(path, floating_base=True)
     oracle = FloatingPinocchioOracle(path, robot.joint_names)
-    results = []
-    for row in rows(name, robot, oracle):
-        ours_us, pin_us = interleaved_us([row.ours, row.theirs], repeat, budget_s)
-        expected = np.asarray(row.expected())
-        error = float(np.abs(row.ours_answer() - expected).max() / np.abs(expected).max())
-        results.append(Result(row.function, row.peer, ours_us, pin_us, error))
-    return robot.nv, results
+    return robot.nv, time_against_pinocchio(rows(name, robot, oracle), repeat, budget_s)
 
 
-def ratio_cell(name: str, result: Result) -> str:
-    goal = TARGETS.get(name, {}).get(result.function)
-    cell = f"{result.ratio:.2f}"
-    return cell if goal is None else f"{cell} {mark(result.ratio <= goal)}"
+def goal(name: str, nv: int, result: PinocchioResult) -> float | None:
+    """The target of the result's function on the robots of TARGETS."""
+    return TARGETS.get(name, {}).get(result.function)
 
 
-def robot_table(name: str, nv: int, results: Sequence[Result]) -> str:
+def robot_table(name: str, nv: int, results: Sequence[PinocchioResult]) -> str:
     frame, feet = ROBOTS[name]
-    header = ["function", "Pinocchio", "ours µs", "pin µs", "ours/pin", "rel. error"]
-    body = [[r.function, r.peer, format_us(r.ours_us), format_us(r.pin_us), ratio_cell(name, r),
-             f"{r.error:.0e}"] for r in results]
     contacts = ", ".join(f"{link} ({kind})" for link, kind in feet)
     return (f"### {name} (nv = {nv}; frame {frame}; contacts {contacts})\n\n"
-            + markdown_table(header, body, 2))
+            + pinocchio_table(name, nv, results, goal))
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_robot_options(parser, list(ROBOTS))
+def add_horizon_option(parser: argparse.ArgumentParser) -> None:
+    """--horizon: how long the robot tumbles in the preview."""
     parser.add_argument("--horizon", type=float, default=10.0,
                         help="s of the free tumble in the preview (default 10, quick 1)")
-    parser.add_argument("--quick", action="store_true", help="short loops, a 1 s tumble")
-    add_docs_option(parser)
-    args = parser.parse_args(argv)
-    check_robots(parser, args, list(ROBOTS))
-    return args
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
-    args.repeat = args.repeat or (3 if args.quick else 9)
+    args = comparison_arguments(argv, __doc__.splitlines()[0], list(ROBOTS),
+                                "short loops, a 1 s tumble", add_horizon_option)
     report = Report.start(__file__, "Floating-base robots against Pinocchio", args, argv)
-    budget_s = 0.003 if args.quick else 0.02
-    goals = ", ".join(f"{function} ≤ {goal:g}" for function, goal in GOALS.items())
+    budget_s = loop_budget_s(args.quick)
+    goals = ", ".join(f"{function} ≤ {bound:g}" for function, bound in GOALS.items())
     report.print(f"Median of {args.repeat} interleaved loops of ~{budget_s * 1e3:g} ms; targets "
                  f"(✓/✗) on {' and '.join(TARGETS)}: {goals}\n")
     runs = {}
     for name in args.robots:
         runs[name] = bench_robot(name, args.repeat, budget_s)
         report.print(robot_table(name, *runs[name]) + "\n")
-    cells = {(r.function, name): ratio_cell(name, r) for name, (_, results) in runs.items()
-             for r in results}
-    functions = list(dict.fromkeys(r.function for _, results in runs.values() for r in results))
-    report.print("### Summary: ours / Pinocchio, µs per Python call\n")
-    report.print(markdown_table(["ours/pin", *runs], pivot(cells, functions, list(runs))))
+    report.print(pinocchio_summary(runs, goal))
     horizon = 1.0 if args.quick else args.horizon
     report.print(f"\n### Tumbling free in zero gravity: the preview over {horizon:g} s at 1 ms "
                  f"(RK4); targets: TALOS ≥ {TUMBLE_TARGET:g} times real time, ≥ "

@@ -39,14 +39,15 @@ import numpy as np
 from common import (
     BUNDLED_PANDA,
     REPO_ROOT,
+    PinocchioRow,
     Report,
     add_docs_option,
     format_us,
-    interleaved_us,
     mark,
     markdown_table,
     random_state,
     robot_specs,
+    time_against_pinocchio,
 )
 from robodyn_ros import Robot
 
@@ -63,23 +64,20 @@ def regressor_rows(names: list[str], repeat: int) -> list[list[str]]:
     """Per robot: µs per call of ours and Pinocchio's regressor, and their ratio."""
     import pinocchio as pin
 
-    from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
-
     rows = []
     for name in names:
         spec = robot_specs()[name]
         robot = spec.load()
-        source, is_text = spec.urdf()
-        oracle = PinocchioOracle(source, robot.joint_names, is_string=is_text,
-                                 locked_joints=spec.locked() or None)
+        oracle = spec.pinocchio_oracle(robot.joint_names)
         s = random_state(robot.nv)
         state = (oracle.model, oracle.data, oracle.q(s.q), oracle.v(s.qd), oracle.v(s.qdd))
-        ours, theirs = interleaved_us([
+        regressor = PinocchioRow(  # ours has the armature and friction columns too
+            "inverse_dynamics_regressor", "computeJointTorqueRegressor",
             lambda robot=robot, s=s: robot.inverse_dynamics_regressor(s.q, s.qd, s.qdd),
-            lambda state=state: pin.computeJointTorqueRegressor(*state),
-        ], repeat, 0.02)
-        rows.append([name, str(robot.nv), format_us(ours), format_us(theirs),
-                     f"{ours / theirs:.2f}"])
+            lambda state=state: pin.computeJointTorqueRegressor(*state))
+        (result,) = time_against_pinocchio([regressor], repeat, 0.02)
+        rows.append([name, str(robot.nv), format_us(result.ours_us), format_us(result.pin_us),
+                     f"{result.ratio:.2f}"])
     return rows
 
 

@@ -17,37 +17,31 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pinocchio as pin
 
 from common import (
-    REPO_ROOT,
-    Report,
     RobotSpec,
+    SizeStudy,
     format_us,
-    interleaved_us,
-    loglog_plot,
+    interleaved_us_by_name,
     markdown_table,
     random_state,
-    size_study_arguments,
 )
 from robodyn_ros.dynamics.gdahj import safeea_error
 from robodyn_ros.dynamics.recursive_doubling import level_count
-from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 SIZES = (3, 5, 7, 10, 13, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 METHODS = ("crba", "gdahj", "recursive_doubling", "rnea_columns")
 PIN = "pin.crba"
 DIAGONAL = "diagonal"
 PIN_MAX_N = 256
-DEFAULT_PLOT = REPO_ROOT / "build" / "jsim_study.png"
 
 
 def bench_chain(n: int, repeat: int, budget_s: float) -> tuple[dict[str, float], float]:
     """µs per call of each method (and Pinocchio's, up to PIN_MAX_N) on a random n-chain, and
     the largest eq. 32 error of our methods against our CRBA."""
-    spec = RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n)
+    spec = RobotSpec.random_chain(n)
     robot = spec.load()
     q = random_state(n).q
     calls: dict[str, Callable[[], object]] = {
@@ -55,11 +49,10 @@ def bench_chain(n: int, repeat: int, budget_s: float) -> tuple[dict[str, float],
     }
     calls[DIAGONAL] = lambda: robot.mass_matrix_diagonal(q)
     if n <= PIN_MAX_N:
-        source, _ = spec.urdf()
-        oracle = PinocchioOracle(source, robot.joint_names, is_string=True)
+        oracle = spec.pinocchio_oracle(robot.joint_names)
         q_pin = oracle.q(q)
         calls[PIN] = lambda: pin.crba(oracle.model, oracle.data, q_pin)
-    times = dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s), strict=True))
+    times = interleaved_us_by_name(calls, repeat, budget_s)
     crba = robot.mass_matrix(q)
     error = max(float(safeea_error(robot.mass_matrix(q, method), crba)) for method in METHODS)
     return times, error
@@ -93,38 +86,24 @@ def study_table(sizes: Sequence[int], runs: dict[int, dict[str, float]], errors:
     return markdown_table(header, rows)
 
 
-def plot(sizes: Sequence[int], runs: dict[int, dict[str, float]], path: Path) -> str:
-    """Write the log-log plot of time against N; what was done, for the output."""
-    series = {
-        name: [(n, runs[n][name]) for n in sizes if name in runs[n]]
-        for name in (*METHODS, DIAGONAL, PIN)
-    }
-    return loglog_plot(
-        series, "Joint-space inertia matrix: robodyn_ros methods vs Pinocchio", path
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    args = size_study_arguments(argv, __doc__.splitlines()[0], SIZES, DEFAULT_PLOT)
-    report = Report.start(__file__, "Joint-space inertia, method by method", args, argv)
-    budget_s = 0.01
-    report.print(
-        f"Random chains (seed 0); median of {args.repeat} interleaved loops of "
-        f"~{budget_s * 1e3:g} ms; eq. 32 = the largest error of our methods vs our CRBA\n"
-    )
+    study = SizeStudy.start(__file__, __doc__, "Joint-space inertia, method by method", SIZES,
+                            argv)
+    study.report.print(f"Random chains (seed 0); median of {study.loops}; eq. 32 = the largest "
+                       "error of our methods vs our CRBA\n")
     runs, errors = {}, {}
-    for n in args.sizes:
-        runs[n], errors[n] = bench_chain(n, args.repeat, budget_s)
+    for n in study.args.sizes:
+        runs[n], errors[n] = bench_chain(n, study.args.repeat, study.budget_s)
         gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
-    report.print(study_table(args.sizes, runs, errors) + "\n")
-    n_cross = crossover(args.sizes, runs)
-    report.print(
+    study.report.print(study_table(study.args.sizes, runs, errors) + "\n")
+    n_cross = crossover(study.args.sizes, runs)
+    study.report.print(
         "GDAHJ is faster than our CRBA from N = "
         + (f"{n_cross} on (measured sizes)" if n_cross else "— (never at every larger N)")
         + "; the paper: from 13 DOF on, best CRBA/GDAHJ 2.2"
     )
-    print(plot(args.sizes, runs, args.plot))
-    report.finish()
+    study.finish(runs, (*METHODS, DIAGONAL, PIN),
+                 "Joint-space inertia matrix: robodyn_ros methods vs Pinocchio")
 
 
 if __name__ == "__main__":

@@ -20,58 +20,46 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from common import (
-    BUNDLED_PANDA,
-    REPO_ROOT,
-    Report,
     RobotSpec,
+    SizeStudy,
     format_us,
-    interleaved_us,
-    loglog_plot,
-    mark,
+    frame_constraint,
+    interleaved_us_by_name,
     markdown_table,
     random_state,
-    size_study_arguments,
+    ratio_cell,
+    relative_error,
+    robot_specs,
 )
 from robodyn_ros import Robot
-from robodyn_ros.testing.pinocchio_oracle import PinocchioOracle
 
 SIZES = (7, 16, 32, 64, 128, 256, 512, 1024)
 METHODS = Robot.OPERATIONAL_SPACE_METHODS
 CHOLESKY, DELASSUS = "pin contact-Cholesky", "pin Delassus+inv"
 PIN_MAX_N = 256
 TARGET = 0.5
-DEFAULT_PLOT = REPO_ROOT / "build" / "operational_space_study.png"
 
 
 def specs(sizes: Sequence[int]) -> list[RobotSpec]:
     """The bundled Panda (its tcp) and a random chain (its last link) per size."""
-    panda = RobotSpec("panda-bundled", "panda_hand_tcp", path=BUNDLED_PANDA)
-    return [panda, *(RobotSpec(f"chain{n}", f"link_{n - 1}", chain=n) for n in sizes)]
+    return [robot_specs()["panda-bundled"], *(RobotSpec.random_chain(n) for n in sizes)]
 
 
 def pinocchio_routes(spec: RobotSpec, robot: Robot, q: np.ndarray) -> dict[str, Callable]:
     """Pinocchio's two Λ routes on q, each a zero-argument call returning Λ."""
-    source, is_text = spec.urdf()
-    oracle = PinocchioOracle(source, robot.joint_names, is_string=is_text)
+    oracle = spec.pinocchio_oracle(robot.joint_names)
     model, data, q_pin = oracle.model, oracle.data, oracle.q(q)
-    frame = model.frames[model.getFrameId(spec.frame, pin.FrameType.BODY)]
+    frame_id = model.getFrameId(spec.frame, pin.FrameType.BODY)
     routes = {}
     for name, axes in ((CHOLESKY, pin.LOCAL_WORLD_ALIGNED), (DELASSUS, pin.LOCAL)):
-        constraint = pin.RigidConstraintModel(
-            pin.ContactType.CONTACT_6D, model, frame.parentJoint, frame.placement, axes
-        )
-        models = pin.StdVec_RigidConstraintModel()
-        models.append(constraint)
-        datas = pin.StdVec_RigidConstraintData()
-        datas.append(constraint.createData())
+        models, datas = frame_constraint(model, frame_id, axes)
         if name == CHOLESKY:
-            routes[name] = _cholesky_route(model, data, q_pin, constraint, models, datas)
+            routes[name] = _cholesky_route(model, data, q_pin, models, datas)
         else:
             routes[name] = lambda models=models, datas=datas: np.linalg.inv(
                 pin.computeDelassusMatrix(model, data, q_pin, models, datas)
@@ -79,7 +67,8 @@ def pinocchio_routes(spec: RobotSpec, robot: Robot, q: np.ndarray) -> dict[str, 
     return routes
 
 
-def _cholesky_route(model, data, q, constraint, models, datas) -> Callable[[], np.ndarray]:
+def _cholesky_route(model, data, q, models, datas) -> Callable[[], np.ndarray]:
+    constraint = models[0]
     cholesky = pin.ContactCholeskyDecomposition(model, data, models, datas)
 
     def route() -> np.ndarray:
@@ -104,11 +93,8 @@ def bench(spec: RobotSpec, repeat: int, budget_s: float) -> tuple[int, dict, dic
         routes = pinocchio_routes(spec, robot, q)
         calls.update(routes)
         expected = routes[CHOLESKY]()
-        errors = {
-            method: float(np.abs(calls[method]() - expected).max() / np.abs(expected).max())
-            for method in METHODS
-        }
-    times = dict(zip(calls, interleaved_us(list(calls.values()), repeat, budget_s), strict=True))
+        errors = {method: relative_error(calls[method](), expected) for method in METHODS}
+    times = interleaved_us_by_name(calls, repeat, budget_s)
     return robot.nv, times, errors
 
 
@@ -128,7 +114,7 @@ def table(runs: dict[str, tuple[int, dict, dict]]) -> str:
             ratio = t[method] / pin_us
             best = method == min(METHODS, key=t.__getitem__)
             targeted = best and (name == "panda-bundled" or n == PIN_MAX_N)
-            ratios.append(f"{ratio:.2f}" + (f" {mark(ratio <= TARGET)}" if targeted else ""))
+            ratios.append(ratio_cell(ratio, TARGET if targeted else None))
         rows.append([
             name, str(n), *(format_us(t[m]) for m in METHODS),
             *(format_us(t[r]) if r in t else "—" for r in (CHOLESKY, DELASSUS)),
@@ -137,35 +123,21 @@ def table(runs: dict[str, tuple[int, dict, dict]]) -> str:
     return markdown_table(header, rows)
 
 
-def plot(runs: dict[str, tuple[int, dict, dict]], path: Path) -> str:
-    """Write the log-log plot of time against N (chains); what was done, for the output."""
-    chains = [run for name, run in runs.items() if name.startswith("chain")]
-    series = {
-        name: [(n, t[name]) for n, t, _ in chains if name in t]
-        for name in (*METHODS, CHOLESKY, DELASSUS)
-    }
-    return loglog_plot(
-        series, "Operational-space inertia Λ of the tip: robodyn_ros vs Pinocchio", path
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    args = size_study_arguments(argv, __doc__.splitlines()[0], SIZES, DEFAULT_PLOT)
-    report = Report.start(__file__, "Operational-space inertia of the tip", args, argv)
-    budget_s = 0.01
-    report.print(
-        f"Λ (6 x 6) of the tip, one random state; median of {args.repeat} interleaved loops of "
-        f"~{budget_s * 1e3:g} ms; ours/pin against the faster Pinocchio route; targets (✓/✗, "
-        f"our fastest): 7-DOF arm and N = {PIN_MAX_N} ≤ {TARGET}; error: vs the "
-        "contact-Cholesky Λ\n"
+    study = SizeStudy.start(__file__, __doc__, "Operational-space inertia of the tip", SIZES, argv)
+    study.report.print(
+        f"Λ (6 x 6) of the tip, one random state; median of {study.loops}; ours/pin against the "
+        f"faster Pinocchio route; targets (✓/✗, our fastest): 7-DOF arm and N = {PIN_MAX_N} ≤ "
+        f"{TARGET}; error: vs the contact-Cholesky Λ\n"
     )
     runs = {}
-    for spec in specs(args.sizes):
-        runs[spec.name] = bench(spec, args.repeat, budget_s)
+    for spec in specs(study.args.sizes):
+        runs[spec.name] = bench(spec, study.args.repeat, study.budget_s)
         gc.collect()  # Pinocchio's Data is ~1 GB at N = 256
-    report.print(table(runs) + "\n")
-    print(plot(runs, args.plot))
-    report.finish()
+    study.report.print(table(runs) + "\n")
+    chains = {n: times for name, (n, times, _) in runs.items() if name.startswith("chain")}
+    study.finish(chains, (*METHODS, CHOLESKY, DELASSUS),
+                 "Operational-space inertia Λ of the tip: robodyn_ros vs Pinocchio")
 
 
 if __name__ == "__main__":
