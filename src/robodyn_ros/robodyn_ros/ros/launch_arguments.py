@@ -89,7 +89,8 @@ NAMESPACE_ARGUMENT = LaunchArgument(
     "namespace.",
 )
 LOG_LEVEL_ARGUMENT = LaunchArgument(
-    "log_level", "info", "Log level of the nodes: debug, info, warn, error or fatal.",
+    "log_level", "info",
+    f"Log level of the nodes: {', '.join(LOG_LEVELS[:-1])} or {LOG_LEVELS[-1]}.",
 )
 DESCRIPTION_FILE_ARGUMENT = LaunchArgument(
     "description_file", "urdf/panda.urdf",

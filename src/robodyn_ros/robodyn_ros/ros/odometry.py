@@ -81,35 +81,6 @@ def base_state(message: Odometry, frames: OdometryFrames, received_ns: int) -> B
     return BaseState(np.concatenate(values[:2]), np.concatenate(values[2:]), received_ns)
 
 
-def floating_state(
-    base: BaseState | None, joints: RobotState, now_ns: int, max_age: float
-) -> RobotState:
-    """A floating-base robot's state (q, v, τ) of its joints' state and the newest odometry:
-    the base's pose and twist first, no effort on the base (τ[:6] = 0).
-
-    Args:
-        base: the newest odometry taken (None before one).
-        joints: the joints' state (effort None: no acceleration).
-        now_ns: now (ns, system clock), when the joint states were judged.
-        max_age: s, joint_states_max_age.
-
-    Raises:
-        RefusedError: no odometry yet, or the newest older than max_age: the base is unknown
-            and never guessed.
-    """
-    if base is None:
-        raise RefusedError("odometry: no odometry yet: the floating base's pose is unknown, "
-                           "nothing is computed")
-    if base.received_ns < heard_since(now_ns, max_age):
-        raise RefusedError(f"odometry: the newest was {heard_ago(now_ns - base.received_ns)}, "
-                           f"not within joint_states_max_age ({max_age:g} s): the floating "
-                           "base's pose is unknown, nothing is computed")
-    tau = None if joints.effort is None else np.concatenate([np.zeros(FREE_FLYER_DOF),
-                                                             joints.effort])
-    return RobotState(np.concatenate([base.pose, joints.q]),
-                      np.concatenate([base.twist, joints.qd]), tau)
-
-
 class BaseOdometry:
     """A floating base's odometry as a node keeps it: the frames each odometry must name and
     the newest one taken."""
@@ -127,12 +98,30 @@ class BaseOdometry:
         self.newest = base_state(message, self.frames, received_ns)
 
     def robot_state(self, joints: RobotState, now_ns: int, max_age: float) -> RobotState:
-        """The robot's state of its joints' and the newest odometry (floating_state).
+        """A floating-base robot's state (q, v, τ) of its joints' state and the newest
+        odometry: the base's pose and twist first, no effort on the base (τ[:6] = 0).
+
+        Args:
+            joints: the joints' state (effort None: no acceleration).
+            now_ns: now (ns, system clock), when the joint states were judged.
+            max_age: s, joint_states_max_age.
 
         Raises:
-            RefusedError: no odometry within max_age.
+            RefusedError: no odometry yet, or the newest older than max_age: the base is
+                unknown and never guessed.
         """
-        return floating_state(self.newest, joints, now_ns, max_age)
+        base = self.newest
+        if base is None:
+            raise RefusedError("odometry: no odometry yet: the floating base's pose is unknown, "
+                               "nothing is computed")
+        if base.received_ns < heard_since(now_ns, max_age):
+            raise RefusedError(f"odometry: the newest was {heard_ago(now_ns - base.received_ns)}"
+                               f", not within joint_states_max_age ({max_age:g} s): the "
+                               "floating base's pose is unknown, nothing is computed")
+        tau = None if joints.effort is None else np.concatenate([np.zeros(FREE_FLYER_DOF),
+                                                                 joints.effort])
+        return RobotState(np.concatenate([base.pose, joints.q]),
+                          np.concatenate([base.twist, joints.qd]), tau)
 
 
 def odometry_for(frames: OdometryFrames | None, kept: BaseOdometry | None

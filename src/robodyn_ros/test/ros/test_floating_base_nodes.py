@@ -20,6 +20,7 @@ from sensor_msgs.msg import JointState
 from robodyn_ros import Robot
 from robodyn_ros.model.generate import with_root_joint
 from robodyn_ros.ros.controller_node import ControllerNode
+from robodyn_ros.ros.conversions import RobotState
 from robodyn_ros.ros.dynamics_node import DynamicsNode
 from robodyn_ros.ros.guard import RefusedError
 from robodyn_ros.ros.odometry import OdometryFrames, base_state, odometry_for
@@ -204,6 +205,21 @@ def test_the_odometry_kept_is_forgotten_when_its_frames_change() -> None:
     moved = odometry_for(OdometryFrames("map", "base_link"), kept)
     assert moved.frames.world == "map" and moved.newest is None
     assert odometry_for(None, kept) is None
+
+
+def test_an_odometry_older_than_max_age_is_refused_never_joined() -> None:
+    """The base joins the joints' state while its odometry is within max_age (the base's
+    effort zero), and is refused, naming the age, once it is older."""
+    kept = odometry_for(OdometryFrames("odom", "base_link"), None)
+    pose = [0.1, 0.2, 0.3, *quaternion(*ROLL_PITCH_YAW)]
+    kept.take(odometry(pose), 0)
+    joints = RobotState(np.ones(12), np.full(12, 2.0), np.full(12, 3.0))
+    state = kept.robot_state(joints, 50_000_000, max_age=0.1)
+    np.testing.assert_array_equal(state.q, [*pose, *joints.q])
+    np.testing.assert_array_equal(state.qd, [*TWIST, *joints.qd])
+    np.testing.assert_array_equal(state.effort, [0.0] * 6 + [3.0] * 12)
+    with pytest.raises(RefusedError, match="not within joint_states_max_age"):
+        kept.robot_state(joints, 200_000_000, max_age=0.1)
 
 
 def test_a_planar_joint_is_refused_and_the_node_keeps_its_robot(ros) -> None:
