@@ -62,13 +62,7 @@ from common import (
 )
 from preview import READY
 from robodyn_ros import Robot
-from robodyn_ros.contact import (
-    CollisionShape,
-    World,
-    collision_shapes,
-    contact_points,
-    world_of,
-)
+from robodyn_ros.contact import CollisionShape, World, collision_shapes, contact_points, world_of
 from robodyn_ros.control import Controller, ControllerState, load_controller
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import Scenario, scenario_from_mapping

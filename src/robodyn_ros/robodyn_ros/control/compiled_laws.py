@@ -32,17 +32,8 @@ from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper
-from robodyn_ros.dynamics.kinematics import (
-    forward_kinematics,
-    frame_jacobian_into,
-    frame_pose_into,
-)
-from robodyn_ros.dynamics.linalg import (
-    cholesky,
-    cholesky_solve,
-    forward_substitute,
-    inverse_trace,
-)
+from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_into, frame_pose_into
+from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve, forward_substitute, inverse_trace
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.dynamics.task_space import (
     classical_acceleration_into,

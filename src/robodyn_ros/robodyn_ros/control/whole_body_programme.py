@@ -30,11 +30,7 @@ from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
-from robodyn_ros.dynamics.kinematics import (
-    forward_kinematics,
-    frame_jacobian_into,
-    frame_pose_into,
-)
+from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_into, frame_pose_into
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.dynamics.task_space import (
     classical_acceleration_into,

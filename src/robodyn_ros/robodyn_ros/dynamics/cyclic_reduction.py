@@ -21,11 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from robodyn_ros.dynamics.constraint_system import (
-    LAMBDA_SIZE,
-    add_transposed_times,
-    block_times,
-)
+from robodyn_ros.dynamics.constraint_system import LAMBDA_SIZE, add_transposed_times, block_times
 from robodyn_ros.dynamics.jit import kernel_helper, routine
 from robodyn_ros.dynamics.linalg import eliminate, invert_spd
 

@@ -28,15 +28,7 @@ import numpy as np
 from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.inverse_dynamics import body_motion
 from robodyn_ros.dynamics.jit import kernel, kernel_helper
-from robodyn_ros.dynamics.spatial import (
-    add3,
-    cross,
-    dot6,
-    force_to_parent,
-    pose_at,
-    store,
-    vector6,
-)
+from robodyn_ros.dynamics.spatial import add3, cross, dot6, force_to_parent, pose_at, store, vector6
 from robodyn_ros.dynamics.tree import POSE, parent_of, subspace
 from robodyn_ros.model.inertial_parameters import (
     ARMATURE,

@@ -1,13 +1,7 @@
 """URDF (or xacro) → Model: the kinematic tree as flat arrays."""
 
 from robodyn_ros.model.model import FREE_FLYER_JOINTS, JOINT_KINDS, Model, ModelError
-from robodyn_ros.model.urdf import (
-    GRAVITY,
-    UrdfOptions,
-    URDFWarning,
-    load_urdf,
-    load_urdf_string,
-)
+from robodyn_ros.model.urdf import GRAVITY, UrdfOptions, URDFWarning, load_urdf, load_urdf_string
 from robodyn_ros.model.xacro import (
     description_file,
     expand_xacro,

@@ -70,18 +70,8 @@ from robodyn_ros.ros.preview_messages import (
     path_markers,
     prediction_message,
 )
-from robodyn_ros.ros.robot_node import (
-    WORLD_FRAME_PARAMETER,
-    RobotNode,
-    run_node,
-)
-from robodyn_ros.sim.preview import (
-    PreviewResult,
-    PreviewSettings,
-    preview,
-    warm_up,
-    warm_up_world,
-)
+from robodyn_ros.ros.robot_node import WORLD_FRAME_PARAMETER, RobotNode, run_node
+from robodyn_ros.sim.preview import PreviewResult, PreviewSettings, preview, warm_up, warm_up_world
 from robodyn_ros.sim.scenarios import Scenario, ScenarioError
 
 if TYPE_CHECKING:

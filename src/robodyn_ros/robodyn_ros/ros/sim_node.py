@@ -105,12 +105,7 @@ from robodyn_ros.ros.intake import Arrival, NewestFirst
 from robodyn_ros.ros.joint_states import input_qos
 from robodyn_ros.ros.odometry import base_link, odometry_message, transform_of
 from robodyn_ros.ros.parameters import ParameterRecord, ParameterSpec
-from robodyn_ros.ros.robot_node import (
-    WORLD_FRAME_PARAMETER,
-    RobotNode,
-    run_node,
-    serving_status,
-)
+from robodyn_ros.ros.robot_node import WORLD_FRAME_PARAMETER, RobotNode, run_node, serving_status
 from robodyn_ros.ros.wrenches import wrench_of
 from robodyn_ros.sim import FRICTION_VELOCITY, INTEGRATORS, SimulatedRobot
 from robodyn_ros.sim.simulated_robot import WORLD_INTEGRATOR

@@ -20,12 +20,7 @@ from robodyn_ros.robot import Robot
 from robodyn_ros.sim.preview import PreviewSettings, warm_up_world
 from robodyn_ros.sim.preview import warm_up as warm_up_preview
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
-from robodyn_ros.startup.compile_ahead import (
-    CompileAhead,
-    WarmUpStep,
-    robot_calls,
-    robot_load_step,
-)
+from robodyn_ros.startup.compile_ahead import CompileAhead, WarmUpStep, robot_calls, robot_load_step
 
 ONE_STATE = ("inverse_dynamics", "bias_forces", "gravity_torques", "coriolis_matrix",
              "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "frame_pose", "jacobian",

@@ -46,11 +46,7 @@ from robodyn_ros.sim.scenarios import (
     apply_pushes,
 )
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
-from robodyn_ros.sim.world_scenario import (
-    check_world,
-    compiled_world_rollout,
-    simulated_robot,
-)
+from robodyn_ros.sim.world_scenario import check_world, compiled_world_rollout, simulated_robot
 
 CONTACT_GAINS = (100.0, 20.0)  # Baumgarte kp (1/s²) and kd (1/s) of the held contacts
 

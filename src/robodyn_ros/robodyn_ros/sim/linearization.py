@@ -30,13 +30,7 @@ from scipy.linalg import expm
 from robodyn_ros.model import Model
 from robodyn_ros.model.model import FRICTION_VELOCITY
 from robodyn_ros.robot import Robot
-from robodyn_ros.sim.lie_integrators import (
-    GROUP_ROWS,
-    dexp_inverse,
-    group_joints,
-    in_se3,
-    se3_ad,
-)
+from robodyn_ros.sim.lie_integrators import GROUP_ROWS, dexp_inverse, group_joints, in_se3, se3_ad
 
 LINEARIZED_INTEGRATORS = ("explicit_euler", "semi_implicit_euler", "rk4")
 

@@ -56,11 +56,7 @@ from robodyn_ros.sim.scenarios import (
     apply_pushes,
 )
 from robodyn_ros.sim.simulated_robot import SimulatedRobot
-from robodyn_ros.sim.world_scenario import (
-    check_world,
-    compiled_world_rollout,
-    simulated_robot,
-)
+from robodyn_ros.sim.world_scenario import check_world, compiled_world_rollout, simulated_robot
 from robodyn_ros.sim.wrench_sensor import sensor_reading, wrench_sensor
 
 

@@ -17,10 +17,7 @@ from robodyn_ros.control.compiled_laws import (
     ControlLaw,
 )
 from robodyn_ros.control.whole_body import WholeBodyController, WholeBodyTargets
-from robodyn_ros.control.whole_body_programme import (
-    WholeBodyLaw,
-    no_whole_body,
-)
+from robodyn_ros.control.whole_body_programme import WholeBodyLaw, no_whole_body
 from robodyn_ros.errors import NonFiniteResultError
 from robodyn_ros.model.model import FREE_FLYER_DOF
 from robodyn_ros.robot import Robot

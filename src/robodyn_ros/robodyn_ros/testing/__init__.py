@@ -5,10 +5,6 @@ benchmark dependency only; import it from its module. The example-robot helpers 
 need nothing beyond the standard library.
 """
 
-from robodyn_ros.testing.example_robots import (
-    EXAMPLE_ROBOTS,
-    PANDA_FINGERS,
-    example_robot_urdf,
-)
+from robodyn_ros.testing.example_robots import EXAMPLE_ROBOTS, PANDA_FINGERS, example_robot_urdf
 
 __all__ = ["EXAMPLE_ROBOTS", "PANDA_FINGERS", "example_robot_urdf"]

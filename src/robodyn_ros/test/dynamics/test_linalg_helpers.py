@@ -49,11 +49,7 @@ from robodyn_ros.dynamics.linalg import (
     upper_solve5,
 )
 from robodyn_ros.dynamics.schur import block_ldlt, block_ldlt_solve, last_pivot_inverse
-from robodyn_ros.dynamics.task_space import (
-    damped_task_inertia,
-    invert_task_inertia,
-    norm1,
-)
+from robodyn_ros.dynamics.task_space import damped_task_inertia, invert_task_inertia, norm1
 from robodyn_ros.sim.rollout import smallest_singular_value, store_gram
 
 RTOL = 1e-13  # × κ: a few hundred ulps of the reference's largest entry

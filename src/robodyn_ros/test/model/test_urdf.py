@@ -13,14 +13,7 @@ import pinocchio as pin
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robodyn_ros.model import (
-    GRAVITY,
-    Model,
-    ModelError,
-    URDFWarning,
-    load_urdf,
-    load_urdf_string,
-)
+from robodyn_ros.model import GRAVITY, Model, ModelError, URDFWarning, load_urdf, load_urdf_string
 
 SOURCE = "test_robot.urdf"
 ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"

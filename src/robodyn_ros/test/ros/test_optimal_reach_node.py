@@ -38,11 +38,7 @@ from robodyn_ros.ros.controller_node import ControllerNode
 from robodyn_ros.ros.preview_messages import goal_scenarios
 from robodyn_ros.ros.preview_node import PreviewNode
 from robodyn_ros.ros.sim_node import SimNode
-from robodyn_ros.ros.trajectory_sender import (
-    Confirmation,
-    publish_until_taken,
-    reliable_publisher,
-)
+from robodyn_ros.ros.trajectory_sender import Confirmation, publish_until_taken, reliable_publisher
 from robodyn_ros.sim.ilqr import ReachPlan, ReachTask
 from robodyn_ros.sim.preview import PreviewSettings, preview
 from robodyn_ros.sim.scenarios import OptimalReach, scenario_from_mapping
