@@ -29,7 +29,7 @@ from robodyn_ros.dynamics.fixed_frame import (
     world_inertias,
 )
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
-from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_into, frame_origin
+from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_origin, frames_jacobian_into
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
 from robodyn_ros.dynamics.spatial import (
     add3,
@@ -46,7 +46,7 @@ from robodyn_ros.dynamics.spatial import (
 from robodyn_ros.dynamics.task_space import (
     articulated_pass,
     articulated_workspace,
-    classical_acceleration_into,
+    frames_classical_acceleration_into,
     inverse_inertia_blocks,
     mark_paths,
 )
@@ -182,12 +182,11 @@ def contact_kinematics(tree, frames, spatial, ws):
         parent = parent_of(tree, i)
         a_parent = vector6(ws.a_body, parent) if parent >= 0 else ZERO6
         store(ws.a_body, i, add6(a_parent, vector6(ws.c, i)))
+    frames_jacobian_into(tree, X_world, S_world, frames, ws.J)
+    frames_classical_acceleration_into(X_world, ws.v_body, ws.a_body, frames, ws.drift)
     for k in range(frames.shape[0]):
-        body, origin = int(frames[k, FRAME_BODY]), frame_origin(X_world, frames[k])
-        block = slice(6 * k, 6 * k + 6)
-        frame_jacobian_into(tree, S_world, body, origin, ws.J[block])
-        classical_acceleration_into(ws.v_body, ws.a_body, body, origin, ws.drift[block])
         if spatial[k]:
+            body, origin = int(frames[k, FRAME_BODY]), frame_origin(X_world, frames[k])
             linear, angular = frame_twist(ws.v_body, body, origin)
             ws.drift[6 * k] -= angular[1] * linear[2] - angular[2] * linear[1]
             ws.drift[6 * k + 1] -= angular[2] * linear[0] - angular[0] * linear[2]

@@ -111,6 +111,16 @@ def frame_jacobian_into(tree: PackedTree, S_world: FloatArray, body: int,
 
 
 @kernel_helper
+def frames_jacobian_into(tree: PackedTree, X_world: FloatArray, S_world: FloatArray,
+                         frames: FloatArray, J: FloatArray) -> None:
+    """J (6F x n): the F frames' Jacobians (frame_jacobian_into) stacked, frame k in rows
+    6k .. 6k + 5."""
+    for k in range(frames.shape[0]):
+        frame_jacobian_into(tree, S_world, int(frames[k, FRAME_BODY]),
+                            frame_origin(X_world, frames[k]), J[6 * k : 6 * k + 6])
+
+
+@kernel_helper
 def path_kinematics(tree, q, body, X_world, S_world, path):
     """forward_kinematics of the bodies from the root to `body` only, root first: all a frame
     on `body` needs (the other rows of X_world and S_world are left as they were); path (n,)

@@ -48,6 +48,7 @@ from robodyn_ros.dynamics.spatial import (
     rotate_back,
     scale6,
     store,
+    transposed,
     vector6,
 )
 from robodyn_ros.dynamics.tree import PLACEMENT, body_inertia, parent_of, subspace
@@ -153,12 +154,6 @@ def aligned_frame(axis):
     x = (s * x[0], s * x[1], s * x[2])
     y = cross(axis, x)
     return x[0], y[0], axis[0], x[1], y[1], axis[1], x[2], y[2], axis[2]
-
-
-@kernel_helper
-def transposed(A):
-    """Aᵀ of a 3 x 3 row-major A (9)."""
-    return A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]
 
 
 @kernel_helper

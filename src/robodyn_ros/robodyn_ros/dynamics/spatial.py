@@ -92,13 +92,15 @@ def rotate(X, x):
 
 
 @kernel_helper
+def transposed(A):
+    """Aᵀ of a 3 x 3 row-major A (9), or the rotation Rᵀ of a pose."""
+    return A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]
+
+
+@kernel_helper
 def rotate_back(X, x):
     """Rᵀ x, R the rotation of pose X."""
-    return (
-        X[0] * x[0] + X[3] * x[1] + X[6] * x[2],
-        X[1] * x[0] + X[4] * x[1] + X[7] * x[2],
-        X[2] * x[0] + X[5] * x[1] + X[8] * x[2],
-    )
+    return rotate(transposed(X), x)
 
 
 @kernel_helper

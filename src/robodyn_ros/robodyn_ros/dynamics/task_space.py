@@ -42,8 +42,8 @@ from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import (
     forward_kinematics,
-    frame_jacobian_into,
     frame_origin,
+    frames_jacobian_into,
     joint_velocity_less_before,
 )
 from robodyn_ros.dynamics.linalg import invert_spd
@@ -288,9 +288,7 @@ def dense_task_inverse(tree, frames, q, full, workspace, Minv, J):
     """full (6F x 6F) = J M⁻¹ Jᵀ of the stacked task, J (6F x n) the stacked frame Jacobians."""
     X_world, S_world = workspace.X_world, workspace.S_world
     minv_aba(tree, q, Minv, workspace)
-    for k in range(frames.shape[0]):
-        frame_jacobian_into(tree, S_world, int(frames[k, FRAME_BODY]),
-                            frame_origin(X_world, frames[k]), J[6 * k : 6 * k + 6])
+    frames_jacobian_into(tree, X_world, S_world, frames, J)
     full[:, :] = J @ (Minv @ J.T)
 
 
@@ -550,6 +548,16 @@ def classical_acceleration_into(v: FloatArray, a: FloatArray, body: int,
     out[3], out[4], out[5] = alpha
 
 
+@kernel_helper
+def frames_classical_acceleration_into(X_world: FloatArray, v: FloatArray, a: FloatArray,
+                                       frames: FloatArray, out: FloatArray) -> None:
+    """out (6F): the F frames' classical accelerations (classical_acceleration_into) stacked,
+    frame k in 6k .. 6k + 5."""
+    for k in range(frames.shape[0]):
+        classical_acceleration_into(v, a, int(frames[k, FRAME_BODY]),
+                                    frame_origin(X_world, frames[k]), out[6 * k : 6 * k + 6])
+
+
 @kernel
 def classical_accelerations(tree: PackedTree, frames: FloatArray, rows: IntArray,
                             q: FloatArray, qd: FloatArray, out: FloatArray) -> None:
@@ -565,10 +573,7 @@ def classical_accelerations(tree: PackedTree, frames: FloatArray, rows: IntArray
     for b in range(B):
         forward_kinematics(tree, Q[b], X_world, S_world)
         velocity_product_accelerations(tree, S_world, QD[b], v, a)
-        for k in range(frames.shape[0]):
-            body = int(frames[k, FRAME_BODY])
-            origin = frame_origin(X_world, frames[k])
-            classical_acceleration_into(v, a, body, origin, frame_accelerations[6 * k : 6 * k + 6])
+        frames_classical_acceleration_into(X_world, v, a, frames, frame_accelerations)
         for r in range(m):
             OUT[b, r] = frame_accelerations[rows[r]]
 
@@ -638,11 +643,8 @@ def operational_space_dynamics(tree: PackedTree, gravity: FloatArray, frames: Fl
     for b in range(B):
         minv_aba(tree, q[b], Minv, workspace)
         velocity_product_accelerations(tree, S_world, qd[b], v, a)
-        for k in range(frames.shape[0]):
-            body = int(frames[k, FRAME_BODY])
-            origin = frame_origin(X_world, frames[k])
-            frame_jacobian_into(tree, S_world, body, origin, J_full[6 * k : 6 * k + 6])
-            classical_acceleration_into(v, a, body, origin, Jdot_full[6 * k : 6 * k + 6])
+        frames_jacobian_into(tree, X_world, S_world, frames, J_full)
+        frames_classical_acceleration_into(X_world, v, a, frames, Jdot_full)
         J, Jdot_qd = out.J[b], out.Jdot_qd[b]
         for r in range(m):
             Jdot_qd[r] = Jdot_full[rows[r]]
