@@ -196,3 +196,23 @@ def joint_tracking_torque(tree: PackedTree, gravity: FloatArray, joint_gains: Fl
         tau[i] += (joint_gains[STIFFNESS, i] * (reference[0, i] - q[i])
                    - joint_gains[JOINT_DAMPING, i] * (qd[i] - reference[1, i]))
 
+
+
+@kernel_helper
+def law_torque(tree: PackedTree, gravity: FloatArray, law_now: int, joint_gains: FloatArray,
+               task_gains: FloatArray, force: FloatArray, task_wrench: FloatArray,
+               target: FloatArray, threshold: float, reference: FloatArray, k: int,
+               q: FloatArray, qd: FloatArray, tau: FloatArray, cw: ControlWorkspace) -> None:
+    """τ_k into tau[k] at state (q[k], q̇[k]) under the law running at step k (law_now: its
+    kind at a step where it is computed, −1 between): τ_{k−1} held, the operational-space law
+    with the task wrench `task_wrench`, joint tracking of reference[k], or the open-loop
+    effort reference[k, 0]. The WHOLE_BODY law is its caller's."""
+    if law_now < 0:
+        tau[k] = tau[k - 1]
+    elif law_now == OPERATIONAL_SPACE:
+        operational_space_torque(joint_gains, task_gains, force, task_wrench, target, threshold,
+                                 q[k], qd[k], tau[k], cw)
+    elif law_now == JOINT_TRACKING:
+        joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k], cw)
+    else:
+        tau[k] = reference[k, 0]

@@ -35,14 +35,12 @@ from robodyn_ros.contact.compiled_step import (
 )
 from robodyn_ros.control.compiled_laws import (
     AXES,
-    JOINT_TRACKING,
     OPERATIONAL_SPACE,
     TARGET,
     WHOLE_BODY,
     ControlLaw,
     control_workspace,
-    joint_tracking_torque,
-    operational_space_torque,
+    law_torque,
 )
 from robodyn_ros.control.whole_body_programme import SOLVED, whole_body_torque
 from robodyn_ros.dynamics.arrays import FloatArray
@@ -212,16 +210,12 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
     clamped[:] = 0
     record.failure[FAILED_STEP] = -1.0
     sample, count, controlled_at = 0, 0, -1
-    for k in range(steps + 1):
+    for k in range(steps):
         law_now = kind if k % law.control_every == 0 else -1
-        at_sample = k % stepping.sample_every == 0 or k == steps
+        at_sample = k % stepping.sample_every == 0
         sample = observe(tree, gravity, frame, law_now, at_sample, q[k], qd[k], cw, path[k],
                          energy, grams, sample)
-        if k == steps:
-            break
-        if law_now < 0:
-            tau[k] = tau[k - 1]
-        elif kind == OPERATIONAL_SPACE:
+        if law_now == OPERATIONAL_SPACE:
             if law.force_integral_gain > 0.0:
                 sensed_wrench(record, contacts, count, cw.frame_pose[:3, 3], measured)
                 elapsed = 0.0 if controlled_at < 0 else (k - controlled_at) * stepping.dt
@@ -230,12 +224,7 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
             controlled_at = k
             for r in range(6):
                 task_wrench[r] = force[TARGET, r] + integral[r]
-            operational_space_torque(joint_gains, task_gains, force, task_wrench, target,
-                                     threshold, q[k], qd[k], tau[k], cw)
-        elif kind == JOINT_TRACKING:
-            joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
-                                  cw)
-        elif kind == WHOLE_BODY:
+        if law_now == WHOLE_BODY:
             whole_body = law.whole_body
             flag = whole_body_torque(tree, gravity, whole_body.model, whole_body.targets, q[k],
                                      qd[k], whole_body.programme, tau[k])
@@ -245,7 +234,8 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
                 q[k + 1], qd[k + 1] = np.nan, np.nan
                 return np.nan
         else:
-            tau[k] = reference[k, 0]
+            law_torque(tree, gravity, law_now, joint_gains, task_gains, force, task_wrench,
+                       target, threshold, reference, k, q, qd, tau, cw)
         applied_effort(joints, stepping.friction_velocity, tau[k], qd[k], applied)
         factored = law_now == OPERATIONAL_SPACE or (law_now == WHOLE_BODY
                                                     and cholesky(ws.M, 0.0, ws.L))
@@ -264,6 +254,8 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
         is_sample = (k + 1) % stepping.sample_every == 0 or k + 1 == steps
         log_contacts(scene, record, contacts, count, stepping.dt,
                      sample if is_sample else -1)
+    observe(tree, gravity, frame, -1, True, q[steps], qd[steps], cw, path[steps], energy, grams,
+            sample)  # the last state, a sample
     return smallest_singular_value(grams, gram_factor)
 
 

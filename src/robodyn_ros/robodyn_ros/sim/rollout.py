@@ -30,14 +30,12 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.control.compiled_laws import (
-    JOINT_TRACKING,
     OPERATIONAL_SPACE,
     TARGET,
     ControlLaw,
     ControlWorkspace,
     control_workspace,
-    joint_tracking_torque,
-    operational_space_torque,
+    law_torque,
     task_frame_state,
 )
 from robodyn_ros.dynamics.arrays import FloatArray, IntArray, PackedTree
@@ -281,23 +279,13 @@ def rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
     clamped[:] = 0
     L_M, b = cw.L_M, cw.b
     sample = 0
-    for k in range(steps + 1):
+    for k in range(steps):
         law_now = kind if k % law.control_every == 0 else -1
-        at_sample = k % stepping.sample_every == 0 or k == steps
+        at_sample = k % stepping.sample_every == 0
         sample = observe(tree, gravity, frame, law_now, at_sample, q[k], qd[k], cw, path[k],
                          energy, grams, sample)
-        if k == steps:
-            break
-        if law_now < 0:
-            tau[k] = tau[k - 1]
-        elif kind == OPERATIONAL_SPACE:
-            operational_space_torque(joint_gains, task_gains, force, force[TARGET], target,
-                                     threshold, q[k], qd[k], tau[k], cw)
-        elif kind == JOINT_TRACKING:
-            joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k],
-                                  cw)
-        else:
-            tau[k] = reference[k, 0]
+        law_torque(tree, gravity, law_now, joint_gains, task_gains, force, force[TARGET], target,
+                   threshold, reference, k, q, qd, tau, cw)
         for i in range(n):
             applied[i] = min(max(tau[k, i], -joints[EFFORT_LIMIT, i]), joints[EFFORT_LIMIT, i])
         q[k + 1] = q[k]
@@ -309,4 +297,6 @@ def rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
         integrate(robot, stepping, q[k + 1], qd[k + 1], applied, workspace,
                   law_now == OPERATIONAL_SPACE, frame, path[k])
         enforce_limits(tree, joints, stepping.stop_at_limits, q[k + 1], qd[k + 1], clamped)
+    observe(tree, gravity, frame, -1, True, q[steps], qd[steps], cw, path[steps], energy, grams,
+            sample)  # the last state, a sample
     return smallest_singular_value(grams, gram_factor)
