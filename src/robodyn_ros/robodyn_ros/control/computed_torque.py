@@ -37,12 +37,7 @@ class ComputedTorque(JointTargetController):
     """The inverse dynamics of the reference acceleration corrected by PD feedback."""
 
     name: ClassVar[str] = "computed_torque"
-    PARAMETERS: ClassVar[dict[str, str]] = {
-        "kp": "Kp, 1/s²: one number or one per joint (required)",
-        "kd": "Kd, 1/s: one number or one per joint (required)",
-        "target": "q* (n,); default: hold the first position seen",
-        "friction_feedforward": "add the description's joint friction at q̇* (default true)",
-    }
+    PARAMETERS: ClassVar[tuple[str, ...]] = ("kp", "kd", "target", "friction_feedforward")
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         self.kp, self.kd = self._configure_gains_and_target(robot, parameters, ("kp", "kd"))

@@ -20,7 +20,6 @@ class GravityCompensation(Controller):
     """τ = g(q) (the state's `gravity` when given, else computed with the robot)."""
 
     name: ClassVar[str] = "gravity_compensation"
-    PARAMETERS: ClassVar[dict[str, str]] = {}
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         pass

@@ -31,12 +31,7 @@ class JointImpedance(JointTargetController):
     """A spring-damper per joint about a target position, plus gravity compensation."""
 
     name: ClassVar[str] = "joint_impedance"
-    PARAMETERS: ClassVar[dict[str, str]] = {
-        "stiffness": "K, N·m/rad: one number or one per joint (required)",
-        "damping": "D, N·m·s/rad: one number or one per joint (required)",
-        "target": "q* (n,); default: hold the first position seen",
-        "feedforward": "add M q̈* + C q̇ (default false)",
-    }
+    PARAMETERS: ClassVar[tuple[str, ...]] = ("stiffness", "damping", "target", "feedforward")
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         self.stiffness, self.damping = self._configure_gains_and_target(

@@ -102,26 +102,11 @@ class OperationalSpace(Controller):
     """Khatib's operational-space pose control of one frame, with a null-space posture."""
 
     name: ClassVar[str] = "operational_space"
-    PARAMETERS: ClassVar[dict[str, str]] = {
-        "frame": "the controlled frame (required)",
-        "kp": "task stiffness Kp, 1/s²: one number or six (default 100)",
-        "kd": "task damping Kd, 1/s: one number or six (default 2 sqrt(kp))",
-        "null_stiffness": "K_null, N·m/rad: one number or per joint (default 10)",
-        "null_damping": "D_null, N·m·s/rad: one number or per joint (default 2)",
-        "rest_posture": "q_rest (n,); default: the first position seen",
-        "singular_threshold": "ε: eigenvalues of Λ⁻¹ below ε times the largest are damped "
-        "(default 1e-4)",
-        "operational_space_method": "the route to Λ⁻¹: one of Robot.OPERATIONAL_SPACE_METHODS "
-        "(default dense)",
-        "force_axes": "six flags 0/1 over [x y z rx ry rz] (world axes): 1 for a force-controlled "
-        "direction (default none)",
-        "force_target": "F_d, the wrench [fx fy fz tx ty tz] (N, N·m) the frame exerts on the "
-        "environment, world axes; zero along motion directions (default zero)",
-        "force_damping": "K_vf, 1/s, on the task velocity in the force directions: one number or "
-        "six (default kd)",
-        "force_integral_gain": "K_fi, 1/s: the integral of the measured force's error along the "
-        "force directions (default 0: open loop)",
-    }
+    PARAMETERS: ClassVar[tuple[str, ...]] = (
+        "frame", "kp", "kd", "null_stiffness", "null_damping", "rest_posture", "singular_threshold",
+        "operational_space_method", "force_axes", "force_target", "force_damping",
+        "force_integral_gain",
+    )
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         frame = parameters.get("frame")

@@ -106,12 +106,13 @@ class ControllerState:
 
 
 class Controller(abc.ABC):
-    """A joint-effort controller. Subclasses set `PARAMETERS` (name → description), implement
-    `_configure` (validate and store parameters) and `update`, and `set_target` if they track
-    a target. `configure` may be called again to change parameters; it resets the targets."""
+    """A joint-effort controller. Subclasses set `PARAMETERS` (the names of the parameters
+    they take, each described in their docstring), implement `_configure` (validate and store
+    parameters) and `update`, and `set_target` if they track a target. `configure` may be
+    called again to change parameters; it resets the targets."""
 
     name: ClassVar[str] = ""
-    PARAMETERS: ClassVar[Mapping[str, str]] = {}
+    PARAMETERS: ClassVar[tuple[str, ...]] = ()
     TAKES_FLOATING_BASE: ClassVar[bool] = False  # a controller of a floating-base robot
 
     def __init__(self) -> None:

@@ -381,22 +381,28 @@ DEFAULTS = WholeBodyTargets(np.zeros(3), "", np.zeros(3), np.eye(3), np.zeros(0)
 
 class WholeBody(Controller):
     """The WholeBodyController as a controller plugin (module doc): its targets are where the
-    robot is at the first state it gets; set_target(position, orientation) moves the frame's."""
+    robot is at the first state it gets; set_target(position, orientation) moves the frame's.
+
+    Parameters:
+
+    - ``contacts``: the frames held where they are, each 'frame' (its pose) or 'frame:3d' (its
+      origin).
+    - ``frame``: the frame whose pose is a task (default: the robot's last frame).
+    - ``kp``, ``kd``: the stiffness (1/s²) and the damping (1/s) of the centre of mass, the
+      frame and the posture (3 numbers each).
+    - ``weights``: the weights of the centre of mass, the frame and the posture (3 numbers).
+    - ``friction``: the ground's Coulomb friction coefficient μ, > 0 (default 0.8).
+    - ``min_normal_force``: the least force each contact pushes the ground with, N, ≥ 0
+      (default 0).
+    - ``sole_size``: the length (along x) and width (along y) of the sole of every 6-D
+      contact, m, centred on its frame (2 numbers; default none: their torques are free).
+    """
 
     name: ClassVar[str] = "whole_body"
     TAKES_FLOATING_BASE: ClassVar[bool] = True
-    PARAMETERS: ClassVar[dict[str, str]] = {
-        "contacts": "frames held where they are: 'frame' (its pose) or 'frame:3d' (its origin)",
-        "frame": "the frame whose pose is a task (default: the robot's last frame)",
-        "kp": "stiffness of the centre of mass, the frame and the posture, 1/s² (3 numbers)",
-        "kd": "damping of the centre of mass, the frame and the posture, 1/s (3 numbers)",
-        "weights": "weights of the centre of mass, the frame and the posture (3 numbers)",
-        "friction": "the ground's Coulomb friction coefficient μ, > 0 (default 0.8)",
-        "min_normal_force": "the least force each contact pushes the ground with, N, ≥ 0 "
-        "(default 0)",
-        "sole_size": "length (along x) and width (along y) of the sole of every 6d contact, m, "
-        "centred on its frame (2 numbers; default none: their torques are free)",
-    }
+    PARAMETERS: ClassVar[tuple[str, ...]] = (
+        "contacts", "frame", "kp", "kd", "weights", "friction", "min_normal_force", "sole_size",
+    )
 
     def _configure(self, robot: Robot, parameters: dict[str, object]) -> None:
         if not robot.model.floating_base:
