@@ -49,8 +49,8 @@ class Backend:
         return collect([self._submit(function, item) for item in items], function, cancel)
 
     def _submit(self, function: Callable[[Any], Any], item: Any) -> Any:
-        """A future of function(item) on a worker, as collect takes it (concurrent.futures'
-        or Dask's); a backend that runs the items itself overrides map instead."""
+        """A future of function(item), as collect takes it: concurrent.futures' or Dask's on
+        a worker, or the serial backend's, run when collect asks for its result."""
         raise NotImplementedError
 
     def batch(
@@ -152,18 +152,26 @@ def raise_failure(index: int, function: Callable[..., Any], error: Exception) ->
         from error
 
 
+def _done_unless_cancelled(future: Any, cancel: threading.Event) -> bool:
+    """Wait for the future until it is done (True) or the cancel event is set (False)."""
+    while not cancel.is_set():
+        if future.done():
+            return True
+        cancel.wait(0.02)
+    return False
+
+
 def collect(
     futures: Sequence[Any], function: Callable[..., Any], cancel: threading.Event | None,
 ) -> list[Any]:
-    """The futures' results in order (concurrent.futures or Dask futures: done, result and
-    cancel); while one runs, a set `cancel` event cancels it and the rest."""
+    """The futures' results in order (concurrent.futures or Dask futures, or any with done,
+    result and cancel); a `cancel` event set before one is done cancels it and the rest."""
     results = []
     for index, future in enumerate(futures):
-        while cancel is not None and not future.done():
-            if cancel.wait(0.02):
-                for pending in futures[index:]:
-                    pending.cancel()
-                raise CancelledError(f"cancelled with {index} of {len(futures)} items done")
+        if cancel is not None and not _done_unless_cancelled(future, cancel):
+            for pending in futures[index:]:
+                pending.cancel()
+            raise CancelledError(f"cancelled with {index} items done (of {len(futures)})")
         try:
             results.append(future.result())
         except Exception as error:

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from robodyn_ros.parallel.base import (
-    Backend,
-    CancelledError,
-    RobotCall,
-    checked_batch,
-    collect,
-    raise_failure,
-)
+from robodyn_ros.parallel.base import Backend, RobotCall, checked_batch, collect
 
 if TYPE_CHECKING:
     from robodyn_ros.robot import Robot
@@ -48,22 +40,26 @@ class SerialBackend(Backend):
     ) -> np.ndarray:
         return threaded_batch(robot, 1, function, states, options)
 
-    def map(
-        self,
-        function: Callable[[Any], Any],
-        items: Iterable[Any],
-        *,
-        cancel: threading.Event | None = None,
-    ) -> list[Any]:
-        results = []
-        for index, item in enumerate(items):
-            if cancel is not None and cancel.is_set():
-                raise CancelledError(f"cancelled with {index} items done")
-            try:
-                results.append(function(item))
-            except Exception as error:
-                raise_failure(index, function, error)
-        return results
+    def _submit(self, function: Callable[[Any], Any], item: Any) -> _Deferred:
+        return _Deferred(function, item)
+
+
+class _Deferred:
+    """function(item) as a future that runs in the calling thread when collect asks for its
+    result: the items run in order, one at a time, and collect checks the cancel event before
+    each. It is never waited on, so it counts as done."""
+
+    def __init__(self, function: Callable[[Any], Any], item: Any) -> None:
+        self.function, self.item = function, item
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> Any:
+        return self.function(self.item)
+
+    def cancel(self) -> bool:
+        return True
 
 
 class _PoolBackend(Backend):
