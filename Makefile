@@ -68,7 +68,7 @@ COLCON := build/colcon
 COLCON_BASES := --base-paths src --build-base $(COLCON)/build --install-base $(COLCON)/install
 COLCON_CMAKE_ARGS := -DCMAKE_PROJECT_INCLUDE=$(CURDIR)/cmake/ros_wheels.cmake \
 	-DPython3_EXECUTABLE=$(CURDIR)/$(BIN)/python -DBUILD_TESTING=OFF
-COLCON_TESTS := test/ros/test_colcon.py test/ros/test_interfaces.py test/ros/test_launch.py
+COLCON_TESTS := test/ros/test_colcon.py test/ros/test_interfaces.py test/ros/test_launch_description.py
 
 $(COLCON_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet colcon-core colcon-common-extensions colcon-ros

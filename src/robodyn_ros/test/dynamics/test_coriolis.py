@@ -3,7 +3,7 @@ generated chains and trees, and the properties that define it whatever the oracl
 the Coriolis and centrifugal part of the bias forces, Ṁ − 2C is skew-symmetric, C is linear in
 q̇ and free of gravity and armature; a batch gives the stack of its states, and a single state,
 which enters through its C entry, the batch kernel's answer to rounding. (C as dynamics_node
-publishes it: ros/test_coriolis_nodes.py.)"""
+publishes it: ros/test_dynamics_node_coriolis.py.)"""
 
 from __future__ import annotations
 

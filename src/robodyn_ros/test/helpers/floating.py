@@ -21,7 +21,7 @@ BASE_INERTIAL = """<link name="base_link"><inertial><mass value="3.0"/>
 
 def with_base_mass(urdf: str) -> str:
     """A generated robot's URDF with a mass on its base_link, which has none: floating, a
-    massless base moves with its one joint below (tested in test_floating_base_robot.py)."""
+    massless base moves with its one joint below (tested in test_robot_floating_base.py)."""
     return urdf.replace('<link name="base_link" />', BASE_INERTIAL)
 
 

@@ -3,7 +3,7 @@ every function is the tree's seen through q_all = G q + q₀. Checked against Pi
 ``mimic=True`` on the example panda (its fingers mimic each other) and on generated chains and
 trees, and against the dense reference Gᵀ M_all G built here for a chain of mimics; bad rules
 are refused naming the joints, and mimic=False keeps them independent joints. (dynamics_node
-with mimic joints: ros/test_mimic_nodes.py.)"""
+with mimic joints: ros/test_dynamics_node_mimic.py.)"""
 
 from __future__ import annotations
 

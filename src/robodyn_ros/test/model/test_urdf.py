@@ -290,7 +290,7 @@ def test_a_robot_without_moving_joints_is_rejected() -> None:
 def test_floating_and_planar_joints_load_as_one_joint(kind: str, nq: int,
                                                       suffixes: tuple[str, ...]) -> None:
     """A row per velocity coordinate, named after the joint, the body on the last (the
-    dynamics against Pinocchio: test/dynamics/test_multi_dof_joints.py)."""
+    dynamics against Pinocchio: test/dynamics/test_tree_multi_dof_joints.py)."""
     model = load(
         link("world"),
         link("body", inertial()),

@@ -1,7 +1,7 @@
 """Gravity as a vector in the base frame (an arm on a wall or a ceiling): every function that
 gravity enters, the simulated robot and the preview's rollout follow Pinocchio with
 ``model.gravity`` set; a gravity that is not three finite numbers is refused. (The nodes'
-gravity parameter: ros/test_gravity_nodes.py.)"""
+gravity parameter: ros/test_description_gravity.py.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The iterative forward-dynamics methods of issue 6 against ABA and Pinocchio on the robots of
 helpers/cases.py: CCG and PCG-DS (Fijany & Scheid) and the iterative constraint-force solvers
 (Sharf & D'Eleuterio), their options and info record, and a simulation that runs on them (the
-exact solves of the same system: test_schur_methods.py, a file of its own so that the test
+exact solves of the same system: dynamics/test_schur.py, a file of its own so that the test
 workers share the compiling).
 
 The constraint-force methods run on chains and trees (𝒜 with the tree's sparsity, eliminated
