@@ -197,7 +197,6 @@ def joint_tracking_torque(tree: PackedTree, gravity: FloatArray, joint_gains: Fl
                    - joint_gains[JOINT_DAMPING, i] * (qd[i] - reference[1, i]))
 
 
-
 @kernel_helper
 def law_torque(tree: PackedTree, gravity: FloatArray, law_now: int, joint_gains: FloatArray,
                task_gains: FloatArray, force: FloatArray, task_wrench: FloatArray,
