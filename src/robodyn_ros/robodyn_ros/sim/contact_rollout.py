@@ -195,10 +195,12 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
                                 trajectory.energy)
     clamped = trajectory.clamped
     steps, n = tau.shape
+    whole_body = law.whole_body  # taken out once, as rollout.rollout takes the records' arrays
+    programme, programme_model, programme_targets = (whole_body.programme, whole_body.model,
+                                                     whole_body.targets)
     cw, applied = control_workspace(tree, n), np.empty(n)
     capacity = record.contacts.shape.shape[0] // record.sampled.shape[0]
     if kind == WHOLE_BODY:  # the steps where it runs reuse its programme's kinematics, M and b
-        programme = law.whole_body.programme
         ws = step_workspace(programme.crba, programme.M, cw.L_M, programme.b, q.shape[1],
                             most_candidates(scene))
     else:
@@ -225,9 +227,8 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
             for r in range(6):
                 task_wrench[r] = force[TARGET, r] + integral[r]
         if law_now == WHOLE_BODY:
-            whole_body = law.whole_body
-            flag = whole_body_torque(tree, gravity, whole_body.model, whole_body.targets, q[k],
-                                     qd[k], whole_body.programme, tau[k])
+            flag = whole_body_torque(tree, gravity, programme_model, programme_targets, q[k],
+                                     qd[k], programme, tau[k])
             if flag != SOLVED:
                 record.failure[FAILED_STEP], record.failure[STATUS] = k, PROGRAMME_NOT_SOLVED
                 record.failure[SOLVER_FLAG] = flag
