@@ -29,9 +29,11 @@ The joints' efforts are then τ = M v̇ + b − J_cᵀ λ on the joint rows, zer
 them, the rigid-contact dynamics (Robot.constrained_forward_dynamics, damping kd_c) has this
 v̇ and λ: its KKT system has one solution, and (v̇, λ) solves it. A programme without a
 solution (contacts that cannot be held with forces inside their cones) or a solver that
-does not converge raises WholeBodyError naming the contacts, never an answer. The programme is
-built, solved and turned into τ by one kernel call (control.whole_body_programme), which the
-preview's contact rollout runs at its control steps too.
+does not converge raises WholeBodyError naming the contacts, never an answer; so do contacts
+whose rows are dependent (the same frame held twice). The programme is built, its equalities
+eliminated (control.null_space), solved and turned into τ by one kernel call
+(control.whole_body_programme), which the preview's contact rollout runs at its control steps
+too.
 
 `WholeBody` is the controller plugin ("whole_body") around it, for controller_node: it holds
 the centre of mass, the frame's pose and the posture of the first state it gets, and takes a
@@ -266,7 +268,8 @@ class WholeBodyController:
 
 def whole_body_failure(contacts: Sequence[Contact], ground: Ground, flag: int
                        ) -> WholeBodyError:
-    """The WholeBodyError of a programme DAQP ended with exit flag `flag` (not SOLVED)."""
+    """The WholeBodyError of a programme without an answer: `flag` is DAQP's exit flag, or
+    OVERDETERMINED (the contacts' rows dependent) or NOT_FINITE from its elimination."""
     frames = ", ".join(f"'{contact.frame}' ({contact.kind})" for contact in contacts)
     if flag in (INFEASIBLE, OVERDETERMINED):
         why = ("the programme is infeasible: no acceleration holds the contacts with forces "

@@ -1,31 +1,43 @@
 """The whole-body controller's quadratic programme at a state, compiled: what
-control.whole_body's module docstring writes, built into named arrays, solved by DAQP (the
-dual active-set solver of Arnström, Bemporad & Axehill 2022) and turned into τ, in one kernel
-call for the controller (whole_body_command) and inside the preview's contact rollout
-(whole_body_torque). The kernel calls DAQP's C entry point (control.daqp_call).
+control.whole_body's module docstring writes, built into named arrays, its equalities
+eliminated (control.null_space), solved by DAQP (the dual active-set solver of Arnström,
+Bemporad & Axehill 2022) and turned into τ, in one kernel call for the controller
+(whole_body_command) and inside the preview's contact rollout (whole_body_torque). The kernel
+calls DAQP's C entry point (control.daqp_call).
 
 Over x = (v̇, λ̃), λ̃ = λ / m, the programme is
 
-    minimise ½ xᵀ H x + gᵀ x   subject to   lower ≤ A x ≤ upper,
+    minimise Σ_i w_i ‖A_i v̇ − b_i‖² + w_λ ‖λ̃‖²   subject to   E x = e,   C λ̃ ≥ lower,
 
-A = [A_eq; C]: A_eq x = b_eq the base rows of the dynamics over m and the contacts held
-(upper = lower = b_eq, DAQP's sense EQUALITY), C x ≥ lower each contact's surface-frame cone
-rows turned into the world (upper = NO_BOUND); H = Σ_i w_i A_iᵀ A_i (+ w_λ 1 on λ̃) and
-g = −Σ_i w_i A_iᵀ b_i over the tasks (centre of mass, frame, posture). Everything comes from
-one pass of the world-frame kinematics (dynamics.kinematics), the velocity-product
-accelerations (dynamics.task_space), the fixed-frame RNEA for b = C v + g (whose root force
-gives m c̈ at v̇ = 0) and the CRBA, whose composite forces F_j = Ic_j S_j give
-J_com = F_linᵀ / m. The joints' efforts are then τ = M v̇ + b − J_cᵀ λ on the joint rows, zero
-on the base's.
+E x = e the base rows of the dynamics over m and the contacts held, J_c v̇ = ζ; C each
+contact's surface-frame cone rows turned into the world. The tasks are the centre of mass,
+the frame and the posture. Everything comes from one pass of the world-frame kinematics
+(dynamics.kinematics), the velocity-product accelerations (dynamics.task_space), the
+fixed-frame RNEA for b = C v + g (whose root force gives m c̈ at v̇ = 0) and the CRBA, whose
+composite forces F_j = Ic_j S_j give J_com = F_linᵀ / m. With x = x₀ + Z z (null_space), DAQP
+solves the programme over z, one coordinate per actuated joint:
+
+    minimise ½ zᵀ H z + gᵀ z   subject to   lower ≤ A z,
+
+H = Σ_i w_i (A_i Z_v)ᵀ (A_i Z_v) + w_λ Z_λᵀ Z_λ and g likewise from the tasks' residuals at x₀,
+A = C Z_λ with the bounds moved by C λ̃₀. The joints' efforts are then τ = M v̇ + b − J_cᵀ λ on
+the joint rows, zero on the base's.
 """
 
 # One QP over (v̇, λ), the base's rows its equalities: Herzog et al. 2016 (Auton. Robots 40:473).
+# Its equalities eliminated by the null-space method: Nocedal & Wright 2006, §16.2.
 
 from collections import namedtuple
 
 import numpy as np
 
-from robodyn_ros.control.daqp_call import PROBLEM, RESULT, quadprog
+from robodyn_ros.control.daqp_call import NOT_FINITE, PROBLEM, RESULT, quadprog
+from robodyn_ros.control.null_space import (
+    BASE_ROWS,
+    eliminate_base,
+    eliminate_contacts,
+    null_space_basis,
+)
 from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
@@ -38,14 +50,12 @@ from robodyn_ros.dynamics.task_space import (
 )
 from robodyn_ros.dynamics.tree import FRAME_BODY, parent_of
 
-BASE_ROWS = 6  # the free flyer's velocity rows, where no motor acts
 COM_TASK, FRAME_TASK, POSTURE_TASK = range(3)  # columns of ProgrammeModel.gains
 KP, KD, WEIGHT = range(3)  # rows of ProgrammeModel.gains
 PARALLEL = 1e-6  # |x × n| below this: the contact frame's x is along the ground's normal
-EQUALITY = 5  # DAQP's sense of a row held at its bounds (ACTIVE | IMMUTABLE)
 ACTIVE_AT_LOWER = 3  # DAQP's sense of an inequality row starting active at its lower bound
 NO_BOUND = 1e30  # DAQP's infinity
-# DAQP's exit flags (and daqp_call.NOT_FINITE)
+# DAQP's exit flags (and daqp_call.NOT_FINITE); eliminate_equalities also gives OVERDETERMINED
 SOLVED, INFEASIBLE, CYCLING, UNBOUNDED, ITERATION_LIMIT, NOT_CONVEX, OVERDETERMINED = (
     1, -1, -2, -3, -4, -5, -6)
 
@@ -64,18 +74,22 @@ ProgrammeTargets.__doc__ = """The tasks' targets: the centre of mass (3,) and th
 position (3,) in the world, m, its orientation (3, 3), and the joints' positions (n - 6,)."""
 
 Programme = namedtuple("Programme", [
-    "H", "g", "A", "upper", "lower", "sense", "solution", "multipliers", "problem", "result",
-    "M", "b", "J_c", "crba", "velocity",
-    "acceleration", "forces", "J", "Jdot_v", "twist", "pose", "J_com", "com", "com_drift",
-    "task_goal", "rotation_error", "surface"])
-Programme.__doc__ = """The programme (H, g, and the rows A with their bounds upper and lower and
-DAQP's sense: BASE_ROWS + forces equalities, then the cones, those active at the last answer
-marked so, where the next solve starts), its solution x and the rows' multipliers, DAQP's
-problem and result records (daqp_call), and what it was built from: M and b = C v + g at the
-state, the contacts' Jacobian J_c (rows, n); the
-CRBA's workspace, the bodies' world velocities and accelerations at v̇ = 0 and the RNEA's
-forces (n x 6); a frame's J, J̇ v, twist J v and pose; J_com, c and c̈ at v̇ = 0; a task's
-goal (6,), R* Rᵀ and a contact's surface frame (rows t1, t2, n)."""
+    "H", "g", "A", "upper", "lower", "sense", "z", "multipliers", "problem", "result",
+    "solution", "basis", "particular", "base", "base_factor", "constraint", "columns",
+    "contact_goal", "cones", "M", "b", "J_c", "crba", "velocity", "acceleration", "forces",
+    "J", "Jdot_v", "twist", "pose", "J_com", "com", "com_drift", "task_goal", "task_row",
+    "rotation_error", "surface"])
+Programme.__doc__ = """The programme over z (H, g, and the cone rows A with their bounds upper
+and lower and DAQP's sense, those active at the last answer marked so, where the next solve
+starts), DAQP's solution z and the rows' multipliers, its problem and result records
+(daqp_call); the solution x = (v̇, λ̃) = particular + basis z (n + k, and (n + k, n - 6)) and
+null_space's base (6, n - 6 + k + 1), base_factor (6, 6), constraint (k, n - 6 + k + 1) and
+columns (n - 6 + k,); what it was built from: the contacts' accelerations ζ (k,) and
+cone rows in the world (rows, 6: each on its contact's [f; τ]), M and b = C v + g at the state,
+the contacts' Jacobian J_c (k, n); the CRBA's workspace, the bodies' world velocities and
+accelerations at v̇ = 0 and the RNEA's forces (n x 6); a frame's J, J̇ v, twist J v and pose;
+J_com, c and c̈ at v̇ = 0; a task's goal (6,), one task row over z, R* Rᵀ and a contact's
+surface frame (rows t1, t2, n)."""
 
 
 WholeBodyLaw = namedtuple("WholeBodyLaw", ["model", "targets", "programme"])
@@ -87,21 +101,23 @@ Programme it fills at every control step."""
 def empty_programme(tree: np.ndarray, n: int, forces: int, cone_rows: int) -> Programme:
     """A Programme for n velocity rows, `forces` contact force rows and `cone_rows` cone rows;
     made in Python once per controller and filled by whole_body_programme at every call."""
-    columns, equalities = n + forces, BASE_ROWS + forces
-    rows = equalities + cone_rows
-    sense = np.zeros(rows, dtype=np.int32)
-    sense[:equalities] = EQUALITY
-    upper = np.full(rows, NO_BOUND)
+    joints = max(n - BASE_ROWS, 0)
+    reduced = joints + forces  # y = (v̇_j, λ̃)
     return Programme(
-        H=np.empty((columns, columns)), g=np.empty(columns), A=np.empty((rows, columns)),
-        upper=upper, lower=np.empty(rows), sense=sense, solution=np.empty(columns),
-        multipliers=np.empty(rows), problem=np.zeros(1, PROBLEM), result=np.zeros(1, RESULT),
-        M=np.empty((n, n)),
+        H=np.empty((joints, joints)), g=np.empty(joints), A=np.empty((cone_rows, joints)),
+        upper=np.full(cone_rows, NO_BOUND), lower=np.empty(cone_rows),
+        sense=np.zeros(cone_rows, dtype=np.int32), z=np.empty(joints),
+        multipliers=np.empty(cone_rows), problem=np.zeros(1, PROBLEM),
+        result=np.zeros(1, RESULT), solution=np.empty(n + forces),
+        basis=np.empty((n + forces, joints)), particular=np.empty(n + forces),
+        base=np.empty((BASE_ROWS, reduced + 1)), base_factor=np.empty((BASE_ROWS, BASE_ROWS)),
+        constraint=np.empty((forces, reduced + 1)), columns=np.empty(reduced, dtype=np.int64),
+        contact_goal=np.empty(forces), cones=np.empty((cone_rows, 6)), M=np.empty((n, n)),
         b=np.empty(n), J_c=np.empty((forces, n)), crba=crba_workspace(tree, n),
         velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
         J=np.empty((6, n)), Jdot_v=np.empty(6), twist=np.empty(6), pose=np.empty((4, 4)),
         J_com=np.empty((3, n)), com=np.empty(3), com_drift=np.empty(3), task_goal=np.empty(6),
-        rotation_error=np.empty((3, 3)), surface=np.empty((3, 3)))
+        task_row=np.empty(joints), rotation_error=np.empty((3, 3)), surface=np.empty((3, 3)))
 
 
 def no_whole_body(tree: np.ndarray, n: int) -> WholeBodyLaw:
@@ -117,22 +133,31 @@ def no_whole_body(tree: np.ndarray, n: int) -> WholeBodyLaw:
 
 
 @kernel_helper
-def add_task(weight: float, A: FloatArray, goal: FloatArray, H: FloatArray,
-             g: FloatArray) -> None:
-    """H[:n, :n] += w AᵀA and g[:n] −= w Aᵀ goal, for a task A v̇ = goal (rows of A)."""
-    rows, n = A.shape
-    for i in range(n):
-        s = 0.0
-        for r in range(rows):
-            s += A[r, i] * goal[r]
-        g[i] -= weight * s
+def add_task_row(weight: float, row: FloatArray, residual: float, H: FloatArray,
+                 g: FloatArray) -> None:
+    """H += w rowᵀ row (its lower triangle) and g −= w rowᵀ residual, for one task row over z:
+    row z ≈ residual."""
+    for i in range(row.shape[0]):
+        g[i] -= weight * row[i] * residual
         for j in range(i + 1):
+            H[i, j] += weight * row[i] * row[j]
+
+
+@kernel_helper
+def add_task(weight: float, A: FloatArray, goal: FloatArray, p: Programme) -> None:
+    """A task A v̇ = goal (rows of A over v̇) into p.H and p.g, over z: each row A_r Z_v z ≈
+    goal_r − A_r v̇₀."""
+    rows, n = A.shape
+    for r in range(rows):
+        residual = goal[r]
+        for j in range(n):
+            residual -= A[r, j] * p.particular[j]
+        for c in range(p.task_row.shape[0]):
             s = 0.0
-            for r in range(rows):
-                s += A[r, i] * A[r, j]
-            H[i, j] += weight * s
-            if j != i:
-                H[j, i] += weight * s
+            for j in range(n):
+                s += A[r, j] * p.basis[j, c]
+            p.task_row[c] = s
+        add_task_row(weight, p.task_row, residual, p.H, p.g)
 
 
 @kernel_helper
@@ -202,11 +227,9 @@ def surface_axes(normal: FloatArray, pose: FloatArray, out: FloatArray) -> None:
 
 @kernel_helper
 def contact_rows(tree: PackedTree, model: ProgrammeModel, v: FloatArray, p: Programme) -> None:
-    """Every contact's rows: J_c, the held contacts' equalities J_c v̇ = −γ − kd_c J_c v (γ
-    the classical acceleration of a 3-D contact's origin, the spatial [a − ω × ṗ; α] of a 6-D
-    contact's frame), the base rows' −J_c,bᵀ on λ̃, and its cone rows turned into the world."""
-    n = v.shape[0]
-    cones = BASE_ROWS + p.J_c.shape[0]  # the first cone row of A
+    """Every contact's rows: J_c, the accelerations ζ = −γ − kd_c J_c v that hold it (γ the
+    classical acceleration of a 3-D contact's origin, the spatial [a − ω × ṗ; α] of a 6-D
+    contact's frame), and its cone rows turned into the world."""
     row = 0
     for k in range(model.contact_widths.shape[0]):
         width = model.contact_widths[k]
@@ -217,23 +240,37 @@ def contact_rows(tree: PackedTree, model: ProgrammeModel, v: FloatArray, p: Prog
             p.Jdot_v[1] -= twist[5] * twist[0] - twist[3] * twist[2]
             p.Jdot_v[2] -= twist[3] * twist[1] - twist[4] * twist[0]
         for r in range(width):
-            equality = BASE_ROWS + row + r
             p.J_c[row + r] = p.J[r]
-            p.A[equality, :n] = p.J[r]
-            p.lower[equality] = p.upper[equality] = (-p.Jdot_v[r]
-                                                     - model.contact_damping * twist[r])
-            for c in range(BASE_ROWS):
-                p.A[c, n + row + r] = -p.J[r, c]
+            p.contact_goal[row + r] = -p.Jdot_v[r] - model.contact_damping * twist[r]
         surface_axes(model.normal, p.pose, p.surface)
         for c in range(model.cone_start[k], model.cone_start[k + 1]):
             local = model.surface_cones[c]
             for r in range(width):  # world row = local row on [f; τ] times the surface axes
                 axis = r % 3
                 half = 3 * (r // 3)
-                p.A[cones + c, n + row + r] = (local[half] * p.surface[0, axis]
-                                               + local[half + 1] * p.surface[1, axis]
-                                               + local[half + 2] * p.surface[2, axis])
-            p.lower[cones + c] = model.cone_lower[c] / model.mass
+                p.cones[c, r] = (local[half] * p.surface[0, axis]
+                                 + local[half + 1] * p.surface[1, axis]
+                                 + local[half + 2] * p.surface[2, axis])
+        row += width
+
+
+@kernel_helper
+def cone_constraints(model: ProgrammeModel, p: Programme) -> None:
+    """The cone rows over z: C λ̃ ≥ lower / m as (C Z_λ) z ≥ lower / m − C λ̃₀."""
+    n = p.M.shape[0]
+    row = 0
+    for k in range(model.contact_widths.shape[0]):
+        width = model.contact_widths[k]
+        for c in range(model.cone_start[k], model.cone_start[k + 1]):
+            bound = model.cone_lower[c] / model.mass
+            for r in range(width):
+                bound -= p.cones[c, r] * p.particular[n + row + r]
+            p.lower[c] = bound
+            for j in range(p.A.shape[1]):
+                s = 0.0
+                for r in range(width):
+                    s += p.cones[c, r] * p.basis[n + row + r, j]
+                p.A[c, j] = s
         row += width
 
 
@@ -254,39 +291,60 @@ def frame_goal(model: ProgrammeModel, targets: ProgrammeTargets, p: Programme) -
 
 
 @kernel_helper
+def eliminate_equalities(model: ProgrammeModel, p: Programme) -> int:
+    """x = particular + basis z over the equalities' solutions (control.null_space). Returns
+    SOLVED, OVERDETERMINED where the contacts' rows are dependent, or NOT_FINITE where the
+    equalities are not finite (M_bb then no inertia)."""
+    if not (np.isfinite(p.M).all() and np.isfinite(p.b).all() and np.isfinite(p.J_c).all()
+            and np.isfinite(p.contact_goal).all()):
+        return NOT_FINITE
+    if not eliminate_base(p.M, p.b, p.J_c, model.mass, p.base_factor, p.base):
+        return NOT_FINITE
+    if not eliminate_contacts(p.J_c, p.contact_goal, p.base, p.constraint, p.columns):
+        return OVERDETERMINED
+    null_space_basis(p.base, p.constraint, p.columns, p.basis, p.particular)
+    return SOLVED
+
+
+@kernel_helper
 def build_programme(tree: PackedTree, gravity: FloatArray, model: ProgrammeModel,
                     targets: ProgrammeTargets, q: FloatArray, v: FloatArray,
-                    p: Programme) -> None:
-    """The whole-body programme at (q, v) into p (module docstring). The tasks: the centre of
-    mass c̈* = Kp (c* − c) − Kd ċ, the frame ẍ* = Kp e − Kd ẋ, the joints q̈* = Kp (q* − q) − Kd q̇."""
+                    p: Programme) -> int:
+    """The whole-body programme at (q, v) into p, over z (module docstring). The tasks: the
+    centre of mass c̈* = Kp (c* − c) − Kd ċ, the frame ẍ* = Kp e − Kd ẋ, the joints
+    q̈* = Kp (q* − q) − Kd q̇, and w_λ ‖λ̃‖². Returns eliminate_equalities' flag (SOLVED, or
+    why there is no programme)."""
     n = v.shape[0]
-    gains, mass = model.gains, model.mass
+    gains = model.gains
+    state_terms(tree, gravity, model.mass, q, v, p)
+    contact_rows(tree, model, v, p)
+    flag = eliminate_equalities(model, p)
+    if flag != SOLVED:
+        return flag
     p.H[:, :] = 0.0
     p.g[:] = 0.0
-    p.A[:, :] = 0.0
-    state_terms(tree, gravity, mass, q, v, p)
-    for r in range(BASE_ROWS):
-        p.A[r, :n] = p.M[r] / mass
-        p.lower[r] = p.upper[r] = -p.b[r] / mass
-    contact_rows(tree, model, v, p)
     for r in range(3):
         com_rate = 0.0
         for j in range(n):
             com_rate += p.J_com[r, j] * v[j]
         p.task_goal[r] = (gains[KP, COM_TASK] * (targets.com[r] - p.com[r])
                           - gains[KD, COM_TASK] * com_rate - p.com_drift[r])
-    add_task(gains[WEIGHT, COM_TASK], p.J_com, p.task_goal[:3], p.H, p.g)
+    add_task(gains[WEIGHT, COM_TASK], p.J_com, p.task_goal[:3], p)
     frame_terms(tree, model.frame, v, p)
     frame_goal(model, targets, p)
-    add_task(gains[WEIGHT, FRAME_TASK], p.J, p.task_goal, p.H, p.g)
-    weight = gains[WEIGHT, POSTURE_TASK]
-    for j in range(BASE_ROWS, n):  # the posture task: its A selects the joints' rows
+    add_task(gains[WEIGHT, FRAME_TASK], p.J, p.task_goal, p)
+    for j in range(BASE_ROWS, n):  # the posture task: its rows select the joints
         goal = (gains[KP, POSTURE_TASK] * (targets.posture[j - BASE_ROWS] - q[j + 1])
                 - gains[KD, POSTURE_TASK] * v[j])
-        p.H[j, j] += weight
-        p.g[j] -= weight * goal
-    for i in range(n, p.H.shape[0]):
-        p.H[i, i] = model.force_weight
+        add_task_row(gains[WEIGHT, POSTURE_TASK], p.basis[j], goal - p.particular[j], p.H,
+                     p.g)
+    for i in range(n, p.basis.shape[0]):  # w_λ ‖λ̃‖²
+        add_task_row(model.force_weight, p.basis[i], -p.particular[i], p.H, p.g)
+    for i in range(p.H.shape[0]):  # the upper triangle from the lower
+        for j in range(i):
+            p.H[j, i] = p.H[i, j]
+    cone_constraints(model, p)
+    return SOLVED
 
 
 @kernel_helper
@@ -294,7 +352,7 @@ def warm_start(p: Programme, flag: int) -> None:
     """The cone rows at their lower bounds in DAQP's answer (a negative multiplier) start the
     next solve active, a warm start from the last control step's contact forces; after no
     answer, every cone row starts inactive."""
-    for r in range(BASE_ROWS + p.J_c.shape[0], p.sense.shape[0]):
+    for r in range(p.sense.shape[0]):
         p.sense[r] = ACTIVE_AT_LOWER if flag == SOLVED and p.multipliers[r] < 0.0 else 0
 
 
@@ -303,15 +361,22 @@ def whole_body_torque(tree: PackedTree, gravity: FloatArray, model: ProgrammeMod
                       targets: ProgrammeTargets, q: FloatArray, v: FloatArray, p: Programme,
                       tau: FloatArray) -> int:
     """τ of the whole-body controller at (q, v) into tau (module docstring): the programme
-    built into p, solved by DAQP (warm_start), τ = M v̇ + b − J_cᵀ λ, zero on the base.
-    Returns quadprog's flag (SOLVED, or why not); tau is untouched unless SOLVED. A
-    routine: the controller's kernel and the contact rollout share one build of it."""
-    build_programme(tree, gravity, model, targets, q, v, p)
-    flag = quadprog(p.H, p.g, p.A, p.upper, p.lower, p.sense, p.solution, p.multipliers,
-                    p.problem, p.result)
+    built into p, solved by DAQP (warm_start), x = x₀ + Z z, τ = M v̇ + b − J_cᵀ λ, zero on
+    the base. Returns SOLVED, or why not (build_programme's or quadprog's flag); tau is
+    untouched unless SOLVED. A routine: the controller's kernel and the contact rollout share
+    one build of it."""
+    flag = build_programme(tree, gravity, model, targets, q, v, p)
+    if flag == SOLVED:
+        flag = quadprog(p.H, p.g, p.A, p.upper, p.lower, p.sense, p.z, p.multipliers,
+                        p.problem, p.result)
     warm_start(p, flag)
     if flag != SOLVED:
         return flag
+    for i in range(p.solution.shape[0]):
+        s = p.particular[i]
+        for c in range(p.z.shape[0]):
+            s += p.basis[i, c] * p.z[c]
+        p.solution[i] = s
     n = v.shape[0]
     for i in range(n):
         s = p.b[i]

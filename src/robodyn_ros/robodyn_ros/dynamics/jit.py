@@ -76,6 +76,7 @@ KERNEL_SOURCES = (
     "dynamics/contact_state_entry.py",
     "control/compiled_laws.py",
     "control/daqp_call.py",
+    "control/null_space.py",
     "control/whole_body_programme.py",
     "sim/rollout.py",
     "sim/contact_rollout.py",

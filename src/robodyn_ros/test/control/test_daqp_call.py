@@ -14,13 +14,9 @@ from hypothesis import strategies as st
 from numba import njit
 
 from robodyn_ros.control.daqp_call import NOT_FINITE, PROBLEM, RESULT, quadprog
-from robodyn_ros.control.whole_body_programme import (
-    ACTIVE_AT_LOWER,
-    EQUALITY,
-    INFEASIBLE,
-    NO_BOUND,
-    SOLVED,
-)
+from robodyn_ros.control.whole_body_programme import ACTIVE_AT_LOWER, INFEASIBLE, NO_BOUND, SOLVED
+
+EQUALITY = 5  # DAQP's sense of a row held at its bounds (ACTIVE | IMMUTABLE)
 
 
 @njit(cache=False)

@@ -1,11 +1,15 @@
 """The whole-body programme built by its kernel against the same programme built densely from
 the Robot's own quantities (M, b, g, J_com, c, the frames' Jacobians and classical
-accelerations, contact_drift) and the cones of whole_body.cone_rows, at random states."""
+accelerations, contact_drift) and the cones of whole_body.cone_rows, at random states: its
+equalities' solutions x₀ + Z z (control.null_space) against the dense equalities, the
+programme over z against the dense one's over x = x₀ + Z z, and its answer against DAQP's on
+the dense programme."""
 
 from __future__ import annotations
 
 import warnings
 
+import daqp
 import numpy as np
 import pytest
 
@@ -88,15 +92,30 @@ def check_at_random_states(controller: WholeBodyController, q0: np.ndarray, seed
         v = rng.uniform(-1.0, 1.0, robot.nv)
         controller.solve(q, v)
         compiled = controller.programme
-        equalities = 6 + compiled.J_c.shape[0]
-        built = {"H": compiled.H, "g": compiled.g, "A_eq": compiled.A[:equalities],
-                 "b_eq": compiled.lower[:equalities], "C": compiled.A[equalities:],
-                 "lower": compiled.lower[equalities:], "M": compiled.M, "b": compiled.b,
-                 "J_c": compiled.J_c}
-        np.testing.assert_array_equal(compiled.upper[:equalities], built["b_eq"])
-        for name, expected in dense_programme(controller, q, v).items():
-            got = built[name]
-            assert_close(got, expected, f"{name} at a random state", rtol=1e-9)
+        dense = dense_programme(controller, q, v)
+        for name in ("M", "b", "J_c"):
+            assert_close(getattr(compiled, name), dense[name], f"{name} at a random state",
+                         rtol=1e-9)
+        Z, x0 = compiled.basis, compiled.particular
+        A_eq, b_eq, H, g, C = dense["A_eq"], dense["b_eq"], dense["H"], dense["g"], dense["C"]
+        assert Z.shape == (robot.nv + len(dense["J_c"]), robot.nv - 6)
+        assert np.linalg.matrix_rank(Z) == robot.nv - 6
+        assert_close(A_eq @ x0, b_eq, "the equalities at x₀", rtol=1e-9)
+        assert_close(A_eq @ Z, np.zeros_like(A_eq @ Z), "the equalities along Z", rtol=1e-9,
+                     scale=np.abs(A_eq).max() * np.abs(Z).max())
+        assert_close(compiled.H, Z.T @ H @ Z, "H over z", rtol=1e-9)
+        assert_close(compiled.g, Z.T @ (H @ x0 + g), "g over z", rtol=1e-9)
+        assert_close(compiled.A, C @ Z, "the cones over z", rtol=1e-9)
+        assert_close(compiled.lower, dense["lower"] - C @ x0, "the cones' bounds over z",
+                     rtol=1e-9)
+        rows = np.vstack([A_eq, C])
+        upper = np.concatenate([b_eq, np.full(len(C), 1e30)])
+        sense = np.concatenate([np.full(len(b_eq), 5), np.zeros(len(C))]).astype(np.int32)
+        x, _, flag, _ = daqp.solve(H, g, rows, upper, np.concatenate([b_eq, dense["lower"]]),
+                                   sense)
+        assert flag == 1
+        assert_close(compiled.solution, x, "the answer against DAQP's on the dense programme",
+                     rtol=1e-7)
 
 
 def test_a_quadruped_on_point_feet() -> None:
