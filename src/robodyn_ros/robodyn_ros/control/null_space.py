@@ -53,8 +53,7 @@ def eliminate_contacts(J_c: FloatArray, contact_goal: FloatArray, base: FloatArr
     """The contacts' rows J_c v̇ = ζ over y, [D | d], reduced in `constraint` (k, n − 6 + k + 1)
     by Gauss–Jordan elimination, each row's pivot its largest entry among the columns left, to
     [1 | D' | d'] over the columns of y in the order `columns` takes them (k basic, then n − 6
-    free). Returns False where the rows are
-    dependent."""
+    free). Returns False where the rows are dependent."""
     forces, width = constraint.shape
     joints = width - 1 - forces
     largest = 0.0
