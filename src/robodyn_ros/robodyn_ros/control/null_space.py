@@ -58,11 +58,10 @@ def eliminate_contacts(J_c: FloatArray, contact_goal: FloatArray, base: FloatArr
     joints = width - 1 - forces
     largest = 0.0
     for i in range(forces):
-        for c in range(width):
-            s = 0.0
-            for r in range(BASE_ROWS):
-                s += J_c[i, r] * base[r, c]
-            constraint[i, c] = s
+        constraint[i] = 0.0
+        for r in range(BASE_ROWS):
+            for c in range(width):
+                constraint[i, c] += J_c[i, r] * base[r, c]
         for c in range(joints):
             constraint[i, c] += J_c[i, BASE_ROWS + c]
         constraint[i, width - 1] = contact_goal[i] - constraint[i, width - 1]
@@ -109,12 +108,8 @@ def null_space_basis(base: FloatArray, constraint: FloatArray, columns: IntArray
         for c in range(free):
             basis[row, c] = -constraint[i, forces + c]
     for r in range(BASE_ROWS):
-        s = base[r, width - 1]
+        particular[r] = base[r, width - 1]
         for t in range(width - 1):
-            s += base[r, t] * particular[BASE_ROWS + t]
-        particular[r] = s
-        for c in range(free):
-            s = 0.0
-            for t in range(width - 1):
-                s += base[r, t] * basis[BASE_ROWS + t, c]
-            basis[r, c] = s
+            particular[r] += base[r, t] * particular[BASE_ROWS + t]
+            for c in range(free):
+                basis[r, c] += base[r, t] * basis[BASE_ROWS + t, c]

@@ -150,13 +150,11 @@ def add_task(weight: float, A: FloatArray, goal: FloatArray, p: Programme) -> No
     rows, n = A.shape
     for r in range(rows):
         residual = goal[r]
+        p.task_row[:] = 0.0
         for j in range(n):
             residual -= A[r, j] * p.particular[j]
-        for c in range(p.task_row.shape[0]):
-            s = 0.0
-            for j in range(n):
-                s += A[r, j] * p.basis[j, c]
-            p.task_row[c] = s
+            for c in range(p.task_row.shape[0]):
+                p.task_row[c] += A[r, j] * p.basis[j, c]
         add_task_row(weight, p.task_row, residual, p.H, p.g)
 
 
@@ -262,15 +260,12 @@ def cone_constraints(model: ProgrammeModel, p: Programme) -> None:
     for k in range(model.contact_widths.shape[0]):
         width = model.contact_widths[k]
         for c in range(model.cone_start[k], model.cone_start[k + 1]):
-            bound = model.cone_lower[c] / model.mass
+            p.lower[c] = model.cone_lower[c] / model.mass
+            p.A[c] = 0.0
             for r in range(width):
-                bound -= p.cones[c, r] * p.particular[n + row + r]
-            p.lower[c] = bound
-            for j in range(p.A.shape[1]):
-                s = 0.0
-                for r in range(width):
-                    s += p.cones[c, r] * p.basis[n + row + r, j]
-                p.A[c, j] = s
+                p.lower[c] -= p.cones[c, r] * p.particular[n + row + r]
+                for j in range(p.A.shape[1]):
+                    p.A[c, j] += p.cones[c, r] * p.basis[n + row + r, j]
         row += width
 
 
