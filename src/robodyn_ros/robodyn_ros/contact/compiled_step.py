@@ -46,6 +46,7 @@ from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.lie_group import integrate_configuration
 from robodyn_ros.dynamics.linalg import (
     back_substitute,
+    carved,
     cholesky,
     cholesky_solve,
     forward_substitute,
@@ -95,14 +96,24 @@ Contacts = namedtuple("Contacts", (
     "velocity",  # (K, 3) the robot's point there after the step, world axes (m/s)
 ))
 
+# The candidate points of one shape on one plane: the shape's pose in the world (3 x 4), the
+# points (P, 3), their heights over the plane and their ranks in the shape's order, the kept
+# ones' indices and a workspace of MOST_KEPT for keep_support_polygon.
+Candidates = namedtuple("Candidates", ("pose", "points", "height", "rank", "kept", "chosen"))
+
+# The contact solve's arrays: its floats carved from one block (solve_size: the Jacobian, the
+# bounds, v_free, the impulses, and contact_impulses' Y, u_free, bounds, impulses and step) for
+# the most contacts a step can find, which contacts are solved and the indices of those.
+ContactSolve = namedtuple("ContactSolve", ("block", "solved", "binding"))
+
 # What a step needs besides the contacts: the ABA's and the CRBA's workspaces, the stage
 # arrays of one ABA call, M, its factor and b = C q̇ + g (shared with a control law's, which
 # may have them at the step's start), the bodies' velocities, accelerations at q̈ = 0 and
-# forces of the fixed-frame RNEA (n x 6), the candidates of one shape on one plane.
+# forces of the fixed-frame RNEA (n x 6), the Candidates of one shape on one plane and the
+# ContactSolve.
 StepWorkspace = namedtuple("StepWorkspace", (
     "aba", "Q", "QD", "TAU", "QDD", "crba", "M", "L", "b", "velocity", "acceleration",
-    "forces", "theta", "shape_pose", "candidates", "candidate_height", "candidate_rank",
-    "kept", "chosen"))
+    "forces", "theta", "candidates", "solve"))
 
 
 def contact_capacity(model: ContactModel) -> int:
@@ -129,19 +140,32 @@ def contacts_of(capacity: int) -> Contacts:
 
 
 @kernel_helper
+def solve_size(n: int, capacity: int) -> int:
+    """The floats of a ContactSolve's block for n velocities and `capacity` contacts."""
+    rows = ROWS * capacity
+    solve = rows * n + 2 * capacity + n + rows  # J, least, friction, v_free, impulses
+    impulses = n + n * rows + rows + 2 * capacity + rows  # step, Y, u_free, bounds, impulses
+    return solve + impulses
+
+
+@kernel_helper
 def step_workspace(crba: CrbaWorkspace, M: FloatArray, L: FloatArray, b: FloatArray, nq: int,
-                   most: int) -> StepWorkspace:
-    """A StepWorkspace over a CRBA workspace, M, L and b (n joints), for nq coordinates and
-    shapes of at most `most` candidate points (most_candidates)."""
+                   most: int, capacity: int) -> StepWorkspace:
+    """A StepWorkspace over a CRBA workspace, M, L and b (n joints), for nq coordinates,
+    shapes of at most `most` candidate points (most_candidates) and steps of at most
+    `capacity` contacts (contact_capacity)."""
     n = b.shape[0]
     return StepWorkspace(
         aba=aba_workspace(n, 1), Q=np.empty((1, nq)), QD=np.empty((1, n)),
         TAU=np.empty((1, n)), QDD=np.empty((1, n)), crba=crba, M=M, L=L, b=b,
         velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
-        theta=np.empty(n), shape_pose=np.empty((3, 4)),
-        candidates=np.empty((most, 3)), candidate_height=np.empty(most),
-        candidate_rank=np.empty(most, np.int64), kept=np.empty(most, np.int64),
-        chosen=np.empty(MOST_KEPT, np.int64))
+        theta=np.empty(n), candidates=Candidates(
+            pose=np.empty((3, 4)), points=np.empty((most, 3)), height=np.empty(most),
+            rank=np.empty(most, np.int64), kept=np.empty(most, np.int64),
+            chosen=np.empty(MOST_KEPT, np.int64)),
+        solve=ContactSolve(block=np.empty(solve_size(n, capacity)),
+                           solved=np.empty(capacity, np.bool_),
+                           binding=np.empty(capacity, np.int64)))
 
 
 @kernel_helper
@@ -295,13 +319,13 @@ def keep_support_polygon(points: FloatArray, heights: FloatArray, ranks: IntArra
 
 
 @kernel_helper
-def find_contacts(model: ContactModel, margin: float, X_world: FloatArray, ws: StepWorkspace,
-                  contacts: Contacts) -> int:
+def find_contacts(model: ContactModel, margin: float, X_world: FloatArray,
+                  candidates: Candidates, contacts: Contacts) -> int:
     """The contacts of the shapes, their bodies at X_world, with the planes, into the first
     rows of `contacts` (shape, plane, point, height); returns how many."""
-    pose, points, heights, ranks = (ws.shape_pose, ws.candidates, ws.candidate_height,
-                                    ws.candidate_rank)
-    kept = ws.kept
+    pose, points, heights, ranks = (candidates.pose, candidates.points, candidates.height,
+                                    candidates.rank)
+    kept, chosen = candidates.kept, candidates.chosen
     found = 0
     for w in range(model.friction.shape[0]):
         frame, origin = model.planes[w], model.plane_point[w]
@@ -325,7 +349,7 @@ def find_contacts(model: ContactModel, margin: float, X_world: FloatArray, ws: S
                     for r in range(3):
                         heights[c] += (points[c, r] - origin[r]) * normal[r]
             for k in range(keep_support_polygon(points, heights, ranks, count, frame, margin,
-                                                kept, ws.chosen)):
+                                                kept, chosen)):
                 c = kept[k]
                 contacts.shape[found], contacts.plane[found] = s, w
                 contacts.point[found] = points[c]
@@ -382,20 +406,25 @@ def gram(Y: FloatArray) -> FloatArray:
 
 
 @kernel_helper
-def free_velocity(tree: PackedTree, gravity: FloatArray, q: FloatArray, v: FloatArray,
-                  tau: FloatArray, dt: float, factored: bool, ws: StepWorkspace,
-                  out: FloatArray) -> None:
-    """out = v + dt q̈(q, v, τ): where `factored` (ws holding L and b at (q, v)),
-    q̈ = L⁻ᵀ L⁻¹ (τ − b), else by one ABA."""
-    if factored:
-        for i in range(v.shape[0]):
-            ws.QDD[0, i] = tau[i] - ws.b[i]
-        cholesky_solve(ws.L, ws.QDD[0])
-    else:
-        ws.Q[0] = q
-        ws.QD[0] = v
-        ws.TAU[0] = tau
-        aba_one(tree, gravity, ws.Q, ws.QD, ws.TAU, None, ws.QDD, 0, ws.aba)
+def free_velocity(L: FloatArray, b: FloatArray, v: FloatArray, tau: FloatArray, dt: float,
+                  qdd: FloatArray, out: FloatArray) -> None:
+    """out = v + dt q̈, q̈ = L⁻ᵀ L⁻¹ (τ − b) formed in qdd, M = L Lᵀ and b at (q, v)."""
+    for i in range(v.shape[0]):
+        qdd[i] = tau[i] - b[i]
+    cholesky_solve(L, qdd)
+    for i in range(v.shape[0]):
+        out[i] = v[i] + dt * qdd[i]
+
+
+@kernel_helper
+def free_velocity_by_aba(tree: PackedTree, gravity: FloatArray, q: FloatArray, v: FloatArray,
+                         tau: FloatArray, dt: float, ws: StepWorkspace,
+                         out: FloatArray) -> None:
+    """out = v + dt q̈(q, v, τ) by one ABA (ws's stage arrays and ABA workspace)."""
+    ws.Q[0] = q
+    ws.QD[0] = v
+    ws.TAU[0] = tau
+    aba_one(tree, gravity, ws.Q, ws.QD, ws.TAU, None, ws.QDD, 0, ws.aba)
     for i in range(v.shape[0]):
         out[i] = v[i] + dt * ws.QDD[0, i]
 
@@ -403,18 +432,23 @@ def free_velocity(tree: PackedTree, gravity: FloatArray, q: FloatArray, v: Float
 @kernel_helper
 def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: FloatArray,
                      friction: FloatArray, settings: StepSettings, binding: IntArray,
-                     impulses: FloatArray) -> tuple[FloatArray, int, float]:
+                     impulses: FloatArray, block: FloatArray) -> tuple[FloatArray, int, float]:
     """PGS (solver.projected_gauss_seidel) on the contacts `binding` (indices) alone, on
     G = Yᵀ Y, Y = L⁻¹ Jᵀ over their rows of J: their impulses into `impulses`, the others'
-    zero. Returns (M⁻¹ Jᵀ λ (n x 1), sweeps, velocity change of the last sweep)."""
+    zero; Y and the binding contacts' arrays carved from `block`. Returns (M⁻¹ Jᵀ λ (n x 1,
+    a view of block), sweeps, velocity change of the last sweep)."""
     n, count = J.shape[1], binding.shape[0]
+    size = ROWS * count
+    step, at = carved(block, 0, (n, 1))
+    Y, at = carved(block, at, (n, size))
+    free, at = carved(block, at, (size,))
+    binding_least, at = carved(block, at, (count,))
+    binding_friction, at = carved(block, at, (count,))
+    binding_impulses, at = carved(block, at, (count, ROWS))
     impulses[:, :] = 0.0
-    step = np.zeros((n, 1))
+    step[:, :] = 0.0
     if count == 0:
         return step, 0, 0.0
-    size = ROWS * count
-    Y, free = np.empty((n, size)), np.empty(size)
-    binding_least, binding_friction = np.empty(count), np.empty(count)
     for k in range(count):
         c = binding[k]
         binding_least[k], binding_friction[k] = least[c], friction[c]
@@ -423,7 +457,7 @@ def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: Fl
                 Y[j, ROWS * k + r] = J[ROWS * c + r, j]
             free[ROWS * k + r] = row_times(J, ROWS * c + r, v_free)
     forward_substitute(L, Y)  # Y = L⁻¹ Jᵀ
-    binding_impulses = np.zeros((count, ROWS))
+    binding_impulses[:, :] = 0.0
     sweeps = projected_gauss_seidel(gram(Y), free, binding_least, binding_friction,
                                     settings.tolerance, settings.max_iterations,
                                     settings.relaxation, binding_impulses)
@@ -439,31 +473,38 @@ def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: Fl
 
 @kernel_helper
 def solve_contacts(tree: PackedTree, model: ContactModel, settings: StepSettings,
-                   contacts: Contacts, count: int, v_next: FloatArray,
-                   ws: StepWorkspace) -> tuple[int, int, float]:
+                   contacts: Contacts, count: int, v_next: FloatArray, S_world: FloatArray,
+                   L: FloatArray, solve: ContactSolve) -> tuple[int, int, float]:
     """v_next (holding v_free) ← v_free + M⁻¹ Jᵀ λ, λ the contacts' impulses by PGS
-    (contact_impulses; M = L Lᵀ in ws); each contact's force and velocity after the step into
-    `contacts`. A contact still open (its gap h > 0) that v_free does not close
-    (u_n ≥ −h/dt) is left out of the solve, where it takes no impulse, and brought in (the
-    solve made again) if the others' impulses close it: the impulses then hold every
-    contact's conditions, as a solve of all would. Returns (status, sweeps, velocity change
-    of the last sweep)."""
+    (contact_impulses; M = L Lᵀ, S_world the bodies' motion subspaces); each contact's force
+    and velocity after the step into `contacts`. A contact still open (its gap h > 0) that
+    v_free does not close (u_n ≥ −h/dt) is left out of the solve, where it takes no impulse,
+    and brought in (the solve made again) if the others' impulses close it: the impulses then
+    hold every contact's conditions, as a solve of all would. Returns (status, sweeps,
+    velocity change of the last sweep). Its arrays are carved from `solve`."""
     n = v_next.shape[0]
-    J = np.empty((ROWS * count, n))
-    contact_jacobian(tree, model, ws.crba.S_world, contacts, count, J)
-    least, friction = np.empty(count), np.empty(count)
-    solved = np.empty(count, np.bool_)
+    J, at = carved(solve.block, 0, (ROWS * count, n))
+    least, at = carved(solve.block, at, (count,))
+    friction, at = carved(solve.block, at, (count,))
+    v_free, at = carved(solve.block, at, (n,))
+    impulses, at = carved(solve.block, at, (count, ROWS))
+    solved, binding = solve.solved, solve.binding
+    contact_jacobian(tree, model, S_world, contacts, count, J)
     for c in range(count):
         h = contacts.height[c]
         least[c] = -(settings.baumgarte if h < 0.0 else 1.0) * h / settings.dt
         friction[c] = model.friction[contacts.plane[c]]
         solved[c] = h <= 0.0 or row_times(J, ROWS * c, v_next) < least[c]
-    v_free = v_next.copy()
-    impulses = np.empty((count, ROWS))
+    v_free[:] = v_next
     iterations = 0
     while True:
-        step, sweeps, change = contact_impulses(J, ws.L, v_free, least, friction, settings,
-                                                np.flatnonzero(solved), impulses)
+        bound = 0
+        for c in range(count):
+            if solved[c]:
+                binding[bound] = c
+                bound += 1
+        step, sweeps, change = contact_impulses(J, L, v_free, least, friction, settings,
+                                                binding[:bound], impulses, solve.block[at:])
         iterations += sweeps
         for j in range(n):
             v_next[j] = v_free[j] + step[j, 0]
@@ -488,17 +529,17 @@ def solve_contacts(tree: PackedTree, model: ContactModel, settings: StepSettings
 
 
 @kernel_helper
-def factor_state(tree: PackedTree, gravity: FloatArray, v: FloatArray, ws: StepWorkspace) -> bool:
-    """Into ws, at the world kinematics it holds and v: b = C v + g by the fixed-frame RNEA,
-    M by the CRBA and its Cholesky factor L. Returns False where M is not positive
-    definite."""
-    crba = ws.crba
-    velocity_product_accelerations(tree, crba.S_world, v, ws.velocity, ws.acceleration)
+def factor_state(tree: PackedTree, gravity: FloatArray, v: FloatArray, crba: CrbaWorkspace,
+                 velocity: FloatArray, acceleration: FloatArray, forces: FloatArray,
+                 M: FloatArray, L: FloatArray, b: FloatArray) -> bool:
+    """At the world kinematics crba holds and v: b = C v + g by the fixed-frame RNEA (the
+    bodies' velocities, accelerations at q̈ = 0 and forces), M by the CRBA and its Cholesky
+    factor L. Returns False where M is not positive definite."""
+    velocity_product_accelerations(tree, crba.S_world, v, velocity, acceleration)
     world_inertias(tree, crba.X_world, crba.Ic)
-    world_bias_forces(tree, gravity, crba.S_world, crba.Ic, ws.velocity, ws.acceleration,
-                      ws.forces, ws.b)
-    composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, ws.M)
-    return cholesky(ws.M, 0.0, ws.L)
+    world_bias_forces(tree, gravity, crba.S_world, crba.Ic, velocity, acceleration, forces, b)
+    composite_inertia_matrix(tree, crba.S_world, crba.subtree_end, crba.Ic, crba.F, M)
+    return cholesky(M, 0.0, L)
 
 
 @routine
@@ -515,16 +556,20 @@ def world_step(tree: PackedTree, gravity: FloatArray, model: ContactModel,
     the step's kernel and the contact rollout's (inlined, it tripled the rollout's compile)."""
     if not factored:
         forward_kinematics(tree, q, ws.crba.X_world, ws.crba.S_world)
-    count = find_contacts(model, settings.margin, ws.crba.X_world, ws, contacts)
+    count = find_contacts(model, settings.margin, ws.crba.X_world, ws.candidates, contacts)
     if count > 0 and not factored:
-        if not factor_state(tree, gravity, v, ws):
+        if not factor_state(tree, gravity, v, ws.crba, ws.velocity, ws.acceleration, ws.forces,
+                            ws.M, ws.L, ws.b):
             return count, NOT_POSITIVE_DEFINITE, 0, np.inf
         factored = True
-    free_velocity(tree, gravity, q, v, tau, settings.dt, factored, ws, v_next)
+    if factored:
+        free_velocity(ws.L, ws.b, v, tau, settings.dt, ws.QDD[0], v_next)
+    else:
+        free_velocity_by_aba(tree, gravity, q, v, tau, settings.dt, ws, v_next)
     status, sweeps, change = CONVERGED, 0, 0.0
     if count > 0:
         status, sweeps, change = solve_contacts(tree, model, settings, contacts, count,
-                                                v_next, ws)
+                                                v_next, ws.crba.S_world, ws.L, ws.solve)
     for i in range(v.shape[0]):
         ws.theta[i] = settings.dt * v_next[i]
     integrate_configuration(tree, q, ws.theta, q_next)
@@ -540,7 +585,8 @@ def contact_step_kernel(tree: PackedTree, gravity: FloatArray, model: ContactMod
     time_step.contact_step. Returns (contact count, status, sweeps, change)."""
     n = v.shape[0]
     ws = step_workspace(crba_workspace(tree, n), np.empty((n, n)), np.empty((n, n)),
-                        np.empty(n), q.shape[0], most_candidates(model))
+                        np.empty(n), q.shape[0], most_candidates(model),
+                        contacts.shape.shape[0])
     return world_step(tree, gravity, model, settings, q, v, tau, False, q_next, v_next, ws,
                       contacts)
 

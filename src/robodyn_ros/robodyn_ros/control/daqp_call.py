@@ -27,6 +27,7 @@ from numba.extending import intrinsic
 
 from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.linalg import all_finite
 
 DAQP_SERIES = "0.11."  # the daqp releases whose structs PROBLEM and RESULT lay out
 NOT_FINITE = -100  # quadprog's flag for a programme or an answer that is not finite
@@ -76,8 +77,8 @@ def quadprog(H: FloatArray, f: FloatArray, A: FloatArray, upper: FloatArray, low
     solution into x and the rows' multipliers into `multipliers`; `problem` and `result` are
     one-record arrays of PROBLEM and RESULT. Returns DAQP's exit flag, or NOT_FINITE for a
     programme or a solution that is not finite (x is then not an answer)."""
-    if not (np.isfinite(H).all() and np.isfinite(f).all() and np.isfinite(A).all()
-            and np.isfinite(upper).all() and np.isfinite(lower).all()):
+    if not (all_finite(H) and all_finite(f) and all_finite(A) and all_finite(upper)
+            and all_finite(lower)):
         return NOT_FINITE
     record = problem[0]
     record.n, record.m, record.ms = x.shape[0], A.shape[0], 0
@@ -88,7 +89,7 @@ def quadprog(H: FloatArray, f: FloatArray, A: FloatArray, upper: FloatArray, low
     answer = result[0]
     answer.x, answer.lam, answer.exitflag = x.ctypes.data, multipliers.ctypes.data, 0
     daqp_quadprog(pointer(result.ctypes.data), pointer(problem.ctypes.data), pointer(0))
-    if not np.isfinite(x).all():
+    if not all_finite(x):
         return NOT_FINITE
     return answer.exitflag
 

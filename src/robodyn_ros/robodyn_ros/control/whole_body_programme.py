@@ -30,6 +30,7 @@ the joint rows, zero on the base's.
 from collections import namedtuple
 
 import numpy as np
+import numpy.typing as npt
 
 from robodyn_ros.control.daqp_call import NOT_FINITE, PROBLEM, RESULT, quadprog
 from robodyn_ros.control.null_space import (
@@ -38,11 +39,16 @@ from robodyn_ros.control.null_space import (
     eliminate_contacts,
     null_space_basis,
 )
-from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
+from robodyn_ros.dynamics.arrays import FloatArray, IntArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
-from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
+from robodyn_ros.dynamics.inertia_matrix import (
+    CrbaWorkspace,
+    composite_inertia_matrix,
+    crba_workspace,
+)
 from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_into, frame_pose_into
+from robodyn_ros.dynamics.linalg import all_finite
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.dynamics.task_space import (
     classical_acceleration_into,
@@ -144,64 +150,68 @@ def add_task_row(weight: float, row: FloatArray, residual: float, H: FloatArray,
 
 
 @kernel_helper
-def add_task(weight: float, A: FloatArray, goal: FloatArray, p: Programme) -> None:
-    """A task A v̇ = goal (rows of A over v̇) into p.H and p.g, over z: each row A_r Z_v z ≈
-    goal_r − A_r v̇₀."""
+def add_task(weight: float, A: FloatArray, goal: FloatArray, basis: FloatArray,
+             particular: FloatArray, task_row: FloatArray, H: FloatArray, g: FloatArray) -> None:
+    """A task A v̇ = goal (rows of A over v̇) into H and g over z (x = particular + basis z):
+    each row A_r Z_v z ≈ goal_r − A_r v̇₀, formed in task_row."""
     rows, n = A.shape
     for r in range(rows):
         residual = goal[r]
-        p.task_row[:] = 0.0
+        task_row[:] = 0.0
         for j in range(n):
-            residual -= A[r, j] * p.particular[j]
-            for c in range(p.task_row.shape[0]):
-                p.task_row[c] += A[r, j] * p.basis[j, c]
-        add_task_row(weight, p.task_row, residual, p.H, p.g)
+            residual -= A[r, j] * particular[j]
+            for c in range(task_row.shape[0]):
+                task_row[c] += A[r, j] * basis[j, c]
+        add_task_row(weight, task_row, residual, H, g)
 
 
 @kernel_helper
 def state_terms(tree: PackedTree, gravity: FloatArray, mass: float, q: FloatArray,
-                v: FloatArray, p: Programme) -> None:
-    """Into p: the world kinematics at q, the bodies' velocities and accelerations at v̇ = 0,
-    b = C v + g by the fixed-frame RNEA (whose roots carry m c̈ − m g: p.com_drift, c̈ at v̇ = 0
-    without gravity), then M by the CRBA, J_com from its composite forces and the centre of
-    mass p.com from its roots' composite inertias (h = m c)."""
-    X_world, S_world, inertias = p.crba.X_world, p.crba.S_world, p.crba.Ic
+                v: FloatArray, crba: CrbaWorkspace, velocity: FloatArray,
+                acceleration: FloatArray, forces: FloatArray, M: FloatArray, b: FloatArray,
+                J_com: FloatArray, com: FloatArray, com_drift: FloatArray) -> None:
+    """The world kinematics at q into crba, the bodies' velocities and accelerations at v̇ = 0,
+    b = C v + g by the fixed-frame RNEA (its forces, whose roots carry m c̈ − m g: com_drift,
+    c̈ at v̇ = 0 without gravity), then M by the CRBA, J_com from its composite forces and the
+    centre of mass com from its roots' composite inertias (h = m c)."""
+    X_world, S_world, inertias = crba.X_world, crba.S_world, crba.Ic
     n = v.shape[0]
     forward_kinematics(tree, q, X_world, S_world)
-    velocity_product_accelerations(tree, S_world, v, p.velocity, p.acceleration)
+    velocity_product_accelerations(tree, S_world, v, velocity, acceleration)
     world_inertias(tree, X_world, inertias)
-    world_bias_forces(tree, gravity, S_world, inertias, p.velocity, p.acceleration, p.forces,
-                      p.b)
+    world_bias_forces(tree, gravity, S_world, inertias, velocity, acceleration, forces, b)
     for r in range(3):
         total = 0.0
         for i in range(n):
             if parent_of(tree, i) < 0:
-                total += p.forces[i, r]
-        p.com_drift[r] = total / mass + gravity[r]
-    composite_inertia_matrix(tree, S_world, p.crba.subtree_end, inertias, p.crba.F, p.M)
+                total += forces[i, r]
+        com_drift[r] = total / mass + gravity[r]
+    composite_inertia_matrix(tree, S_world, crba.subtree_end, inertias, crba.F, M)
     for r in range(3):
         moment = 0.0
         for j in range(n):
-            p.J_com[r, j] = p.crba.F[j, r] / mass
+            J_com[r, j] = crba.F[j, r] / mass
             if parent_of(tree, j) < 0:
                 moment += inertias[j, 1 + r]
-        p.com[r] = moment / mass
+        com[r] = moment / mass
 
 
 @kernel_helper
-def frame_terms(tree: PackedTree, frame: FloatArray, v: FloatArray, p: Programme) -> None:
-    """A frame's pose, J, J̇ v (its classical acceleration at v̇ = 0) and twist J v into p,
-    after state_terms."""
+def frame_terms(tree: PackedTree, frame: FloatArray, v: FloatArray, X_world: FloatArray,
+                S_world: FloatArray, velocity: FloatArray, acceleration: FloatArray,
+                pose: FloatArray, J: FloatArray, Jdot_v: FloatArray, twist: FloatArray) -> None:
+    """A frame's pose, J, J̇ v (its classical acceleration at v̇ = 0) and twist J v, from
+    state_terms' world kinematics and the bodies' velocities and accelerations at v̇ = 0."""
     body = int(frame[FRAME_BODY])
-    frame_pose_into(p.crba.X_world, frame, p.pose)
-    origin = (p.pose[0, 3], p.pose[1, 3], p.pose[2, 3])
-    frame_jacobian_into(tree, p.crba.S_world, body, origin, p.J)
-    classical_acceleration_into(p.velocity, p.acceleration, body, origin, p.Jdot_v)
+    frame_pose_into(X_world, frame, pose)
+    origin = (pose[0, 3], pose[1, 3], pose[2, 3])
+    frame_jacobian_into(tree, S_world, body, origin, J)
+    classical_acceleration_into(velocity, acceleration, body, origin, Jdot_v)
     for r in range(6):
         s = 0.0
         for j in range(v.shape[0]):
-            s += p.J[r, j] * v[j]
-        p.twist[r] = s
+            s += J[r, j] * v[j]
+        twist[r] = s
 
 
 @kernel_helper
@@ -224,80 +234,89 @@ def surface_axes(normal: FloatArray, pose: FloatArray, out: FloatArray) -> None:
 
 
 @kernel_helper
-def contact_rows(tree: PackedTree, model: ProgrammeModel, v: FloatArray, p: Programme) -> None:
-    """Every contact's rows: J_c, the accelerations ζ = −γ − kd_c J_c v that hold it (γ the
-    classical acceleration of a 3-D contact's origin, the spatial [a − ω × ṗ; α] of a 6-D
-    contact's frame), and its cone rows turned into the world."""
+def contact_rows(tree: PackedTree, model: ProgrammeModel, v: FloatArray, crba: CrbaWorkspace,
+                 velocity: FloatArray, acceleration: FloatArray, pose: FloatArray,
+                 J: FloatArray, Jdot_v: FloatArray, twist: FloatArray, surface: FloatArray,
+                 J_c: FloatArray, contact_goal: FloatArray, cones: FloatArray) -> None:
+    """Every contact's rows after state_terms: J_c, the accelerations ζ = −γ − kd_c J_c v that
+    hold it (γ the classical acceleration of a 3-D contact's origin, the spatial
+    [a − ω × ṗ; α] of a 6-D contact's frame), and its cone rows turned into the world, each
+    contact's frame_terms and surface axes formed in pose, J, Jdot_v, twist and surface."""
     row = 0
     for k in range(model.contact_widths.shape[0]):
         width = model.contact_widths[k]
-        frame_terms(tree, model.contact_frames[k], v, p)
-        twist = p.twist
+        frame_terms(tree, model.contact_frames[k], v, crba.X_world, crba.S_world, velocity,
+                    acceleration, pose, J, Jdot_v, twist)
         if width == 6:  # the spatial acceleration: a − ω × ṗ
-            p.Jdot_v[0] -= twist[4] * twist[2] - twist[5] * twist[1]
-            p.Jdot_v[1] -= twist[5] * twist[0] - twist[3] * twist[2]
-            p.Jdot_v[2] -= twist[3] * twist[1] - twist[4] * twist[0]
+            Jdot_v[0] -= twist[4] * twist[2] - twist[5] * twist[1]
+            Jdot_v[1] -= twist[5] * twist[0] - twist[3] * twist[2]
+            Jdot_v[2] -= twist[3] * twist[1] - twist[4] * twist[0]
         for r in range(width):
-            p.J_c[row + r] = p.J[r]
-            p.contact_goal[row + r] = -p.Jdot_v[r] - model.contact_damping * twist[r]
-        surface_axes(model.normal, p.pose, p.surface)
+            J_c[row + r] = J[r]
+            contact_goal[row + r] = -Jdot_v[r] - model.contact_damping * twist[r]
+        surface_axes(model.normal, pose, surface)
         for c in range(model.cone_start[k], model.cone_start[k + 1]):
             local = model.surface_cones[c]
             for r in range(width):  # world row = local row on [f; τ] times the surface axes
                 axis = r % 3
                 half = 3 * (r // 3)
-                p.cones[c, r] = (local[half] * p.surface[0, axis]
-                                 + local[half + 1] * p.surface[1, axis]
-                                 + local[half + 2] * p.surface[2, axis])
+                cones[c, r] = (local[half] * surface[0, axis] + local[half + 1] * surface[1, axis]
+                               + local[half + 2] * surface[2, axis])
         row += width
 
 
 @kernel_helper
-def cone_constraints(model: ProgrammeModel, p: Programme) -> None:
-    """The cone rows over z: C λ̃ ≥ lower / m as (C Z_λ) z ≥ lower / m − C λ̃₀."""
-    n = p.M.shape[0]
+def cone_constraints(model: ProgrammeModel, n: int, cones: FloatArray, basis: FloatArray,
+                     particular: FloatArray, A: FloatArray, lower: FloatArray) -> None:
+    """The cone rows over z: C λ̃ ≥ lower / m as (C Z_λ) z ≥ lower / m − C λ̃₀, C the cones
+    in the world (contact_rows), λ̃ the rows of x after its n of v̇."""
     row = 0
     for k in range(model.contact_widths.shape[0]):
         width = model.contact_widths[k]
         for c in range(model.cone_start[k], model.cone_start[k + 1]):
-            p.lower[c] = model.cone_lower[c] / model.mass
-            p.A[c] = 0.0
+            lower[c] = model.cone_lower[c] / model.mass
+            A[c] = 0.0
             for r in range(width):
-                p.lower[c] -= p.cones[c, r] * p.particular[n + row + r]
-                for j in range(p.A.shape[1]):
-                    p.A[c, j] += p.cones[c, r] * p.basis[n + row + r, j]
+                lower[c] -= cones[c, r] * particular[n + row + r]
+                for j in range(A.shape[1]):
+                    A[c, j] += cones[c, r] * basis[n + row + r, j]
         row += width
 
 
 @kernel_helper
-def frame_goal(model: ProgrammeModel, targets: ProgrammeTargets, p: Programme) -> None:
-    """The frame task's goal Kp e − Kd J v − J̇ v into p.task_goal, e = [p* − p; log(R* Rᵀ)],
-    after frame_terms for the task frame."""
+def frame_goal(model: ProgrammeModel, targets: ProgrammeTargets, pose: FloatArray,
+               Jdot_v: FloatArray, twist: FloatArray, rotation_error: FloatArray,
+               task_goal: FloatArray) -> None:
+    """The frame task's goal Kp e − Kd J v − J̇ v into task_goal, e = [p* − p; log(R* Rᵀ)],
+    from frame_terms' pose, J̇ v and twist of the task frame."""
     R = targets.orientation
     for r in range(3):
-        p.task_goal[r] = targets.position[r] - p.pose[r, 3]
+        task_goal[r] = targets.position[r] - pose[r, 3]
         for c in range(3):
-            p.rotation_error[r, c] = (R[r, 0] * p.pose[c, 0] + R[r, 1] * p.pose[c, 1]
-                                      + R[r, 2] * p.pose[c, 2])
-    p.task_goal[3], p.task_goal[4], p.task_goal[5] = log_so3(p.rotation_error)
+            rotation_error[r, c] = (R[r, 0] * pose[c, 0] + R[r, 1] * pose[c, 1]
+                                    + R[r, 2] * pose[c, 2])
+    task_goal[3], task_goal[4], task_goal[5] = log_so3(rotation_error)
     kp, kd = model.gains[KP, FRAME_TASK], model.gains[KD, FRAME_TASK]
     for r in range(6):
-        p.task_goal[r] = kp * p.task_goal[r] - kd * p.twist[r] - p.Jdot_v[r]
+        task_goal[r] = kp * task_goal[r] - kd * twist[r] - Jdot_v[r]
 
 
 @kernel_helper
-def eliminate_equalities(model: ProgrammeModel, p: Programme) -> int:
-    """x = particular + basis z over the equalities' solutions (control.null_space). Returns
+def eliminate_equalities(mass: float, M: FloatArray, b: FloatArray, J_c: FloatArray,
+                         contact_goal: FloatArray, base_factor: FloatArray, base: FloatArray,
+                         constraint: FloatArray, columns: IntArray, basis: FloatArray,
+                         particular: FloatArray) -> int:
+    """x = particular + basis z over the solutions of the equalities M, b, J_c and ζ make
+    (control.null_space, its workspaces base_factor, base, constraint and columns). Returns
     SOLVED, OVERDETERMINED where the contacts' rows are dependent, or NOT_FINITE where the
     equalities are not finite (M_bb then no inertia)."""
-    if not (np.isfinite(p.M).all() and np.isfinite(p.b).all() and np.isfinite(p.J_c).all()
-            and np.isfinite(p.contact_goal).all()):
+    if not (all_finite(M) and all_finite(b) and all_finite(J_c) and all_finite(contact_goal)):
         return NOT_FINITE
-    if not eliminate_base(p.M, p.b, p.J_c, model.mass, p.base_factor, p.base):
+    if not eliminate_base(M, b, J_c, mass, base_factor, base):
         return NOT_FINITE
-    if not eliminate_contacts(p.J_c, p.contact_goal, p.base, p.constraint, p.columns):
+    if not eliminate_contacts(J_c, contact_goal, base, constraint, columns):
         return OVERDETERMINED
-    null_space_basis(p.base, p.constraint, p.columns, p.basis, p.particular)
+    null_space_basis(base, constraint, columns, basis, particular)
     return SOLVED
 
 
@@ -308,47 +327,56 @@ def build_programme(tree: PackedTree, gravity: FloatArray, model: ProgrammeModel
     """The whole-body programme at (q, v) into p, over z (module docstring). The tasks: the
     centre of mass c̈* = Kp (c* − c) − Kd ċ, the frame ẍ* = Kp e − Kd ẋ, the joints
     q̈* = Kp (q* − q) − Kd q̇, and w_λ ‖λ̃‖². Returns eliminate_equalities' flag (SOLVED, or
-    why there is no programme)."""
+    why there is no programme). Its passes take p's arrays, not p: numba counts a reference
+    to every array of a record handed to a function it inlines."""
     n = v.shape[0]
     gains = model.gains
-    state_terms(tree, gravity, model.mass, q, v, p)
-    contact_rows(tree, model, v, p)
-    flag = eliminate_equalities(model, p)
+    H, g, basis, particular, task_goal, task_row = (p.H, p.g, p.basis, p.particular,
+                                                    p.task_goal, p.task_row)
+    crba, velocity, acceleration = p.crba, p.velocity, p.acceleration
+    pose, J, Jdot_v, twist = p.pose, p.J, p.Jdot_v, p.twist
+    state_terms(tree, gravity, model.mass, q, v, crba, velocity, acceleration, p.forces, p.M,
+                p.b, p.J_com, p.com, p.com_drift)
+    contact_rows(tree, model, v, crba, velocity, acceleration, pose, J, Jdot_v, twist,
+                 p.surface, p.J_c, p.contact_goal, p.cones)
+    flag = eliminate_equalities(model.mass, p.M, p.b, p.J_c, p.contact_goal, p.base_factor,
+                                p.base, p.constraint, p.columns, basis, particular)
     if flag != SOLVED:
         return flag
-    p.H[:, :] = 0.0
-    p.g[:] = 0.0
+    H[:, :] = 0.0
+    g[:] = 0.0
     for r in range(3):
         com_rate = 0.0
         for j in range(n):
             com_rate += p.J_com[r, j] * v[j]
-        p.task_goal[r] = (gains[KP, COM_TASK] * (targets.com[r] - p.com[r])
-                          - gains[KD, COM_TASK] * com_rate - p.com_drift[r])
-    add_task(gains[WEIGHT, COM_TASK], p.J_com, p.task_goal[:3], p)
-    frame_terms(tree, model.frame, v, p)
-    frame_goal(model, targets, p)
-    add_task(gains[WEIGHT, FRAME_TASK], p.J, p.task_goal, p)
+        task_goal[r] = (gains[KP, COM_TASK] * (targets.com[r] - p.com[r])
+                        - gains[KD, COM_TASK] * com_rate - p.com_drift[r])
+    add_task(gains[WEIGHT, COM_TASK], p.J_com, task_goal[:3], basis, particular, task_row, H,
+             g)
+    frame_terms(tree, model.frame, v, crba.X_world, crba.S_world, velocity, acceleration, pose,
+                J, Jdot_v, twist)
+    frame_goal(model, targets, pose, Jdot_v, twist, p.rotation_error, task_goal)
+    add_task(gains[WEIGHT, FRAME_TASK], J, task_goal, basis, particular, task_row, H, g)
     for j in range(BASE_ROWS, n):  # the posture task: its rows select the joints
         goal = (gains[KP, POSTURE_TASK] * (targets.posture[j - BASE_ROWS] - q[j + 1])
                 - gains[KD, POSTURE_TASK] * v[j])
-        add_task_row(gains[WEIGHT, POSTURE_TASK], p.basis[j], goal - p.particular[j], p.H,
-                     p.g)
-    for i in range(n, p.basis.shape[0]):  # w_λ ‖λ̃‖²
-        add_task_row(model.force_weight, p.basis[i], -p.particular[i], p.H, p.g)
-    for i in range(p.H.shape[0]):  # the upper triangle from the lower
+        add_task_row(gains[WEIGHT, POSTURE_TASK], basis[j], goal - particular[j], H, g)
+    for i in range(n, basis.shape[0]):  # w_λ ‖λ̃‖²
+        add_task_row(model.force_weight, basis[i], -particular[i], H, g)
+    for i in range(H.shape[0]):  # the upper triangle from the lower
         for j in range(i):
-            p.H[j, i] = p.H[i, j]
-    cone_constraints(model, p)
+            H[j, i] = H[i, j]
+    cone_constraints(model, n, p.cones, basis, particular, p.A, p.lower)
     return SOLVED
 
 
 @kernel_helper
-def warm_start(p: Programme, flag: int) -> None:
+def warm_start(multipliers: FloatArray, flag: int, sense: npt.NDArray[np.int32]) -> None:
     """The cone rows at their lower bounds in DAQP's answer (a negative multiplier) start the
-    next solve active, a warm start from the last control step's contact forces; after no
-    answer, every cone row starts inactive."""
-    for r in range(p.sense.shape[0]):
-        p.sense[r] = ACTIVE_AT_LOWER if flag == SOLVED and p.multipliers[r] < 0.0 else 0
+    next solve active (their DAQP sense), a warm start from the last control step's contact
+    forces; after no answer, every cone row starts inactive."""
+    for r in range(sense.shape[0]):
+        sense[r] = ACTIVE_AT_LOWER if flag == SOLVED and multipliers[r] < 0.0 else 0
 
 
 @routine
@@ -364,7 +392,7 @@ def whole_body_torque(tree: PackedTree, gravity: FloatArray, model: ProgrammeMod
     if flag == SOLVED:
         flag = quadprog(p.H, p.g, p.A, p.upper, p.lower, p.sense, p.z, p.multipliers,
                         p.problem, p.result)
-    warm_start(p, flag)
+    warm_start(p.multipliers, flag, p.sense)
     if flag != SOLVED:
         return flag
     for i in range(p.solution.shape[0]):

@@ -316,7 +316,10 @@ it back after each call made sim_node wait behind the node's other threads)."""
 
 kernel_helper = cached(
     njit(cache=True, inline="always", fastmath=FASTMATH, error_model=ERROR_MODEL))
-"""A piece of a kernel, inlined into the kernels that call it."""
+"""A piece of a kernel, inlined into the kernels that call it. A record (a namedtuple of
+arrays) handed to one counts a reference to each of its arrays there, and numba's pruning
+leaves most of those counts in a long kernel: a helper called at every step of a rollout
+takes the arrays it uses, not the record that holds them."""
 
 long_kernel = cached(njit(cache=True, nogil=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
 """A kernel that runs long (a whole rollout) per call: it releases the GIL, so threads run

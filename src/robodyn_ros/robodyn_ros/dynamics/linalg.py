@@ -2,8 +2,8 @@
 the rollout) with its substitutions and the trace of its inverse; the Cholesky and LDLᵀ
 factors of the constraint-force pivots (5 x 5) and their triangular solves; a Gauss–Jordan
 inverse of a small symmetric positive-definite matrix; the block elimination step
-Z = A − B Z⁻¹ Bᵀ; workspaces carved from one block (carved); and index ranges numba need not
-wrap (unsigned_range).
+Z = A − B Z⁻¹ Bᵀ; workspaces carved from one block (carved); index ranges numba need not
+wrap (unsigned_range); and whether an array is finite, without an array of flags (all_finite).
 """
 
 import math
@@ -17,7 +17,7 @@ LAMBDA_SIZE = 5  # the blocks of a one-degree-of-freedom joint's constraint forc
 
 
 @kernel_helper
-def carved(block, start, shape):
+def carved(block: FloatArray, start: int, shape: tuple[int, ...]) -> tuple[FloatArray, int]:
     """(view, end): the C-contiguous view of block[start:] (1-D) shaped `shape`, and where the
     next view starts. A workspace made of views of one block is one allocation: a kernel
     called for one state at a time pays for each array it allocates."""
@@ -163,6 +163,16 @@ def upper_solve5(low, t):
     x1 = t[1] - low[2] * x2 - low[4] * x3 - low[7] * t[4]
     x0 = t[0] - low[0] * x1 - low[1] * x2 - low[3] * x3 - low[6] * t[4]
     return x0, x1, x2, x3, t[4]
+
+
+@kernel_helper
+def all_finite(a: FloatArray) -> bool:
+    """Whether every entry of `a` is finite: x − x is 0 for a finite x and NaN for ±inf or
+    NaN, and a sum that takes a NaN stays NaN (the kernels' fastmath flags keep NaN)."""
+    total = 0.0
+    for x in a.flat:
+        total += x - x
+    return total == 0.0
 
 
 @kernel_helper

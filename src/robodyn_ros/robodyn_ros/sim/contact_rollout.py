@@ -83,12 +83,16 @@ ContactRecord = namedtuple("ContactRecord", (
 
 
 @kernel_helper
-def slip_speed(scene: ContactModel, contacts: Contacts, c: int) -> float:
+def slip_speed(planes: FloatArray, contacts: Contacts, c: int) -> float:
     """|v − (v·n) n| of contact c: its point's speed along its plane after the step."""
-    normal, v = scene.planes[contacts.plane[c], 0], contacts.velocity[c]
-    along = v[0] * normal[0] + v[1] * normal[1] + v[2] * normal[2]
-    return math.sqrt((v[0] - along * normal[0]) ** 2 + (v[1] - along * normal[1]) ** 2
-                     + (v[2] - along * normal[2]) ** 2)
+    plane, velocity = contacts.plane[c], contacts.velocity
+    along = 0.0
+    for r in range(3):
+        along += velocity[c, r] * planes[plane, 0, r]
+    slip = 0.0
+    for r in range(3):
+        slip += (velocity[c, r] - along * planes[plane, 0, r]) ** 2
+    return math.sqrt(slip)
 
 
 @kernel_helper
@@ -108,7 +112,7 @@ def log_contacts(scene: ContactModel, record: ContactRecord, contacts: Contacts,
         metrics[PENETRATION] = max(metrics[PENETRATION], -contacts.height[c])
         for r in range(3):
             force[link, r] += contacts.force[c, r]
-        slip[link] += slip_speed(scene, contacts, c)
+        slip[link] += slip_speed(scene.planes, contacts, c)
         points[link] += 1
     for link in range(links):
         now = points[link] > 0
@@ -202,9 +206,10 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
     capacity = record.contacts.shape.shape[0] // record.sampled.shape[0]
     if kind == WHOLE_BODY:  # the steps where it runs reuse its programme's kinematics, M and b
         ws = step_workspace(programme.crba, programme.M, cw.L_M, programme.b, q.shape[1],
-                            most_candidates(scene))
+                            most_candidates(scene), capacity)
     else:
-        ws = step_workspace(cw.crba, cw.M, cw.L_M, cw.b, q.shape[1], most_candidates(scene))
+        ws = step_workspace(cw.crba, cw.M, cw.L_M, cw.b, q.shape[1], most_candidates(scene),
+                            capacity)
     contacts = contacts_of(capacity)
     measured, integral, task_wrench = np.zeros(6), np.zeros(6), np.empty(6)
     m = min(6, n)
@@ -215,8 +220,9 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
     for k in range(steps):
         law_now = kind if k % law.control_every == 0 else -1
         at_sample = k % stepping.sample_every == 0
-        sample = observe(tree, gravity, frame, law_now, at_sample, q[k], qd[k], cw, path[k],
-                         energy, grams, sample)
+        if law_now == OPERATIONAL_SPACE or at_sample:
+            sample = observe(tree, gravity, frame, at_sample, q[k], qd[k], cw, path[k], energy,
+                             grams, sample)
         if law_now == OPERATIONAL_SPACE:
             if law.force_integral_gain > 0.0:
                 sensed_wrench(record, contacts, count, cw.frame_pose[:3, 3], measured)
@@ -255,7 +261,7 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
         is_sample = (k + 1) % stepping.sample_every == 0 or k + 1 == steps
         log_contacts(scene, record, contacts, count, stepping.dt,
                      sample if is_sample else -1)
-    observe(tree, gravity, frame, -1, True, q[steps], qd[steps], cw, path[steps], energy, grams,
+    observe(tree, gravity, frame, True, q[steps], qd[steps], cw, path[steps], energy, grams,
             sample)  # the last state, a sample
     return smallest_singular_value(grams, gram_factor)
 

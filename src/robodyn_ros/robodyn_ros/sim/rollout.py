@@ -237,16 +237,16 @@ def smallest_singular_value(grams: FloatArray, L: FloatArray) -> float:
 
 
 @kernel_helper
-def observe(tree: PackedTree, gravity: FloatArray, frame: FloatArray, law_now: int,
-            at_sample: bool, q: FloatArray, qd: FloatArray, cw: ControlWorkspace,
-            pose: FloatArray, energy: FloatArray, grams: FloatArray, sample: int) -> int:
-    """At step k, (q, q̇) = (q_k, q̇_k): the law's kinematics (task_frame_state into cw) where
-    the operational-space law runs (law_now) or at a sample, the frame's pose then into `pose`;
-    at a sample the energy and J's Gram matrix into energy[sample] and grams[sample]. Returns
-    the samples taken after it."""
-    if law_now == OPERATIONAL_SPACE or at_sample:
-        task_frame_state(tree, gravity, frame, q, qd, cw)
-        pose[:, :] = cw.frame_pose  # the pose of the frame at q_k
+def observe(tree: PackedTree, gravity: FloatArray, frame: FloatArray, at_sample: bool,
+            q: FloatArray, qd: FloatArray, cw: ControlWorkspace, pose: FloatArray,
+            energy: FloatArray, grams: FloatArray, sample: int) -> int:
+    """At step k, (q, q̇) = (q_k, q̇_k), where the operational-space law runs or at a sample
+    (the callers' test, so that cw is handed over only there): the law's kinematics
+    (task_frame_state into cw) and the frame's pose into `pose`; at a sample the energy and
+    J's Gram matrix into energy[sample] and grams[sample]. Returns the samples taken after
+    it."""
+    task_frame_state(tree, gravity, frame, q, qd, cw)
+    pose[:, :] = cw.frame_pose  # the pose of the frame at q_k
     if not at_sample:
         return sample
     energy[sample] = mechanical_energy(tree, gravity, qd, cw.M, cw.crba.Ic)
@@ -282,8 +282,9 @@ def rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
     for k in range(steps):
         law_now = kind if k % law.control_every == 0 else -1
         at_sample = k % stepping.sample_every == 0
-        sample = observe(tree, gravity, frame, law_now, at_sample, q[k], qd[k], cw, path[k],
-                         energy, grams, sample)
+        if law_now == OPERATIONAL_SPACE or at_sample:
+            sample = observe(tree, gravity, frame, at_sample, q[k], qd[k], cw, path[k], energy,
+                             grams, sample)
         law_torque(tree, gravity, law_now, joint_gains, task_gains, force, force[TARGET], target,
                    threshold, reference, k, q, qd, tau, cw)
         for i in range(n):
@@ -297,6 +298,6 @@ def rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
         integrate(robot, stepping, q[k + 1], qd[k + 1], applied, workspace,
                   law_now == OPERATIONAL_SPACE, frame, path[k])
         enforce_limits(tree, joints, stepping.stop_at_limits, q[k + 1], qd[k + 1], clamped)
-    observe(tree, gravity, frame, -1, True, q[steps], qd[steps], cw, path[steps], energy, grams,
+    observe(tree, gravity, frame, True, q[steps], qd[steps], cw, path[steps], energy, grams,
             sample)  # the last state, a sample
     return smallest_singular_value(grams, gram_factor)

@@ -1,13 +1,13 @@
 """The small dense solvers inside the kernels, each on its own against numpy: in linalg.py the
 Cholesky factor with its substitutions and the trace of the inverse, Gauss–Jordan inversion of
-a small symmetric positive-definite matrix, one block-elimination step, the 5 x 5 pivot factor
-with its substitutions and downdate, and the unrolled 5 x 5 LDLᵀ (ldlt5); the Gram matrices
-and the smallest singular value of the compiled rollout (sim/rollout.py) and the task's Λ⁻¹ of
-its operational-space law (control/compiled_laws.py); the 3 x 3 inverse and the Householder
-basis of the constraint-force system (constraint_system.py); the block LDLᵀ of a
-block-tridiagonal matrix and the inverse of its last pivot (schur.py); block cyclic reduction
-(cyclic_reduction.py); the branch-sparse LᵀDL of M (factorization.py); the 1-norm, the task
-inertia's inversion and its damped inverse (task_space.py).
+a small symmetric positive-definite matrix, one block-elimination step, the finite check, the
+5 x 5 pivot factor with its substitutions and downdate, and the unrolled 5 x 5 LDLᵀ (ldlt5);
+the Gram matrices and the smallest singular value of the compiled rollout (sim/rollout.py) and
+the task's Λ⁻¹ of its operational-space law (control/compiled_laws.py); the 3 x 3 inverse and
+the Householder basis of the constraint-force system (constraint_system.py); the block LDLᵀ of
+a block-tridiagonal matrix and the inverse of its last pivot (schur.py); block cyclic
+reduction (cyclic_reduction.py); the branch-sparse LᵀDL of M (factorization.py); the 1-norm,
+the task inertia's inversion and its damped inverse (task_space.py).
 
 Robot's tests reach these only through whole algorithms; here each meets random symmetric
 positive-definite or general matrices of several sizes and condition numbers (hypothesis draws
@@ -33,6 +33,7 @@ from robodyn_ros.dynamics.cyclic_reduction import (
 )
 from robodyn_ros.dynamics.factorization import ltdl, ltdl_inverse, ltdl_solve
 from robodyn_ros.dynamics.linalg import (
+    all_finite,
     back_substitute,
     cholesky,
     cholesky_solve,
@@ -97,6 +98,18 @@ def cholesky_factor(L: np.ndarray) -> np.ndarray:
 
 # -- linalg.py, sim/rollout.py, control/compiled_laws.py: Cholesky, substitutions, trace of the
 # inverse, Gram matrices, Λ⁻¹
+
+
+@EXAMPLES
+@given(st.integers(1, 6), st.integers(1, 6), seeds, st.sampled_from([np.nan, np.inf, -np.inf]),
+       st.sampled_from([1.0, 1e300, 1e-300]))
+def test_all_finite_finds_one_entry_that_is_not(rows, columns, seed, bad, scale) -> None:
+    rng = np.random.default_rng(seed)
+    a = scale * rng.uniform(-1.0, 1.0, (rows, columns))  # a sum of 1e300s would overflow
+    assert all_finite(a) and all_finite(a[0]) and all_finite(a.T)
+    a[rng.integers(rows), rng.integers(columns)] = bad
+    assert not all_finite(a) and not all_finite(a.T)
+    assert all_finite(np.zeros((0, columns)))
 
 
 @EXAMPLES
