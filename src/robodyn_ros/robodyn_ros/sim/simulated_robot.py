@@ -458,17 +458,21 @@ class SimulatedRobot:
         naming it."""
         n = self.robot.nv if size is None else size
         velocity = n == self.robot.nv  # else a configuration of nq values
-        what = ("one per joint" if velocity else
-                f"a configuration: {configuration_description(self.robot.configuration_joints)}")
+
+        def what() -> str:  # written only for an error: a configuration's takes a while
+            if velocity:
+                return "one per joint"
+            return f"a configuration: {configuration_description(self.robot.configuration_joints)}"
+
         try:
             array = np.array(x, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be {n} numbers, {what}; got {x!r}") from None
+            raise ValueError(f"{name} must be {n} numbers, {what()}; got {x!r}") from None
         if array.shape != (n,):
             names = ", ".join(self.robot.joint_names[:8]) + (", ..." if n > 8 else "")
             raise ValueError(
-                f"{name} must have {n} values, {what if not velocity else f'{what} ({names})'}; "
-                f"got shape {array.shape}"
+                f"{name} must have {n} values, "
+                f"{what() if not velocity else f'{what()} ({names})'}; got shape {array.shape}"
             )
         bad = ~np.isfinite(array)
         if bad.any():
