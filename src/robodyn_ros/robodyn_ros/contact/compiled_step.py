@@ -32,8 +32,9 @@ from collections import namedtuple
 import numpy as np
 
 from robodyn_ros.contact.geometry import FLAT, RIM_POINTS
-from robodyn_ros.contact.solver import ROWS, projected_gauss_seidel
+from robodyn_ros.contact.solver import ROWS, SWEEP_ROWS, projected_gauss_seidel
 from robodyn_ros.dynamics.arrays import FloatArray, IntArray, PackedTree
+from robodyn_ros.dynamics.constrained_dynamics import frame_twist
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
 from robodyn_ros.dynamics.inertia_matrix import (
@@ -51,7 +52,7 @@ from robodyn_ros.dynamics.linalg import (
     cholesky_solve,
     forward_substitute,
 )
-from robodyn_ros.dynamics.task_space import velocity_product_accelerations
+from robodyn_ros.dynamics.task_space import body_velocities, velocity_product_accelerations
 from robodyn_ros.dynamics.tree import parent_of
 
 SPHERE, BOX, CYLINDER, CAPSULE, MESH = range(5)
@@ -102,8 +103,9 @@ Contacts = namedtuple("Contacts", (
 Candidates = namedtuple("Candidates", ("pose", "points", "height", "rank", "kept", "chosen"))
 
 # The contact solve's arrays: its floats carved from one block (solve_size: the Jacobian, the
-# bounds, v_free, the impulses, and contact_impulses' Y, u_free, bounds, impulses and step) for
-# the most contacts a step can find, which contacts are solved and the indices of those.
+# bounds, v_free, the impulses, the bodies' velocities, and contact_impulses' Y, u_free,
+# bounds, impulses, step, G and the sweeps' workspace) for the most contacts a step can find,
+# which contacts are solved and the indices of those.
 ContactSolve = namedtuple("ContactSolve", ("block", "solved", "binding"))
 
 # What a step needs besides the contacts: the ABA's and the CRBA's workspaces, the stage
@@ -143,8 +145,10 @@ def contacts_of(capacity: int) -> Contacts:
 def solve_size(n: int, capacity: int) -> int:
     """The floats of a ContactSolve's block for n velocities and `capacity` contacts."""
     rows = ROWS * capacity
-    solve = rows * n + 2 * capacity + n + rows  # J, least, friction, v_free, impulses
-    impulses = n + n * rows + rows + 2 * capacity + rows  # step, Y, u_free, bounds, impulses
+    solve = rows * n + 2 * capacity + n + rows + 6 * n  # J, least, friction, v_free, impulses,
+    # the bodies' velocities
+    # step, Y, u_free, bounds, impulses, G and the sweeps' workspace
+    impulses = n + n * rows + rows + 2 * capacity + rows + rows * rows + SWEEP_ROWS * rows
     return solve + impulses
 
 
@@ -169,15 +173,16 @@ def step_workspace(crba: CrbaWorkspace, M: FloatArray, L: FloatArray, b: FloatAr
 
 
 @kernel_helper
-def place_shape(X_world: FloatArray, body: int, placement: FloatArray, out: FloatArray) -> None:
-    """out (3 x 4) = [R | o], the shape's pose in the world: its body's pose (X_world row,
-    rotation row by row then translation) composed with its placement in the body."""
-    X = X_world[body]
+def place_shape(X_world: FloatArray, body: int, placements: FloatArray, shape: int,
+                out: FloatArray) -> None:
+    """out (3 x 4) = [R | o], the pose in the world of the shape whose placement in its body
+    is placements[shape]: its body's pose (X_world row, rotation row by row then translation)
+    composed with that placement."""
     for r in range(3):
         for c in range(4):
-            s = X[9 + r] if c == 3 else 0.0
+            s = X_world[body, 9 + r] if c == 3 else 0.0
             for k in range(3):
-                s += X[3 * r + k] * placement[k, c]
+                s += X_world[body, 3 * r + k] * placements[shape, k, c]
             out[r, c] = s
 
 
@@ -196,32 +201,31 @@ def packed_candidates(model: ContactModel, s: int, pose: FloatArray, normal: Flo
                        pose[0, 2] * normal[0] + pose[1, 2] * normal[1] + pose[2, 2] * normal[2])
     origin_height = ((pose[0, 3] - origin[0]) * normal[0] + (pose[1, 3] - origin[1]) * normal[1]
                      + (pose[2, 3] - origin[2]) * normal[2])
-    x, y, z = model.points[0], model.points[1], model.points[2]
+    points, centre, radius = model.points, model.cluster_centre, model.cluster_radius
+    point_start, point_rank = model.cluster_point_start, model.point_rank
     count = 0
     for k in range(model.cluster_start[s], model.cluster_start[s + 1]):
-        centre = model.cluster_centre[k]
-        if (origin_height + normal_in_shape[0] * centre[0] + normal_in_shape[1] * centre[1]
-                + normal_in_shape[2] * centre[2] - model.cluster_radius[k] >= margin):
+        if (origin_height + normal_in_shape[0] * centre[k, 0] + normal_in_shape[1] * centre[k, 1]
+                + normal_in_shape[2] * centre[k, 2] - radius[k] >= margin):
             continue
-        for p in range(model.cluster_point_start[k], model.cluster_point_start[k + 1]):
-            height = (origin_height + normal_in_shape[0] * x[p] + normal_in_shape[1] * y[p]
-                      + normal_in_shape[2] * z[p])
+        for p in range(point_start[k], point_start[k + 1]):
+            x, y, z = points[0, p], points[1, p], points[2, p]
+            height = (origin_height + normal_in_shape[0] * x + normal_in_shape[1] * y
+                      + normal_in_shape[2] * z)
             if height < margin:
                 for r in range(3):
-                    out[count, r] = (pose[r, 3] + pose[r, 0] * x[p] + pose[r, 1] * y[p]
-                                     + pose[r, 2] * z[p])
-                heights[count], ranks[count] = height, model.point_rank[p]
+                    out[count, r] = pose[r, 3] + pose[r, 0] * x + pose[r, 1] * y + pose[r, 2] * z
+                heights[count], ranks[count] = height, point_rank[p]
                 count += 1
     return count
 
 
 @kernel_helper
-def candidate_points(model: ContactModel, s: int, pose: FloatArray, normal: FloatArray,
-                     out: FloatArray) -> int:
-    """The candidate points of sphere, capsule or cylinder s at `pose` (3 x 4) against a plane
-    of unit `normal`, into out (k x 3); returns k."""
-    kind = model.kind[s]
-    radius, half = model.size[s, 0], 0.5 * model.size[s, 1]
+def candidate_points(kind: int, radius: float, length: float, pose: FloatArray,
+                     normal: FloatArray, out: FloatArray) -> int:
+    """The candidate points of a sphere, capsule or cylinder (`kind`, its radius and length)
+    at `pose` (3 x 4) against a plane of unit `normal`, into out (k x 3); returns k."""
+    half = 0.5 * length
     if kind == SPHERE:
         for r in range(3):
             out[0, r] = pose[r, 3] - radius * normal[r]
@@ -325,24 +329,27 @@ def find_contacts(model: ContactModel, margin: float, X_world: FloatArray,
     rows of `contacts` (shape, plane, point, height); returns how many."""
     pose, points, heights, ranks = (candidates.pose, candidates.points, candidates.height,
                                     candidates.rank)
+    shape, plane, point, height = contacts.shape, contacts.plane, contacts.point, contacts.height
     kept, chosen = candidates.kept, candidates.chosen
+    bodies, placement, reach, kinds, size = (model.body, model.placement, model.reach,
+                                             model.kind, model.size)
     found = 0
     for w in range(model.friction.shape[0]):
         frame, origin = model.planes[w], model.plane_point[w]
         normal = frame[0]
-        for s in range(model.body.shape[0]):
-            place_shape(X_world, model.body[s], model.placement[s], pose)
+        for s in range(bodies.shape[0]):
+            place_shape(X_world, bodies[s], placement, s, pose)
             gap = 0.0
             for r in range(3):
                 gap += (pose[r, 3] - origin[r]) * normal[r]
-            if gap > model.reach[s] + margin:
+            if gap > reach[s] + margin:
                 continue
-            kind = model.kind[s]
+            kind = kinds[s]
             if kind == BOX or kind == MESH:
                 count = packed_candidates(model, s, pose, normal, origin, margin, points,
                                           heights, ranks)
             else:
-                count = candidate_points(model, s, pose, normal, points)
+                count = candidate_points(kind, size[s, 0], size[s, 1], pose, normal, points)
                 for c in range(count):
                     ranks[c] = c
                     heights[c] = 0.0
@@ -351,31 +358,42 @@ def find_contacts(model: ContactModel, margin: float, X_world: FloatArray,
             for k in range(keep_support_polygon(points, heights, ranks, count, frame, margin,
                                                 kept, chosen)):
                 c = kept[k]
-                contacts.shape[found], contacts.plane[found] = s, w
-                contacts.point[found] = points[c]
-                contacts.height[found] = heights[c]
+                shape[found], plane[found], height[found] = s, w, heights[c]
+                for r in range(3):
+                    point[found, r] = points[c, r]
                 found += 1
     return found
 
 
 @kernel_helper
-def contact_jacobian(tree: PackedTree, model: ContactModel, S_world: FloatArray,
-                     contacts: Contacts, count: int, J: FloatArray) -> None:
-    """J (3k x n): each contact point's linear velocity on its body, in its plane's frame
-    [n; t1; t2]: column j on the body's path, the joint's world motion [v_O; ω] at the point,
-    v_O + ω × p."""
-    J[:, :] = 0.0
-    for c in range(count):
-        frame, p = model.planes[contacts.plane[c]], contacts.point[c]
-        j = model.body[contacts.shape[c]]
-        while j >= 0:
-            m = S_world[j]
-            linear = (m[0] + m[4] * p[2] - m[5] * p[1], m[1] + m[5] * p[0] - m[3] * p[2],
-                      m[2] + m[3] * p[1] - m[4] * p[0])
-            for r in range(ROWS):
-                J[ROWS * c + r, j] = (frame[r, 0] * linear[0] + frame[r, 1] * linear[1]
-                                      + frame[r, 2] * linear[2])
-            j = parent_of(tree, j)
+def contact_jacobian_rows(tree: PackedTree, S_world: FloatArray, planes: FloatArray, w: int,
+                          body: int, point: FloatArray, c: int, J: FloatArray) -> None:
+    """Contact c's rows of J (3 of n): its point (row c of `point`) on `body`, its linear
+    velocity in the frame of plane w (planes[w], rows [n; t1; t2]): column j on the body's
+    path, the joint's world motion [v_O; ω] at the point, v_O + ω × p; zero elsewhere."""
+    p = (point[c, 0], point[c, 1], point[c, 2])
+    for r in range(ROWS):
+        for j in range(J.shape[1]):
+            J[ROWS * c + r, j] = 0.0
+    j = body
+    while j >= 0:
+        linear = (S_world[j, 0] + S_world[j, 4] * p[2] - S_world[j, 5] * p[1],
+                  S_world[j, 1] + S_world[j, 5] * p[0] - S_world[j, 3] * p[2],
+                  S_world[j, 2] + S_world[j, 3] * p[1] - S_world[j, 4] * p[0])
+        for r in range(ROWS):
+            J[ROWS * c + r, j] = (planes[w, r, 0] * linear[0] + planes[w, r, 1] * linear[1]
+                                  + planes[w, r, 2] * linear[2])
+        j = parent_of(tree, j)
+
+
+@kernel_helper
+def normal_velocity(planes: FloatArray, w: int, body_velocity: FloatArray, body: int,
+                    point: FloatArray, c: int) -> float:
+    """The velocity along the normal of plane w (planes[w, 0]) of contact c's point (row c of
+    `point`) on `body`, v_O + ω × p from the bodies' spatial velocities (body_velocities):
+    its normal row of J times q̇, without forming the row."""
+    linear, _ = frame_twist(body_velocity, body, (point[c, 0], point[c, 1], point[c, 2]))
+    return planes[w, 0, 0] * linear[0] + planes[w, 0, 1] * linear[1] + planes[w, 0, 2] * linear[2]
 
 
 @kernel_helper
@@ -388,13 +406,14 @@ def row_times(A: FloatArray, r: int, x: FloatArray) -> float:
 
 
 @kernel_helper
-def gram(Y: FloatArray) -> FloatArray:
+def gram(Y: FloatArray, G: FloatArray) -> None:
     """G = Yᵀ Y (m x m) of Y (n x m): by BLAS over SMALL_DELASSUS columns, else in loops
     (row by row of Y, each adding its outer product to the lower triangle)."""
     n, m = Y.shape
     if m > SMALL_DELASSUS:
-        return Y.T @ Y
-    G = np.zeros((m, m))
+        G[:, :] = Y.T @ Y
+        return
+    G[:, :] = 0.0
     for j in range(n):
         for r in range(m):
             for c in range(r + 1):
@@ -402,7 +421,6 @@ def gram(Y: FloatArray) -> FloatArray:
     for r in range(m):
         for c in range(r):
             G[c, r] = G[r, c]
-    return G
 
 
 @kernel_helper
@@ -435,8 +453,8 @@ def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: Fl
                      impulses: FloatArray, block: FloatArray) -> tuple[FloatArray, int, float]:
     """PGS (solver.projected_gauss_seidel) on the contacts `binding` (indices) alone, on
     G = Yᵀ Y, Y = L⁻¹ Jᵀ over their rows of J: their impulses into `impulses`, the others'
-    zero; Y and the binding contacts' arrays carved from `block`. Returns (M⁻¹ Jᵀ λ (n x 1,
-    a view of block), sweeps, velocity change of the last sweep)."""
+    zero; Y, G, the sweeps' workspace and the binding contacts' arrays carved from `block`.
+    Returns (M⁻¹ Jᵀ λ (n x 1, a view of block), sweeps, velocity change of the last sweep)."""
     n, count = J.shape[1], binding.shape[0]
     size = ROWS * count
     step, at = carved(block, 0, (n, 1))
@@ -445,6 +463,8 @@ def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: Fl
     binding_least, at = carved(block, at, (count,))
     binding_friction, at = carved(block, at, (count,))
     binding_impulses, at = carved(block, at, (count, ROWS))
+    G, at = carved(block, at, (size, size))
+    sweep_workspace, at = carved(block, at, (SWEEP_ROWS, size))
     impulses[:, :] = 0.0
     step[:, :] = 0.0
     if count == 0:
@@ -458,9 +478,10 @@ def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: Fl
             free[ROWS * k + r] = row_times(J, ROWS * c + r, v_free)
     forward_substitute(L, Y)  # Y = L⁻¹ Jᵀ
     binding_impulses[:, :] = 0.0
-    sweeps = projected_gauss_seidel(gram(Y), free, binding_least, binding_friction,
+    gram(Y, G)
+    sweeps = projected_gauss_seidel(G, free, binding_least, binding_friction,
                                     settings.tolerance, settings.max_iterations,
-                                    settings.relaxation, binding_impulses)
+                                    settings.relaxation, binding_impulses, sweep_workspace)
     for k in range(count):
         for r in range(ROWS):
             impulse = binding_impulses[k, r]
@@ -480,22 +501,31 @@ def solve_contacts(tree: PackedTree, model: ContactModel, settings: StepSettings
     and velocity after the step into `contacts`. A contact still open (its gap h > 0) that
     v_free does not close (u_n ≥ −h/dt) is left out of the solve, where it takes no impulse,
     and brought in (the solve made again) if the others' impulses close it: the impulses then
-    hold every contact's conditions, as a solve of all would. Returns (status, sweeps,
-    velocity change of the last sweep). Its arrays are carved from `solve`."""
+    hold every contact's conditions, as a solve of all would. J's rows are formed for the
+    contacts solved alone; the others' velocities come from the bodies' velocities
+    (body_velocities). Returns (status, sweeps, velocity change of the last sweep). Its arrays
+    are carved from `solve`."""
     n = v_next.shape[0]
     J, at = carved(solve.block, 0, (ROWS * count, n))
     least, at = carved(solve.block, at, (count,))
     friction, at = carved(solve.block, at, (count,))
     v_free, at = carved(solve.block, at, (n,))
     impulses, at = carved(solve.block, at, (count, ROWS))
+    body_velocity, at = carved(solve.block, at, (n, 6))
     solved, binding = solve.solved, solve.binding
-    contact_jacobian(tree, model, S_world, contacts, count, J)
+    planes, bodies = model.planes, model.body  # the records' arrays taken out once (jit)
+    shape, plane, point, height = contacts.shape, contacts.plane, contacts.point, contacts.height
+    body_velocities(tree, S_world, v_next, body_velocity)
     for c in range(count):
-        h = contacts.height[c]
+        h, body = height[c], bodies[shape[c]]
         least[c] = -(settings.baumgarte if h < 0.0 else 1.0) * h / settings.dt
-        friction[c] = model.friction[contacts.plane[c]]
-        solved[c] = h <= 0.0 or row_times(J, ROWS * c, v_next) < least[c]
-    v_free[:] = v_next
+        friction[c] = model.friction[plane[c]]
+        solved[c] = (h <= 0.0 or normal_velocity(planes, plane[c], body_velocity, body, point,
+                                                  c) < least[c])
+        if solved[c]:
+            contact_jacobian_rows(tree, S_world, planes, plane[c], body, point, c, J)
+    for j in range(n):
+        v_free[j] = v_next[j]
     iterations = 0
     while True:
         bound = 0
@@ -508,22 +538,26 @@ def solve_contacts(tree: PackedTree, model: ContactModel, settings: StepSettings
         iterations += sweeps
         for j in range(n):
             v_next[j] = v_free[j] + step[j, 0]
+        body_velocities(tree, S_world, v_next, body_velocity)
         closed = False
         for c in range(count):
-            if not solved[c] and row_times(J, ROWS * c, v_next) < least[c] - settings.tolerance:
+            body = bodies[shape[c]]
+            if not solved[c] and normal_velocity(planes, plane[c], body_velocity, body, point,
+                                                 c) < least[c] - settings.tolerance:
                 solved[c] = True
+                contact_jacobian_rows(tree, S_world, planes, plane[c], body, point, c, J)
                 closed = True
         if not closed or change > settings.tolerance:
             break
+    force, velocity = contacts.force, contacts.velocity
     for c in range(count):
-        frame = model.planes[contacts.plane[c]]
-        after = (row_times(J, ROWS * c, v_next), row_times(J, ROWS * c + 1, v_next),
-                 row_times(J, ROWS * c + 2, v_next))
+        w = plane[c]
+        after, _ = frame_twist(body_velocity, bodies[shape[c]],
+                               (point[c, 0], point[c, 1], point[c, 2]))
         for r in range(3):
-            contacts.force[c, r] = (impulses[c, 0] * frame[0, r] + impulses[c, 1] * frame[1, r]
-                                    + impulses[c, 2] * frame[2, r]) / settings.dt
-            contacts.velocity[c, r] = (after[0] * frame[0, r] + after[1] * frame[1, r]
-                                       + after[2] * frame[2, r])
+            force[c, r] = (impulses[c, 0] * planes[w, 0, r] + impulses[c, 1] * planes[w, 1, r]
+                           + impulses[c, 2] * planes[w, 2, r]) / settings.dt
+            velocity[c, r] = after[r]
     converged = change <= settings.tolerance
     return (CONVERGED if converged else NOT_CONVERGED), iterations, change
 

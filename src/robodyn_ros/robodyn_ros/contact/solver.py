@@ -36,6 +36,7 @@ import numpy as np
 from robodyn_ros.dynamics.jit import kernel
 
 ROWS = 3  # per contact: normal, then two tangents
+SWEEP_ROWS = 3  # rows of projected_gauss_seidel's workspace: u, u at the sweep's start, 1 / g
 INERT = 1e-12  # a contact whose G_nn is below this times G's largest diagonal takes no impulse
 STALL_SWEEPS = 100  # sweeps over which the velocity change must halve, else relaxation halves
 LEAST_RELAXATION = 0.01
@@ -84,7 +85,8 @@ def solve_contact_impulses(delassus: np.ndarray, free_velocity: np.ndarray,
     sweeps = projected_gauss_seidel(
         np.ascontiguousarray(delassus, dtype=float), np.ascontiguousarray(free_velocity, float),
         np.ascontiguousarray(least_normal_velocity, float), np.ascontiguousarray(friction, float),
-        float(tolerance), int(max_iterations), float(relaxation), impulses)
+        float(tolerance), int(max_iterations), float(relaxation), impulses,
+        np.empty((SWEEP_ROWS, ROWS * len(friction))))
     return ContactImpulses(impulses, sweeps.iterations, sweeps.change,
                            sweeps.change <= tolerance)
 
@@ -101,26 +103,29 @@ class Sweeps(NamedTuple):
 def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
                            least_normal_velocity: np.ndarray, friction: np.ndarray,
                            tolerance: float, max_iterations: int, relaxation: float,
-                           impulses: np.ndarray) -> Sweeps:
+                           impulses: np.ndarray, workspace: np.ndarray) -> Sweeps:
     """Sweeps over the contacts (module doc) from `impulses` (k, 3), updated in place, until
-    a sweep changes no contact velocity by more than `tolerance` or `max_iterations` ran."""
+    a sweep changes no contact velocity by more than `tolerance` or `max_iterations` ran.
+    workspace (SWEEP_ROWS, 3k) holds the contact velocities, those at a sweep's start and
+    each contact's tangential step."""
     count = impulses.shape[0]
     size = ROWS * count
-    velocity = free_velocity.copy()  # u = u_free + G λ, kept current through the sweeps
+    velocity, start, tangent_steps = workspace[0], workspace[1], workspace[2]
+    largest_diagonal = 0.0
     for c in range(size):
+        velocity[c] = free_velocity[c]  # u = u_free + G λ, kept current through the sweeps
+    for c in range(size):
+        largest_diagonal = max(largest_diagonal, delassus[c, c])
         impulse = impulses[c // ROWS, c % ROWS]
         if impulse != 0.0:  # none when the sweeps start from zero
             for r in range(size):
                 velocity[r] += delassus[c, r] * impulse
-    inert_below = INERT * max(np.diag(delassus).max(), 0.0)
-    tangent_steps = np.zeros(count)
+    inert_below = INERT * largest_diagonal
     for i in range(count):  # 1 / the largest eigenvalue of the contact's tangential 2x2 block
         a, b = delassus[ROWS * i + 1, ROWS * i + 1], delassus[ROWS * i + 1, ROWS * i + 2]
         d = delassus[ROWS * i + 2, ROWS * i + 2]
         largest = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + b * b)
-        if largest > inert_below:
-            tangent_steps[i] = 1.0 / largest
-    start = np.empty(size)
+        tangent_steps[i] = 1.0 / largest if largest > inert_below else 0.0
     change, iteration = np.inf, 0
     window_change = np.inf  # the change when the current window of sweeps began
     while iteration < max_iterations and change > tolerance:
@@ -129,7 +134,8 @@ def projected_gauss_seidel(delassus: np.ndarray, free_velocity: np.ndarray,
             if change > 0.5 * window_change and relaxation > LEAST_RELAXATION:
                 relaxation = max(0.5 * relaxation, LEAST_RELAXATION)
             window_change = change
-        start[:] = velocity
+        for r in range(size):
+            start[r] = velocity[r]
         for i in range(count):
             row = ROWS * i
             if delassus[row, row] <= inert_below:

@@ -58,7 +58,8 @@ def eliminate_contacts(J_c: FloatArray, contact_goal: FloatArray, base: FloatArr
     joints = width - 1 - forces
     largest = 0.0
     for i in range(forces):
-        constraint[i] = 0.0
+        for c in range(width):
+            constraint[i, c] = 0.0
         for r in range(BASE_ROWS):
             for c in range(width):
                 constraint[i, c] += J_c[i, r] * base[r, c]

@@ -123,7 +123,7 @@ def empty_programme(tree: np.ndarray, n: int, forces: int, cone_rows: int) -> Pr
         velocity=np.empty((n, 6)), acceleration=np.empty((n, 6)), forces=np.empty((n, 6)),
         J=np.empty((6, n)), Jdot_v=np.empty(6), twist=np.empty(6), pose=np.empty((4, 4)),
         J_com=np.empty((3, n)), com=np.empty(3), com_drift=np.empty(3), task_goal=np.empty(6),
-        task_row=np.empty(joints), rotation_error=np.empty((3, 3)), surface=np.empty((3, 3)))
+        task_row=np.empty((1, joints)), rotation_error=np.empty((3, 3)), surface=np.empty((3, 3)))
 
 
 def no_whole_body(tree: np.ndarray, n: int) -> WholeBodyLaw:
@@ -139,30 +139,38 @@ def no_whole_body(tree: np.ndarray, n: int) -> WholeBodyLaw:
 
 
 @kernel_helper
-def add_task_row(weight: float, row: FloatArray, residual: float, H: FloatArray,
+def add_task_row(weight: float, rows: FloatArray, r: int, residual: float, H: FloatArray,
                  g: FloatArray) -> None:
-    """H += w rowᵀ row (its lower triangle) and g −= w rowᵀ residual, for one task row over z:
-    row z ≈ residual."""
-    for i in range(row.shape[0]):
-        g[i] -= weight * row[i] * residual
+    """H += w rowᵀ row (its lower triangle) and g −= w rowᵀ residual, for one task row over z,
+    row r of `rows`: row z ≈ residual. Zero entries are passed over: the rows of Z on the free
+    joints select one coordinate of z."""
+    for i in range(rows.shape[1]):
+        if rows[r, i] == 0.0:
+            continue
+        scaled = weight * rows[r, i]
+        g[i] -= scaled * residual
         for j in range(i + 1):
-            H[i, j] += weight * row[i] * row[j]
+            H[i, j] += scaled * rows[r, j]
 
 
 @kernel_helper
 def add_task(weight: float, A: FloatArray, goal: FloatArray, basis: FloatArray,
              particular: FloatArray, task_row: FloatArray, H: FloatArray, g: FloatArray) -> None:
     """A task A v̇ = goal (rows of A over v̇) into H and g over z (x = particular + basis z):
-    each row A_r Z_v z ≈ goal_r − A_r v̇₀, formed in task_row."""
+    each row A_r Z_v z ≈ goal_r − A_r v̇₀, formed in task_row (1, n − 6)."""
     rows, n = A.shape
     for r in range(rows):
         residual = goal[r]
-        task_row[:] = 0.0
+        for c in range(task_row.shape[1]):
+            task_row[0, c] = 0.0
         for j in range(n):
-            residual -= A[r, j] * particular[j]
-            for c in range(task_row.shape[0]):
-                task_row[c] += A[r, j] * basis[j, c]
-        add_task_row(weight, task_row, residual, H, g)
+            entry = A[r, j]
+            if entry == 0.0:  # a joint off the frame's path
+                continue
+            residual -= entry * particular[j]
+            for c in range(task_row.shape[1]):
+                task_row[0, c] += entry * basis[j, c]
+        add_task_row(weight, task_row, 0, residual, H, g)
 
 
 @kernel_helper
@@ -252,16 +260,18 @@ def contact_rows(tree: PackedTree, model: ProgrammeModel, v: FloatArray, crba: C
             Jdot_v[1] -= twist[5] * twist[0] - twist[3] * twist[2]
             Jdot_v[2] -= twist[3] * twist[1] - twist[4] * twist[0]
         for r in range(width):
-            J_c[row + r] = J[r]
+            for j in range(J.shape[1]):
+                J_c[row + r, j] = J[r, j]
             contact_goal[row + r] = -Jdot_v[r] - model.contact_damping * twist[r]
         surface_axes(model.normal, pose, surface)
+        local = model.surface_cones
         for c in range(model.cone_start[k], model.cone_start[k + 1]):
-            local = model.surface_cones[c]
             for r in range(width):  # world row = local row on [f; τ] times the surface axes
                 axis = r % 3
                 half = 3 * (r // 3)
-                cones[c, r] = (local[half] * surface[0, axis] + local[half + 1] * surface[1, axis]
-                               + local[half + 2] * surface[2, axis])
+                cones[c, r] = (local[c, half] * surface[0, axis]
+                               + local[c, half + 1] * surface[1, axis]
+                               + local[c, half + 2] * surface[2, axis])
         row += width
 
 
@@ -275,7 +285,8 @@ def cone_constraints(model: ProgrammeModel, n: int, cones: FloatArray, basis: Fl
         width = model.contact_widths[k]
         for c in range(model.cone_start[k], model.cone_start[k + 1]):
             lower[c] = model.cone_lower[c] / model.mass
-            A[c] = 0.0
+            for j in range(A.shape[1]):
+                A[c, j] = 0.0
             for r in range(width):
                 lower[c] -= cones[c, r] * particular[n + row + r]
                 for j in range(A.shape[1]):
@@ -360,9 +371,9 @@ def build_programme(tree: PackedTree, gravity: FloatArray, model: ProgrammeModel
     for j in range(BASE_ROWS, n):  # the posture task: its rows select the joints
         goal = (gains[KP, POSTURE_TASK] * (targets.posture[j - BASE_ROWS] - q[j + 1])
                 - gains[KD, POSTURE_TASK] * v[j])
-        add_task_row(gains[WEIGHT, POSTURE_TASK], basis[j], goal - particular[j], H, g)
+        add_task_row(gains[WEIGHT, POSTURE_TASK], basis, j, goal - particular[j], H, g)
     for i in range(n, basis.shape[0]):  # w_λ ‖λ̃‖²
-        add_task_row(model.force_weight, basis[i], -particular[i], H, g)
+        add_task_row(model.force_weight, basis, i, -particular[i], H, g)
     for i in range(H.shape[0]):  # the upper triangle from the lower
         for j in range(i):
             H[j, i] = H[i, j]

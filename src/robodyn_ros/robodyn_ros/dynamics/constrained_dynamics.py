@@ -194,7 +194,8 @@ def contact_kinematics(tree, frames, spatial, ws):
 
 
 @kernel_helper
-def frame_twist(v, body, origin):
+def frame_twist(v: FloatArray, body: int, origin: FloatArray | tuple[float, float, float]
+                ) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
     """The velocity (ṗ, ω) of the point `origin` fixed to `body`, from its spatial velocity
     [v_O; ω] about the world origin: ṗ = v_O + ω × p (zero on the root)."""
     if body < 0:

@@ -515,6 +515,17 @@ def operational_space_inertia_inverse_times(tree: PackedTree, frames: FloatArray
 
 
 @kernel_helper
+def body_velocities(tree: PackedTree, S_world: FloatArray, qd: FloatArray,
+                    v: FloatArray) -> None:
+    """Forward pass: each body's spatial velocity v[i] (n x 6, world axes about the world
+    origin), v_i = v_λ + S_i q̇_i (RBDA eq. 7.1 in the world frame)."""
+    for i in range(qd.shape[0]):
+        parent = parent_of(tree, i)
+        for r in range(6):
+            v[i, r] = (v[parent, r] if parent >= 0 else 0.0) + S_world[i, r] * qd[i]
+
+
+@kernel_helper
 def velocity_product_accelerations(tree: PackedTree, S_world: FloatArray, qd: FloatArray,
                                    v: FloatArray, a: FloatArray) -> None:
     """Forward pass: each body's spatial velocity v[i] and its acceleration at q̈ = 0, a[i]

@@ -83,9 +83,9 @@ ContactRecord = namedtuple("ContactRecord", (
 
 
 @kernel_helper
-def slip_speed(planes: FloatArray, contacts: Contacts, c: int) -> float:
-    """|v − (v·n) n| of contact c: its point's speed along its plane after the step."""
-    plane, velocity = contacts.plane[c], contacts.velocity
+def slip_speed(planes: FloatArray, plane: int, velocity: FloatArray, c: int) -> float:
+    """|v − (v·n) n| of contact c (rows of the contacts' velocities) on plane `plane`: its
+    point's speed along the plane after the step."""
     along = 0.0
     for r in range(3):
         along += velocity[c, r] * planes[plane, 0, r]
@@ -107,12 +107,15 @@ def log_contacts(scene: ContactModel, record: ContactRecord, contacts: Contacts,
     force[:, :] = 0.0
     slip[:] = 0.0
     points[:] = 0
+    planes, shape, plane, height, contact_force, velocity = (
+        scene.planes, contacts.shape, contacts.plane, contacts.height, contacts.force,
+        contacts.velocity)  # taken out once, not read from the records in the loop (jit)
     for c in range(count):
-        link = shape_link[contacts.shape[c]]
-        metrics[PENETRATION] = max(metrics[PENETRATION], -contacts.height[c])
+        link = shape_link[shape[c]]
+        metrics[PENETRATION] = max(metrics[PENETRATION], -height[c])
         for r in range(3):
-            force[link, r] += contacts.force[c, r]
-        slip[link] += slip_speed(scene.planes, contacts, c)
+            force[link, r] += contact_force[c, r]
+        slip[link] += slip_speed(planes, plane[c], velocity, c)
         points[link] += 1
     for link in range(links):
         now = points[link] > 0
