@@ -145,8 +145,8 @@ def contacts_of(capacity: int) -> Contacts:
 def solve_size(n: int, capacity: int) -> int:
     """The floats of a ContactSolve's block for n velocities and `capacity` contacts."""
     rows = ROWS * capacity
-    solve = rows * n + 2 * capacity + n + rows + 6 * n  # J, least, friction, v_free, impulses,
-    # the bodies' velocities
+    # J, least, friction, v_free, the impulses and the bodies' velocities
+    solve = rows * n + 2 * capacity + n + rows + 6 * n
     # step, Y, u_free, bounds, impulses, G and the sweeps' workspace
     impulses = n + n * rows + rows + 2 * capacity + rows + rows * rows + SWEEP_ROWS * rows
     return solve + impulses
@@ -513,13 +513,13 @@ def solve_contacts(tree: PackedTree, model: ContactModel, settings: StepSettings
     impulses, at = carved(solve.block, at, (count, ROWS))
     body_velocity, at = carved(solve.block, at, (n, 6))
     solved, binding = solve.solved, solve.binding
-    planes, bodies = model.planes, model.body  # the records' arrays taken out once (jit)
+    planes, bodies, plane_friction = model.planes, model.body, model.friction  # taken out once
     shape, plane, point, height = contacts.shape, contacts.plane, contacts.point, contacts.height
     body_velocities(tree, S_world, v_next, body_velocity)
     for c in range(count):
         h, body = height[c], bodies[shape[c]]
         least[c] = -(settings.baumgarte if h < 0.0 else 1.0) * h / settings.dt
-        friction[c] = model.friction[plane[c]]
+        friction[c] = plane_friction[plane[c]]
         solved[c] = (h <= 0.0 or normal_velocity(planes, plane[c], body_velocity, body, point,
                                                   c) < least[c])
         if solved[c]:
