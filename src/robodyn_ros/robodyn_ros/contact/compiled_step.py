@@ -42,7 +42,7 @@ from robodyn_ros.dynamics.inertia_matrix import (
     composite_inertia_matrix,
     crba_workspace,
 )
-from robodyn_ros.dynamics.jit import kernel, kernel_helper, routine
+from robodyn_ros.dynamics.jit import borrowing_routine, kernel, kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics
 from robodyn_ros.dynamics.lie_group import integrate_configuration
 from robodyn_ros.dynamics.linalg import (
@@ -405,13 +405,19 @@ def row_times(A: FloatArray, r: int, x: FloatArray) -> float:
     return s
 
 
+@routine
+def gram_by_blas(Y: FloatArray, G: FloatArray) -> None:
+    """G = Yᵀ Y by BLAS: a routine, as its product allocates."""
+    G[:, :] = Y.T @ Y
+
+
 @kernel_helper
 def gram(Y: FloatArray, G: FloatArray) -> None:
     """G = Yᵀ Y (m x m) of Y (n x m): by BLAS over SMALL_DELASSUS columns, else in loops
     (row by row of Y, each adding its outer product to the lower triangle)."""
     n, m = Y.shape
     if m > SMALL_DELASSUS:
-        G[:, :] = Y.T @ Y
+        gram_by_blas(Y, G)
         return
     G[:, :] = 0.0
     for j in range(n):
@@ -439,9 +445,10 @@ def free_velocity_by_aba(tree: PackedTree, gravity: FloatArray, q: FloatArray, v
                          tau: FloatArray, dt: float, ws: StepWorkspace,
                          out: FloatArray) -> None:
     """out = v + dt q̈(q, v, τ) by one ABA (ws's stage arrays and ABA workspace)."""
-    ws.Q[0] = q
-    ws.QD[0] = v
-    ws.TAU[0] = tau
+    for i in range(q.shape[0]):  # element by element: a row assigned whole wants NRT
+        ws.Q[0, i] = q[i]
+    for i in range(v.shape[0]):
+        ws.QD[0, i], ws.TAU[0, i] = v[i], tau[i]
     aba_one(tree, gravity, ws.Q, ws.QD, ws.TAU, None, ws.QDD, 0, ws.aba)
     for i in range(v.shape[0]):
         out[i] = v[i] + dt * ws.QDD[0, i]
@@ -576,7 +583,7 @@ def factor_state(tree: PackedTree, gravity: FloatArray, v: FloatArray, crba: Crb
     return cholesky(M, 0.0, L)
 
 
-@routine
+@borrowing_routine
 def world_step(tree: PackedTree, gravity: FloatArray, model: ContactModel,
                settings: StepSettings, q: FloatArray, v: FloatArray, tau: FloatArray,
                factored: bool, q_next: FloatArray, v_next: FloatArray, ws: StepWorkspace,
@@ -587,7 +594,8 @@ def world_step(tree: PackedTree, gravity: FloatArray, model: ContactModel,
     where it ran). Otherwise the step makes them itself where it finds contacts, whose
     Delassus matrix wants L anyway, and runs one ABA where it finds none. Returns (contact
     count, status, sweeps, velocity change of the last sweep). Compiled once on its own for
-    the step's kernel and the contact rollout's (inlined, it tripled the rollout's compile)."""
+    the step's kernel and the contact rollout's (inlined, it tripled the rollout's compile),
+    borrowing its arguments' arrays."""
     if not factored:
         forward_kinematics(tree, q, ws.crba.X_world, ws.crba.S_world)
     count = find_contacts(model, settings.margin, ws.crba.X_world, ws.candidates, contacts)

@@ -31,7 +31,7 @@ from robodyn_ros.dynamics.arrays import FloatArray, PackedTree
 from robodyn_ros.dynamics.fixed_frame import world_bias_forces, world_inertias
 from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_workspace
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
-from robodyn_ros.dynamics.jit import kernel_helper
+from robodyn_ros.dynamics.jit import kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_into, frame_pose_into
 from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve, forward_substitute, inverse_trace
 from robodyn_ros.dynamics.rotation import log_so3
@@ -101,6 +101,14 @@ def task_inertia_times(Lambda_inv: FloatArray, threshold: float, x: FloatArray, 
             inverse_trace(L, Lambda) * shift < 1.0 or cholesky(Lambda_inv, shift, Lambda)):
         cholesky_solve(L, x)
         return
+    damped_task_inertia_times(Lambda_inv, threshold, x, Lambda, info)
+
+
+@routine
+def damped_task_inertia_times(Lambda_inv: FloatArray, threshold: float, x: FloatArray,
+                              Lambda: FloatArray, info: FloatArray) -> None:
+    """x ← Λ x, Λ from damped_task_inertia (its eigendecomposition allocates: a routine, so
+    that the borrowing routines that take this rare branch compile)."""
     damped_task_inertia(Lambda_inv, threshold, threshold, Lambda, info)
     x[:] = Lambda @ x
 
@@ -207,11 +215,13 @@ def law_torque(tree: PackedTree, gravity: FloatArray, law_now: int, joint_gains:
     with the task wrench `task_wrench`, joint tracking of reference[k], or the open-loop
     effort reference[k, 0]. The WHOLE_BODY law is its caller's."""
     if law_now < 0:
-        tau[k] = tau[k - 1]
+        for i in range(tau.shape[1]):  # element by element, as a borrowing routine copies
+            tau[k, i] = tau[k - 1, i]
     elif law_now == OPERATIONAL_SPACE:
         operational_space_torque(joint_gains, task_gains, force, task_wrench, target, threshold,
                                  q[k], qd[k], tau[k], cw)
     elif law_now == JOINT_TRACKING:
         joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k], cw)
     else:
-        tau[k] = reference[k, 0]
+        for i in range(tau.shape[1]):
+            tau[k, i] = reference[k, 0, i]

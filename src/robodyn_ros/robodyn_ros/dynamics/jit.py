@@ -305,7 +305,11 @@ def cached(decorator: Callable[[Any], Dispatcher]) -> KernelDecorator:
 FASTMATH = {"contract", "reassoc", "arcp"}
 ERROR_MODEL = "numpy"
 
-kernel = cached(njit(cache=True, fastmath=FASTMATH, nogil=True, error_model=ERROR_MODEL))
+# Reference counting (numba's NRT) is stated on every decorator: a function compiled as the
+# callee of another takes the caller's setting where its own is not set, so that a routine first
+# called from a borrowing_routine would be built without it (and not allocate).
+kernel = cached(njit(cache=True, fastmath=FASTMATH, nogil=True, error_model=ERROR_MODEL,
+                     _nrt=True))
 """A kernel called from Python: compiled on first use, cached on disk, releasing the GIL.
 
 Robot calls it for a batch (B, n) on several threads at once (dynamics.batch_threads), and
@@ -321,18 +325,28 @@ arrays) handed to one counts a reference to each of its arrays there, and numba'
 leaves most of those counts in a long kernel: a helper called at every step of a rollout
 takes the arrays it uses, not the record that holds them."""
 
-long_kernel = cached(njit(cache=True, nogil=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
+long_kernel = cached(njit(cache=True, nogil=True, fastmath=FASTMATH, error_model=ERROR_MODEL,
+                          _nrt=True))
 """A kernel that runs long (a whole rollout) per call: it releases the GIL, so threads run
 several side by side, and one call's dispatch is nothing beside its work."""
 
 
-routine = cached(njit(cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL))
+routine = cached(njit(cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL, _nrt=True))
 """A long piece of several kernels (an O(N) sweep called once a state), compiled once on its
 own and called rather than inlined into each: inlined, it made each kernel that uses it
 compile for a minute longer. Not for the hot inner loop of an iterative solver: with the
 constraint-force sweeps in routines, J-CG ran markedly slower than with them inlined into the
 kernel that allocates their arrays (benchmarks/fd_study.py). There a rarely taken branch (a
 row on a branching body) can call a routine instead."""
+
+borrowing_routine = cached(njit(cache=True, fastmath=FASTMATH, error_model=ERROR_MODEL,
+                                _nrt=False))
+"""A routine that allocates nothing and keeps no array beyond its call, compiled without
+numba's reference counting: it borrows the arrays its caller holds. A routine counts a
+reference to every array of its arguments when it starts and again for every array it takes
+out of a record: for the records of a contact step, a hundred arrays, hundreds of atomic
+operations at every step. An allocation in one (np.empty, a matmul, an array assigned to an
+array) does not compile."""
 
 
 class CEntry:

@@ -44,7 +44,7 @@ from robodyn_ros.control.compiled_laws import (
 )
 from robodyn_ros.control.whole_body_programme import SOLVED, whole_body_torque
 from robodyn_ros.dynamics.arrays import FloatArray
-from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
+from robodyn_ros.dynamics.jit import borrowing_routine, kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
 from robodyn_ros.dynamics.linalg import cholesky
 from robodyn_ros.sim.rollout import (
@@ -133,8 +133,11 @@ def log_contacts(scene: ContactModel, record: ContactRecord, contacts: Contacts,
         for c in range(count):
             row = sample * capacity + c
             kept.shape[row], kept.plane[row] = contacts.shape[c], contacts.plane[c]
-            kept.point[row], kept.height[row] = contacts.point[c], contacts.height[c]
-            kept.force[row], kept.velocity[row] = contacts.force[c], contacts.velocity[c]
+            kept.height[row] = contacts.height[c]
+            for r in range(3):  # element by element: contact_steps borrows its arrays
+                kept.point[row, r] = contacts.point[c, r]
+                kept.force[row, r] = contacts.force[c, r]
+                kept.velocity[row, r] = contacts.velocity[c, r]
 
 
 @kernel_helper
@@ -183,17 +186,25 @@ def applied_effort(joints: FloatArray, friction_velocity: float, tau: FloatArray
                   - joints[FRICTION, i] * math.tanh(qd[i] / friction_velocity))
 
 
-@long_kernel
-def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
-                    scene: ContactModel, settings: StepSettings, trajectory: Trajectory,
-                    record: ContactRecord) -> float:
-    """Steps k = 0 .. K − 1 of `robot` (a rollout.RolloutRobot) under `law` (a ControlLaw) by
-    `stepping` (a rollout.Stepping; its integrator unused: the steps are world_step's) in the
-    world and with the shapes of `scene` (a ContactModel) by `settings` (a StepSettings), from
-    the state in trajectory.q[0], trajectory.qd[0], filling the rest of `trajectory` (a
-    rollout.Trajectory) and `record` (a ContactRecord). A step whose contacts are not solved
-    ends the rollout, noted in record.failure. Returns the smallest singular value of the
-    law's frame's J over the samples."""
+ContactRolloutWorkspace = namedtuple("ContactRolloutWorkspace", (
+    "control",      # compiled_laws.ControlWorkspace: the law's
+    "step",         # compiled_step.StepWorkspace: the steps'
+    "contacts",     # compiled_step.Contacts: a step's contacts (the capacity's rows)
+    "applied",      # (n,) the effort applied at a step
+    "measured",     # (6,) the wrench the force loop's sensor reads
+    "integral",     # (6,) the force loop's integral
+    "task_wrench",  # (6,) the wrench the operational-space law is handed
+    "grams",        # (samples, m, m) J's Gram matrix at each sample (rollout.store_gram)
+))
+
+
+@borrowing_routine
+def contact_steps(robot: RolloutRobot, law: ControlLaw, stepping: Stepping, scene: ContactModel,
+                  settings: StepSettings, trajectory: Trajectory, record: ContactRecord,
+                  work: ContactRolloutWorkspace) -> bool:
+    """contact_rollout's steps, in `work` (a ContactRolloutWorkspace); the grams of every
+    sample, the last state's included, in work.grams. Returns False where a step's contacts
+    or programme were not solved (noted in record.failure, the rollout ended there)."""
     tree, gravity, joints = robot.tree, robot.gravity, robot.joints
     joint_gains, task_gains, target, reference = (law.joint_gains, law.task_gains, law.target,
                                                   law.reference)
@@ -201,22 +212,15 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
     q, qd, tau, path, energy = (trajectory.q, trajectory.qd, trajectory.tau, trajectory.path,
                                 trajectory.energy)
     clamped = trajectory.clamped
-    steps, n = tau.shape
-    whole_body = law.whole_body  # taken out once, as rollout.rollout takes the records' arrays
+    steps = tau.shape[0]
+    whole_body = law.whole_body
     programme, programme_model, programme_targets = (whole_body.programme, whole_body.model,
                                                      whole_body.targets)
-    cw, applied = control_workspace(tree, n), np.empty(n)
-    capacity = record.contacts.shape.shape[0] // record.sampled.shape[0]
-    if kind == WHOLE_BODY:  # the steps where it runs reuse its programme's kinematics, M and b
-        ws = step_workspace(programme.crba, programme.M, cw.L_M, programme.b, q.shape[1],
-                            most_candidates(scene), capacity)
-    else:
-        ws = step_workspace(cw.crba, cw.M, cw.L_M, cw.b, q.shape[1], most_candidates(scene),
-                            capacity)
-    contacts = contacts_of(capacity)
-    measured, integral, task_wrench = np.zeros(6), np.zeros(6), np.empty(6)
-    m = min(6, n)
-    grams, gram_factor = np.empty((energy.shape[0], m, m)), np.empty((m, m))
+    cw, ws, contacts, applied = work.control, work.step, work.contacts, work.applied
+    measured, integral, task_wrench, grams = (work.measured, work.integral, work.task_wrench,
+                                              work.grams)
+    measured[:] = 0.0
+    integral[:] = 0.0
     clamped[:] = 0
     record.failure[FAILED_STEP] = -1.0
     sample, count, controlled_at = 0, 0, -1
@@ -242,7 +246,7 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
                 record.failure[FAILED_STEP], record.failure[STATUS] = k, PROGRAMME_NOT_SOLVED
                 record.failure[SOLVER_FLAG] = flag
                 q[k + 1], qd[k + 1] = np.nan, np.nan
-                return np.nan
+                return False
         else:
             law_torque(tree, gravity, law_now, joint_gains, task_gains, force, task_wrench,
                        target, threshold, reference, k, q, qd, tau, cw)
@@ -257,7 +261,7 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
             record.failure[SWEEPS], record.failure[CHANGE] = sweeps, change
             q[k + 1], qd[k + 1] = np.nan, np.nan
             log_contacts(scene, record, contacts, count, stepping.dt, -1)
-            return np.nan
+            return False
         if not (law_now == OPERATIONAL_SPACE or at_sample):
             frame_pose_into(ws.crba.X_world, frame, path[k])  # the step's kinematics at q_k
         enforce_limits(tree, joints, stepping.stop_at_limits, q[k + 1], qd[k + 1], clamped)
@@ -266,7 +270,40 @@ def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
                      sample if is_sample else -1)
     observe(tree, gravity, frame, True, q[steps], qd[steps], cw, path[steps], energy, grams,
             sample)  # the last state, a sample
-    return smallest_singular_value(grams, gram_factor)
+    return True
 
 
-__all__ = ["ContactRecord", "contact_rollout"]
+@long_kernel
+def contact_rollout(robot: RolloutRobot, law: ControlLaw, stepping: Stepping,
+                    scene: ContactModel, settings: StepSettings, trajectory: Trajectory,
+                    record: ContactRecord) -> float:
+    """Steps k = 0 .. K − 1 of `robot` (a rollout.RolloutRobot) under `law` (a ControlLaw) by
+    `stepping` (a rollout.Stepping; its integrator unused: the steps are world_step's) in the
+    world and with the shapes of `scene` (a ContactModel) by `settings` (a StepSettings), from
+    the state in trajectory.q[0], trajectory.qd[0], filling the rest of `trajectory` (a
+    rollout.Trajectory) and `record` (a ContactRecord). A step whose contacts are not solved
+    ends the rollout, noted in record.failure. Returns the smallest singular value of the
+    law's frame's J over the samples. The workspaces are made here, the steps taken by
+    contact_steps, which borrows them."""
+    tree, q, energy = robot.tree, trajectory.q, trajectory.energy
+    n = trajectory.tau.shape[1]
+    programme = law.whole_body.programme
+    cw = control_workspace(tree, n)
+    capacity = record.contacts.shape.shape[0] // record.sampled.shape[0]
+    if law.kind == WHOLE_BODY:  # the steps where it runs reuse its programme's kinematics, M, b
+        ws = step_workspace(programme.crba, programme.M, cw.L_M, programme.b, q.shape[1],
+                            most_candidates(scene), capacity)
+    else:
+        ws = step_workspace(cw.crba, cw.M, cw.L_M, cw.b, q.shape[1], most_candidates(scene),
+                            capacity)
+    m = min(6, n)
+    work = ContactRolloutWorkspace(
+        control=cw, step=ws, contacts=contacts_of(capacity), applied=np.empty(n),
+        measured=np.empty(6), integral=np.empty(6), task_wrench=np.empty(6),
+        grams=np.empty((energy.shape[0], m, m)))
+    if not contact_steps(robot, law, stepping, scene, settings, trajectory, record, work):
+        return np.nan
+    return smallest_singular_value(work.grams, np.empty((m, m)))
+
+
+__all__ = ["ContactRecord", "ContactRolloutWorkspace", "contact_rollout", "contact_steps"]

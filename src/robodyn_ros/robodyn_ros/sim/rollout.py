@@ -246,7 +246,9 @@ def observe(tree: PackedTree, gravity: FloatArray, frame: FloatArray, at_sample:
     J's Gram matrix into energy[sample] and grams[sample]. Returns the samples taken after
     it."""
     task_frame_state(tree, gravity, frame, q, qd, cw)
-    pose[:, :] = cw.frame_pose  # the pose of the frame at q_k
+    for r in range(4):  # the pose of the frame at q_k, element by element (borrowing routines)
+        for c in range(4):
+            pose[r, c] = cw.frame_pose[r, c]
     if not at_sample:
         return sample
     energy[sample] = mechanical_energy(tree, gravity, qd, cw.M, cw.crba.Ic)

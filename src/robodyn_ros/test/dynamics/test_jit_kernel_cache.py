@@ -22,7 +22,8 @@ from numba.core.dispatcher import Dispatcher
 
 from robodyn_ros.dynamics.jit import KERNEL_SOURCES, PACKAGE, CEntry, kernel_cache_dir
 
-DECORATORS = {"c_entry", "cached", "kernel", "kernel_helper", "long_kernel", "routine"}
+DECORATORS = {"borrowing_routine", "c_entry", "cached", "kernel", "kernel_helper", "long_kernel",
+              "routine"}
 
 
 def compiles_kernels(path: Path) -> bool:
