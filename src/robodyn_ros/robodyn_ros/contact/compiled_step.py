@@ -9,7 +9,8 @@ The step (Stewart & Trinkle 1996, time_step's module docstring):
                                                      q̈ = M⁻¹ (τ − b): M = L Lᵀ by the CRBA
                                                      and Cholesky, b by the fixed-frame RNEA)
     G = J M⁻¹ Jᵀ = Yᵀ Y,  Y = L⁻¹ Jᵀ
-    λ = PGS(G, J v_free, u_min, μ)                   (solver.projected_gauss_seidel)
+    λ = PGS(G, J v_free, u_min, μ)                   (solver.projected_gauss_seidel,
+                                                     from sticking_start)
     v⁺ = v_free + L⁻ᵀ (Y λ),   q⁺ = q ⊕ dt v⁺,
 
 G and λ over the contacts that bind: those touching or inside their plane, and those still
@@ -61,6 +62,10 @@ SHAPE_CODES = {"sphere": SPHERE, "box": BOX, "cylinder": CYLINDER, "capsule": CA
 MOST_KEPT = 5  # contacts of one shape on one plane at most: its lowest and four extremes
 
 SMALL_DELASSUS = 24  # rows of G up to which plain loops form it faster than a BLAS call
+# the smallest pivot of G's Cholesky factor, relative to its diagonal entry, from which the
+# sweeps start at the impulses that hold every contact (sticking_start); below it the contacts
+# are redundant (a box's four corners) and the sweeps start from zero
+STICKING_PIVOT = 1e-6
 
 # step statuses
 CONVERGED, NOT_CONVERGED, NOT_POSITIVE_DEFINITE = 0, 1, 2
@@ -147,8 +152,9 @@ def solve_size(n: int, capacity: int) -> int:
     rows = ROWS * capacity
     # J, least, friction, v_free, the impulses and the bodies' velocities
     solve = rows * n + 2 * capacity + n + rows + 6 * n
-    # step, Y, u_free, bounds, impulses, G and the sweeps' workspace
-    impulses = n + n * rows + rows + 2 * capacity + rows + rows * rows + SWEEP_ROWS * rows
+    # step, Y, u_free, bounds, impulses, G, the sweeps' workspace, G's factor and the start
+    impulses = (n + n * rows + rows + 2 * capacity + rows + rows * rows + SWEEP_ROWS * rows
+                + rows * rows + rows)
     return solve + impulses
 
 
@@ -455,12 +461,40 @@ def free_velocity_by_aba(tree: PackedTree, gravity: FloatArray, q: FloatArray, v
 
 
 @kernel_helper
+def sticking_start(G: FloatArray, free: FloatArray, least: FloatArray, friction: FloatArray,
+                   factor: FloatArray, start: FloatArray, impulses: FloatArray) -> None:
+    """The impulses (k, 3) PGS starts from: those that hold every contact where it is,
+    G λ = u* − u_free (u* each contact's least normal velocity, no slip), each projected on
+    its cone (λ_n ≥ 0, ‖λ_t‖ ≤ μ λ_n). Contacts that stand still are then solved at the first
+    sweep. Zero where G's Cholesky factor (into `factor`) has a pivot under STICKING_PIVOT of
+    its diagonal entry: redundant contacts, whose impulses G does not fix. `start` (3k,) is
+    a workspace."""
+    size = free.shape[0]
+    impulses[:, :] = 0.0
+    if not cholesky(G, 0.0, factor):
+        return
+    for r in range(size):  # factor's diagonal holds 1 / the pivot's square root
+        if factor[r, r] * factor[r, r] * G[r, r] * STICKING_PIVOT > 1.0:
+            return
+        start[r] = (least[r // ROWS] if r % ROWS == 0 else 0.0) - free[r]
+    cholesky_solve(factor, start)
+    for i in range(impulses.shape[0]):
+        normal = max(start[ROWS * i], 0.0)
+        tangent_1, tangent_2 = start[ROWS * i + 1], start[ROWS * i + 2]
+        reach, length = friction[i] * normal, math.sqrt(tangent_1 ** 2 + tangent_2 ** 2)
+        scale = reach / length if length > reach else 1.0
+        impulses[i, 0], impulses[i, 1], impulses[i, 2] = (normal, scale * tangent_1,
+                                                          scale * tangent_2)
+
+
+@kernel_helper
 def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: FloatArray,
                      friction: FloatArray, settings: StepSettings, binding: IntArray,
                      impulses: FloatArray, block: FloatArray) -> tuple[FloatArray, int, float]:
     """PGS (solver.projected_gauss_seidel) on the contacts `binding` (indices) alone, on
-    G = Yᵀ Y, Y = L⁻¹ Jᵀ over their rows of J: their impulses into `impulses`, the others'
-    zero; Y, G, the sweeps' workspace and the binding contacts' arrays carved from `block`.
+    G = Yᵀ Y, Y = L⁻¹ Jᵀ over their rows of J, from sticking_start: their impulses into
+    `impulses`, the others' zero; Y, G, the sweeps' and the start's workspaces and the binding
+    contacts' arrays carved from `block`.
     Returns (M⁻¹ Jᵀ λ (n x 1, a view of block), sweeps, velocity change of the last sweep)."""
     n, count = J.shape[1], binding.shape[0]
     size = ROWS * count
@@ -472,6 +506,8 @@ def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: Fl
     binding_impulses, at = carved(block, at, (count, ROWS))
     G, at = carved(block, at, (size, size))
     sweep_workspace, at = carved(block, at, (SWEEP_ROWS, size))
+    factor, at = carved(block, at, (size, size))
+    start, at = carved(block, at, (size,))
     impulses[:, :] = 0.0
     step[:, :] = 0.0
     if count == 0:
@@ -484,8 +520,8 @@ def contact_impulses(J: FloatArray, L: FloatArray, v_free: FloatArray, least: Fl
                 Y[j, ROWS * k + r] = J[ROWS * c + r, j]
             free[ROWS * k + r] = row_times(J, ROWS * c + r, v_free)
     forward_substitute(L, Y)  # Y = L⁻¹ Jᵀ
-    binding_impulses[:, :] = 0.0
     gram(Y, G)
+    sticking_start(G, free, binding_least, binding_friction, factor, start, binding_impulses)
     sweeps = projected_gauss_seidel(G, free, binding_least, binding_friction,
                                     settings.tolerance, settings.max_iterations,
                                     settings.relaxation, binding_impulses, sweep_workspace)
