@@ -64,7 +64,8 @@ MOST_KEPT = 5  # contacts of one shape on one plane at most: its lowest and four
 SMALL_DELASSUS = 24  # rows of G up to which plain loops form it faster than a BLAS call
 # the smallest pivot of G's Cholesky factor, relative to its diagonal entry, from which the
 # sweeps start at the impulses that hold every contact (sticking_start); below it the contacts
-# are redundant (a box's four corners) and the sweeps start from zero
+# are redundant (a box's four corners) and the sweeps start from zero, as they do for a G of
+# more than SMALL_DELASSUS rows, whose factor would cost more than the sweeps it saves
 STICKING_PIVOT = 1e-6
 
 # step statuses
@@ -467,11 +468,11 @@ def sticking_start(G: FloatArray, free: FloatArray, least: FloatArray, friction:
     G λ = u* − u_free (u* each contact's least normal velocity, no slip), each projected on
     its cone (λ_n ≥ 0, ‖λ_t‖ ≤ μ λ_n). Contacts that stand still are then solved at the first
     sweep. Zero where G's Cholesky factor (into `factor`) has a pivot under STICKING_PIVOT of
-    its diagonal entry: redundant contacts, whose impulses G does not fix. `start` (3k,) is
-    a workspace."""
+    its diagonal entry (redundant contacts, whose impulses G does not fix) and where G has
+    more than SMALL_DELASSUS rows. `start` (3k,) is a workspace."""
     size = free.shape[0]
     impulses[:, :] = 0.0
-    if not cholesky(G, 0.0, factor):
+    if size > SMALL_DELASSUS or not cholesky(G, 0.0, factor):
         return
     for r in range(size):  # factor's diagonal holds 1 / the pivot's square root
         if factor[r, r] * factor[r, r] * G[r, r] * STICKING_PIVOT > 1.0:

@@ -1,6 +1,7 @@
 """The contact solve's first iterate (contact.compiled_step.sticking_start): the impulses that
-hold every contact, G λ = u* − u_free, projected on the cones, or zero for redundant
-contacts; and a contact at rest, which it solves before the first sweep ends."""
+hold every contact, G λ = u* − u_free, projected on the cones, or zero for redundant contacts
+and for a G too large to factor; and a contact at rest, which it solves before the first sweep
+ends."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from robodyn_ros import Robot
 from robodyn_ros.contact import CollisionShape, Plane, World, contact_step
-from robodyn_ros.contact.compiled_step import sticking_start
+from robodyn_ros.contact.compiled_step import SMALL_DELASSUS, sticking_start
 
 LINK = "ball"
 MASS, RADIUS, FRICTION = 2.0, 0.05, 0.8
@@ -82,6 +83,14 @@ def test_redundant_contacts_start_from_zero() -> None:
     free = -np.ones(9)
     start = start_of(G, free, np.zeros(3), np.full(3, 0.8))
     assert np.array_equal(start, np.zeros((3, 3)))
+
+
+def test_more_contacts_than_small_delassus_start_from_zero() -> None:
+    """A G of more rows than SMALL_DELASSUS is not factored: the sweeps start from zero."""
+    contacts = SMALL_DELASSUS // 3 + 1
+    G = delassus(11, contacts)
+    start = start_of(G, -np.ones(3 * contacts), np.zeros(contacts), np.full(contacts, 0.8))
+    assert np.array_equal(start, np.zeros((contacts, 3)))
 
 
 def test_a_ball_at_rest_is_solved_in_one_sweep() -> None:
