@@ -51,6 +51,7 @@ from robodyn_ros.dynamics.linalg import (
     carved,
     cholesky,
     cholesky_solve,
+    copy_vector,
     forward_substitute,
 )
 from robodyn_ros.dynamics.task_space import body_velocities, velocity_product_accelerations
@@ -452,10 +453,9 @@ def free_velocity_by_aba(tree: PackedTree, gravity: FloatArray, q: FloatArray, v
                          tau: FloatArray, dt: float, ws: StepWorkspace,
                          out: FloatArray) -> None:
     """out = v + dt q̈(q, v, τ) by one ABA (ws's stage arrays and ABA workspace)."""
-    for i in range(q.shape[0]):  # element by element: a row assigned whole wants NRT
-        ws.Q[0, i] = q[i]
-    for i in range(v.shape[0]):
-        ws.QD[0, i], ws.TAU[0, i] = v[i], tau[i]
+    copy_vector(q, ws.Q[0])
+    copy_vector(v, ws.QD[0])
+    copy_vector(tau, ws.TAU[0])
     aba_one(tree, gravity, ws.Q, ws.QD, ws.TAU, None, ws.QDD, 0, ws.aba)
     for i in range(v.shape[0]):
         out[i] = v[i] + dt * ws.QDD[0, i]

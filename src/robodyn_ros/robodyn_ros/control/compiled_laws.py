@@ -33,7 +33,13 @@ from robodyn_ros.dynamics.inertia_matrix import composite_inertia_matrix, crba_w
 from robodyn_ros.dynamics.inverse_dynamics import rnea, rnea_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, routine
 from robodyn_ros.dynamics.kinematics import forward_kinematics, frame_jacobian_into, frame_pose_into
-from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve, forward_substitute, inverse_trace
+from robodyn_ros.dynamics.linalg import (
+    cholesky,
+    cholesky_solve,
+    copy_vector,
+    forward_substitute,
+    inverse_trace,
+)
 from robodyn_ros.dynamics.rotation import log_so3
 from robodyn_ros.dynamics.task_space import (
     classical_acceleration_into,
@@ -215,13 +221,11 @@ def law_torque(tree: PackedTree, gravity: FloatArray, law_now: int, joint_gains:
     with the task wrench `task_wrench`, joint tracking of reference[k], or the open-loop
     effort reference[k, 0]. The WHOLE_BODY law is its caller's."""
     if law_now < 0:
-        for i in range(tau.shape[1]):  # element by element, as a borrowing routine copies
-            tau[k, i] = tau[k - 1, i]
+        copy_vector(tau[k - 1], tau[k])
     elif law_now == OPERATIONAL_SPACE:
         operational_space_torque(joint_gains, task_gains, force, task_wrench, target, threshold,
                                  q[k], qd[k], tau[k], cw)
     elif law_now == JOINT_TRACKING:
         joint_tracking_torque(tree, gravity, joint_gains, reference[k], q[k], qd[k], tau[k], cw)
     else:
-        for i in range(tau.shape[1]):
-            tau[k, i] = reference[k, 0, i]
+        copy_vector(reference[k, 0], tau[k])

@@ -307,7 +307,8 @@ ERROR_MODEL = "numpy"
 
 # Reference counting (numba's NRT) is stated on every decorator: a function compiled as the
 # callee of another takes the caller's setting where its own is not set, so that a routine first
-# called from a borrowing_routine would be built without it (and not allocate).
+# called from a borrowing_routine would be built without it (and fail to compile where it
+# allocates).
 kernel = cached(njit(cache=True, fastmath=FASTMATH, nogil=True, error_model=ERROR_MODEL,
                      _nrt=True))
 """A kernel called from Python: compiled on first use, cached on disk, releasing the GIL.

@@ -176,6 +176,15 @@ def all_finite(a: FloatArray) -> bool:
 
 
 @kernel_helper
+def copy_vector(source: FloatArray, out: FloatArray) -> None:
+    """out[i] = source[i] for every i, element by element: an array assigned whole to another
+    wants numba's reference counting (it may copy the source first), which a borrowing routine
+    (jit.borrowing_routine) is built without."""
+    for i in range(out.shape[0]):
+        out[i] = source[i]
+
+
+@kernel_helper
 def cholesky(A: FloatArray, shift: float, L: FloatArray) -> bool:
     """A − shift·1 = L Lᵀ into the lower triangle of L, with 1 / L_jj on its diagonal (one
     division a column); False where it is not positive definite."""

@@ -46,7 +46,7 @@ from robodyn_ros.control.whole_body_programme import SOLVED, whole_body_torque
 from robodyn_ros.dynamics.arrays import FloatArray
 from robodyn_ros.dynamics.jit import borrowing_routine, kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
-from robodyn_ros.dynamics.linalg import cholesky
+from robodyn_ros.dynamics.linalg import cholesky, copy_vector
 from robodyn_ros.sim.rollout import (
     DAMPING,
     EFFORT_LIMIT,
@@ -134,10 +134,9 @@ def log_contacts(scene: ContactModel, record: ContactRecord, contacts: Contacts,
             row = sample * capacity + c
             kept.shape[row], kept.plane[row] = contacts.shape[c], contacts.plane[c]
             kept.height[row] = contacts.height[c]
-            for r in range(3):  # element by element: contact_steps borrows its arrays
-                kept.point[row, r] = contacts.point[c, r]
-                kept.force[row, r] = contacts.force[c, r]
-                kept.velocity[row, r] = contacts.velocity[c, r]
+            copy_vector(contacts.point[c], kept.point[row])
+            copy_vector(contacts.force[c], kept.force[row])
+            copy_vector(contacts.velocity[c], kept.velocity[row])
 
 
 @kernel_helper

@@ -43,7 +43,7 @@ from robodyn_ros.dynamics.forward_dynamics import aba_one, aba_workspace
 from robodyn_ros.dynamics.jit import kernel_helper, long_kernel
 from robodyn_ros.dynamics.kinematics import frame_pose_into
 from robodyn_ros.dynamics.lie_group import dexp_inverse, integrate_configuration
-from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve
+from robodyn_ros.dynamics.linalg import cholesky, cholesky_solve, copy_vector
 from robodyn_ros.dynamics.tree import configuration_index, parent_of
 
 SEMI_IMPLICIT_EULER, RK4 = 0, 1
@@ -246,9 +246,8 @@ def observe(tree: PackedTree, gravity: FloatArray, frame: FloatArray, at_sample:
     J's Gram matrix into energy[sample] and grams[sample]. Returns the samples taken after
     it."""
     task_frame_state(tree, gravity, frame, q, qd, cw)
-    for r in range(4):  # the pose of the frame at q_k, element by element (borrowing routines)
-        for c in range(4):
-            pose[r, c] = cw.frame_pose[r, c]
+    for r in range(4):  # the pose of the frame at q_k
+        copy_vector(cw.frame_pose[r], pose[r])
     if not at_sample:
         return sample
     energy[sample] = mechanical_energy(tree, gravity, qd, cw.M, cw.crba.Ic)
